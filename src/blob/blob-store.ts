@@ -1,0 +1,66 @@
+import { createHash } from 'node:crypto';
+import type { Hash } from 'node:crypto';
+import { DomainError } from '../shared/errors.js';
+
+/**
+ * Content-addressed storage for large byte strings (state files). Blobs are named by
+ * their SHA-256, stored once however often they are written, streamed in and out in
+ * chunks, and become visible only once completely and durably written.
+ */
+export interface BlobStore {
+  readonly kind: 'fs' | 'db';
+  /** Streams the source into the store. Rejects with `too_large` past `maxSize` bytes. */
+  put(source: AsyncIterable<Buffer | Uint8Array | string>, opts?: PutOptions): Promise<BlobInfo>;
+  /** Streams the blob out. Rejects with `not_found` when absent. */
+  get(sha256: string): Promise<AsyncIterable<Buffer>>;
+  stat(sha256: string): Promise<{ size: number } | undefined>;
+  delete(sha256: string): Promise<void>;
+}
+
+export interface PutOptions {
+  maxSize?: number;
+}
+
+export interface BlobInfo {
+  sha256: string;
+  md5: string;
+  size: number;
+}
+
+export function isSha256(s: string): boolean {
+  return /^[0-9a-f]{64}$/.test(s);
+}
+
+/** Hashes and counts the bytes that pass through, enforcing a size limit. */
+export class BlobDigest {
+  readonly #sha = createHash('sha256');
+  readonly #md5: Hash = createHash('md5');
+  size = 0;
+  constructor(private readonly maxSize: number = Number.MAX_SAFE_INTEGER) {}
+
+  update(chunk: Buffer): void {
+    this.size += chunk.length;
+    if (this.size > this.maxSize) {
+      throw new DomainError('too_large', `content exceeds the limit of ${this.maxSize} bytes`);
+    }
+    this.#sha.update(chunk);
+    this.#md5.update(chunk);
+  }
+
+  finish(): BlobInfo {
+    return { sha256: this.#sha.digest('hex'), md5: this.#md5.digest('hex'), size: this.size };
+  }
+}
+
+export function toBuffer(chunk: Buffer | Uint8Array | string): Buffer {
+  if (Buffer.isBuffer(chunk)) return chunk;
+  if (typeof chunk === 'string') return Buffer.from(chunk, 'utf8');
+  return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+}
+
+/** Reads a whole blob into memory; only for blobs known to be small. */
+export async function readSmallBlob(store: BlobStore, sha256: string): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const chunk of await store.get(sha256)) parts.push(chunk);
+  return Buffer.concat(parts);
+}

@@ -1,0 +1,89 @@
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { notFound } from '../shared/errors.js';
+import { BlobDigest, isSha256, toBuffer } from './blob-store.js';
+import type { BlobInfo, BlobStore, PutOptions } from './blob-store.js';
+
+/**
+ * Blobs as files under `<dir>/sha256/ab/<hash>`. A write goes to `<dir>/tmp`, is
+ * fsynced, then renamed into place and the directory fsynced, so a crash leaves either
+ * the whole blob or nothing visible. Leftover temporary files are removed on open.
+ */
+export class FsBlobStore implements BlobStore {
+  readonly kind = 'fs' as const;
+  private constructor(private readonly dir: string) {}
+
+  static async open(dir: string): Promise<FsBlobStore> {
+    await mkdir(join(dir, 'tmp'), { recursive: true });
+    await mkdir(join(dir, 'sha256'), { recursive: true });
+    const store = new FsBlobStore(dir);
+    for (const name of await readdir(join(dir, 'tmp'))) await rm(join(dir, 'tmp', name), { force: true });
+    return store;
+  }
+
+  private pathOf(sha256: string): string {
+    return join(this.dir, 'sha256', sha256.slice(0, 2), sha256);
+  }
+
+  async put(source: AsyncIterable<Buffer | Uint8Array | string>, opts: PutOptions = {}): Promise<BlobInfo> {
+    const tmp = join(this.dir, 'tmp', `${randomBytes(12).toString('hex')}.part`);
+    const digest = new BlobDigest(opts.maxSize);
+    const fh = await open(tmp, 'wx', 0o600);
+    let info: BlobInfo;
+    try {
+      for await (const raw of source) {
+        const chunk = toBuffer(raw);
+        digest.update(chunk);
+        await fh.write(chunk);
+      }
+      await fh.sync();
+      info = digest.finish();
+    } catch (err) {
+      await fh.close().catch(() => {});
+      await unlink(tmp).catch(() => {});
+      throw err;
+    }
+    await fh.close();
+    const final = this.pathOf(info.sha256);
+    const existing = await stat(final).catch(() => undefined);
+    if (existing) {
+      await unlink(tmp);
+      return info;
+    }
+    const shard = join(this.dir, 'sha256', info.sha256.slice(0, 2));
+    await mkdir(shard, { recursive: true });
+    await rename(tmp, final);
+    await fsyncDir(shard);
+    return info;
+  }
+
+  async get(sha256: string): Promise<AsyncIterable<Buffer>> {
+    if (!isSha256(sha256)) throw notFound('blob not found');
+    const path = this.pathOf(sha256);
+    const st = await stat(path).catch(() => undefined);
+    if (!st) throw notFound('blob not found');
+    return createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>;
+  }
+
+  async stat(sha256: string): Promise<{ size: number } | undefined> {
+    if (!isSha256(sha256)) return undefined;
+    const st = await stat(this.pathOf(sha256)).catch(() => undefined);
+    return st ? { size: st.size } : undefined;
+  }
+
+  async delete(sha256: string): Promise<void> {
+    if (!isSha256(sha256)) return;
+    await rm(this.pathOf(sha256), { force: true });
+  }
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,217 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseByteSize, parseDurationSeconds } from './shared/durations.js';
+
+/**
+ * Every setting of the server. Read once by loadConfig, validated, frozen and passed
+ * down; nothing else reads process.env. docs/configuration.md lists the same settings.
+ */
+export interface Config {
+  readonly listenHost: string;
+  readonly listenPort: number;
+  readonly dataDir: string;
+  /** `sqlite:<path>` or `postgres://…` */
+  readonly databaseUrl: string;
+  readonly databaseKind: 'sqlite' | 'postgres';
+  readonly tlsCertFile: string | undefined;
+  readonly tlsKeyFile: string | undefined;
+  /** Largest request body accepted on ordinary API requests, in bytes. */
+  readonly bodyLimit: number;
+  /** Largest state file accepted through an upload URL, in bytes. */
+  readonly maxUploadSize: number;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Base64 of a 32-byte key; when unset the key lives in `<dataDir>/master.key`. */
+  readonly masterKey: string | undefined;
+  /** Public base URL used in upload and download URLs; when unset, taken from each request's Host. */
+  readonly publicUrl: string | undefined;
+  readonly dev: boolean;
+  readonly devRootToken: string | undefined;
+  readonly shutdownTimeoutSeconds: number;
+  readonly jobConcurrency: number;
+  readonly jobPollIntervalMs: number;
+  readonly jobLeaseSeconds: number;
+  readonly runJobWorker: boolean;
+  readonly pgPoolSize: number;
+}
+
+/** One setting: its flag, environment variable, config-file key and parser. */
+interface SettingDef {
+  key: string;
+  flag: string;
+  env: string;
+  description: string;
+  default?: string;
+  boolean?: boolean;
+}
+
+export const SETTINGS: readonly SettingDef[] = [
+  { key: 'listen', flag: 'listen', env: 'STRONGROOM_LISTEN', description: 'Address to listen on, host:port.', default: '127.0.0.1:8200' },
+  { key: 'data_dir', flag: 'data-dir', env: 'STRONGROOM_DATA_DIR', description: 'Directory for the SQLite database, blobs and the master key.', default: './data' },
+  { key: 'database_url', flag: 'database-url', env: 'STRONGROOM_DATABASE_URL', description: 'postgres://… switches to PostgreSQL (blobs then live in the database too); sqlite:PATH picks a SQLite file.', default: 'sqlite:<data_dir>/strongroom.db' },
+  { key: 'tls_cert_file', flag: 'tls-cert', env: 'STRONGROOM_TLS_CERT', description: 'PEM certificate chain; with tls_key_file the server speaks HTTPS.' },
+  { key: 'tls_key_file', flag: 'tls-key', env: 'STRONGROOM_TLS_KEY', description: 'PEM private key for tls_cert_file.' },
+  { key: 'body_limit', flag: 'body-limit', env: 'STRONGROOM_BODY_LIMIT', description: 'Largest request body on API calls (bytes, or with a unit: 32MB). Larger bodies get 413.', default: '32MB' },
+  { key: 'max_upload_size', flag: 'max-upload-size', env: 'STRONGROOM_MAX_UPLOAD_SIZE', description: 'Largest state file accepted through an upload URL. Larger uploads get 413.', default: '2GB' },
+  { key: 'log_level', flag: 'log-level', env: 'STRONGROOM_LOG_LEVEL', description: 'fatal, error, warn, info, debug, trace or silent.', default: 'info' },
+  { key: 'public_url', flag: 'public-url', env: 'STRONGROOM_PUBLIC_URL', description: 'Base URL clients reach this server at (used in upload and download URLs). When unset, each request\'s Host header is used.' },
+  { key: 'shutdown_timeout', flag: 'shutdown-timeout', env: 'STRONGROOM_SHUTDOWN_TIMEOUT', description: 'How long a SIGTERM waits for in-flight requests and jobs.', default: '30s' },
+  { key: 'job_concurrency', flag: 'job-concurrency', env: 'STRONGROOM_JOB_CONCURRENCY', description: 'Jobs run at once by this node.', default: '2' },
+  { key: 'job_poll_interval', flag: 'job-poll-interval', env: 'STRONGROOM_JOB_POLL_INTERVAL', description: 'How often an idle worker looks for jobs (ms).', default: '250' },
+  { key: 'job_lease', flag: 'job-lease', env: 'STRONGROOM_JOB_LEASE', description: 'How long a claimed job is held before another node may retry it.', default: '60s' },
+  { key: 'job_worker', flag: 'job-worker', env: 'STRONGROOM_JOB_WORKER', description: 'Run the job worker in this process (true/false).', default: 'true', boolean: true },
+  { key: 'pg_pool_size', flag: 'pg-pool-size', env: 'STRONGROOM_PG_POOL_SIZE', description: 'PostgreSQL connections per node.', default: '10' },
+  { key: 'dev', flag: 'dev', env: 'STRONGROOM_DEV', description: 'Development mode: throwaway storage in a temporary directory and a fixed root token.', boolean: true, default: 'false' },
+  { key: 'dev_root_token', flag: 'dev-root-token', env: 'STRONGROOM_DEV_ROOT_TOKEN', description: 'The admin/root token in --dev mode.', default: 'root' },
+  { key: 'master_key', flag: '', env: 'STRONGROOM_MASTER_KEY', description: 'Base64 of 32 bytes: the master key for secrets at rest. Environment only; otherwise kept in <data_dir>/master.key (mode 0600).' },
+  { key: 'config', flag: 'config', env: 'STRONGROOM_CONFIG', description: 'Path of an optional JSON config file whose keys are the names in this table.' },
+];
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Raw = Record<string, string | boolean | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * Builds the configuration from flags (highest), then STRONGROOM_* variables, then the
+ * optional config file, then defaults. Reports every problem at once.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}, overrides: Raw = {}): Config {
+  const problems: string[] = [];
+  const fromEnv: Raw = {};
+  for (const s of SETTINGS) {
+    const v = env[s.env];
+    if (v !== undefined && v !== '') fromEnv[s.key] = v;
+  }
+  const configPath = (flags.config ?? fromEnv.config) as string | undefined;
+  let fromFile: Raw = {};
+  if (configPath) {
+    try {
+      const parsed = JSON.parse(readFileSync(configPath, 'utf8')) as unknown;
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not a JSON object');
+      fromFile = {};
+      for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
+        if (!SETTINGS.some((s) => s.key === k)) problems.push(`config file ${configPath}: unknown setting "${k}"`);
+        else if (k === 'master_key') problems.push(`config file ${configPath}: master_key may only come from STRONGROOM_MASTER_KEY`);
+        else fromFile[k] = typeof v === 'boolean' ? v : String(v);
+      }
+    } catch (err) {
+      problems.push(`cannot read config file ${configPath}: ${(err as Error).message}`);
+    }
+  }
+  const get = (key: string): string | boolean | undefined => {
+    const def = SETTINGS.find((s) => s.key === key);
+    const v = overrides[key] ?? flags[key] ?? fromEnv[key] ?? fromFile[key];
+    if (v !== undefined) return v;
+    return def?.default;
+  };
+  const str = (key: string): string => String(get(key) ?? '');
+  const bool = (key: string): boolean => {
+    const v = get(key);
+    if (typeof v === 'boolean') return v;
+    if (v === undefined) return false;
+    const s = v.toLowerCase();
+    if (['1', 'true', 'yes', 'on'].includes(s)) return true;
+    if (['0', 'false', 'no', 'off', ''].includes(s)) return false;
+    problems.push(`${key}: expected true or false, got "${v}"`);
+    return false;
+  };
+  const int = (key: string, min: number, max: number): number => {
+    const n = Number(str(key));
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${key}: expected an integer from ${min} to ${max}, got "${str(key)}"`);
+      return min;
+    }
+    return n;
+  };
+  const seconds = (key: string): number => {
+    try {
+      return parseDurationSeconds(str(key), key);
+    } catch (err) {
+      problems.push((err as Error).message);
+      return 0;
+    }
+  };
+  const bytes = (key: string): number => {
+    try {
+      const n = parseByteSize(str(key), key);
+      if (n < 1024) problems.push(`${key}: must be at least 1KB`);
+      return n;
+    } catch (err) {
+      problems.push((err as Error).message);
+      return 0;
+    }
+  };
+
+  const dev = bool('dev');
+  const listen = str('listen');
+  const m = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(listen);
+  let listenHost = '127.0.0.1';
+  let listenPort = 8200;
+  if (!m) problems.push(`listen: expected host:port, got "${listen}"`);
+  else {
+    listenHost = (m[1] as string).replace(/^\[|\]$/g, '');
+    listenPort = Number(m[2]);
+    if (listenPort > 65535) problems.push(`listen: port out of range in "${listen}"`);
+  }
+  const dataDir = resolve(str('data_dir'));
+  let databaseUrl = get('database_url') === SETTINGS.find((s) => s.key === 'database_url')?.default
+    ? `sqlite:${resolve(dataDir, 'strongroom.db')}`
+    : str('database_url');
+  let databaseKind: 'sqlite' | 'postgres' = 'sqlite';
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) databaseKind = 'postgres';
+  else if (databaseUrl.startsWith('sqlite:')) databaseUrl = `sqlite:${resolve(databaseUrl.slice('sqlite:'.length))}`;
+  else problems.push(`database_url: expected postgres://… or sqlite:PATH, got "${databaseUrl}"`);
+
+  const tlsCertFile = get('tls_cert_file') as string | undefined;
+  const tlsKeyFile = get('tls_key_file') as string | undefined;
+  if (Boolean(tlsCertFile) !== Boolean(tlsKeyFile)) problems.push('tls_cert_file and tls_key_file must be given together');
+
+  const logLevel = str('log_level') as Config['logLevel'];
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`log_level: expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+
+  const masterKey = get('master_key') as string | undefined;
+  if (masterKey !== undefined && Buffer.from(masterKey, 'base64').length !== 32) {
+    problems.push('STRONGROOM_MASTER_KEY: expected base64 of exactly 32 bytes');
+  }
+
+  const publicUrlRaw = get('public_url') as string | undefined;
+  const publicUrl = publicUrlRaw ? publicUrlRaw.replace(/\/+$/, '') : undefined;
+  if (publicUrl !== undefined && !/^https?:\/\/[^/]+$/.test(publicUrl)) problems.push(`public_url: expected an http(s) URL, got "${publicUrl}"`);
+
+  const config: Config = {
+    listenHost,
+    listenPort,
+    dataDir,
+    databaseUrl,
+    databaseKind,
+    tlsCertFile,
+    tlsKeyFile,
+    bodyLimit: bytes('body_limit'),
+    maxUploadSize: bytes('max_upload_size'),
+    logLevel,
+    masterKey,
+    publicUrl,
+    dev,
+    devRootToken: dev ? str('dev_root_token') : undefined,
+    shutdownTimeoutSeconds: seconds('shutdown_timeout'),
+    jobConcurrency: int('job_concurrency', 1, 64),
+    jobPollIntervalMs: int('job_poll_interval', 10, 60_000),
+    jobLeaseSeconds: seconds('job_lease'),
+    runJobWorker: bool('job_worker'),
+    pgPoolSize: int('pg_pool_size', 1, 200),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}
+
+/** A config for tests and embedded use: defaults plus the given overrides, no environment. */
+export function testConfig(overrides: Partial<Config> & { dataDir: string }): Config {
+  const base = loadConfig({}, {}, { data_dir: overrides.dataDir, log_level: 'silent' });
+  return Object.freeze({ ...base, ...overrides });
+}

@@ -1,0 +1,37 @@
+import { Migrator } from 'kysely';
+import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import type { Db, DatabaseKind } from './database.js';
+import { coreMigration } from './migrations/0001-core.js';
+import { tfeMigration } from './migrations/0002-tfe.js';
+import { pkiMigration } from './migrations/0003-pki.js';
+
+export interface MigrationContext {
+  kind: DatabaseKind;
+}
+
+/** Ordered and append-only: once a migration has shipped it is never edited. */
+function allMigrations(ctx: MigrationContext): Record<string, Migration> {
+  return {
+    '0001-core': coreMigration(ctx),
+    '0002-tfe': tfeMigration(ctx),
+    '0003-pki': pkiMigration(ctx),
+  };
+}
+
+function migrator(db: Db): Migrator {
+  const provider: MigrationProvider = { getMigrations: async () => allMigrations({ kind: db.kind }) };
+  return new Migrator({ db: db.kysely as unknown as Kysely<unknown>, provider });
+}
+
+/** Applies every pending migration (PostgreSQL serialises concurrent nodes with a lock). */
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const { error, results } = await migrator(db).migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Names of migrations not yet applied; empty when the schema is current. */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const list = await migrator(db).getMigrations();
+  return list.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}

@@ -1,0 +1,107 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { AdminTokenRepo } from './admin/admin-token-repo.js';
+import { AdminTokenService } from './admin/admin-token-service.js';
+import type { BlobStore } from './blob/blob-store.js';
+import { DbBlobStore } from './blob/db-blob-store.js';
+import { FsBlobStore } from './blob/fs-blob-store.js';
+import { openDatabase } from './db/database.js';
+import type { Db } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { JobQueue } from './jobs/job-queue.js';
+import { JobWorker } from './jobs/job-worker.js';
+import { SecretBox } from './secrets/secret-box.js';
+import { loadMasterKey } from './secrets/master-key.js';
+import type { Clock } from './shared/clock.js';
+import { systemClock } from './shared/clock.js';
+import { createLogger } from './shared/log.js';
+import { Metrics } from './shared/metrics.js';
+import { buildPkiServices } from './pki/pki-services.js';
+import type { PkiServices } from './pki/pki-services.js';
+import { buildTfeServices } from './tfe/tfe-services.js';
+import type { TfeServices } from './tfe/tfe-services.js';
+
+/** What both products are built from. */
+export interface CoreDeps {
+  config: Config;
+  db: Db;
+  blobs: BlobStore;
+  secrets: SecretBox;
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+  jobs: JobQueue;
+  adminTokens: AdminTokenService;
+}
+
+export interface Deps {
+  core: CoreDeps;
+  tfe: TfeServices;
+  pki: PkiServices;
+  worker: JobWorker;
+  /** The initial admin token when this start created it (shown once), else undefined. */
+  initialAdminToken: string | undefined;
+  close(): Promise<void>;
+}
+
+export interface BuildDepsOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /** Skip applying migrations (readiness then reports them pending). */
+  skipMigrations?: boolean;
+}
+
+/** The composition root: opens storage, migrates, and builds every service. */
+export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Promise<Deps> {
+  const clock = opts.clock ?? systemClock;
+  const logger = opts.logger ?? createLogger(config.logLevel);
+  const metrics = new Metrics();
+  const master = await loadMasterKey({ dataDir: config.dataDir, fromEnv: config.masterKey });
+  if (master.created) logger.info({ path: master.path }, 'generated a new master key');
+  const secrets = new SecretBox(master.key);
+  const db = openDatabase({ url: config.databaseUrl, poolSize: config.pgPoolSize });
+  try {
+    if (!opts.skipMigrations) {
+      const applied = await migrateToLatest(db);
+      if (applied.length > 0) logger.info({ migrations: applied }, 'applied database migrations');
+    }
+    const blobs: BlobStore =
+      db.kind === 'postgres' ? new DbBlobStore({ db: db.kysely, clock }) : await FsBlobStore.open(join(config.dataDir, 'blobs'));
+    const jobs = new JobQueue({ db, clock });
+    const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock });
+    const core: CoreDeps = { config, db, blobs, secrets, clock, logger, metrics, jobs, adminTokens };
+
+    let initialAdminToken: string | undefined;
+    if (config.dev && config.devRootToken) await adminTokens.ensureFixed(config.devRootToken);
+    else if (!opts.skipMigrations) initialAdminToken = await adminTokens.ensureInitial();
+
+    const tfe = buildTfeServices(core);
+    const pki = buildPkiServices(core);
+    const worker = new JobWorker({
+      queue: jobs,
+      logger: logger.child({ component: 'jobs' }),
+      metrics,
+      concurrency: config.jobConcurrency,
+      pollIntervalMs: config.jobPollIntervalMs,
+      leaseSeconds: config.jobLeaseSeconds,
+    });
+    for (const [kind, handler] of [...Object.entries(tfe.jobHandlers), ...Object.entries(pki.jobHandlers)]) {
+      worker.register(kind, handler);
+    }
+    return {
+      core,
+      tfe,
+      pki,
+      worker,
+      initialAdminToken,
+      async close() {
+        await pki.close?.();
+        await db.destroy();
+      },
+    };
+  } catch (err) {
+    await db.destroy().catch(() => {});
+    throw err;
+  }
+}

@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import type { Db } from '../db/database.js';
+import { pendingMigrations } from '../db/migrate.js';
+import type { JobQueue } from '../jobs/job-queue.js';
+import type { Metrics } from '../shared/metrics.js';
+
+/** Liveness, readiness and Prometheus metrics, outside both products. */
+export function registerHealthRoutes(app: FastifyInstance, deps: { db: Db; jobs: JobQueue; metrics: Metrics }): void {
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_request, reply) => {
+    try {
+      await sql`select 1`.execute(deps.db.kysely);
+    } catch {
+      return reply.status(503).send({ status: 'unavailable', database: 'unreachable' });
+    }
+    const pending = await pendingMigrations(deps.db).catch(() => ['unknown']);
+    if (pending.length > 0) return reply.status(503).send({ status: 'unavailable', database: 'ok', pending_migrations: pending });
+    return { status: 'ok', database: 'ok', migrations: 'applied' };
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    const depth = await deps.jobs.depth().catch(() => undefined);
+    if (depth) for (const [status, n] of Object.entries(depth)) deps.metrics.jobQueueDepth.set({ status }, n);
+    return reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+  });
+}

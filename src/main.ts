@@ -1,0 +1,93 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { buildDeps } from './deps.js';
+import type { Deps } from './deps.js';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  deps: Deps;
+  url: string;
+  /** Stops accepting, lets in-flight requests and jobs finish (up to the timeout), closes storage. */
+  shutdown(reason?: string): Promise<void>;
+}
+
+/** Dev mode keeps everything in a throwaway directory that is removed at exit. */
+export function applyDevMode(config: Config): Config {
+  if (!config.dev) return config;
+  const dir = mkdtempSync(join(tmpdir(), 'strongroom-dev-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const databaseUrl = config.databaseKind === 'sqlite' ? `sqlite:${join(dir, 'strongroom.db')}` : config.databaseUrl;
+  return Object.freeze({ ...config, dataDir: dir, databaseUrl });
+}
+
+export async function startServer(config: Config): Promise<RunningServer> {
+  const deps = await buildDeps(config);
+  const log = deps.core.logger;
+  if (config.databaseKind === 'sqlite' && config.runJobWorker) {
+    const n = await deps.core.jobs.requeueAllRunning();
+    if (n > 0) log.warn({ jobs: n }, 'requeued jobs left running by an earlier stop');
+  }
+  const app = await buildApp(deps);
+  await app.listen({ host: config.listenHost, port: config.listenPort });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.listenPort;
+  const scheme = config.tlsCertFile ? 'https' : 'http';
+  const host = config.listenHost.includes(':') ? `[${config.listenHost}]` : config.listenHost;
+  const url = `${scheme}://${host}:${port}`;
+  if (config.runJobWorker) deps.worker.start();
+
+  let closing: Promise<void> | undefined;
+  const shutdown = (reason = 'shutdown') => {
+    closing ??= (async () => {
+      log.info({ reason }, 'shutting down: finishing in-flight requests and jobs');
+      const timeoutMs = config.shutdownTimeoutSeconds * 1000;
+      const started = Date.now();
+      await Promise.race([app.close(), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+      await deps.worker.stop(Math.max(1000, timeoutMs - (Date.now() - started)));
+      await deps.close();
+      log.info('stopped');
+    })();
+    return closing;
+  };
+  return { app, deps, url, shutdown };
+}
+
+/** `strongroom server`: serve until SIGTERM or SIGINT, then shut down gracefully and exit 0. */
+export async function runServer(config: Config): Promise<void> {
+  const effective = applyDevMode(config);
+  const server = await startServer(effective);
+  const out = process.stdout;
+  out.write(`\nStrongroom is serving at ${server.url}\n`);
+  out.write(`  Terraform state API: ${server.url}/api/v2    Vault-compatible API: ${server.url}/v1\n`);
+  if (effective.dev) {
+    out.write(`  Development mode: storage in ${effective.dataDir} is thrown away at exit.\n`);
+    out.write(`  Root token: ${effective.devRootToken}\n\n`);
+  } else if (server.deps.initialAdminToken) {
+    out.write('\n  Initial admin token (a Vault root token and a site-admin API token).\n');
+    out.write('  It is shown only this once and stored only as a hash; keep it safe:\n\n');
+    out.write(`      ${server.deps.initialAdminToken}\n\n`);
+  } else {
+    out.write('\n');
+  }
+  let signals = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    signals++;
+    if (signals > 1) {
+      server.deps.core.logger.warn({ signal: sig }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    server
+      .shutdown(sig)
+      .then(() => process.exit(0))
+      .catch((err: unknown) => {
+        server.deps.core.logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}

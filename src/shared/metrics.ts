@@ -1,0 +1,41 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The process's Prometheus metrics. One instance per server, built in deps.ts. */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly httpRequests = new Counter({
+    name: 'strongroom_http_requests_total',
+    help: 'HTTP requests by route, method and status code.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly httpDuration = new Histogram({
+    name: 'strongroom_http_request_duration_seconds',
+    help: 'HTTP request latency by route, method and status code.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [this.registry],
+  });
+  readonly jobsCompleted = new Counter({
+    name: 'strongroom_jobs_completed_total',
+    help: 'Jobs finished successfully, by kind.',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly jobsFailed = new Counter({
+    name: 'strongroom_jobs_failed_total',
+    help: 'Job attempts that failed, by kind and outcome (retry or dead).',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly jobQueueDepth = new Gauge({
+    name: 'strongroom_job_queue_depth',
+    help: 'Jobs in the durable queue by status (read from the database at scrape time).',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(opts: { defaultMetrics?: boolean } = {}) {
+    if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'strongroom_' });
+  }
+}

@@ -1,0 +1,39 @@
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import { classifyError } from '../http/error-kind.js';
+import { JSONAPI_CONTENT_TYPE, jsonApiError, tfeStatusFor } from './jsonapi.js';
+import type { TfeServices } from './tfe-services.js';
+import type { Config } from '../config.js';
+
+export interface TfePluginOptions {
+  services: TfeServices;
+  config: Config;
+  /** 'api' is the /api/v2 prefix; 'root' holds the paths outside it (service discovery, upload URLs). */
+  scope: 'api' | 'root';
+}
+
+/**
+ * The Terraform state service under /api/v2: JSON:API bodies, bearer tokens, JSON:API
+ * error documents and 404s. Registered without fastify-plugin so its handlers stay
+ * inside this scope.
+ */
+export const tfePlugin: FastifyPluginAsync<TfePluginOptions> = async (app: FastifyInstance, opts) => {
+  app.addContentTypeParser(JSONAPI_CONTENT_TYPE, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'ignore'));
+
+  app.setErrorHandler((err, request, reply) => {
+    const c = classifyError(err);
+    const status = c.kind === 'http' ? (c.status ?? 400) : c.kind === 'invalid' && !c.field && /malformed JSON/.test(c.message) ? 400 : tfeStatusFor(c.kind);
+    if (status >= 500) request.log.error({ err }, 'request failed');
+    const detail = status >= 500 ? 'internal server error' : c.message;
+    const pointer = c.field ? (c.field.startsWith('/') ? c.field : `/${c.field}`) : undefined;
+    void reply.status(status).type(JSONAPI_CONTENT_TYPE).send(jsonApiError(status, detail, pointer));
+  });
+
+  if (opts.scope === 'root') {
+    await opts.services.registerRootRoutes(app, opts);
+    return;
+  }
+  app.setNotFoundHandler((request, reply) => {
+    void reply.status(404).type(JSONAPI_CONTENT_TYPE).send(jsonApiError(404, `no route for ${request.method} ${request.url.split('?')[0]}`));
+  });
+  await opts.services.registerRoutes(app, opts);
+};

@@ -1,0 +1,62 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { testConfig } from '../../src/config.js';
+import type { Config } from '../../src/config.js';
+import { buildDeps } from '../../src/deps.js';
+import type { Deps } from '../../src/deps.js';
+import type { DatabaseKind } from '../../src/db/database.js';
+import type { Clock } from '../../src/shared/clock.js';
+import { createDatabaseUrl } from './test-db.js';
+
+export const TEST_ROOT_TOKEN = 'test-root-token';
+
+export interface TestServer {
+  url: string;
+  app: FastifyInstance;
+  deps: Deps;
+  config: Config;
+  /** The admin token: Vault root under /v1, site admin under /api/v2. */
+  rootToken: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the real app on 127.0.0.1 with an ephemeral port and a fresh database of the
+ * given kind. Jobs do not run by themselves: call `deps.worker.runUntilIdle()`.
+ */
+export async function startTestServer(kind: DatabaseKind, opts: { config?: Partial<Config>; clock?: Clock } = {}): Promise<TestServer> {
+  const { url: databaseUrl, dir, drop } = await createDatabaseUrl(kind);
+  const dataDir = mkdtempSync(join(dir, 'data-'));
+  const config = testConfig({
+    dataDir,
+    databaseUrl,
+    databaseKind: kind,
+    listenPort: 0,
+    dev: true,
+    devRootToken: TEST_ROOT_TOKEN,
+    runJobWorker: false,
+    ...opts.config,
+  });
+  const deps = await buildDeps(config, opts.clock ? { clock: opts.clock } : {});
+  const app = await buildApp(deps);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const scheme = config.tlsCertFile ? 'https' : 'http';
+  return {
+    url: `${scheme}://127.0.0.1:${port}`,
+    app,
+    deps,
+    config: Object.freeze({ ...config, listenPort: port }),
+    rootToken: TEST_ROOT_TOKEN,
+    async close() {
+      await app.close();
+      await deps.worker.stop(1000);
+      await deps.close();
+      await drop();
+    },
+  };
+}
