@@ -4,6 +4,8 @@ import type { Db, DatabaseKind } from './database.js';
 import { coreMigration } from './migrations/0001-core.js';
 import { tfeMigration } from './migrations/0002-tfe.js';
 import { pkiMigration } from './migrations/0003-pki.js';
+import { tfeStateVersionsMigration } from './migrations/0004-tfe-state-versions.js';
+import { pkiIssuanceMigration } from './migrations/0005-pki-issuance.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -15,6 +17,8 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0001-core': coreMigration(ctx),
     '0002-tfe': tfeMigration(ctx),
     '0003-pki': pkiMigration(ctx),
+    '0004-tfe-state-versions': tfeStateVersionsMigration(ctx),
+    '0005-pki-issuance': pkiIssuanceMigration(ctx),
   };
 }
 

@@ -1,6 +1,8 @@
 import type { Generated } from 'kysely';
 import type { TfeTables } from './schema-tfe.js';
 import type { PkiTables } from './schema-pki.js';
+import type { TfeStateTables } from './schema-tfe-state.js';
+import type { PkiIssuanceTables } from './schema-pki-issuance.js';
 
 /**
  * Table types as both drivers return them. Instants are ISO-8601 UTC strings and
@@ -55,6 +57,6 @@ export interface SettingsTable {
   value: string;
 }
 
-export interface Database extends CoreTables, TfeTables, PkiTables {}
+export interface Database extends CoreTables, TfeTables, TfeStateTables, PkiTables, PkiIssuanceTables {}
 
 export type { Generated };

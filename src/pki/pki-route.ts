@@ -1,0 +1,64 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * The contract between the /v1 dispatcher (mounts, tokens, ACL) and the modules that
+ * serve paths inside a PKI mount. A module exports PkiRoute values; the dispatcher finds
+ * the mount, authenticates, checks the ACL on the full path, coerces the body, then calls
+ * the handler. Handlers make one service call and shape the answer.
+ */
+export type VaultOperation = 'create' | 'read' | 'update' | 'patch' | 'delete' | 'list';
+
+export interface MountInfo {
+  /** Accessor-like id, stable for the mount's life. */
+  id: string;
+  /** Path with trailing slash, as Vault shows it: "pki/" or "pki-int/". */
+  path: string;
+  type: 'pki';
+  defaultLeaseTtlSeconds: number;
+  maxLeaseTtlSeconds: number;
+}
+
+export interface TokenInfo {
+  /** Accessor (never the token itself). */
+  accessor: string;
+  policies: string[];
+  isRoot: boolean;
+  displayName: string;
+}
+
+export interface PkiRequestContext {
+  mount: MountInfo;
+  /** Path relative to the mount, without leading slash: "issue/web". */
+  path: string;
+  params: Record<string, string>;
+  operation: VaultOperation;
+  /** Body after form/JSON parsing; values are still raw (use vault-fields to coerce). */
+  body: Record<string, unknown>;
+  query: Record<string, string>;
+  /** Undefined on unauthenticated paths. */
+  token: TokenInfo | undefined;
+  requestId: string;
+  /** Base URL of this server as the client reached it (scheme://host:port). */
+  baseUrl: string;
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+export type PkiResult =
+  | { kind: 'json'; data: unknown; warnings?: string[]; leaseId?: string; leaseDuration?: number; status?: number }
+  /** 204 No Content, as Vault answers most writes that return nothing. */
+  | { kind: 'empty' }
+  /** Raw bytes: PEM/DER certificates, CRLs, OCSP answers. */
+  | { kind: 'raw'; status?: number; contentType: string; body: Buffer | string };
+
+export interface PkiRoute {
+  /** Pattern relative to the mount: "issue/:role", "issuer/:ref/json", "certs". */
+  pattern: string;
+  /** Operations served; GET→read, LIST or ?list=true→list, POST/PUT→update (or create), PATCH→patch, DELETE→delete. */
+  operations: VaultOperation[];
+  handler(ctx: PkiRequestContext): Promise<PkiResult>;
+  /** Served without a token (Vault's unauthenticated PKI paths). */
+  unauthenticated?: boolean;
+  /** Needs the sudo capability on top of the operation's. */
+  sudo?: boolean;
+}
