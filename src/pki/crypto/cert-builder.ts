@@ -1,0 +1,184 @@
+/**
+ * Fast X.509 v3 certificate construction. Everything that depends only on the issuer
+ * (its Name DER, authority key identifier, signing key, signature algorithm, AIA and CRL
+ * distribution point extensions) is encoded once in an IssuerContext; each certificate
+ * then costs a few small Buffer concatenations plus one node:crypto signature.
+ */
+import type { KeyObject } from 'node:crypto';
+import { bitString, explicit, integer, sequence, x509Time } from './der.js';
+import {
+  authorityInfoAccessExt, authorityKeyIdentifierExt, basicConstraintsExt, certificatePoliciesExt, crlDistributionPointsExt,
+  encodeExtension, extKeyUsageExt, extKeyUsageOid, keyUsageExt, nameConstraintsExt, subjectAltNameExt, subjectKeyIdentifierExt,
+} from './extensions.js';
+import type { NameConstraints, PolicyInformation, RawExtension } from './extensions.js';
+import type { GeneralName } from './general-names.js';
+import { describeKey, spkiDer, subjectKeyIdFromSpki } from './keys.js';
+import type { KeyDescription } from './keys.js';
+import { encodeName } from './names.js';
+import type { NameInput } from './names.js';
+import { pemEncode } from './pem.js';
+import { randomSerial, serialToHex } from './serial.js';
+import { chooseSignatureAlgorithm } from './signature.js';
+import type { SignatureAlgorithm } from './signature.js';
+
+export interface AuthorityUrls {
+  issuingCertificates?: readonly string[];
+  ocspServers?: readonly string[];
+  crlDistributionPoints?: readonly string[];
+  deltaCrlDistributionPoints?: readonly string[];
+}
+
+export interface IssuerContext {
+  /** The issuer's subject Name, byte for byte as in its certificate. */
+  readonly nameDer: Buffer;
+  /** The issuer's subject key identifier, used as the AKI of everything it signs. */
+  readonly keyId: Buffer;
+  readonly privateKey: KeyObject;
+  readonly key: KeyDescription;
+  /** Pre-encoded AKI, AIA, CRL DP and Freshest CRL extensions. */
+  readonly fixedExtensions: { aki: Buffer; aia: Buffer | undefined; crlDp: Buffer | undefined; freshest: Buffer | undefined };
+  /** Signature algorithm for the given options (memoised). */
+  signatureAlgorithm(signatureBits?: number, usePss?: boolean): SignatureAlgorithm;
+}
+
+/**
+ * Prepares an issuer once. `nameDer` and `keyId` come from the issuer certificate (its
+ * subject and SKI); for a self-signed root pass its own subject and SKI.
+ */
+export function createIssuerContext(opts: { nameDer: Buffer; keyId: Buffer; privateKey: KeyObject; urls?: AuthorityUrls }): IssuerContext {
+  const key = describeKey(opts.privateKey);
+  const urls = opts.urls ?? {};
+  const enc = (e: RawExtension | undefined): Buffer | undefined => (e ? encodeExtension(e) : undefined);
+  const algs = new Map<string, SignatureAlgorithm>();
+  return {
+    nameDer: Buffer.from(opts.nameDer),
+    keyId: Buffer.from(opts.keyId),
+    privateKey: opts.privateKey,
+    key,
+    fixedExtensions: {
+      aki: encodeExtension(authorityKeyIdentifierExt(opts.keyId)),
+      aia: enc(authorityInfoAccessExt(urls.ocspServers ?? [], urls.issuingCertificates ?? [])),
+      crlDp: enc(crlDistributionPointsExt(urls.crlDistributionPoints ?? [])),
+      freshest: enc(crlDistributionPointsExt(urls.deltaCrlDistributionPoints ?? [], '2.5.29.46')),
+    },
+    signatureAlgorithm(signatureBits = 0, usePss = false) {
+      const k = `${signatureBits}:${usePss}`;
+      let alg = algs.get(k);
+      if (!alg) {
+        alg = chooseSignatureAlgorithm(key, { signatureBits, usePss });
+        algs.set(k, alg);
+      }
+      return alg;
+    },
+  };
+}
+
+/** Context for a self-signed certificate: the subject is its own issuer and the AKI is its own SKI. */
+export function selfSignedIssuerContext(opts: { subjectDer: Buffer; privateKey: KeyObject; urls?: AuthorityUrls; keyId?: Buffer }): IssuerContext {
+  const keyId = opts.keyId ?? subjectKeyIdFromSpki(spkiDer(opts.privateKey));
+  return createIssuerContext({ nameDer: opts.subjectDer, keyId, privateKey: opts.privateKey, urls: opts.urls });
+}
+
+export interface CertificateTemplate {
+  /** Serial bytes (unsigned); a random 20-byte serial when omitted. */
+  serial?: Buffer;
+  /** Subject as raw Name DER (copied verbatim) or attributes. */
+  subject: Buffer | readonly NameInput[];
+  /** SubjectPublicKeyInfo DER of the certified key. */
+  spki: Buffer;
+  notBefore: Date;
+  notAfter: Date;
+  /** Omitted: no Basic Constraints (Vault leaves); `{ca:false}` writes CA:FALSE. */
+  basicConstraints?: { ca: boolean; pathLen?: number };
+  /** Key usage names (Vault spelling, case-insensitive); empty or omitted: no extension. */
+  keyUsage?: readonly string[];
+  /** Extended key usages: names (ServerAuth, ...) or dotted OIDs, in order. */
+  extKeyUsage?: readonly string[];
+  subjectAltNames?: readonly GeneralName[];
+  /** Overrides the computed SKI (sign-intermediate `skid`). */
+  subjectKeyId?: Buffer;
+  policies?: readonly PolicyInformation[];
+  nameConstraints?: NameConstraints;
+  /** Further extensions, appended in order (e.g. CSR extensions copied on sign-verbatim). */
+  extraExtensions?: readonly RawExtension[];
+  /** Replaces the issuer's AIA / CRL DP for this certificate only. */
+  urls?: AuthorityUrls;
+  signatureBits?: number;
+  usePss?: boolean;
+}
+
+export interface BuiltCertificate {
+  der: Buffer;
+  /** PEM with a trailing newline. */
+  pem: string;
+  serial: Buffer;
+  /** Storage-form lowercase hex of the serial. */
+  serialHex: string;
+  notBefore: Date;
+  notAfter: Date;
+  signatureAlgorithm: string;
+  subjectKeyId: Buffer;
+}
+
+/** Certificates carry whole seconds (RFC 5280 4.1.2.5); report the instants actually encoded. */
+const wholeSeconds = (d: Date): Date => new Date(Math.floor(d.getTime() / 1000) * 1000);
+
+const V3 = explicit(0, Buffer.from([0x02, 0x01, 0x02]));
+const EMPTY_NAME = Buffer.from([0x30, 0x00]);
+
+/** Builds the TBSCertificate, signs it with the issuer key and returns DER and PEM. */
+export function buildCertificate(issuer: IssuerContext, t: CertificateTemplate): BuiltCertificate {
+  const serial = t.serial ?? randomSerial();
+  const subjectDer = Buffer.isBuffer(t.subject) ? t.subject : encodeName(t.subject as readonly NameInput[]);
+  const alg = issuer.signatureAlgorithm(t.signatureBits, t.usePss);
+  const ski = t.subjectKeyId ?? subjectKeyIdFromSpki(t.spki);
+  const notBefore = wholeSeconds(t.notBefore);
+  const notAfter = wholeSeconds(t.notAfter);
+
+  // Extension order follows what Go-based CAs write, so certificates read the same in tools.
+  const exts: Buffer[] = [];
+  const push = (e: RawExtension | undefined): void => {
+    if (e) exts.push(encodeExtension(e));
+  };
+  if (t.keyUsage?.length) push(keyUsageExt(t.keyUsage));
+  if (t.extKeyUsage?.length) push(extKeyUsageExt(t.extKeyUsage.map((n) => extKeyUsageOid(n) ?? n)));
+  if (t.basicConstraints) push(basicConstraintsExt(t.basicConstraints.ca, t.basicConstraints.pathLen));
+  push(subjectKeyIdentifierExt(ski));
+  exts.push(issuer.fixedExtensions.aki);
+  if (t.urls) push(authorityInfoAccessExt(t.urls.ocspServers ?? [], t.urls.issuingCertificates ?? []));
+  else if (issuer.fixedExtensions.aia) exts.push(issuer.fixedExtensions.aia);
+  if (t.subjectAltNames?.length) push(subjectAltNameExt(t.subjectAltNames, subjectDer.equals(EMPTY_NAME)));
+  if (t.nameConstraints) push(nameConstraintsExt(t.nameConstraints));
+  if (t.urls) {
+    push(crlDistributionPointsExt(t.urls.crlDistributionPoints ?? []));
+    push(crlDistributionPointsExt(t.urls.deltaCrlDistributionPoints ?? [], '2.5.29.46'));
+  } else {
+    if (issuer.fixedExtensions.crlDp) exts.push(issuer.fixedExtensions.crlDp);
+    if (issuer.fixedExtensions.freshest) exts.push(issuer.fixedExtensions.freshest);
+  }
+  if (t.policies?.length) push(certificatePoliciesExt(t.policies));
+  for (const e of t.extraExtensions ?? []) push(e);
+
+  const tbs = sequence(
+    V3,
+    integer(serial),
+    alg.identifier,
+    issuer.nameDer,
+    sequence(x509Time(notBefore), x509Time(notAfter)),
+    subjectDer,
+    t.spki,
+    explicit(3, sequence(...exts)),
+  );
+  const signature = alg.sign(tbs, issuer.privateKey);
+  const der = sequence(tbs, alg.identifier, bitString(signature));
+  return {
+    der,
+    pem: pemEncode('CERTIFICATE', der),
+    serial,
+    serialHex: serialToHex(serial),
+    notBefore,
+    notAfter,
+    signatureAlgorithm: alg.name,
+    subjectKeyId: ski,
+  };
+}

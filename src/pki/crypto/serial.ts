@@ -1,0 +1,52 @@
+/**
+ * Certificate serial numbers (reference 16.11): random, positive, non-zero, at most 20
+ * bytes in DER; stored as lowercase hex of the minimal big-endian bytes, shown with `:`
+ * separators, accepted with `:` or `-`.
+ */
+import { randomBytes } from 'node:crypto';
+import { DomainError } from '../../shared/errors.js';
+
+/** 20 random bytes with the top bit cleared, so the DER INTEGER stays positive and within 20 octets. */
+export function randomSerial(): Buffer {
+  for (;;) {
+    const b = randomBytes(20);
+    b[0]! &= 0x7f;
+    if (b.some((x) => x !== 0)) return minimalSerial(b);
+  }
+}
+
+/** Drops leading zero bytes (keeping at least one byte). */
+export function minimalSerial(b: Buffer): Buffer {
+  let i = 0;
+  while (i < b.length - 1 && b[i] === 0) i++;
+  return b.subarray(i);
+}
+
+/** Lowercase hex of the minimal bytes, e.g. `39dd2e90`: the storage form. */
+export function serialToHex(serial: Buffer): string {
+  return minimalSerial(serial).toString('hex');
+}
+
+/** Colon-separated lowercase hex as the Vault API shows serials, e.g. `39:dd:2e:90`. */
+export function formatSerial(serial: Buffer | string): string {
+  const hex = typeof serial === 'string' ? normalizeSerial(serial) : serialToHex(serial);
+  return hex.replace(/(..)(?!$)/g, '$1:');
+}
+
+/**
+ * Parses a serial written as hex with `:` or `-` separators (or none), any case, into the
+ * storage form; throws `invalid` for anything else.
+ */
+export function normalizeSerial(text: string): string {
+  const t = text.trim().toLowerCase();
+  let hex: string;
+  if (/^[0-9a-f]{1,2}([:-][0-9a-f]{1,2})*$/.test(t)) hex = t.split(/[:-]/).map((g) => g.padStart(2, '0')).join('');
+  else if (/^[0-9a-f]+$/.test(t)) hex = t.length % 2 ? '0' + t : t;
+  else throw new DomainError('invalid', `invalid serial number "${text}"`);
+  return serialToHex(Buffer.from(hex, 'hex'));
+}
+
+/** Storage-form hex back to bytes. */
+export function serialFromHex(hex: string): Buffer {
+  return Buffer.from(normalizeSerial(hex), 'hex');
+}
