@@ -212,9 +212,15 @@ export function isValidOid(dotted: string): boolean {
   }
 }
 
+/** Whether every character is 7-bit ASCII. */
+export function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
 export const utf8String = (s: string): Buffer => tlv(TAG.UTF8_STRING, Buffer.from(s, 'utf8'));
 export const ia5String = (s: string): Buffer => {
-  if (!/^[\x00-\x7f]*$/.test(s)) throw new DomainError('invalid', `value is not an IA5String: ${JSON.stringify(s)}`);
+  if (!isAscii(s)) throw new DomainError('invalid', `value is not an IA5String: ${JSON.stringify(s)}`);
   return tlv(TAG.IA5_STRING, Buffer.from(s, 'latin1'));
 };
 

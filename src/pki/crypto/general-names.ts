@@ -5,7 +5,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { DomainError } from '../../shared/errors.js';
 import {
-  TAG, decodeOid, decodeOidContent, decodeString, explicit, implicitConstructed, implicitPrimitive, oid, retagImplicit, sequence, utf8String,
+  TAG, decodeOid, decodeOidContent, decodeString, explicit, isAscii, implicitConstructed, implicitPrimitive, oid, retagImplicit, sequence, utf8String,
 } from './der.js';
 import type { DerElement } from './der.js';
 
@@ -93,7 +93,7 @@ export function encodeGeneralName(n: GeneralName): Buffer {
 }
 
 function asciiBytes(s: string, what: string): Buffer {
-  if (!/^[\x00-\x7f]*$/.test(s)) throw new DomainError('invalid', `${what} must be ASCII: ${JSON.stringify(s)}`);
+  if (!isAscii(s)) throw new DomainError('invalid', `${what} must be ASCII: ${JSON.stringify(s)}`);
   return Buffer.from(s, 'latin1');
 }
 
