@@ -1,0 +1,170 @@
+import { invalid } from '../shared/errors.js';
+import type { AclOperation } from './acl/policy.js';
+import { toBool } from './vault-fields.js';
+
+/**
+ * How Vault turns an HTTP request into a logical operation, and which paths are special:
+ * reachable without a token, or needing `sudo` on top of the normal capability.
+ * https://developer.hashicorp.com/vault/api-docs#http-verbs
+ */
+
+export type RequestKind = 'read' | 'list' | 'write' | 'patch' | 'delete';
+
+export interface ResolvedOperation {
+  readonly kind: RequestKind;
+  /**
+   * Operations that could apply. A write is `create` when the target does not exist yet and
+   * `update` when it does; paths without an existence check (all of PKI) always use `update`,
+   * so writes list both and the caller picks with writeOperation().
+   */
+  readonly operations: readonly AclOperation[];
+}
+
+/**
+ * Maps a method (and `?list=`) to Vault's operation. Returns undefined for methods Vault
+ * does not support (HTTP 405). An unparsable `list` value is DomainError('invalid').
+ */
+export function resolveOperation(method: string, query?: Readonly<Record<string, unknown>>): ResolvedOperation | undefined {
+  switch (method.toUpperCase()) {
+    case 'GET':
+    case 'HEAD': {
+      const list = query?.['list'];
+      if (list !== undefined && list !== null) {
+        const flag = toBool(Array.isArray(list) ? list[0] : list);
+        if (flag === undefined) throw invalid(`invalid value for "list": ${JSON.stringify(list)}`, 'list');
+        if (flag) return { kind: 'list', operations: ['list'] };
+      }
+      return { kind: 'read', operations: ['read'] };
+    }
+    case 'LIST':
+      return { kind: 'list', operations: ['list'] };
+    case 'POST':
+    case 'PUT':
+      return { kind: 'write', operations: ['create', 'update'] };
+    case 'PATCH':
+      return { kind: 'patch', operations: ['patch'] };
+    case 'DELETE':
+      return { kind: 'delete', operations: ['delete'] };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Picks the operation for a write. `exists` is undefined for paths without an existence
+ * check, which Vault always treats as `update`.
+ */
+export function writeOperation(exists?: boolean): 'create' | 'update' {
+  return exists === false ? 'create' : 'update';
+}
+
+/** Strips leading slashes; list requests always carry a trailing slash in Vault. */
+export function normalizeRequestPath(path: string, isList: boolean): string {
+  const p = path.replace(/^\/+/, '');
+  return isList && !p.endsWith('/') ? `${p}/` : p;
+}
+
+/**
+ * Matches a special-path pattern: `+` is exactly one segment, a trailing `*` is a prefix
+ * match, anything else must be equal.
+ */
+export function matchesPathPattern(pattern: string, path: string): boolean {
+  const isPrefix = pattern.endsWith('*');
+  const stem = isPrefix ? pattern.slice(0, -1) : pattern;
+  if (!stem.split('/').includes('+')) return isPrefix ? path.startsWith(stem) : path === stem;
+  const segs = stem.split('/');
+  const parts = path.split('/');
+  if (parts.length < segs.length || (!isPrefix && parts.length !== segs.length)) return false;
+  return segs.every((seg, i) => {
+    const part = parts[i] as string;
+    if (seg === '+' || seg === part) return true;
+    return isPrefix && i === segs.length - 1 && part.startsWith(seg);
+  });
+}
+
+const ACME_PATHS = [
+  'acme/directory', 'acme/new-nonce', 'acme/new-account', 'acme/new-order', 'acme/revoke-cert', 'acme/key-change',
+  'acme/account/+', 'acme/authorization/+', 'acme/challenge/+/+', 'acme/orders', 'acme/order/+',
+  'acme/order/+/finalize', 'acme/order/+/cert',
+];
+const ACME_PREFIXES = ['', 'issuer/+/', 'roles/+/', 'issuer/+/roles/+/'];
+
+/** PKI paths served without a token, relative to the mount (Vault's PKI backend special paths). */
+export const UNAUTHENTICATED_PKI_PATTERNS: readonly string[] = [
+  'cert/*',
+  'ca/pem',
+  'ca_chain',
+  'ca',
+  'crl/delta',
+  'crl/delta/pem',
+  'crl/pem',
+  'crl',
+  'issuer/+/crl/der',
+  'issuer/+/crl/pem',
+  'issuer/+/crl',
+  'issuer/+/crl/delta/der',
+  'issuer/+/crl/delta/pem',
+  'issuer/+/crl/delta',
+  'issuer/+/unified-crl/der',
+  'issuer/+/unified-crl/pem',
+  'issuer/+/unified-crl',
+  'issuer/+/unified-crl/delta/der',
+  'issuer/+/unified-crl/delta/pem',
+  'issuer/+/unified-crl/delta',
+  'issuer/+/pem',
+  'issuer/+/der',
+  'issuer/+/json',
+  'issuers/',
+  'ocsp',
+  'ocsp/*',
+  'unified-crl',
+  'unified-crl/pem',
+  'unified-crl/delta',
+  'unified-crl/delta/pem',
+  'unified-ocsp',
+  'unified-ocsp/*',
+  ...ACME_PREFIXES.flatMap((prefix) => ACME_PATHS.map((p) => prefix + p)),
+];
+
+/**
+ * True when a request to `relativePath` (relative to the PKI mount, no query string) needs no
+ * token. The method matters only through listing: `LIST issuers` (or `GET issuers?list=true`)
+ * becomes `issuers/`, which is public, while `GET issuers` is not a public path.
+ */
+export function isUnauthenticatedPkiPath(relativePath: string, method: string, query?: Readonly<Record<string, unknown>>): boolean {
+  let isList = false;
+  try {
+    isList = resolveOperation(method, query)?.kind === 'list';
+  } catch {
+    // A bad `list` value is reported when the request is resolved; it grants nothing here.
+  }
+  const path = normalizeRequestPath(relativePath, isList);
+  return UNAUTHENTICATED_PKI_PATTERNS.some((p) => matchesPathPattern(p, path));
+}
+
+/** PKI paths that need `sudo` as well as the operation's capability, relative to the mount. */
+export const SUDO_PKI_PATTERNS: readonly string[] = ['root', 'root/sign-self-issued'];
+
+/** System paths (relative to `sys/`) that need `sudo`. Policies and mounts are not among them. */
+export const SUDO_SYS_PATTERNS: readonly string[] = [
+  'auth/*', 'remount', 'audit', 'audit/*', 'raw', 'raw/*', 'rotate', 'config/cors', 'config/auditing/*',
+  'config/ui/headers/*', 'plugins/catalog/*', 'revoke-prefix/*', 'revoke-force/*', 'leases/revoke-prefix/*',
+  'leases/revoke-force/*', 'leases/lookup/*', 'leases', 'seal', 'step-down',
+];
+
+/** Token store paths (relative to `auth/token/`) that need `sudo`. */
+export const SUDO_TOKEN_PATTERNS: readonly string[] = ['revoke-orphan/*', 'accessors*'];
+
+/** `relativePath` is relative to the PKI mount; pass the normalized path for list requests. */
+export function isSudoPkiPath(relativePath: string): boolean {
+  const path = relativePath.replace(/^\/+/, '');
+  return SUDO_PKI_PATTERNS.some((p) => matchesPathPattern(p, path));
+}
+
+/** `path` is relative to /v1 (e.g. `sys/leases/lookup/pki/`); covers `sys/` and `auth/token/`. */
+export function isSudoSystemPath(path: string): boolean {
+  const p = path.replace(/^\/+/, '');
+  if (p.startsWith('sys/')) return SUDO_SYS_PATTERNS.some((pat) => matchesPathPattern(pat, p.slice(4)));
+  if (p.startsWith('auth/token/')) return SUDO_TOKEN_PATTERNS.some((pat) => matchesPathPattern(pat, p.slice(11)));
+  return false;
+}
