@@ -1,0 +1,178 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DomainError } from '../../shared/errors.js';
+import {
+  KeyObjectCache, checkKeyAgainstRole, describeKey, exportPrivateKey, generateKey, generateKeySync, parsePrivateKey, parsePublicKey,
+  resolveKeyParams, samePublicKey, spkiDer, subjectKeyIdFromSpki,
+} from './keys.js';
+import type { GeneratedKey } from './keys.js';
+import { RsaKeyPool } from './rsa-key-pool.js';
+
+function openssl(args: string[], input?: string | Buffer): { status: number | null; out: string } {
+  const r = spawnSync('openssl', args, { input, encoding: 'utf8' });
+  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+const invalid = (re: RegExp) => (e: unknown) => e instanceof DomainError && e.kind === 'invalid' && re.test(e.message);
+
+test('resolveKeyParams applies Vault defaults and limits', () => {
+  assert.deepEqual(resolveKeyParams('rsa', 0), { type: 'rsa', bits: 2048 });
+  assert.deepEqual(resolveKeyParams('rsa', 8192), { type: 'rsa', bits: 8192 });
+  assert.deepEqual(resolveKeyParams('ec', 0), { type: 'ec', bits: 256 });
+  assert.deepEqual(resolveKeyParams('ec', 521), { type: 'ec', bits: 521 });
+  assert.deepEqual(resolveKeyParams('ed25519', 4096), { type: 'ed25519', bits: 0 });
+  assert.deepEqual(resolveKeyParams('any', 0, { allowAny: true }), { type: 'any', bits: 0 });
+  assert.throws(() => resolveKeyParams('rsa', 1024), invalid(/^RSA keys < 2048 bits are unsafe and not supported$/));
+  assert.throws(() => resolveKeyParams('rsa', 2047 + 1000), invalid(/unsupported bit length for RSA key: 3047/));
+  assert.throws(() => resolveKeyParams('ec', 512), invalid(/^unsupported bit length for EC key: 512$/));
+  assert.throws(() => resolveKeyParams('any', 0), invalid(/role key type "any" not allowed for issuing certificates, only signing/));
+  assert.throws(() => resolveKeyParams('dsa', 0), invalid(/unknown key type/));
+});
+
+test('checkKeyAgainstRole enforces type and minimum size as Vault does', () => {
+  assert.equal(checkKeyAgainstRole({ type: 'ec', bits: 256 }, 'rsa', 2048), 'role requires keys of type rsa');
+  assert.equal(checkKeyAgainstRole({ type: 'rsa', bits: 2048 }, 'rsa', 4096), "role requires a minimum of a 4096-bit key, but CSR's key is 2048 bits");
+  assert.equal(checkKeyAgainstRole({ type: 'rsa', bits: 1024 }, 'any', 0), "role requires a minimum of a 2048-bit key, but CSR's key is 1024 bits");
+  assert.equal(checkKeyAgainstRole({ type: 'ec', bits: 256 }, 'ec', 384), "role requires a minimum of a 384-bit key, but CSR's key is 256 bits");
+  assert.equal(checkKeyAgainstRole({ type: 'ec', bits: 224 }, 'any', 0), undefined);
+  assert.equal(checkKeyAgainstRole({ type: 'ed25519', bits: 0 }, 'any', 0), undefined);
+  assert.equal(checkKeyAgainstRole({ type: 'rsa', bits: 3072 }, 'rsa', 2048), undefined);
+});
+
+for (const [type, bits, label, check] of [
+  ['rsa', 2048, 'RSA PRIVATE KEY', 'rsa'],
+  ['ec', 224, 'EC PRIVATE KEY', 'ec'],
+  ['ec', 256, 'EC PRIVATE KEY', 'ec'],
+  ['ec', 384, 'EC PRIVATE KEY', 'ec'],
+  ['ec', 521, 'EC PRIVATE KEY', 'ec'],
+  ['ed25519', 0, 'PRIVATE KEY', 'pkey'],
+] as const) {
+  test(`${type} ${bits}: generated, exported as Vault does and read back by openssl`, async () => {
+    const k = await generateKey(type, bits);
+    assert.deepEqual(describeKey(k.privateKey), k.description);
+    const pem = exportPrivateKey(k.privateKey, { format: 'pem' });
+    assert.ok(pem.startsWith(`-----BEGIN ${label}-----\n`) && pem.endsWith(`-----END ${label}-----`), pem.slice(0, 40));
+    const r = openssl([check, '-noout', '-text'], pem);
+    assert.equal(r.status, 0, r.out);
+    if (type === 'rsa') assert.match(r.out, /Private-Key: \(2048 bit/);
+    if (type === 'ec') assert.match(r.out, new RegExp(`Private-Key: \\(${bits} bit`));
+    if (type === 'ed25519') assert.match(r.out, /ED25519 Private-Key/);
+
+    const pkcs8 = exportPrivateKey(k.privateKey, { format: 'pem', privateKeyFormat: 'pkcs8' });
+    assert.match(pkcs8, /^-----BEGIN PRIVATE KEY-----\n/);
+    assert.equal(openssl(['pkey', '-noout'], pkcs8).status, 0);
+
+    // format=der gives base64 of the same DER.
+    const b64 = exportPrivateKey(k.privateKey, { format: 'der' });
+    const der = Buffer.from(b64, 'base64');
+    const inform = openssl([check, '-inform', 'DER', '-noout'], der);
+    assert.equal(inform.status, 0, inform.out);
+
+    for (const form of [pem, pkcs8, b64, der]) {
+      const back = parsePrivateKey(form);
+      assert.deepEqual(back.description, k.description);
+      assert.ok(samePublicKey(back.key, k.publicKey));
+    }
+    const pub = parsePublicKey(openssl([check === 'pkey' ? 'pkey' : check, '-pubout'], pem).out);
+    assert.deepEqual(pub.description, k.description);
+    assert.deepEqual(spkiDer(pub.key), spkiDer(k.privateKey));
+  });
+}
+
+test('SKID is the SHA-1 of the public key bits as openssl computes it', () => {
+  const k = generateKeySync('ec', 256);
+  const skid = subjectKeyIdFromSpki(spkiDer(k.publicKey));
+  // openssl x509 -req with subjectKeyIdentifier=hash uses RFC 5280 method 1 too.
+  const keyPem = exportPrivateKey(k.privateKey, { format: 'pem' });
+  const dir = mkdtempSync(join(tmpdir(), 'skid-'));
+  writeFileSync(join(dir, 'k.pem'), keyPem);
+  const cert = openssl(['req', '-new', '-x509', '-key', join(dir, 'k.pem'), '-subj', '/CN=x', '-days', '1', '-addext', 'subjectKeyIdentifier=hash']);
+  rmSync(dir, { recursive: true });
+  const r = openssl(['x509', '-noout', '-ext', 'subjectKeyIdentifier'], cert.out);
+  assert.match(r.out, new RegExp(skid.toString('hex').toUpperCase().replace(/(..)(?!$)/g, '$1:')));
+});
+
+test('parsing garbage keys throws invalid', () => {
+  assert.throws(() => parsePrivateKey('-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----'), invalid(/error parsing private key/));
+  assert.throws(() => parsePrivateKey(Buffer.from('nope')), invalid(/error parsing private key/));
+  assert.throws(() => parsePublicKey('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----'), invalid(/error parsing public key/));
+});
+
+test('KeyObjectCache parses once per key id and stays bounded', () => {
+  const pems = [0, 1, 2].map(() => exportPrivateKey(generateKeySync('ec', 256).privateKey, { format: 'pem' }));
+  const cache = new KeyObjectCache(2);
+  let parses = 0;
+  const load = (i: number) => () => {
+    parses++;
+    return pems[i]!;
+  };
+  const a = cache.get('a', load(0));
+  assert.equal(cache.get('a', load(0)), a);
+  assert.equal(parses, 1);
+  cache.get('b', load(1));
+  cache.get('a', load(0)); // a becomes most recent
+  cache.get('c', load(2)); // evicts b
+  assert.equal(cache.size, 2);
+  assert.equal(parses, 3);
+  cache.get('b', load(1));
+  assert.equal(parses, 4);
+  cache.delete('b');
+  assert.equal(cache.size, 1);
+});
+
+test('RsaKeyPool pre-generates, hands each key out once, refills and stops', async () => {
+  let generated = 0;
+  const gen = async (bits: number): Promise<GeneratedKey> => {
+    generated++;
+    return generateKey('rsa', bits);
+  };
+  const pool = new RsaKeyPool({ sizes: [2048], capacity: 2, maxPending: 1, generate: gen });
+  pool.start();
+  assert.equal(pool.stats().pending, 1);
+  await pool.whenFull();
+  assert.deepEqual(pool.stats().ready, { 2048: 2 });
+  assert.equal(generated, 2);
+
+  const k1 = await pool.take(2048);
+  const k2 = await pool.take(2048);
+  assert.equal(k1.description.bits, 2048);
+  assert.ok(!samePublicKey(k1.privateKey, k2.privateKey));
+  assert.equal(pool.stats().hits, 2);
+  assert.ok(pool.stats().pending <= 1, 'never more than maxPending in flight');
+
+  // Drained: the next take generates on demand while the pool refills behind it.
+  const k3 = await pool.take(2048);
+  assert.equal(k3.description.bits, 2048);
+  assert.equal(pool.stats().misses, 1);
+  // A size the pool does not keep is generated on demand.
+  assert.equal((await pool.take(3072)).description.bits, 3072);
+
+  await pool.stop();
+  assert.equal(pool.stats().pending, 0);
+  assert.deepEqual(pool.stats().ready, { 2048: 0 });
+  const before = generated;
+  await pool.take(2048);
+  assert.equal(generated, before + 1, 'a stopped pool only generates on demand');
+  assert.equal(pool.stats().pending, 0);
+});
+
+test('RsaKeyPool stops refilling after a generator failure until the next take', async () => {
+  let calls = 0;
+  const pool = new RsaKeyPool({
+    capacity: 3,
+    generate: async () => {
+      calls++;
+      throw new Error('boom');
+    },
+  });
+  pool.start();
+  await pool.whenFull();
+  assert.equal(calls, 1);
+  assert.equal(pool.stats().failures, 1);
+  await assert.rejects(pool.take(2048), /boom/);
+  await pool.stop();
+});
