@@ -5,6 +5,7 @@ import {
   assertPolicyDeletable,
   assertPolicyWritable,
   buildAcl,
+  decodePolicyText,
   normalizePolicyName,
   parsePolicy,
 } from './policy.js';
@@ -219,7 +220,19 @@ test('parsePolicy: JSON forms equal the HCL form', () => {
       { pattern: 'pki/issue/web', capabilities: ['update'] },
     ],
   };
-  for (const p of [hcl, json, jsonList, hclAssign]) assert.deepEqual(p, expected);
+  const jsonBlockList = parsePolicy('{"path":{"pki/*":[{"capabilities":["read","list"]}],"pki/issue/web":[{"capabilities":["update"]}]}}');
+  for (const p of [hcl, json, jsonList, hclAssign, jsonBlockList]) assert.deepEqual(p, expected);
+});
+
+test('policy text may arrive base64-encoded', () => {
+  const text = 'path "pki/*" { capabilities = ["read"] }';
+  const b64 = Buffer.from(text).toString('base64');
+  assert.equal(decodePolicyText(b64), text);
+  assert.equal(decodePolicyText(`${b64.slice(0, 20)}\n${b64.slice(20)}`), text);
+  assert.equal(decodePolicyText(text), text);
+  const json = '{"path":{"a":{"capabilities":["read"]}}}';
+  assert.equal(decodePolicyText(json), json);
+  assert.equal(decodePolicyText(''), '');
 });
 
 test('parsePolicy: capabilities are normalised and the legacy policy key is understood', () => {

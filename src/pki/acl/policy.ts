@@ -97,8 +97,12 @@ export function parsePolicy(text: string): Policy {
     for (const group of groups) {
       if (!isHclObject(group)) throw invalid('failed to parse policy: "path" must map patterns to objects');
       for (const [pattern, fields] of Object.entries(group)) {
-        if (!isHclObject(fields)) throw invalid(`failed to parse policy: path "${pattern}" must be an object`);
-        pathBlocks.push({ pattern, fields });
+        // JSON written for HCL1 sometimes wraps each block in a list.
+        const bodies = Array.isArray(fields) && fields.length > 0 ? fields : [fields];
+        for (const body of bodies) {
+          if (!isHclObject(body)) throw invalid(`failed to parse policy: path "${pattern}" must be an object`);
+          pathBlocks.push({ pattern, fields: body });
+        }
       }
     }
   }
@@ -177,6 +181,18 @@ function asConstraints(v: HclValue, key: string, fail: (m: string) => Error): Pa
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * The `policy` parameter of a policy write may also be base64 of the text; Vault decodes it
+ * whenever it is valid standard base64, which policy text (with spaces and quotes) never is.
+ */
+export function decodePolicyText(input: string): string {
+  const compact = input.replace(/[\r\n]/g, '');
+  if (compact.length > 0 && compact.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(compact)) {
+    return Buffer.from(compact, 'base64').toString('utf8');
+  }
+  return input;
 }
 
 /** Policy names are case-insensitive in Vault and stored lowercased. */
