@@ -2,6 +2,10 @@ import { invalid } from '../../shared/errors.js';
 import { parseDurationSeconds } from '../../shared/durations.js';
 import { bodyToObject, hclError, isHclObject, parseHcl } from './hcl.js';
 import type { HclObject, HclValue } from './hcl.js';
+import { parametersAllowed } from './policy-parameters.js';
+import type { ParameterConstraints } from './policy-parameters.js';
+
+export type { ParameterConstraints } from './policy-parameters.js';
 
 /**
  * Vault ACL policies: parsing (HCL or JSON) and compilation into a matcher that follows
@@ -20,9 +24,6 @@ export const DEFAULT_POLICY = 'default';
 
 /** Capabilities the root policy implies, in the order Vault lists them. */
 const ALL_GRANTING: readonly Capability[] = ['create', 'read', 'update', 'patch', 'delete', 'list', 'sudo'];
-
-/** Parameter constraints are parsed and kept; value lists hold whatever scalars the policy gave. */
-export type ParameterConstraints = Readonly<Record<string, readonly unknown[]>>;
 
 export interface PathRule {
   /** The pattern without a leading slash; may end in `*` and contain `+` segments. */
@@ -356,9 +357,10 @@ export class Acl {
   /**
    * Decides one operation on one path (relative to /v1, e.g. `pki/issue/web`). For `list`
    * the path is given a trailing slash as Vault does, and rules are also tried without it,
-   * so `path "pki/certs"` granting `list` covers `LIST pki/certs`.
+   * so `path "pki/certs"` granting `list` covers `LIST pki/certs`. When `data` (the request
+   * parameters) is given, the matched rule's parameter constraints apply too.
    */
-  check(path: string, operation: AclOperation): AclCheck {
+  check(path: string, operation: AclOperation, data?: Readonly<Record<string, unknown>>): AclCheck {
     if (this.isRoot) return { allowed: true, sudo: true, capabilities: ALL_GRANTING, isRoot: true };
     let p = path.replace(/^\/+/, '');
     if (operation === 'list' && !p.endsWith('/')) p += '/';
@@ -367,7 +369,7 @@ export class Acl {
     const caps = found.permissions.capabilities;
     const denied = caps.includes('deny');
     return {
-      allowed: !denied && caps.includes(operation),
+      allowed: !denied && caps.includes(operation) && (data === undefined || parametersAllowed(found.permissions, operation, data)),
       sudo: !denied && caps.includes('sudo'),
       capabilities: caps,
       isRoot: false,
