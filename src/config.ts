@@ -32,6 +32,18 @@ export interface Config {
   readonly jobLeaseSeconds: number;
   readonly runJobWorker: boolean;
   readonly pgPoolSize: number;
+  /** Accept a create whose `serial`/`lineage` differ from those inside the state, as HCP Terraform does. */
+  readonly stateAllowSerialMismatch: boolean;
+  /** Lifetime of a state version's one-time upload URLs, in seconds. */
+  readonly stateUploadUrlTtlSeconds: number;
+  /** Days after which soft-deleted backing data is removed for good (unless the action named another number). */
+  readonly stateSoftDeletePurgeDays: number;
+  /** Retention: versions kept regardless of age, counted across all workspaces. */
+  readonly stateRetentionKeepLatest: number;
+  /** Retention: older versions beyond those are deleted after this many days; 0 keeps everything. */
+  readonly stateRetentionMaxAgeDays: number;
+  /** How often the state maintenance job (purge, retention, blob collection) runs, in seconds. */
+  readonly stateMaintenanceIntervalSeconds: number;
 }
 
 /** One setting: its flag, environment variable, config-file key and parser. */
@@ -60,6 +72,12 @@ export const SETTINGS: readonly SettingDef[] = [
   { key: 'job_lease', flag: 'job-lease', env: 'STRONGROOM_JOB_LEASE', description: 'How long a claimed job is held before another node may retry it.', default: '60s' },
   { key: 'job_worker', flag: 'job-worker', env: 'STRONGROOM_JOB_WORKER', description: 'Run the job worker in this process (true/false).', default: 'true', boolean: true },
   { key: 'pg_pool_size', flag: 'pg-pool-size', env: 'STRONGROOM_PG_POOL_SIZE', description: 'PostgreSQL connections per node.', default: '10' },
+  { key: 'state_allow_serial_mismatch', flag: 'state-allow-serial-mismatch', env: 'STRONGROOM_STATE_ALLOW_SERIAL_MISMATCH', description: 'Accept state versions whose serial/lineage attributes differ from those inside the state file (HCP Terraform accepts them; older go-tfe test suites need it).', default: 'false', boolean: true },
+  { key: 'state_upload_url_ttl', flag: 'state-upload-url-ttl', env: 'STRONGROOM_STATE_UPLOAD_URL_TTL', description: 'How long the one-time upload URLs of a pending state version stay valid.', default: '1h' },
+  { key: 'state_soft_delete_purge_days', flag: 'state-soft-delete-purge-days', env: 'STRONGROOM_STATE_SOFT_DELETE_PURGE_DAYS', description: 'Days after which soft-deleted state backing data is permanently deleted.', default: '30' },
+  { key: 'state_retention_keep_latest', flag: 'state-retention-keep-latest', env: 'STRONGROOM_STATE_RETENTION_KEEP_LATEST', description: 'Retention: the most recent state versions (across all workspaces) that are never deleted by age.', default: '100' },
+  { key: 'state_retention_max_age_days', flag: 'state-retention-max-age-days', env: 'STRONGROOM_STATE_RETENTION_MAX_AGE_DAYS', description: 'Retention: other state versions are deleted after this many days (the newest and current version of each workspace are always kept); 0 disables retention.', default: '180' },
+  { key: 'state_maintenance_interval', flag: 'state-maintenance-interval', env: 'STRONGROOM_STATE_MAINTENANCE_INTERVAL', description: 'How often the state maintenance job (purge of soft-deleted data, retention, blob collection) runs.', default: '1h' },
   { key: 'dev', flag: 'dev', env: 'STRONGROOM_DEV', description: 'Development mode: throwaway storage in a temporary directory and a fixed root token.', boolean: true, default: 'false' },
   { key: 'dev_root_token', flag: 'dev-root-token', env: 'STRONGROOM_DEV_ROOT_TOKEN', description: 'The admin/root token in --dev mode.', default: 'root' },
   { key: 'master_key', flag: '', env: 'STRONGROOM_MASTER_KEY', description: 'Base64 of 32 bytes: the master key for secrets at rest. Environment only; otherwise kept in <data_dir>/master.key (mode 0600).' },
@@ -205,6 +223,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     jobLeaseSeconds: seconds('job_lease'),
     runJobWorker: bool('job_worker'),
     pgPoolSize: int('pg_pool_size', 1, 200),
+    stateAllowSerialMismatch: bool('state_allow_serial_mismatch'),
+    stateUploadUrlTtlSeconds: seconds('state_upload_url_ttl'),
+    stateSoftDeletePurgeDays: int('state_soft_delete_purge_days', 0, 36_500),
+    stateRetentionKeepLatest: int('state_retention_keep_latest', 0, 100_000_000),
+    stateRetentionMaxAgeDays: int('state_retention_max_age_days', 0, 36_500),
+    stateMaintenanceIntervalSeconds: seconds('state_maintenance_interval'),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
