@@ -180,6 +180,7 @@ class StateCollector implements JsonEvents {
     else if (top === INSTANCES) ctx = INSTANCE;
     else if (top === MODULES) ctx = MODULE;
     if (ctx === 0) throw new StateContentError('unexpected container in state');
+    if (ctx === ROOT && !isObject) throw new StateContentError('state must be a JSON object, got an array');
     const wantObject = OBJECT_CONTEXTS.has(ctx);
     if (wantObject !== isObject) {
       throw new StateContentError(`${CONTEXT_NAMES[ctx]} must be ${wantObject ? 'an object' : 'an array'}, got ${kind === 1 ? 'an object' : 'an array'}`);
@@ -212,7 +213,7 @@ class StateCollector implements JsonEvents {
 
   scalar(v: string | number | boolean | null): void {
     const top = this.stack[this.stack.length - 1];
-    if (top === undefined) throw new StateContentError('state must be a JSON object');
+    if (top === undefined) throw new StateContentError(`state must be a JSON object, got ${v === null ? 'null' : typeof v}`);
     if (v === null && this.next !== 0) {
       // `"resources": null` and the like mean "none".
       this.next = 0;
