@@ -174,7 +174,7 @@ export class JsonScanner {
           }
           this.wsRun += j - i;
           if (this.wsRun > this.maxWs) {
-            throw this.fail(`more than ${this.maxWs} consecutive whitespace bytes`, j - 1);
+            throw this.fail(`more than ${this.maxWs} consecutive whitespace bytes`, j - this.wsRun + this.maxWs);
           }
           i = j;
           continue;

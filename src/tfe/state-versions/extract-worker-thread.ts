@@ -1,0 +1,40 @@
+import { createReadStream } from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import { StateExtractor, extractState } from './state-extract.js';
+import type { ExtractResult } from './state-extract.js';
+import type { WorkerInput, WorkerReply, WorkerRequest } from './extract-worker.js';
+
+/** Worker thread entry for extract-worker.ts; runs only inside a worker. */
+
+const port = parentPort;
+const input = workerData as WorkerInput;
+
+function reply(m: WorkerReply): void {
+  port?.postMessage(m);
+}
+
+function finish(result: ExtractResult): void {
+  reply({ type: 'result', result });
+  port?.close();
+}
+
+if (port && input?.kind === 'state-extract') {
+  if (input.path !== undefined) {
+    extractState(createReadStream(input.path, { highWaterMark: 256 * 1024 }), { limits: input.limits }).then(finish, (err: Error) => {
+      reply({ type: 'source-error', message: err.message });
+      port.close();
+    });
+  } else {
+    const extractor = new StateExtractor({ limits: input.limits });
+    let done = false;
+    port.on('message', (m: WorkerRequest) => {
+      if (done) return;
+      if (m.type === 'chunk') {
+        if (extractor.write(new Uint8Array(m.data))) return reply({ type: 'ack' });
+      }
+      // Invalid content ends the run early; the main thread stops sending.
+      done = true;
+      finish(extractor.end());
+    });
+  }
+}

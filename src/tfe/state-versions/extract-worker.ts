@@ -1,0 +1,137 @@
+import { Worker } from 'node:worker_threads';
+import type { ExtractResult } from './state-extract.js';
+import type { JsonScannerLimits } from './json-scanner.js';
+
+/**
+ * Runs state extraction in a worker thread so a large state never blocks the event loop
+ * of the server. Chunks are copied to the worker a few at a time (the worker acknowledges
+ * each one), so memory stays bounded however large the state is.
+ */
+
+/** workerData of the extraction thread. */
+export interface WorkerInput {
+  kind: 'state-extract';
+  /** Read this file in the worker; otherwise chunks are posted. */
+  path?: string;
+  limits?: JsonScannerLimits;
+}
+
+export type WorkerRequest = { type: 'chunk'; data: ArrayBuffer } | { type: 'end' };
+export type WorkerReply =
+  | { type: 'ack' }
+  | { type: 'result'; result: ExtractResult }
+  | { type: 'source-error'; message: string };
+
+export interface ExtractInWorkerOptions {
+  /** Abort terminates the worker and rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Heap limit of the worker; exceeding it yields an error result. Default 256 MB. */
+  maxHeapMb?: number;
+  /** Chunks posted but not yet processed. Default 4. */
+  maxChunksInFlight?: number;
+  limits?: JsonScannerLimits;
+}
+
+const WORKER_URL = new URL('./extract-worker-thread.js', import.meta.url);
+
+class WorkerRun {
+  readonly worker: Worker;
+  readonly result: Promise<ExtractResult>;
+  settled = false;
+  inFlight = 0;
+  private wake: (() => void) | null = null;
+
+  constructor(input: WorkerInput, private readonly opts: ExtractInWorkerOptions) {
+    this.worker = new Worker(WORKER_URL, {
+      workerData: input,
+      resourceLimits: { maxOldGenerationSizeMb: opts.maxHeapMb ?? 256 },
+      stdout: false,
+      stderr: false,
+    });
+    this.result = new Promise<ExtractResult>((resolve, reject) => {
+      const settle = (f: () => void) => {
+        if (this.settled) return;
+        this.settled = true;
+        opts.signal?.removeEventListener('abort', onAbort);
+        this.wakeUp();
+        f();
+        void this.worker.terminate();
+      };
+      const onAbort = () => settle(() => reject(opts.signal?.reason));
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      this.worker.on('message', (m: WorkerReply) => {
+        if (m.type === 'ack') {
+          this.inFlight--;
+          this.wakeUp();
+        } else if (m.type === 'result') settle(() => resolve(m.result));
+        else settle(() => reject(new Error(`cannot read state: ${m.message}`)));
+      });
+      this.worker.on('error', (err) => settle(() => resolve({ ok: false, error: `state extraction failed: ${err.message}` })));
+      this.worker.on('exit', (code) =>
+        settle(() => resolve({ ok: false, error: `state extraction failed: worker exited with code ${code}` })));
+    });
+    // Callers may stop listening once the source fails; the run's outcome is then irrelevant.
+    this.result.catch(() => undefined);
+  }
+
+  private wakeUp(): void {
+    const w = this.wake;
+    this.wake = null;
+    w?.();
+  }
+
+  /** Resolves when another chunk may be posted or the run is over. */
+  async credit(): Promise<void> {
+    const max = this.opts.maxChunksInFlight ?? 4;
+    while (!this.settled && this.inFlight >= max) await new Promise<void>((r) => (this.wake = r));
+  }
+
+  send(chunk: Uint8Array): void {
+    const copy = new Uint8Array(chunk.byteLength);
+    copy.set(chunk);
+    this.inFlight++;
+    const m: WorkerRequest = { type: 'chunk', data: copy.buffer };
+    this.worker.postMessage(m, [copy.buffer]);
+  }
+
+  end(): void {
+    const m: WorkerRequest = { type: 'end' };
+    this.worker.postMessage(m);
+  }
+
+  abortOnSourceError(): void {
+    this.settled = true;
+    void this.worker.terminate();
+  }
+}
+
+/**
+ * Extracts a state arriving as chunks in a worker thread. Problems with the content and
+ * worker failures (including running out of heap) resolve to `{ ok: false }`; a failing
+ * source rejects with its error, an abort with the signal's reason.
+ */
+export async function extractInWorker(source: AsyncIterable<Uint8Array>, opts: ExtractInWorkerOptions = {}): Promise<ExtractResult> {
+  opts.signal?.throwIfAborted();
+  const run = new WorkerRun({ kind: 'state-extract', limits: opts.limits }, opts);
+  const pump = async () => {
+    try {
+      for await (const chunk of source) {
+        await run.credit();
+        if (run.settled) break;
+        run.send(chunk);
+      }
+    } catch (err) {
+      run.abortOnSourceError();
+      throw err;
+    }
+    if (!run.settled) run.end();
+    return run.result;
+  };
+  return Promise.race([pump(), run.result]);
+}
+
+/** Extracts a state file in a worker thread that reads the file itself. */
+export async function extractFileInWorker(path: string, opts: ExtractInWorkerOptions = {}): Promise<ExtractResult> {
+  opts.signal?.throwIfAborted();
+  return new WorkerRun({ kind: 'state-extract', path, limits: opts.limits }, opts).result;
+}
