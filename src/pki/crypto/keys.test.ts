@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DomainError } from '../../shared/errors.js';
 import {
-  KeyObjectCache, checkKeyAgainstRole, describeKey, exportPrivateKey, generateKey, generateKeySync, parsePrivateKey, parsePublicKey,
+  KeyObjectCache, checkKeyAgainstRole, describeKey, exportPrivateKey, generateKey, generateKeySync, parsePrivateKey, parsePublicKey, publicKeyFromSpki,
   resolveKeyParams, samePublicKey, spkiDer, subjectKeyIdFromSpki,
 } from './keys.js';
 import type { GeneratedKey } from './keys.js';
@@ -175,4 +175,17 @@ test('RsaKeyPool stops refilling after a generator failure until the next take',
   assert.equal(pool.stats().failures, 1);
   await assert.rejects(pool.take(2048), /boom/);
   await pool.stop();
+});
+
+test('publicKeyFromSpki imports every key type to the same key, and rejects a point off the curve', () => {
+  for (const [type, bits] of [['rsa', 2048], ['ec', 224], ['ec', 256], ['ec', 384], ['ec', 521], ['ed25519', 0]] as const) {
+    const k = generateKeySync(type, bits);
+    const spki = spkiDer(k.publicKey);
+    const got = publicKeyFromSpki(spki);
+    assert.deepEqual(got.description, k.description, `${type} ${bits}`);
+    assert.deepEqual(spkiDer(got.key), spki);
+  }
+  const spki = Buffer.from(spkiDer(generateKeySync('ec', 256).publicKey));
+  spki[spki.length - 1]! ^= 1;
+  assert.throws(() => parsePublicKey(spki), DomainError);
 });
