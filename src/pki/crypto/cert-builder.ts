@@ -7,10 +7,11 @@
 import type { KeyObject } from 'node:crypto';
 import { bitString, explicit, integer, sequence, x509Time } from './der.js';
 import {
-  authorityInfoAccessExt, authorityKeyIdentifierExt, basicConstraintsExt, certificatePoliciesExt, crlDistributionPointsExt,
+  EXT, authorityInfoAccessExt, authorityKeyIdentifierExt, basicConstraintsExt, certificatePoliciesExt, crlDistributionPointsExt,
   encodeExtension, extKeyUsageExt, extKeyUsageOid, keyUsageExt, nameConstraintsExt, subjectAltNameExt, subjectKeyIdentifierExt,
 } from './extensions.js';
 import type { NameConstraints, PolicyInformation, RawExtension } from './extensions.js';
+import type { ParsedCertificate } from './cert-parser.js';
 import type { GeneralName } from './general-names.js';
 import { describeKey, spkiDer, subjectKeyIdFromSpki } from './keys.js';
 import type { KeyDescription } from './keys.js';
@@ -59,7 +60,7 @@ export function createIssuerContext(opts: { nameDer: Buffer; keyId: Buffer; priv
       aki: encodeExtension(authorityKeyIdentifierExt(opts.keyId)),
       aia: enc(authorityInfoAccessExt(urls.ocspServers ?? [], urls.issuingCertificates ?? [])),
       crlDp: enc(crlDistributionPointsExt(urls.crlDistributionPoints ?? [])),
-      freshest: enc(crlDistributionPointsExt(urls.deltaCrlDistributionPoints ?? [], '2.5.29.46')),
+      freshest: enc(crlDistributionPointsExt(urls.deltaCrlDistributionPoints ?? [], EXT.freshestCrl)),
     },
     signatureAlgorithm(signatureBits = 0, usePss = false) {
       const k = `${signatureBits}:${usePss}`;
@@ -99,7 +100,10 @@ export interface CertificateTemplate {
   subjectKeyId?: Buffer;
   policies?: readonly PolicyInformation[];
   nameConstraints?: NameConstraints;
-  /** Further extensions, appended in order (e.g. CSR extensions copied on sign-verbatim). */
+  /**
+   * Further extensions, appended in order (e.g. CSR extensions copied on sign-verbatim);
+   * one whose OID is already present is skipped, so the fields above take precedence.
+   */
   extraExtensions?: readonly RawExtension[];
   /** Replaces the issuer's AIA / CRL DP for this certificate only. */
   urls?: AuthorityUrls;
@@ -137,26 +141,35 @@ export function buildCertificate(issuer: IssuerContext, t: CertificateTemplate):
 
   // Extension order follows what Go-based CAs write, so certificates read the same in tools.
   const exts: Buffer[] = [];
+  const written = new Set<string>();
   const push = (e: RawExtension | undefined): void => {
-    if (e) exts.push(encodeExtension(e));
+    if (!e || written.has(e.oid)) return;
+    written.add(e.oid);
+    exts.push(encodeExtension(e));
+  };
+  const pushFixed = (extOid: string, der: Buffer | undefined): void => {
+    if (!der) return;
+    written.add(extOid);
+    exts.push(der);
   };
   if (t.keyUsage?.length) push(keyUsageExt(t.keyUsage));
   if (t.extKeyUsage?.length) push(extKeyUsageExt(t.extKeyUsage.map((n) => extKeyUsageOid(n) ?? n)));
   if (t.basicConstraints) push(basicConstraintsExt(t.basicConstraints.ca, t.basicConstraints.pathLen));
   push(subjectKeyIdentifierExt(ski));
-  exts.push(issuer.fixedExtensions.aki);
+  pushFixed(EXT.authorityKeyIdentifier, issuer.fixedExtensions.aki);
   if (t.urls) push(authorityInfoAccessExt(t.urls.ocspServers ?? [], t.urls.issuingCertificates ?? []));
-  else if (issuer.fixedExtensions.aia) exts.push(issuer.fixedExtensions.aia);
+  else pushFixed(EXT.authorityInfoAccess, issuer.fixedExtensions.aia);
   if (t.subjectAltNames?.length) push(subjectAltNameExt(t.subjectAltNames, subjectDer.equals(EMPTY_NAME)));
   if (t.nameConstraints) push(nameConstraintsExt(t.nameConstraints));
   if (t.urls) {
     push(crlDistributionPointsExt(t.urls.crlDistributionPoints ?? []));
-    push(crlDistributionPointsExt(t.urls.deltaCrlDistributionPoints ?? [], '2.5.29.46'));
+    push(crlDistributionPointsExt(t.urls.deltaCrlDistributionPoints ?? [], EXT.freshestCrl));
   } else {
-    if (issuer.fixedExtensions.crlDp) exts.push(issuer.fixedExtensions.crlDp);
-    if (issuer.fixedExtensions.freshest) exts.push(issuer.fixedExtensions.freshest);
+    pushFixed(EXT.crlDistributionPoints, issuer.fixedExtensions.crlDp);
+    pushFixed(EXT.freshestCrl, issuer.fixedExtensions.freshest);
   }
   if (t.policies?.length) push(certificatePoliciesExt(t.policies));
+  // Extra extensions never duplicate one already written (RFC 5280 4.2 forbids repeats): first wins.
   for (const e of t.extraExtensions ?? []) push(e);
 
   const tbs = sequence(
@@ -181,4 +194,21 @@ export function buildCertificate(issuer: IssuerContext, t: CertificateTemplate):
     signatureAlgorithm: alg.name,
     subjectKeyId: ski,
   };
+}
+
+/** Extensions that re-signing replaces with the new issuer's values. */
+const ISSUER_BOUND = new Set<string>([EXT.authorityKeyIdentifier, EXT.authorityInfoAccess, EXT.crlDistributionPoints, EXT.freshestCrl]);
+
+/**
+ * Re-signs an existing certificate under `issuer` (sign-self-issued, reference 4.5): serial,
+ * subject, validity, key, SKI and the other extensions are kept; the issuer name, AKI, AIA
+ * and CRL distribution points come from the new issuer.
+ */
+export function resignCertificate(issuer: IssuerContext, cert: ParsedCertificate, opts: { signatureBits?: number; usePss?: boolean } = {}): BuiltCertificate {
+  return buildCertificate(issuer, {
+    serial: cert.serial, subject: cert.subject.der, spki: cert.spkiDer, notBefore: cert.notBefore, notAfter: cert.notAfter,
+    subjectKeyId: cert.extensions.subjectKeyId,
+    extraExtensions: cert.extensions.all.filter((e) => !ISSUER_BOUND.has(e.oid)),
+    ...opts,
+  });
 }
