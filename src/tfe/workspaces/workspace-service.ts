@@ -1,14 +1,24 @@
 import type { Kysely } from 'kysely';
+import type { Db } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
+import type { Clock } from '../../shared/clock.js';
+import { DomainError, conflict, forbidden, invalid, notFound } from '../../shared/errors.js';
+import { tfeId } from '../../shared/ids.js';
 import type { Actor } from '../identity/actor.js';
+import type { IdentityService } from '../identity/identity-service.js';
+import { allows, organizationAccess, workspaceAccess } from '../identity/permissions.js';
+import type { WorkspaceAccess } from '../identity/permissions.js';
+import type { OrganizationService } from '../organizations/organization-service.js';
 import type { Page, PageRequest } from '../pagination.js';
+import { PENDING_STATE_VERSION_MESSAGE, heldByOtherMessage, isHeldBy, lockHolderOf, unlockCheck } from './workspace-lock.js';
+import type { WorkspaceRepo } from './workspace-repo.js';
+import { checkWorkspaceInput, permissionsFor } from './workspace.js';
 import type { Workspace, WorkspaceInput, WorkspaceNeed, WorkspaceView } from './workspace.js';
 
 /**
  * Answers whether the latest state version of a workspace is still pending (created
- * without content and not yet uploaded). Set by the composition root once the state
- * versions service exists; while it says true, a normal unlock is refused with
- * "latest state version is still pending" (reference 7.4) and force-unlock still works.
+ * without content and not yet uploaded). While it says true, a normal unlock is refused
+ * with "latest state version is still pending" (reference 7.4); force-unlock still works.
  */
 export type PendingStateVersionCheck = (workspaceId: string) => Promise<boolean>;
 
@@ -32,6 +42,11 @@ export interface StateVersionHooks {
 /** A workspace addressed by id (`ws-…`) or by organization and name. */
 export type WorkspaceRef = { id: string } | { organization: string; name: string };
 
+/** Thrown by unlock while the latest state version is pending; `meta.stateVersionPending` lets the route pick 400 or 503. */
+export function isPendingUnlockError(err: unknown): boolean {
+  return err instanceof DomainError && err.meta?.stateVersionPending === true;
+}
+
 /**
  * Workspaces: CRUD, lookups, locking, and the authorization other TFE modules use.
  *
@@ -39,58 +54,220 @@ export type WorkspaceRef = { id: string } | { organization: string; name: string
  *   - `authorize(actor, workspaceId, need)` → Workspace, or throws not_found (unknown
  *     workspace, or the actor may not do `need`: unauthorized reads look like missing
  *     resources). `need` 'read-and-write-state-versions' also refuses organization tokens.
+ *     'organization-owner' is for the backing-data actions.
  *   - `assertWritable(actor, ws)` throws conflict (409) unless `ws` is locked by `actor`
  *     (the user, or the team of a team token).
  *   - `setStateVersionHooks(hooks)` plugs in the pending-upload rule for unlock, the
  *     current state version lookup and cascade on delete (StateVersionHooks above).
  */
 export class WorkspaceService {
-  setStateVersionHooks(_hooks: Partial<StateVersionHooks>): void {
-    throw new Error('not implemented');
+  private hooks: Partial<StateVersionHooks> = {};
+
+  constructor(private readonly deps: { db: Db; repo: WorkspaceRepo; organizations: OrganizationService; identity: IdentityService; clock: Clock }) {
+    deps.organizations.onDelete(async (ex, organizationId) => {
+      const ids = await deps.repo.idsOfOrganization(organizationId, ex);
+      if (ids.length > 0 && this.hooks.onWorkspacesDeleted) await this.hooks.onWorkspacesDeleted(ex, ids);
+    });
   }
 
-  async getById(_actor: Actor, _id: string): Promise<WorkspaceView> {
-    throw new Error('not implemented');
+  setStateVersionHooks(hooks: Partial<StateVersionHooks>): void {
+    this.hooks = { ...this.hooks, ...hooks };
   }
 
-  async getByName(_actor: Actor, _organization: string, _name: string): Promise<WorkspaceView> {
-    throw new Error('not implemented');
+  private async access(actor: Actor, ws: Workspace): Promise<WorkspaceAccess> {
+    const facts = await this.deps.identity.organizationFacts(actor, ws.organizationId);
+    const grants = await this.deps.identity.grants(actor, ws.organizationId, [ws.id]);
+    return workspaceAccess({ ...facts, grants: grants.get(ws.id) ?? [] });
   }
 
-  async list(_actor: Actor, _organization: string, _opts: { search?: string; page: PageRequest }): Promise<Page<WorkspaceView>> {
-    throw new Error('not implemented');
+  private async withCurrent(list: Workspace[]): Promise<Workspace[]> {
+    if (!this.hooks.currentIds || list.length === 0) return list;
+    const current = await this.hooks.currentIds(list.map((w) => w.id));
+    return list.map((w) => ({ ...w, currentStateVersionId: current.get(w.id) ?? null }));
   }
 
-  async create(_actor: Actor, _organization: string, _input: WorkspaceInput): Promise<WorkspaceView> {
-    throw new Error('not implemented');
+  private async view(actor: Actor, ws: Workspace, access?: WorkspaceAccess): Promise<WorkspaceView> {
+    const [withCurrent] = await this.withCurrent([ws]);
+    return { workspace: withCurrent as Workspace, permissions: permissionsFor(access ?? (await this.access(actor, ws))) };
   }
 
-  async update(_actor: Actor, _ref: WorkspaceRef, _input: WorkspaceInput): Promise<WorkspaceView> {
-    throw new Error('not implemented');
+  private async find(ref: WorkspaceRef): Promise<Workspace | undefined> {
+    if ('id' in ref) return this.deps.repo.byId(ref.id);
+    const org = await this.deps.organizations.byNameUnchecked(ref.organization);
+    return org ? this.deps.repo.byName(org.id, ref.name) : undefined;
   }
 
-  async delete(_actor: Actor, _ref: WorkspaceRef): Promise<void> {
-    throw new Error('not implemented');
+  /** Loads a workspace and checks `need`; missing and not allowed both throw not_found. */
+  private async load(actor: Actor, ref: WorkspaceRef, need: WorkspaceNeed): Promise<{ ws: Workspace; access: WorkspaceAccess }> {
+    const ws = await this.find(ref);
+    const label = 'id' in ref ? ref.id : `${ref.organization}/${ref.name}`;
+    if (!ws) throw notFound(`workspace ${label} not found`);
+    const access = await this.access(actor, ws);
+    if (!access.read) throw notFound(`workspace ${label} not found`);
+    if (!allows(access, need)) throw forbidden(`not allowed: ${need} on workspace ${label}`);
+    return { ws, access };
   }
 
-  async lock(_actor: Actor, _id: string, _reason: string | null): Promise<WorkspaceView> {
-    throw new Error('not implemented');
+  /** The workspace if the actor may do `need` on it; throws not_found otherwise. */
+  async authorize(actor: Actor, workspaceId: string, need: WorkspaceNeed): Promise<Workspace> {
+    const { ws } = await this.load(actor, { id: workspaceId }, need);
+    return ws;
   }
 
-  async unlock(_actor: Actor, _id: string): Promise<WorkspaceView> {
-    throw new Error('not implemented');
+  /** Throws conflict unless the workspace is locked by the actor (state writes need the lock). */
+  assertWritable(actor: Actor, ws: Workspace): void {
+    if (!ws.locked) throw conflict('This workspace is not locked and will only accept state uploads when locked');
+    if (!isHeldBy(ws, actor)) throw conflict('This workspace is locked by someone else and will only accept state uploads from the lock holder');
   }
 
-  async forceUnlock(_actor: Actor, _id: string): Promise<WorkspaceView> {
-    throw new Error('not implemented');
+  async getById(actor: Actor, id: string): Promise<WorkspaceView> {
+    const { ws, access } = await this.load(actor, { id }, 'read');
+    return this.view(actor, ws, access);
   }
 
-  async authorize(_actor: Actor, _workspaceId: string, _need: WorkspaceNeed): Promise<Workspace> {
-    throw new Error('not implemented');
+  async getByName(actor: Actor, organization: string, name: string): Promise<WorkspaceView> {
+    await this.deps.organizations.authorize(actor, organization);
+    const { ws, access } = await this.load(actor, { organization, name }, 'read');
+    return this.view(actor, ws, access);
   }
 
-  assertWritable(_actor: Actor, _ws: Workspace): void {
-    throw new Error('not implemented');
+  async get(actor: Actor, ref: WorkspaceRef): Promise<WorkspaceView> {
+    return 'id' in ref ? this.getById(actor, ref.id) : this.getByName(actor, ref.organization, ref.name);
   }
 
+  /** Workspaces of an organization the actor can see, by name; `search` matches a substring of the name. */
+  async list(actor: Actor, organization: string, opts: { search?: string; page: PageRequest }): Promise<Page<WorkspaceView>> {
+    const { organization: org } = await this.deps.organizations.authorize(actor, organization);
+    const facts = await this.deps.identity.organizationFacts(actor, org.id);
+    const orgAccess = organizationAccess(facts);
+    const teams = await this.deps.identity.teamsOf(actor, org.id);
+    const visibility = orgAccess.readAllWorkspaces ? ({ all: true } as const) : ({ all: false, teamIds: teams.map((t) => t.id) } as const);
+    const { items, total } = await this.deps.repo.page(org.id, visibility, opts.search, opts.page);
+    const grants = await this.deps.identity.grants(actor, org.id, items.map((w) => w.id));
+    const withCurrent = await this.withCurrent(items);
+    return {
+      items: withCurrent.map((w) => ({ workspace: w, permissions: permissionsFor(workspaceAccess({ ...facts, grants: grants.get(w.id) ?? [] })) })),
+      number: opts.page.number,
+      size: opts.page.size,
+      totalCount: total,
+    };
+  }
+
+  /** Creates a workspace (local execution only: this server runs nothing remotely). */
+  async create(actor: Actor, organization: string, input: WorkspaceInput): Promise<WorkspaceView> {
+    const { organization: org } = await this.deps.organizations.authorize(actor, organization, 'createWorkspace');
+    if (input.name === undefined) throw invalid('name is required', '/data/attributes/name');
+    checkWorkspaceInput(input);
+    const now = this.deps.clock.now();
+    const ws: Workspace = {
+      id: tfeId('ws'),
+      organization: org.name,
+      organizationId: org.id,
+      name: input.name,
+      description: input.description ?? null,
+      executionMode: 'local',
+      terraformVersion: input.terraformVersion ?? 'latest',
+      autoApply: input.autoApply ?? false,
+      allowDestroyPlan: input.allowDestroyPlan ?? true,
+      fileTriggersEnabled: input.fileTriggersEnabled ?? true,
+      queueAllRuns: input.queueAllRuns ?? false,
+      speculativeEnabled: input.speculativeEnabled ?? true,
+      globalRemoteState: input.globalRemoteState ?? false,
+      assessmentsEnabled: input.assessmentsEnabled ?? false,
+      workingDirectory: input.workingDirectory ?? '',
+      triggerPrefixes: input.triggerPrefixes ?? [],
+      triggerPatterns: input.triggerPatterns ?? [],
+      tagNames: input.tagNames ?? [],
+      sourceName: input.sourceName ?? null,
+      sourceUrl: input.sourceUrl ?? null,
+      locked: false,
+      lockedBy: null,
+      lockedReason: null,
+      lockedAt: null,
+      currentStateVersionId: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.deps.repo.insert(ws);
+    return this.view(actor, ws);
+  }
+
+  /** Partial update; a rename keeps the id. */
+  async update(actor: Actor, ref: WorkspaceRef, input: WorkspaceInput): Promise<WorkspaceView> {
+    if (!('id' in ref)) await this.deps.organizations.authorize(actor, ref.organization);
+    const { ws } = await this.load(actor, ref, 'admin');
+    checkWorkspaceInput(input);
+    const patch: Partial<Workspace> = {
+      name: input.name,
+      description: input.description,
+      terraformVersion: input.terraformVersion,
+      autoApply: input.autoApply,
+      allowDestroyPlan: input.allowDestroyPlan,
+      fileTriggersEnabled: input.fileTriggersEnabled,
+      queueAllRuns: input.queueAllRuns,
+      speculativeEnabled: input.speculativeEnabled,
+      globalRemoteState: input.globalRemoteState,
+      assessmentsEnabled: input.assessmentsEnabled,
+      workingDirectory: input.workingDirectory === null ? '' : input.workingDirectory,
+      triggerPrefixes: input.triggerPrefixes,
+      triggerPatterns: input.triggerPatterns,
+      tagNames: input.tagNames,
+      sourceName: input.sourceName,
+      sourceUrl: input.sourceUrl,
+    };
+    if (Object.values(patch).some((v) => v !== undefined)) await this.deps.repo.update(ws.id, patch, this.deps.clock.now());
+    return this.getById(actor, ws.id);
+  }
+
+  /** Deletes the workspace and (through the state versions hook) its state. */
+  async delete(actor: Actor, ref: WorkspaceRef): Promise<void> {
+    if (!('id' in ref)) await this.deps.organizations.authorize(actor, ref.organization);
+    const { ws } = await this.load(actor, ref, 'admin');
+    await this.deps.db.kysely.transaction().execute(async (trx) => {
+      if (this.hooks.onWorkspacesDeleted) await this.hooks.onWorkspacesDeleted(trx, [ws.id]);
+      await this.deps.repo.delete(ws.id, trx);
+    });
+  }
+
+  /** Locks for the actor; 409 when anyone (the actor included) already holds the lock. */
+  async lock(actor: Actor, id: string, reason: string | null): Promise<WorkspaceView> {
+    const { ws, access } = await this.load(actor, { id }, 'lock');
+    const holder = lockHolderOf(actor);
+    if (!holder) throw forbidden('organization tokens cannot lock workspaces');
+    const taken = await this.deps.repo.lock(ws.id, holder, reason, this.deps.clock.now());
+    if (!taken) throw conflict('workspace already locked');
+    return this.view(actor, (await this.deps.repo.byId(ws.id)) as Workspace, access);
+  }
+
+  /**
+   * Releases the actor's own lock. 409 when unlocked or held by someone else; refused
+   * (not 409) while the latest state version is still pending.
+   */
+  async unlock(actor: Actor, id: string): Promise<WorkspaceView> {
+    const { ws, access } = await this.load(actor, { id }, 'lock');
+    await this.explainUnlockRefusal(ws, actor);
+    if (this.hooks.latestIsPending && (await this.hooks.latestIsPending(ws.id))) {
+      throw new DomainError('unavailable', PENDING_STATE_VERSION_MESSAGE, { meta: { stateVersionPending: true } });
+    }
+    if (!(await this.deps.repo.unlock(ws.id, lockHolderOf(actor)))) {
+      // The lock changed hands between the read and the write.
+      const now = await this.deps.repo.byId(ws.id);
+      if (now) await this.explainUnlockRefusal(now, actor);
+      throw conflict('workspace already unlocked');
+    }
+    return this.view(actor, (await this.deps.repo.byId(ws.id)) as Workspace, access);
+  }
+
+  private async explainUnlockRefusal(ws: Workspace, actor: Actor): Promise<void> {
+    const check = unlockCheck(ws, actor);
+    if (check === 'not-locked') throw conflict('workspace already unlocked');
+    if (check === 'held-by-other' && ws.lockedBy) throw conflict(heldByOtherMessage(ws.lockedBy, await this.deps.repo.holderName(ws.lockedBy)));
+  }
+
+  /** Releases anyone's lock (admins), even while a state version is pending. */
+  async forceUnlock(actor: Actor, id: string): Promise<WorkspaceView> {
+    const { ws, access } = await this.load(actor, { id }, 'admin');
+    if (!(await this.deps.repo.unlock(ws.id, null))) throw conflict('workspace already unlocked');
+    return this.view(actor, (await this.deps.repo.byId(ws.id)) as Workspace, access);
+  }
 }

@@ -1,3 +1,6 @@
+import { invalid } from '../../shared/errors.js';
+import type { WorkspaceAccess } from '../identity/permissions.js';
+
 /**
  * Workspaces: the unit that owns state versions and the state lock. Pure types and
  * rules only. See reference sections 7.2–7.4.
@@ -108,4 +111,64 @@ export interface WorkspaceView {
 /** Workspace names: letters, digits, `-` and `_` (reference 1.6), at most 90 characters. */
 export function isValidWorkspaceName(name: string): boolean {
   return /^[A-Za-z0-9_-]{1,90}$/.test(name);
+}
+
+/** Terraform versions: `latest`, a version, or a constraint such as `~> 1.5`. */
+export function isValidTerraformVersion(v: string): boolean {
+  return v === 'latest' || (/^[0-9A-Za-z.+\-~><=!, ]{1,64}$/.test(v) && /\d/.test(v));
+}
+
+/**
+ * Checks create/update attributes. Only local execution is offered: this server stores
+ * state and runs nothing, so any other execution mode (or `operations: true`) is refused.
+ */
+export function checkWorkspaceInput(input: WorkspaceInput): void {
+  if (input.name !== undefined && !isValidWorkspaceName(input.name)) {
+    throw invalid('name may contain only letters, digits, "-" and "_" (at most 90 characters)', '/data/attributes/name');
+  }
+  if (input.executionMode !== undefined && input.operations !== undefined) {
+    throw invalid('operations is deprecated and cannot be combined with execution-mode', '/data/attributes/operations');
+  }
+  if (input.executionMode !== undefined && input.executionMode !== 'local') {
+    throw invalid(
+      `execution-mode "${input.executionMode}" is not available: this server stores state only and does not offer remote runs; use "local"`,
+      '/data/attributes/execution-mode',
+    );
+  }
+  if (input.operations === true) {
+    throw invalid('operations cannot be enabled: this server stores state only and does not offer remote runs', '/data/attributes/operations');
+  }
+  if (input.terraformVersion !== undefined && !isValidTerraformVersion(input.terraformVersion)) {
+    throw invalid(`terraform-version "${input.terraformVersion}" is not a version or version constraint`, '/data/attributes/terraform-version');
+  }
+  if (input.description !== undefined && input.description !== null && input.description.length > 10_000) {
+    throw invalid('description is too long', '/data/attributes/description');
+  }
+}
+
+/** The document's `permissions` flags for an access level. No runs exist, so run flags are false. */
+export function permissionsFor(a: WorkspaceAccess): WorkspacePermissions {
+  return {
+    canUpdate: a.admin,
+    canDestroy: a.admin,
+    canQueueRun: false,
+    canReadRun: a.read,
+    canReadVariable: false,
+    canUpdateVariable: false,
+    canReadStateVersions: a.readStateVersions,
+    canReadStateOutputs: a.readStateOutputs,
+    canCreateStateVersions: a.writeStateVersions,
+    canQueueApply: false,
+    canQueueDestroy: false,
+    canLock: a.lock,
+    canUnlock: a.lock,
+    canForceUnlock: a.admin,
+    canReadSettings: a.admin,
+    canManageTags: a.admin,
+    canManageRunTasks: false,
+    canForceDelete: a.admin,
+    canManageAssessments: false,
+    canReadAssessmentResults: a.read,
+    canManageEphemeralWorkspaces: false,
+  };
 }

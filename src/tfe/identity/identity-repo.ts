@@ -1,0 +1,291 @@
+import type { Kysely, Selectable, Updateable } from 'kysely';
+import { isUniqueViolation } from '../../db/constraint-errors.js';
+import type { Database } from '../../db/schema.js';
+import type { TfeTeamsTable, TfeTokensTable, TfeUsersTable } from '../../db/schema-tfe.js';
+import { invalid } from '../../shared/errors.js';
+import type { TeamGrant } from './permissions.js';
+import type { AuthToken, Team, User } from './identity.js';
+
+type TeamRow = Selectable<TfeTeamsTable> & { organization_name: string; users_count: number };
+
+function toUser(r: Selectable<TfeUsersTable>): User {
+  return { id: r.id, username: r.username, email: r.email, siteAdmin: r.site_admin === 1, createdAt: new Date(r.created_at) };
+}
+
+function toTeam(r: TeamRow): Team {
+  return {
+    id: r.id,
+    organizationId: r.organization_id,
+    organization: r.organization_name,
+    name: r.name,
+    visibility: r.visibility === 'organization' ? 'organization' : 'secret',
+    isOwners: r.is_owners === 1,
+    manageWorkspaces: r.manage_workspaces === 1,
+    readWorkspaces: r.read_workspaces === 1,
+    usersCount: Number(r.users_count),
+    createdAt: new Date(r.created_at),
+  };
+}
+
+function toToken(r: Selectable<TfeTokensTable>): AuthToken {
+  return {
+    id: r.id,
+    kind: r.kind,
+    userId: r.user_id,
+    teamId: r.team_id,
+    organizationId: r.organization_id,
+    singleton: r.singleton === 1,
+    description: r.description,
+    createdById: r.created_by_id,
+    createdAt: new Date(r.created_at),
+    lastUsedAt: r.last_used_at ? new Date(r.last_used_at) : null,
+    expiredAt: r.expired_at ? new Date(r.expired_at) : null,
+  };
+}
+
+export type Executor = Kysely<Database>;
+
+/** All SQL for users, teams, memberships and tokens. */
+export class IdentityRepo {
+  constructor(private readonly deps: { db: Kysely<Database> }) {}
+
+  // ---- users
+
+  async insertUser(u: User, ex: Executor = this.deps.db): Promise<void> {
+    try {
+      await ex
+        .insertInto('tfe_users')
+        .values({ id: u.id, username: u.username, email: u.email, site_admin: u.siteAdmin ? 1 : 0, created_at: u.createdAt.toISOString() })
+        .execute();
+    } catch (err) {
+      if (isUniqueViolation(err, 'tfe_users_username_key')) throw invalid(`username "${u.username}" is already taken`, '/data/attributes/username');
+      throw err;
+    }
+  }
+
+  /** Inserts unless the username exists (a concurrent first use of the admin token). */
+  async insertUserIfAbsent(u: User): Promise<void> {
+    await this.deps.db
+      .insertInto('tfe_users')
+      .values({ id: u.id, username: u.username, email: u.email, site_admin: u.siteAdmin ? 1 : 0, created_at: u.createdAt.toISOString() })
+      .onConflict((oc) => oc.column('username').doNothing())
+      .execute();
+  }
+
+  async userById(id: string): Promise<User | undefined> {
+    const r = await this.deps.db.selectFrom('tfe_users').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toUser(r);
+  }
+
+  async userByName(username: string): Promise<User | undefined> {
+    const r = await this.deps.db.selectFrom('tfe_users').selectAll().where('username', '=', username).executeTakeFirst();
+    return r && toUser(r);
+  }
+
+  async listUsers(): Promise<User[]> {
+    const rows = await this.deps.db.selectFrom('tfe_users').selectAll().orderBy('username').execute();
+    return rows.map(toUser);
+  }
+
+  async organizationName(organizationId: string): Promise<string | undefined> {
+    const r = await this.deps.db.selectFrom('organizations').select('name').where('id', '=', organizationId).executeTakeFirst();
+    return r?.name;
+  }
+
+  // ---- teams
+
+  private teamQuery(ex: Executor) {
+    return ex
+      .selectFrom('tfe_teams as t')
+      .innerJoin('organizations as o', 'o.id', 't.organization_id')
+      .selectAll('t')
+      .select('o.name as organization_name')
+      .select((eb) =>
+        eb.selectFrom('tfe_team_members as m').whereRef('m.team_id', '=', 't.id').select((e2) => e2.fn.countAll<number>().as('n')).as('users_count'),
+      );
+  }
+
+  async insertTeam(t: Team, ex: Executor = this.deps.db): Promise<void> {
+    try {
+      await ex
+        .insertInto('tfe_teams')
+        .values({
+          id: t.id,
+          organization_id: t.organizationId,
+          name: t.name,
+          visibility: t.visibility,
+          is_owners: t.isOwners ? 1 : 0,
+          manage_workspaces: t.manageWorkspaces ? 1 : 0,
+          read_workspaces: t.readWorkspaces ? 1 : 0,
+          created_at: t.createdAt.toISOString(),
+        })
+        .execute();
+    } catch (err) {
+      if (isUniqueViolation(err, 'tfe_teams_organization_id_name_key')) throw invalid(`team "${t.name}" already exists`, '/data/attributes/name');
+      throw err;
+    }
+  }
+
+  async teamById(id: string): Promise<Team | undefined> {
+    const r = await this.teamQuery(this.deps.db).where('t.id', '=', id).executeTakeFirst();
+    return r && toTeam(r as TeamRow);
+  }
+
+  async teamsOfOrganization(organizationId: string): Promise<Team[]> {
+    const rows = await this.teamQuery(this.deps.db).where('t.organization_id', '=', organizationId).orderBy('t.name').execute();
+    return rows.map((r) => toTeam(r as TeamRow));
+  }
+
+  async ownersTeam(organizationId: string): Promise<Team | undefined> {
+    const r = await this.teamQuery(this.deps.db).where('t.organization_id', '=', organizationId).where('t.is_owners', '=', 1).executeTakeFirst();
+    return r && toTeam(r as TeamRow);
+  }
+
+  async updateTeam(id: string, patch: { name?: string; visibility?: string; manageWorkspaces?: boolean; readWorkspaces?: boolean }): Promise<void> {
+    const values: Updateable<TfeTeamsTable> = {};
+    if (patch.name !== undefined) values.name = patch.name;
+    if (patch.visibility !== undefined) values.visibility = patch.visibility;
+    if (patch.manageWorkspaces !== undefined) values.manage_workspaces = patch.manageWorkspaces ? 1 : 0;
+    if (patch.readWorkspaces !== undefined) values.read_workspaces = patch.readWorkspaces ? 1 : 0;
+    if (Object.keys(values).length === 0) return;
+    try {
+      await this.deps.db.updateTable('tfe_teams').set(values).where('id', '=', id).execute();
+    } catch (err) {
+      if (isUniqueViolation(err, 'tfe_teams_organization_id_name_key')) throw invalid(`team "${patch.name}" already exists`, '/data/attributes/name');
+      throw err;
+    }
+  }
+
+  async deleteTeam(id: string): Promise<boolean> {
+    const res = await this.deps.db.deleteFrom('tfe_teams').where('id', '=', id).executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
+  }
+
+  async addMember(teamId: string, userId: string, at: Date, ex: Executor = this.deps.db): Promise<void> {
+    await ex
+      .insertInto('tfe_team_members')
+      .values({ team_id: teamId, user_id: userId, created_at: at.toISOString() })
+      .onConflict((oc) => oc.columns(['team_id', 'user_id']).doNothing())
+      .execute();
+  }
+
+  async removeMember(teamId: string, userId: string): Promise<void> {
+    await this.deps.db.deleteFrom('tfe_team_members').where('team_id', '=', teamId).where('user_id', '=', userId).execute();
+  }
+
+  async membersOf(teamId: string): Promise<User[]> {
+    const rows = await this.deps.db
+      .selectFrom('tfe_users as u')
+      .innerJoin('tfe_team_members as m', 'm.user_id', 'u.id')
+      .selectAll('u')
+      .where('m.team_id', '=', teamId)
+      .orderBy('u.username')
+      .execute();
+    return rows.map(toUser);
+  }
+
+  /** Teams of the organization through which the user acts (its memberships). */
+  async teamsOfUser(userId: string, organizationId: string): Promise<Team[]> {
+    const rows = await this.teamQuery(this.deps.db)
+      .innerJoin('tfe_team_members as mm', 'mm.team_id', 't.id')
+      .where('mm.user_id', '=', userId)
+      .where('t.organization_id', '=', organizationId)
+      .execute();
+    return rows.map((r) => toTeam(r as TeamRow));
+  }
+
+  /** Organization ids where the user is in some team. */
+  async organizationIdsOfUser(userId: string): Promise<string[]> {
+    const rows = await this.deps.db
+      .selectFrom('tfe_teams as t')
+      .innerJoin('tfe_team_members as m', 'm.team_id', 't.id')
+      .select('t.organization_id')
+      .distinct()
+      .where('m.user_id', '=', userId)
+      .execute();
+    return rows.map((r) => r.organization_id);
+  }
+
+  /** Grants the given teams hold on the given workspaces, by workspace id. */
+  async grantsOf(teamIds: string[], workspaceIds: string[]): Promise<Map<string, TeamGrant[]>> {
+    const out = new Map<string, TeamGrant[]>();
+    if (teamIds.length === 0 || workspaceIds.length === 0) return out;
+    const rows = await this.deps.db
+      .selectFrom('tfe_team_workspaces')
+      .select(['workspace_id', 'access', 'state_versions', 'workspace_locking'])
+      .where('team_id', 'in', teamIds)
+      .where('workspace_id', 'in', workspaceIds)
+      .execute();
+    for (const r of rows) {
+      const list = out.get(r.workspace_id) ?? [];
+      list.push({ access: r.access as TeamGrant['access'], stateVersions: r.state_versions as TeamGrant['stateVersions'], workspaceLocking: r.workspace_locking === 1 });
+      out.set(r.workspace_id, list);
+    }
+    return out;
+  }
+
+  // ---- tokens
+
+  async insertToken(t: AuthToken, hash: string, ex: Executor = this.deps.db): Promise<void> {
+    await ex
+      .insertInto('tfe_tokens')
+      .values({
+        id: t.id,
+        token_hash: hash,
+        kind: t.kind,
+        user_id: t.userId,
+        team_id: t.teamId,
+        organization_id: t.organizationId,
+        singleton: t.singleton ? 1 : 0,
+        description: t.description,
+        created_by_id: t.createdById,
+        created_at: t.createdAt.toISOString(),
+        last_used_at: null,
+        expired_at: t.expiredAt ? t.expiredAt.toISOString() : null,
+      })
+      .execute();
+  }
+
+  async tokenByHash(hash: string): Promise<AuthToken | undefined> {
+    const r = await this.deps.db.selectFrom('tfe_tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
+    return r && toToken(r);
+  }
+
+  async tokenById(id: string): Promise<AuthToken | undefined> {
+    const r = await this.deps.db.selectFrom('tfe_tokens').selectAll().where('id', '=', id).executeTakeFirst();
+    return r && toToken(r);
+  }
+
+  async tokensOfUser(userId: string): Promise<AuthToken[]> {
+    const rows = await this.deps.db.selectFrom('tfe_tokens').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
+    return rows.map(toToken);
+  }
+
+  async singletonToken(kind: 'team' | 'organization', ownerId: string): Promise<AuthToken | undefined> {
+    const col = kind === 'team' ? 'team_id' : 'organization_id';
+    const r = await this.deps.db.selectFrom('tfe_tokens').selectAll().where(col, '=', ownerId).where('kind', '=', kind).where('singleton', '=', 1).executeTakeFirst();
+    return r && toToken(r);
+  }
+
+  async deleteSingletonTokens(kind: 'team' | 'organization', ownerId: string, ex: Executor = this.deps.db): Promise<number> {
+    const col = kind === 'team' ? 'team_id' : 'organization_id';
+    const res = await ex.deleteFrom('tfe_tokens').where(col, '=', ownerId).where('kind', '=', kind).where('singleton', '=', 1).executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+
+  async deleteToken(id: string): Promise<boolean> {
+    const res = await this.deps.db.deleteFrom('tfe_tokens').where('id', '=', id).executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
+  }
+
+  /** Records use at most once a minute per token, so reads do not turn into writes. */
+  async touchToken(id: string, now: Date): Promise<void> {
+    const cutoff = new Date(now.getTime() - 60_000).toISOString();
+    await this.deps.db
+      .updateTable('tfe_tokens')
+      .set({ last_used_at: now.toISOString() })
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', cutoff)]))
+      .execute();
+  }
+}

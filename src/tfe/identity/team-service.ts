@@ -1,0 +1,114 @@
+import type { Clock } from '../../shared/clock.js';
+import { forbidden, invalid, notFound } from '../../shared/errors.js';
+import { tfeId } from '../../shared/ids.js';
+import type { OrganizationService } from '../organizations/organization-service.js';
+import type { Actor } from './actor.js';
+import type { IdentityRepo } from './identity-repo.js';
+import type { Team, User } from './identity.js';
+import { isValidTeamName } from './identity.js';
+
+export interface TeamInput {
+  name?: string;
+  visibility?: string;
+  manageWorkspaces?: boolean;
+  readWorkspaces?: boolean;
+}
+
+/**
+ * Teams of an organization and their members. Every organization has an `owners`
+ * team (created with it) that cannot be deleted or renamed.
+ */
+export class TeamService {
+  constructor(private readonly deps: { repo: IdentityRepo; organizations: OrganizationService; clock: Clock }) {}
+
+  private check(input: TeamInput): void {
+    if (input.name !== undefined && !isValidTeamName(input.name)) throw invalid('name may contain letters, digits, spaces, "-", "_" and "."', '/data/attributes/name');
+    if (input.visibility !== undefined && input.visibility !== 'secret' && input.visibility !== 'organization') {
+      throw invalid('visibility must be "secret" or "organization"', '/data/attributes/visibility');
+    }
+  }
+
+  async create(actor: Actor, organization: string, input: TeamInput): Promise<Team> {
+    const { organization: org } = await this.deps.organizations.authorize(actor, organization, 'manageTeams');
+    if (input.name === undefined) throw invalid('name is required', '/data/attributes/name');
+    this.check(input);
+    if (input.name === 'owners') throw invalid('the owners team already exists', '/data/attributes/name');
+    const team: Team = {
+      id: tfeId('team'),
+      organizationId: org.id,
+      organization: org.name,
+      name: input.name,
+      visibility: input.visibility === 'organization' ? 'organization' : 'secret',
+      isOwners: false,
+      manageWorkspaces: input.manageWorkspaces ?? false,
+      readWorkspaces: input.readWorkspaces ?? false,
+      usersCount: 0,
+      createdAt: this.deps.clock.now(),
+    };
+    await this.deps.repo.insertTeam(team);
+    return team;
+  }
+
+  async list(actor: Actor, organization: string): Promise<Team[]> {
+    const { organization: org } = await this.deps.organizations.authorize(actor, organization);
+    return this.deps.repo.teamsOfOrganization(org.id);
+  }
+
+  /** A team the actor may see (any reader of its organization); not_found otherwise. */
+  async get(actor: Actor, teamId: string): Promise<Team> {
+    const team = await this.deps.repo.teamById(teamId);
+    if (!team) throw notFound('team not found');
+    await this.deps.organizations.authorize(actor, team.organization).catch(() => {
+      throw notFound('team not found');
+    });
+    return team;
+  }
+
+  private async manageable(actor: Actor, teamId: string): Promise<Team> {
+    const team = await this.get(actor, teamId);
+    await this.deps.organizations.authorize(actor, team.organization, 'manageTeams');
+    return team;
+  }
+
+  async update(actor: Actor, teamId: string, input: TeamInput): Promise<Team> {
+    const team = await this.manageable(actor, teamId);
+    this.check(input);
+    if (team.isOwners && input.name !== undefined && input.name !== team.name) throw invalid('the owners team cannot be renamed', '/data/attributes/name');
+    await this.deps.repo.updateTeam(team.id, input);
+    return this.get(actor, team.id);
+  }
+
+  async delete(actor: Actor, teamId: string): Promise<void> {
+    const team = await this.manageable(actor, teamId);
+    if (team.isOwners) throw forbidden('the owners team cannot be deleted');
+    await this.deps.repo.deleteTeam(team.id);
+  }
+
+  async members(actor: Actor, teamId: string): Promise<User[]> {
+    const team = await this.get(actor, teamId);
+    return this.deps.repo.membersOf(team.id);
+  }
+
+  /** Adds users by username (as HCP's team membership API does). */
+  async addMembers(actor: Actor, teamId: string, usernames: string[]): Promise<void> {
+    const team = await this.manageable(actor, teamId);
+    const users = await this.resolve(usernames);
+    for (const u of users) await this.deps.repo.addMember(team.id, u.id, this.deps.clock.now());
+  }
+
+  async removeMembers(actor: Actor, teamId: string, usernames: string[]): Promise<void> {
+    const team = await this.manageable(actor, teamId);
+    const users = await this.resolve(usernames);
+    for (const u of users) await this.deps.repo.removeMember(team.id, u.id);
+  }
+
+  private async resolve(usernames: string[]): Promise<User[]> {
+    const out: User[] = [];
+    for (const [i, name] of usernames.entries()) {
+      const u = await this.deps.repo.userByName(name);
+      if (!u) throw invalid(`user "${name}" not found`, `/data/${i}/id`);
+      out.push(u);
+    }
+    return out;
+  }
+}
