@@ -1,6 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import type { CoreDeps } from '../deps.js';
+import { PolicyRepo } from './acl/policy-repo.js';
+import { policyRoutes } from './acl/policy-routes.js';
+import { PolicyService } from './acl/policy-service.js';
+import { MountRepo } from './mounts/mount-repo.js';
+import { sysMountRoutes } from './mounts/mount-routes.js';
+import { MOUNT_PURGE_JOB, MountService } from './mounts/mount-service.js';
+import { RouteTable } from './mounts/route-table.js';
+import { registerDispatcher } from './pki-dispatch.js';
 import type { PkiPluginOptions } from './pki-plugin.js';
+import type { MountInfo, PkiRoute } from './pki-route.js';
+import { LeaseRepo } from './sys/lease-repo.js';
+import { LeaseService } from './sys/lease-service.js';
+import { sysRoutes } from './sys/sys-routes.js';
+import { TokenRepo } from './tokens/token-repo.js';
+import { tokenRoutes } from './tokens/token-routes.js';
+import { TokenService } from './tokens/token-service.js';
 
 /**
  * The PKI engine's composition root: builds its repos and services from the core
@@ -11,11 +26,56 @@ export interface PkiServices {
   jobHandlers: Record<string, (payload: unknown, ctx: { jobId: string; attempt: number; signal: AbortSignal }) => Promise<void>>;
   /** Releases background resources (key pools, timers) at shutdown. */
   close?(): Promise<void>;
+  /** Adds routes served inside every PKI mount (also after registerRoutes). */
+  addRoutes(routes: readonly PkiRoute[]): void;
+  mounts: MountService;
+  leases: LeaseService;
+  tokens: TokenService;
+  policies: PolicyService;
 }
 
-export function buildPkiServices(_core: CoreDeps): PkiServices {
+export function buildPkiServices(core: CoreDeps): PkiServices {
+  const db = core.db.kysely;
+  const { clock } = core;
+
+  // Plumbing shared by every module: mounts, leases, tokens, ACL policies.
+  const leases = new LeaseService({ repo: new LeaseRepo({ db }), clock });
+  const mounts = new MountService({ db, repo: new MountRepo({ db }), clock, jobs: core.jobs });
+  mounts.onDisable((m) => leases.forgetMount(m.id));
+  const tokens = new TokenService({ repo: new TokenRepo({ db }), clock, adminTokens: core.adminTokens, leases });
+  const policies = new PolicyService({ repo: new PolicyRepo({ db }), clock });
+
+  /**
+   * Routes served inside every PKI mount. Each module adds its PkiRoute array here, e.g.
+   * `mountRoutes.addAll(keyRoutes(keyService))`; a module that stores per-mount data also
+   * registers `mounts.onDisable(...)` to remove it, and one that hands out leases registers
+   * `leases.registerRevoker(kind, ...)`.
+   */
+  const mountRoutes = new RouteTable<PkiRoute>();
+
   return {
-    async registerRoutes() {},
-    jobHandlers: {},
+    async registerRoutes(app, opts) {
+      registerDispatcher(app, {
+        config: opts.config,
+        mounts,
+        tokens,
+        policies,
+        mountRoutes,
+        systemRoutes: [
+          ...sysMountRoutes(mounts),
+          ...policyRoutes(policies),
+          ...tokenRoutes(tokens, clock),
+          ...sysRoutes({ clock, leases, tokens, policies, clusterSeed: core.config.databaseUrl, storageType: core.db.kind === 'postgres' ? 'postgresql' : 'sqlite' }),
+        ],
+      });
+    },
+    jobHandlers: {
+      [MOUNT_PURGE_JOB]: async (payload) => mounts.purge((payload as { mount: MountInfo }).mount),
+    },
+    addRoutes: (routes) => mountRoutes.addAll(routes),
+    mounts,
+    leases,
+    tokens,
+    policies,
   };
 }

@@ -1,0 +1,114 @@
+import type { Clock } from '../../shared/clock.js';
+import { DomainError } from '../../shared/errors.js';
+import { DEFAULT_POLICY, DEFAULT_POLICY_TEXT, ROOT_POLICY, assertPolicyDeletable, assertPolicyWritable, buildAcl, normalizePolicyName, parsePolicy } from './policy.js';
+import type { Acl, NamedPolicy, Policy } from './policy.js';
+import type { PolicyRepo } from './policy-repo.js';
+
+/**
+ * How long a node trusts parsed policies and compiled ACLs. Changes made on this node
+ * apply at once; changes made on another node apply here within this window. Tokens
+ * themselves are never cached, so a revoked or expired token is refused immediately.
+ */
+const CACHE_MS = 1000;
+
+/** ACL policies: storage of the text, the built-in `root` and `default`, and compiled ACLs. */
+export class PolicyService {
+  private readonly acls = new Map<string, { at: number; acl: Acl }>();
+
+  constructor(private readonly deps: { repo: PolicyRepo; clock: Clock }) {}
+
+  /** All policy names, built-ins included, sorted. */
+  async list(): Promise<string[]> {
+    const names = new Set(await this.deps.repo.listNames());
+    names.add(DEFAULT_POLICY);
+    names.add(ROOT_POLICY);
+    return [...names].sort();
+  }
+
+  /** The policy text; undefined when no such policy exists. `root` has no text. */
+  async read(rawName: string): Promise<{ name: string; text: string } | undefined> {
+    const name = normalizePolicyName(rawName);
+    if (name === ROOT_POLICY) return { name, text: '' };
+    const stored = await this.deps.repo.find(name);
+    if (stored) return { name, text: stored.text };
+    if (name === DEFAULT_POLICY) return { name, text: DEFAULT_POLICY_TEXT };
+    return undefined;
+  }
+
+  async exists(rawName: string): Promise<boolean> {
+    return (await this.read(rawName)) !== undefined;
+  }
+
+  /** Stores a policy after checking that it parses (HCL or JSON, optionally base64-encoded). */
+  async write(rawName: string, text: string): Promise<void> {
+    const name = normalizePolicyName(rawName);
+    assertPolicyWritable(name);
+    const plain = decodePolicyText(text);
+    await this.deps.repo.upsert(name, plain, this.deps.clock.now());
+    this.acls.clear();
+  }
+
+  /** Deleting a missing policy succeeds, as in Vault. */
+  async delete(rawName: string): Promise<void> {
+    const name = normalizePolicyName(rawName);
+    assertPolicyDeletable(name);
+    await this.deps.repo.delete(name);
+    this.acls.clear();
+  }
+
+  /** The compiled ACL for a set of policy names; names without a policy grant nothing. */
+  async aclFor(policyNames: readonly string[]): Promise<Acl> {
+    const key = [...policyNames].sort().join('\n');
+    const nowMs = this.deps.clock.now().getTime();
+    const hit = this.acls.get(key);
+    if (hit && nowMs - hit.at < CACHE_MS && nowMs >= hit.at) return hit.acl;
+    const acl = await this.compile(policyNames);
+    if (this.acls.size > 1000) this.acls.clear();
+    this.acls.set(key, { at: nowMs, acl });
+    return acl;
+  }
+
+  private async compile(policyNames: readonly string[]): Promise<Acl> {
+    if (policyNames.includes(ROOT_POLICY)) return buildAcl([{ name: ROOT_POLICY }]);
+    const stored = await this.deps.repo.findMany(policyNames);
+    const named: NamedPolicy[] = [];
+    for (const s of stored) named.push({ name: s.name, policy: safeParse(s.text) });
+    if (policyNames.includes(DEFAULT_POLICY) && !stored.some((s) => s.name === DEFAULT_POLICY)) {
+      named.push({ name: DEFAULT_POLICY, policy: parsePolicy(DEFAULT_POLICY_TEXT) });
+    }
+    return buildAcl(named);
+  }
+}
+
+/** A stored policy was valid when written; should parsing rules tighten later, it grants nothing. */
+function safeParse(text: string): Policy {
+  try {
+    return parsePolicy(text);
+  } catch {
+    return { rules: [] };
+  }
+}
+
+/**
+ * Vault accepts the policy text itself or its base64 encoding. The text is tried first;
+ * base64 only when the text does not parse and decodes to something that does.
+ */
+export function decodePolicyText(text: string): string {
+  try {
+    parsePolicy(text);
+    return text;
+  } catch (err) {
+    const compact = text.replace(/\s+/g, '');
+    if (compact !== '' && /^[A-Za-z0-9+/]+={0,2}$/.test(compact)) {
+      const decoded = Buffer.from(compact, 'base64').toString('utf8');
+      try {
+        parsePolicy(decoded);
+        return decoded;
+      } catch {
+        // Report the error of the text as given.
+      }
+    }
+    if (err instanceof DomainError) throw err;
+    throw err;
+  }
+}

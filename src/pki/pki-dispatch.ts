@@ -1,0 +1,229 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
+import { forbidden, invalid, isDomainError } from '../shared/errors.js';
+import { RouteTable } from './mounts/route-table.js';
+import type { RouteMatch } from './mounts/route-table.js';
+import { toMountInfo } from './mounts/mount.js';
+import type { Mount } from './mounts/mount.js';
+import type { MountService } from './mounts/mount-service.js';
+import type { PolicyService } from './acl/policy-service.js';
+import type { PkiRequestContext, PkiRoute, VaultOperation } from './pki-route.js';
+import type { SystemRequestContext, SystemResult, SystemRoute } from './sys/system-route.js';
+import type { Authenticated, TokenService } from './tokens/token-service.js';
+import { vaultError, vaultResponse } from './vault-envelope.js';
+import { isSudoPkiPath, isSudoSystemPath, isUnauthenticatedPkiPath, resolveOperation } from './vault-paths.js';
+
+/**
+ * The one entry point under /v1: resolves `sys/…`, `auth/token/…` and mounted paths,
+ * authenticates the token, checks the ACL on the full path (plus `sudo` where Vault asks
+ * for it), then calls the route. Static routes registered elsewhere under /v1 (the TFE
+ * upload URLs under /v1/object) win over this catch-all in Fastify's router.
+ * https://developer.hashicorp.com/vault/api-docs#http-verbs
+ */
+export interface DispatchDeps {
+  config: Config;
+  mounts: MountService;
+  tokens: TokenService;
+  policies: PolicyService;
+  /** Routes inside mounts; modules may add to it later. */
+  mountRoutes: RouteTable<PkiRoute>;
+  systemRoutes: readonly SystemRoute[];
+}
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+type Target =
+  | { kind: 'system'; match: RouteMatch<SystemRoute> | undefined; pathExists: boolean }
+  | { kind: 'mount'; mount: Mount; rest: string; match: RouteMatch<PkiRoute> | undefined; pathExists: boolean }
+  | { kind: 'none' };
+
+export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): void {
+  const systemTable = new RouteTable<SystemRoute>();
+  systemTable.addAll(deps.systemRoutes);
+  const mountTable = deps.mountRoutes;
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const rawPath = ((request.params as Record<string, string | undefined>)['*'] ?? '').replace(/^\/+/, '');
+    const query = flattenQuery(request.query);
+    const method = request.headers['x-original-method'] === 'LIST' ? 'LIST' : request.method;
+    const resolved = resolveOperation(method, query);
+    if (!resolved) throw httpError(405, 'unsupported operation');
+    const isList = resolved.kind === 'list';
+    const routePath = rawPath.replace(/\/+$/, '');
+    const ops: VaultOperation[] = resolved.kind === 'write' ? ['update', 'create'] : [resolved.operations[0] as VaultOperation];
+
+    const target = await findTarget(routePath, ops);
+    const route = target.kind === 'none' ? undefined : target.match?.route;
+    const unauthenticated =
+      route?.unauthenticated === true || (target.kind === 'mount' && isUnauthenticatedPkiPath(target.rest, method, query));
+
+    let auth: Authenticated | undefined;
+    let token = '';
+    let sudo = false;
+    let operation: VaultOperation = ops[0] as VaultOperation;
+    const data = requestData(request, resolved.kind, query);
+    if (!unauthenticated) {
+      token = readToken(request);
+      auth = token ? await deps.tokens.authenticate(token) : undefined;
+      if (!auth) throw forbidden('permission denied');
+      if (resolved.kind === 'write' && target.kind === 'system' && target.match?.route.exists) {
+        const m = target.match;
+        const exists = await m.route.exists!({ path: routePath, params: m.params, operation: 'update', body: data, query, requestId: request.id, request, reply });
+        operation = exists ? 'update' : 'create';
+      }
+      const aclPath = target.kind === 'mount' ? `${target.mount.path}/${target.rest}` : routePath;
+      const acl = await deps.policies.aclFor(auth.info.policies);
+      const check = acl.check(aclPath, operation);
+      if (!check.allowed) throw forbidden('permission denied');
+      const listPath = isList ? `${routePath}/` : routePath;
+      const needsSudo =
+        route?.sudo === true ||
+        (target.kind === 'mount' ? isSudoPkiPath(isList ? `${target.rest}/` : target.rest) : isSudoSystemPath(listPath));
+      if (needsSudo && !check.sudo) throw forbidden('permission denied');
+      sudo = check.sudo;
+    }
+
+    if (target.kind === 'none' || !target.match) {
+      if (target.kind !== 'none' && target.pathExists) throw httpError(405, 'unsupported operation');
+      void reply.status(404).type('application/json').send(vaultError([]));
+      return;
+    }
+    if (resolved.kind === 'patch' && !isMergePatch(request.headers['content-type'])) {
+      throw httpError(415, 'PATCH requires Content-Type: application/merge-patch+json');
+    }
+
+    const base = { params: target.match.params, operation, body: data, query, requestId: request.id, request, reply };
+    let result: SystemResult;
+    let mountType: string;
+    try {
+      if (target.kind === 'mount') {
+        const ctx: PkiRequestContext = { ...base, mount: toMountInfo(target.mount), path: target.rest, token: auth?.info, baseUrl: baseUrl(request) };
+        result = await target.match.route.handler(ctx);
+        mountType = target.mount.type;
+      } else {
+        const ctx: SystemRequestContext = { ...base, path: routePath, caller: auth ? { token, info: auth.info, entry: auth.entry } : undefined, sudo };
+        result = await target.match.route.handler(ctx);
+        mountType = target.match.route.mountType;
+      }
+    } catch (err) {
+      // Vault answers a read or list that found nothing with an empty error list.
+      if (isDomainError(err) && err.kind === 'not_found' && (operation === 'read' || operation === 'list')) {
+        void reply.status(404).type('application/json').send(vaultError([]));
+        return;
+      }
+      throw err;
+    }
+    render(reply, result, { requestId: request.id, mountType, isList });
+  };
+
+  async function findTarget(path: string, ops: readonly VaultOperation[]): Promise<Target> {
+    if (path === 'sys' || path.startsWith('sys/') || path === 'auth/token' || path.startsWith('auth/token/')) {
+      return { kind: 'system', ...lookupAny(systemTable, path, ops) };
+    }
+    const hit = await deps.mounts.resolve(path);
+    if (!hit) return { kind: 'none' };
+    return { kind: 'mount', mount: hit.mount, rest: hit.rest, ...lookupAny(mountTable, hit.rest, ops) };
+  }
+
+  function baseUrl(request: FastifyRequest): string {
+    return deps.config.publicUrl ?? `${request.protocol}://${request.host}`;
+  }
+
+  app.route({ method: [...METHODS], url: '/*', handler });
+  app.route({ method: [...METHODS], url: '/', handler });
+}
+
+function lookupAny<R extends SystemRoute | PkiRoute>(table: RouteTable<R>, path: string, ops: readonly VaultOperation[]): { match: RouteMatch<R> | undefined; pathExists: boolean } {
+  let pathExists = false;
+  for (const op of ops) {
+    const r = table.lookup(path, op);
+    if (r.found) return { match: r.found, pathExists: true };
+    pathExists ||= r.pathExists;
+  }
+  return { match: undefined, pathExists };
+}
+
+function render(reply: FastifyReply, result: SystemResult, opts: { requestId: string; mountType: string; isList: boolean }): void {
+  switch (result.kind) {
+    case 'empty':
+      void reply.status(204).send();
+      return;
+    case 'status':
+      void reply.status(result.status).send();
+      return;
+    case 'raw':
+      void reply.status(result.status ?? 200).type(result.contentType).send(result.body);
+      return;
+    case 'json': {
+      const r = result as Extract<SystemResult, { kind: 'json' }> & { auth?: unknown; copyToTopLevel?: boolean };
+      if (opts.isList && isEmptyList(r.data) && !(r.warnings && r.warnings.length > 0)) {
+        void reply.status(404).type('application/json').send(vaultError([]));
+        return;
+      }
+      const envelope = vaultResponse(r.data ?? null, {
+        requestId: opts.requestId,
+        leaseId: r.leaseId,
+        leaseDuration: r.leaseDuration,
+        warnings: r.warnings,
+        auth: r.auth,
+        mountType: opts.mountType,
+      });
+      const body = r.copyToTopLevel && isRecord(r.data) ? { ...r.data, ...envelope } : envelope;
+      void reply.status(r.status ?? 200).type('application/json').send(body);
+      return;
+    }
+  }
+}
+
+/** A LIST answer with no keys and nothing else is Vault's 404. */
+function isEmptyList(data: unknown): boolean {
+  if (data === null || data === undefined) return true;
+  if (!isRecord(data)) return false;
+  const keys = data['keys'];
+  const others = Object.keys(data).filter((k) => k !== 'keys' && k !== 'key_info');
+  return others.length === 0 && (!Array.isArray(keys) || keys.length === 0);
+}
+
+/** X-Secrets-Token, X-Vault-Token, or Authorization: Bearer. */
+export function readToken(request: FastifyRequest): string {
+  const h = request.headers;
+  const direct = h['x-secrets-token'] ?? h['x-vault-token'];
+  const v = Array.isArray(direct) ? direct[0] : direct;
+  if (v) return v.trim();
+  const authz = h.authorization;
+  const m = authz ? /^Bearer\s+(.+)$/i.exec(authz) : null;
+  return m ? (m[1] as string).trim() : '';
+}
+
+/** GET, LIST and DELETE take their parameters from the query string; writes from the body. */
+function requestData(request: FastifyRequest, kind: string, query: Record<string, string>): Record<string, unknown> {
+  const fromQuery: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(query)) if (k !== 'list') fromQuery[k] = v;
+  const body: unknown = request.body;
+  if (kind === 'read' || kind === 'list') return fromQuery;
+  if (body === undefined || body === null || body === '') return fromQuery;
+  if (!isRecord(body)) throw invalid('the request body must be a JSON object');
+  return kind === 'delete' ? { ...fromQuery, ...body } : body;
+}
+
+function flattenQuery(q: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!isRecord(q)) return out;
+  for (const [k, v] of Object.entries(q)) {
+    const first: unknown = Array.isArray(v) ? v[0] : v;
+    if (typeof first === 'string') out[k] = first;
+  }
+  return out;
+}
+
+function isMergePatch(contentType: string | undefined): boolean {
+  return (contentType ?? '').split(';')[0]?.trim().toLowerCase() === 'application/merge-patch+json';
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function httpError(status: number, message: string): Error & { statusCode: number } {
+  return Object.assign(new Error(message), { statusCode: status });
+}

@@ -1,0 +1,69 @@
+import { sql } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { PkiLeasesTable } from '../../db/schema-pki.js';
+import type { Lease } from './lease.js';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+export class LeaseRepo {
+  constructor(private readonly deps: { db: Kysely<Database> }) {}
+
+  async insert(l: Lease, ex: Executor = this.deps.db): Promise<void> {
+    await ex
+      .insertInto('pki_leases')
+      .values({
+        id: l.id,
+        mount_id: l.mountId,
+        kind: l.kind,
+        data: JSON.stringify(l.data ?? null),
+        token_accessor: l.tokenAccessor,
+        issued_at: l.issuedAt.toISOString(),
+        expires_at: l.expiresAt.toISOString(),
+      })
+      .execute();
+  }
+
+  async find(id: string): Promise<Lease | undefined> {
+    const row = await this.deps.db.selectFrom('pki_leases').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toLease(row) : undefined;
+  }
+
+  /** Leases whose id starts with `prefix` (compared exactly: no LIKE wildcards, no collation). */
+  async listByPrefix(prefix: string): Promise<Lease[]> {
+    const rows = await this.deps.db
+      .selectFrom('pki_leases')
+      .selectAll()
+      .where(sql<boolean>`substr(id, 1, ${prefix.length}) = ${prefix}`)
+      .orderBy('id')
+      .execute();
+    return rows.map(toLease).filter((l) => l.id.startsWith(prefix));
+  }
+
+  async listByTokens(accessors: readonly string[]): Promise<Lease[]> {
+    if (accessors.length === 0) return [];
+    const rows = await this.deps.db.selectFrom('pki_leases').selectAll().where('token_accessor', 'in', accessors).execute();
+    return rows.map(toLease);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const res = await this.deps.db.deleteFrom('pki_leases').where('id', '=', id).executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
+  }
+
+  async deleteByMount(mountId: string): Promise<void> {
+    await this.deps.db.deleteFrom('pki_leases').where('mount_id', '=', mountId).execute();
+  }
+}
+
+function toLease(r: Selectable<PkiLeasesTable>): Lease {
+  return {
+    id: r.id,
+    mountId: r.mount_id,
+    kind: r.kind,
+    data: JSON.parse(r.data) as unknown,
+    tokenAccessor: r.token_accessor,
+    issuedAt: new Date(r.issued_at),
+    expiresAt: new Date(r.expires_at),
+  };
+}

@@ -1,0 +1,106 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { Clock } from '../../shared/clock.js';
+import { invalid } from '../../shared/errors.js';
+import { randomBase58 } from '../../shared/ids.js';
+import type { MountInfo } from '../pki-route.js';
+import type { Lease } from './lease.js';
+import type { LeaseRepo } from './lease-repo.js';
+
+/** Revokes the secret behind a lease (e.g. adds a certificate to its CRL). Must be idempotent. */
+export type LeaseRevoker = (lease: Lease) => Promise<void>;
+
+export interface CreateLeaseInput {
+  mount: MountInfo;
+  /** Request path relative to the mount, e.g. "issue/web". */
+  path: string;
+  kind: string;
+  data: unknown;
+  ttlSeconds: number;
+  /** Accessor of the token that obtained the secret (ctx.token?.accessor). */
+  tokenAccessor?: string;
+}
+
+export class LeaseService {
+  private readonly revokers = new Map<string, LeaseRevoker>();
+
+  constructor(private readonly deps: { repo: LeaseRepo; clock: Clock }) {}
+
+  /** Registers how leases of one kind are revoked (one revoker per kind). */
+  registerRevoker(kind: string, revoker: LeaseRevoker): void {
+    this.revokers.set(kind, revoker);
+  }
+
+  /**
+   * Records a lease and returns its id and duration for the response envelope. Pass the
+   * caller's transaction so the lease exists exactly when the secret does.
+   */
+  async create(input: CreateLeaseInput, ex?: Kysely<Database> | Transaction<Database>): Promise<{ leaseId: string; leaseDuration: number }> {
+    const now = this.deps.clock.now();
+    const path = input.path.replace(/^\/+/, '').replace(/\/+$/, '');
+    const id = `${input.mount.path}${path}/${randomBase58(24)}`;
+    const ttl = Math.max(0, Math.floor(input.ttlSeconds));
+    await this.deps.repo.insert(
+      {
+        id,
+        mountId: input.mount.id,
+        kind: input.kind,
+        data: input.data,
+        tokenAccessor: input.tokenAccessor ? input.tokenAccessor : null,
+        issuedAt: now,
+        expiresAt: new Date(now.getTime() + ttl * 1000),
+      },
+      ex,
+    );
+    return { leaseId: id, leaseDuration: ttl };
+  }
+
+  async lookup(id: string): Promise<Lease> {
+    if (!id) throw invalid('missing lease ID', 'lease_id');
+    const lease = await this.deps.repo.find(id);
+    if (!lease) throw invalid('invalid lease', 'lease_id');
+    return lease;
+  }
+
+  /** PKI leases are never renewable; unknown leases are reported as such. */
+  async renew(id: string): Promise<never> {
+    await this.lookup(id);
+    throw invalid('lease is not renewable', 'lease_id');
+  }
+
+  /** Revokes the secret, then forgets the lease. Unknown ids succeed (already revoked). */
+  async revoke(id: string): Promise<void> {
+    if (!id) throw invalid('missing lease ID', 'lease_id');
+    const lease = await this.deps.repo.find(id);
+    if (lease) await this.revokeLease(lease);
+  }
+
+  async revokePrefix(prefix: string, force = false): Promise<number> {
+    const leases = await this.deps.repo.listByPrefix(prefix);
+    for (const l of leases) {
+      if (force) await this.revokeLease(l).catch(() => this.deps.repo.delete(l.id));
+      else await this.revokeLease(l);
+    }
+    return leases.length;
+  }
+
+  async listIds(prefix: string): Promise<string[]> {
+    return (await this.deps.repo.listByPrefix(prefix)).map((l) => l.id);
+  }
+
+  /** Revokes every lease obtained by these tokens (called when the tokens are revoked). */
+  async revokeForTokens(accessors: readonly string[]): Promise<void> {
+    for (const l of await this.deps.repo.listByTokens(accessors)) await this.revokeLease(l);
+  }
+
+  /** Drops a removed mount's leases without revoking: the mount's data is gone with it. */
+  async forgetMount(mountId: string): Promise<void> {
+    await this.deps.repo.deleteByMount(mountId);
+  }
+
+  private async revokeLease(lease: Lease): Promise<void> {
+    const revoker = this.revokers.get(lease.kind);
+    if (revoker) await revoker(lease);
+    await this.deps.repo.delete(lease.id);
+  }
+}

@@ -1,0 +1,170 @@
+import { createHash } from 'node:crypto';
+import type { Clock } from '../../shared/clock.js';
+import { forbidden, invalid } from '../../shared/errors.js';
+import type { PolicyService } from '../acl/policy-service.js';
+import type { TokenService } from '../tokens/token-service.js';
+import { defineFields } from '../vault-fields.js';
+import { leaseListKeys, leaseTtl } from './lease.js';
+import type { LeaseService } from './lease-service.js';
+import type { SystemRequestContext, SystemResult, SystemRoute } from './system-route.js';
+
+/**
+ * System endpoints a PKI user needs besides mounts and policies: health, seal status,
+ * leases and capabilities.
+ * https://developer.hashicorp.com/vault/api-docs/system/health
+ * https://developer.hashicorp.com/vault/api-docs/system/seal-status
+ * https://developer.hashicorp.com/vault/api-docs/system/leases
+ * https://developer.hashicorp.com/vault/api-docs/system/capabilities-self
+ */
+
+/** The Vault API level this server follows; clients use it for feature checks. */
+export const VAULT_COMPAT_VERSION = '1.15.0+strongroom';
+
+const HEALTH_FIELDS = defineFields({ activecode: { type: 'int', default: 200 } });
+const LEASE_FIELDS = defineFields({ lease_id: { type: 'string', default: '' }, increment: { type: 'duration', default: 0 }, sync: { type: 'bool', default: true } });
+const CAPS_FIELDS = defineFields({ paths: { type: 'commaList' }, path: { type: 'commaList' }, token: { type: 'string', default: '' }, accessor: { type: 'string', default: '' } });
+
+export interface SysRouteDeps {
+  clock: Clock;
+  leases: LeaseService;
+  tokens: TokenService;
+  policies: PolicyService;
+  /** Identifies the storage this cluster shares (for cluster_id). */
+  clusterSeed: string;
+  storageType: string;
+}
+
+export function sysRoutes(deps: SysRouteDeps): SystemRoute[] {
+  const clusterId = uuidFrom(deps.clusterSeed);
+  const sys = (pattern: string, operations: SystemRoute['operations'], handler: SystemRoute['handler'], extra: Partial<SystemRoute> = {}): SystemRoute => ({
+    pattern,
+    operations,
+    handler,
+    mountType: 'system',
+    ...extra,
+  });
+
+  const health = async (ctx: SystemRequestContext): Promise<SystemResult> => {
+    const status = HEALTH_FIELDS.parse(ctx.query).values.activecode;
+    if (ctx.request.method === 'HEAD') return { kind: 'status', status };
+    const data = {
+      initialized: true,
+      sealed: false,
+      standby: false,
+      performance_standby: false,
+      replication_performance_mode: 'disabled',
+      replication_dr_mode: 'disabled',
+      server_time_utc: Math.floor(deps.clock.now().getTime() / 1000),
+      version: VAULT_COMPAT_VERSION,
+      enterprise: false,
+      cluster_name: 'strongroom',
+      cluster_id: clusterId,
+    };
+    // Health and seal status are bare objects, not the usual envelope.
+    return { kind: 'raw', status, contentType: 'application/json', body: JSON.stringify(data) };
+  };
+
+  const leaseLookup = async (ctx: SystemRequestContext): Promise<SystemResult> => {
+    const l = await deps.leases.lookup(LEASE_FIELDS.parse(ctx.body).values.lease_id);
+    return {
+      kind: 'json',
+      data: {
+        id: l.id,
+        issue_time: l.issuedAt.toISOString(),
+        expire_time: l.expiresAt.toISOString(),
+        last_renewal: null,
+        renewable: false,
+        ttl: leaseTtl(l, deps.clock.now()),
+      },
+    };
+  };
+  const leaseList = async (ctx: SystemRequestContext): Promise<SystemResult> => {
+    const prefix = ctx.params['prefix'] ? `${(ctx.params['prefix'] as string).replace(/\/+$/, '')}/` : '';
+    return { kind: 'json', data: { keys: leaseListKeys(await deps.leases.listIds(prefix), prefix) } };
+  };
+  const leaseId = (ctx: SystemRequestContext): string => ctx.params['id'] ?? LEASE_FIELDS.parse(ctx.body).values.lease_id;
+  const revoke = async (ctx: SystemRequestContext): Promise<SystemResult> => {
+    await deps.leases.revoke(leaseId(ctx));
+    return { kind: 'empty' };
+  };
+  const renew = async (ctx: SystemRequestContext): Promise<SystemResult> => deps.leases.renew(leaseId(ctx));
+  const revokePrefix = (force: boolean) => async (ctx: SystemRequestContext): Promise<SystemResult> => {
+    await deps.leases.revokePrefix(ctx.params['prefix'] as string, force);
+    return { kind: 'empty' };
+  };
+
+  const capabilities = (mode: 'self' | 'token' | 'accessor') => async (ctx: SystemRequestContext): Promise<SystemResult> => {
+    const v = CAPS_FIELDS.parse(ctx.body).values;
+    const paths = [...(v.paths ?? []), ...(v.path ?? [])];
+    if (paths.length === 0) throw invalid('"paths" must be provided', 'paths');
+    let policies: readonly string[];
+    if (mode === 'self') {
+      if (!ctx.caller) throw forbidden('permission denied');
+      policies = ctx.caller.info.policies;
+    } else if (mode === 'token') {
+      const auth = v.token ? await deps.tokens.authenticate(v.token) : undefined;
+      if (!auth) throw invalid('invalid token', 'token');
+      policies = auth.info.policies;
+    } else {
+      policies = (await deps.tokens.findValidByAccessor(v.accessor)).policies;
+    }
+    const acl = await deps.policies.aclFor(policies);
+    const data: Record<string, unknown> = {};
+    let all: string[] = [];
+    for (const p of paths) {
+      const caps = acl.capabilitiesOf(p);
+      data[p] = caps;
+      all = [...new Set([...all, ...caps])];
+    }
+    data['capabilities'] = all.sort();
+    return { kind: 'json', data, copyToTopLevel: true };
+  };
+
+  return [
+    sys('sys/health', ['read'], health, { unauthenticated: true }),
+    sys('sys/seal-status', ['read'], async () => sealStatus(clusterId, deps.storageType), { unauthenticated: true }),
+    sys('sys/leases/lookup', ['update'], leaseLookup),
+    sys('sys/leases/lookup', ['list'], leaseList),
+    sys('sys/leases/lookup/*prefix', ['list'], leaseList),
+    sys('sys/leases/renew', ['update'], renew),
+    sys('sys/leases/renew/*id', ['update'], renew),
+    sys('sys/renew', ['update'], renew),
+    sys('sys/renew/*id', ['update'], renew),
+    sys('sys/leases/revoke', ['update'], revoke),
+    sys('sys/leases/revoke/*id', ['update'], revoke),
+    sys('sys/revoke', ['update'], revoke),
+    sys('sys/revoke/*id', ['update'], revoke),
+    sys('sys/leases/revoke-prefix/*prefix', ['update'], revokePrefix(false)),
+    sys('sys/revoke-prefix/*prefix', ['update'], revokePrefix(false)),
+    sys('sys/leases/revoke-force/*prefix', ['update'], revokePrefix(true)),
+    sys('sys/revoke-force/*prefix', ['update'], revokePrefix(true)),
+    sys('sys/capabilities-self', ['update'], capabilities('self')),
+    sys('sys/capabilities', ['update'], capabilities('token')),
+    sys('sys/capabilities-accessor', ['update'], capabilities('accessor')),
+  ];
+}
+
+function sealStatus(clusterId: string, storageType: string): SystemResult {
+  const data = {
+    type: 'shamir',
+    initialized: true,
+    sealed: false,
+    t: 1,
+    n: 1,
+    progress: 0,
+    nonce: '',
+    version: VAULT_COMPAT_VERSION,
+    build_date: '',
+    migration: false,
+    cluster_name: 'strongroom',
+    cluster_id: clusterId,
+    recovery_seal: false,
+    storage_type: storageType,
+  };
+  return { kind: 'raw', status: 200, contentType: 'application/json', body: JSON.stringify(data) };
+}
+
+function uuidFrom(seed: string): string {
+  const h = createHash('sha256').update(`strongroom-cluster:${seed}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}

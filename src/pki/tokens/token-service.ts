@@ -1,0 +1,132 @@
+import type { Clock } from '../../shared/clock.js';
+import { invalid } from '../../shared/errors.js';
+import { hashToken, randomBase58 } from '../../shared/ids.js';
+import { ROOT_POLICY } from '../acl/policy.js';
+import type { TokenInfo } from '../pki-route.js';
+import type { LeaseService } from '../sys/lease-service.js';
+import type { CallerToken } from '../sys/system-route.js';
+import { TOKEN_PREFIX, isExpired, planRenewal, planToken } from './token.js';
+import type { CreateTokenRequest, TokenEntry } from './token.js';
+import type { TokenRepo } from './token-repo.js';
+
+/** What the dispatcher learns from a presented token. */
+export interface Authenticated {
+  info: TokenInfo;
+  /** Undefined for the admin token, which lives outside the token store. */
+  entry: TokenEntry | undefined;
+}
+
+export const ADMIN_TOKEN_INFO: TokenInfo = Object.freeze({ accessor: '', policies: [ROOT_POLICY], isRoot: true, displayName: 'root' });
+
+/** num_uses value of a token whose last use is spent: dead, as are its descendants. */
+const USES_EXHAUSTED = -1;
+
+export function tokenInfoOf(e: TokenEntry): TokenInfo {
+  return { accessor: e.accessor, policies: e.policies, isRoot: e.policies.includes(ROOT_POLICY), displayName: e.displayName };
+}
+
+/**
+ * The token store. Tokens are kept only as SHA-256 hashes. A token is valid while it and
+ * every ancestor exist, have not expired and have uses left, so a parent that lapses takes
+ * its children with it without any background sweep.
+ */
+export class TokenService {
+  constructor(private readonly deps: { repo: TokenRepo; clock: Clock; adminTokens: { isAdmin(token: string): Promise<boolean> }; leases: LeaseService }) {}
+
+  /** Resolves a presented token, spending one use of use-limited tokens; undefined when it is not valid. */
+  async authenticate(token: string): Promise<Authenticated | undefined> {
+    if (!token) return undefined;
+    const ours = token.startsWith(TOKEN_PREFIX);
+    if (!ours && (await this.deps.adminTokens.isAdmin(token))) return { info: ADMIN_TOKEN_INFO, entry: undefined };
+    const entry = await this.findValid(token);
+    if (!entry) {
+      if (ours && (await this.deps.adminTokens.isAdmin(token))) return { info: ADMIN_TOKEN_INFO, entry: undefined };
+      return undefined;
+    }
+    if (entry.numUses > 0) {
+      // The last use marks the token exhausted rather than 0, which would mean unlimited.
+      const next = entry.numUses === 1 ? USES_EXHAUSTED : entry.numUses - 1;
+      if (!(await this.deps.repo.spendUse(entry.accessor, entry.numUses, next))) return undefined;
+    }
+    return { info: tokenInfoOf(entry), entry };
+  }
+
+  /** The entry of a valid token (no use spent), or undefined. */
+  async findValid(token: string): Promise<TokenEntry | undefined> {
+    return this.validByHash(hashToken(token));
+  }
+
+  async findValidByAccessor(accessor: string): Promise<TokenEntry> {
+    const e = accessor ? await this.deps.repo.findByAccessor(accessor) : undefined;
+    // The chain check needs the hash, which the accessor row carries.
+    const valid = e ? await this.validByHash(e.hash) : undefined;
+    if (!valid) throw invalid('invalid accessor', 'accessor');
+    return valid;
+  }
+
+  /**
+   * Creates a token for `caller`. `privileged` is true for root callers and callers with
+   * `sudo` on the create path.
+   */
+  async create(caller: CallerToken, privileged: boolean, req: CreateTokenRequest): Promise<{ token: string; entry: TokenEntry; warnings: string[] }> {
+    const now = this.deps.clock.now();
+    const plan = planToken({ policies: caller.info.policies, accessor: caller.info.accessor || null, privileged: privileged || caller.info.isRoot }, req, now);
+    const token = req.id ? req.id : `${TOKEN_PREFIX}${randomBase58(32)}`;
+    const entry: TokenEntry = {
+      hash: hashToken(token),
+      accessor: randomBase58(24),
+      parentAccessor: plan.parentAccessor,
+      policies: plan.policies,
+      meta: plan.meta,
+      displayName: plan.displayName,
+      numUses: plan.numUses,
+      renewable: plan.renewable,
+      orphan: plan.orphan,
+      ttl: plan.ttl,
+      explicitMaxTtl: plan.explicitMaxTtl,
+      period: plan.period,
+      path: req.path,
+      createdAt: now,
+      expiresAt: plan.expiresAt,
+      lastRenewalAt: null,
+    };
+    await this.deps.repo.insert(entry);
+    return { token, entry, warnings: plan.warnings };
+  }
+
+  async renew(entry: TokenEntry, increment: number): Promise<{ entry: TokenEntry; warnings: string[] }> {
+    const now = this.deps.clock.now();
+    const plan = planRenewal(entry, increment, now);
+    if (!(await this.deps.repo.updateExpiry(entry.accessor, plan.expiresAt, now))) throw invalid('invalid token');
+    return { entry: { ...entry, expiresAt: plan.expiresAt, lastRenewalAt: now }, warnings: plan.warnings };
+  }
+
+  /** Revokes a token, its descendants and every lease they obtained. */
+  async revokeTree(accessor: string): Promise<void> {
+    const accessors = await this.deps.repo.subtreeAccessors(accessor);
+    await this.deps.leases.revokeForTokens(accessors);
+    await this.deps.repo.deleteByAccessors(accessors);
+  }
+
+  /** Revokes one token and its leases; its children become orphans. */
+  async revokeOrphan(accessor: string): Promise<void> {
+    await this.deps.leases.revokeForTokens([accessor]);
+    await this.deps.repo.orphanChildren(accessor);
+    await this.deps.repo.deleteByAccessors([accessor]);
+  }
+
+  async listAccessors(): Promise<string[]> {
+    return this.deps.repo.listAccessors();
+  }
+
+  private async validByHash(hash: string): Promise<TokenEntry | undefined> {
+    const chain = await this.deps.repo.findWithAncestors(hash);
+    const now = this.deps.clock.now();
+    for (let i = 0; i < chain.length; i++) {
+      const t = chain[i] as TokenEntry;
+      if (isExpired(t, now) || t.numUses === USES_EXHAUSTED) return undefined;
+      if (t.parentAccessor !== null && chain[i + 1]?.accessor !== t.parentAccessor) return undefined;
+    }
+    return chain[0];
+  }
+}
