@@ -1,0 +1,45 @@
+import type { BlobStore } from '../../blob/blob-store.js';
+import { extractInWorker } from './extract-worker.js';
+import type { StateVersionRepo } from './state-version-repo.js';
+import { toNewOutputs } from './state-version-service.js';
+
+export interface ExtractStateJobDeps {
+  repo: StateVersionRepo;
+  blobs: BlobStore;
+}
+
+/**
+ * The `tfe.extract-state` job: reads a finalized version's raw state from the blob store
+ * in a worker thread and records resources, modules, providers, billable RUM count and
+ * outputs, then sets `resources-processed`. Idempotent: a rerun overwrites the same
+ * fields. Outputs already given as `json-state-outputs` at creation are kept (they carry
+ * the client's own types). Content that is not a readable state (for example an
+ * encrypted envelope) still ends as processed, with the derived fields left null.
+ */
+export function extractStateJob(deps: ExtractStateJobDeps) {
+  return async (payload: unknown, ctx: { signal: AbortSignal }): Promise<void> => {
+    const id = (payload as { stateVersionId?: unknown } | null)?.stateVersionId;
+    if (typeof id !== 'string') return;
+    const db = deps.repo.db;
+    const v = await deps.repo.findById(db, id);
+    if (!v || v.stateSha256 === null || v.resourcesProcessed) return;
+    const result = await extractInWorker(await deps.blobs.get(v.stateSha256), { signal: ctx.signal });
+    if (!result.ok) {
+      await deps.repo.markProcessed(db, id);
+      return;
+    }
+    const x = result.value;
+    await deps.repo.transaction(async (trx) => {
+      await deps.repo.saveExtract(trx, id, {
+        size: x.size,
+        stateFormatVersion: x.stateVersion,
+        terraformVersion: x.terraformVersion,
+        resources: x.resources,
+        modules: x.modules,
+        providers: x.providers,
+        billableRumCount: x.billableRumCount,
+      });
+      if (!(await deps.repo.hasOutputs(trx, id))) await deps.repo.insertOutputs(trx, id, toNewOutputs(x.outputs));
+    });
+  };
+}

@@ -1,0 +1,106 @@
+import { BlobDigest } from '../../blob/blob-store.js';
+import type { BlobInfo, BlobStore } from '../../blob/blob-store.js';
+import { readStateHeader } from './state-file.js';
+import type { StateHeaderResult } from './state-file.js';
+
+/**
+ * Streams content into the blob store while a second reader looks at the same chunks
+ * (the state header check). The reader gets each chunk before the next one is read from
+ * the source, so at most one chunk waits for it and memory stays bounded.
+ */
+class ChunkChannel implements AsyncIterable<Uint8Array> {
+  #queue: Uint8Array[] = [];
+  #ended = false;
+  #closed = false;
+  #wakeReader: (() => void) | null = null;
+  #wakeWriter: (() => void) | null = null;
+
+  /** Resolves once the reader took the chunk (or stopped reading). */
+  async push(chunk: Uint8Array): Promise<void> {
+    if (this.#closed) return;
+    this.#queue.push(chunk);
+    this.#wake();
+    while (this.#queue.length > 0 && !this.#closed) {
+      await new Promise<void>((r) => (this.#wakeWriter = r));
+    }
+  }
+
+  end(): void {
+    this.#ended = true;
+    this.#wake();
+  }
+
+  #wake(): void {
+    const r = this.#wakeReader;
+    this.#wakeReader = null;
+    r?.();
+  }
+
+  #wakeW(): void {
+    const w = this.#wakeWriter;
+    this.#wakeWriter = null;
+    w?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<Uint8Array> {
+    try {
+      for (;;) {
+        const next = this.#queue.shift();
+        if (next !== undefined) {
+          this.#wakeW();
+          yield next;
+          continue;
+        }
+        if (this.#ended) return;
+        await new Promise<void>((r) => (this.#wakeReader = r));
+      }
+    } finally {
+      // The reader stopped early (it has what it needs): let the writer run freely.
+      this.#closed = true;
+      this.#queue = [];
+      this.#wakeW();
+    }
+  }
+}
+
+export interface StoredUpload {
+  blob: BlobInfo;
+  /** The state header, or why the content is not a valid state. */
+  header: StateHeaderResult;
+}
+
+/**
+ * Writes an uploaded raw state to the blob store (hashing it on the way) and reads its
+ * header from the same stream. Only the first few fields are parsed: the complete
+ * document is examined later by the extraction job.
+ */
+export async function storeStateUpload(blobs: BlobStore, source: AsyncIterable<Buffer>, maxSize: number): Promise<StoredUpload> {
+  const channel = new ChunkChannel();
+  const headerPromise = readStateHeader(channel);
+  async function* tee(): AsyncGenerator<Buffer> {
+    try {
+      for await (const chunk of source) {
+        await channel.push(chunk);
+        yield chunk;
+      }
+    } finally {
+      channel.end();
+    }
+  }
+  let blob: BlobInfo;
+  try {
+    blob = await blobs.put(tee(), { maxSize });
+  } catch (err) {
+    channel.end();
+    await headerPromise.catch(() => undefined);
+    throw err;
+  }
+  return { blob, header: await headerPromise };
+}
+
+/** Reads a stream to its end, returning its MD5 and SHA-256 without storing it (repeated uploads). */
+export async function digestStream(source: AsyncIterable<Buffer>, maxSize: number): Promise<BlobInfo> {
+  const d = new BlobDigest(maxSize);
+  for await (const chunk of source) d.update(chunk);
+  return d.finish();
+}

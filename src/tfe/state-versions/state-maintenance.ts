@@ -1,0 +1,116 @@
+import type { BlobStore } from '../../blob/blob-store.js';
+import type { JobQueue } from '../../jobs/job-queue.js';
+import type { Clock } from '../../shared/clock.js';
+import type { Logger } from 'pino';
+import type { StateVersionRepo } from './state-version-repo.js';
+
+export const STATE_MAINTENANCE_JOB = 'tfe.state-maintenance';
+
+export interface StateMaintenanceDeps {
+  repo: StateVersionRepo;
+  blobs: BlobStore;
+  jobs: JobQueue;
+  clock: Clock;
+  logger: Logger;
+  settings: { softDeletePurgeDays: number; retentionKeepLatest: number; retentionMaxAgeDays: number; maintenanceIntervalSeconds: number };
+}
+
+const BATCH = 500;
+
+class StillReferenced extends Error {}
+
+export interface MaintenanceReport {
+  purged: number;
+  expired: number;
+  blobsDeleted: number;
+}
+
+/**
+ * Background upkeep of state storage, run by the job worker:
+ *   1. soft-deleted backing data older than its grace period becomes permanently deleted;
+ *   2. retention deletes old versions (specification, Limits: at least the newest 100
+ *      versions overall and the newest version of every workspace are kept, the rest
+ *      after six months; current versions never);
+ *   3. blobs no version references any more are removed.
+ * Blobs are shared between versions with identical content, so a blob goes only when
+ * nothing references it; the collector locks the blob's row before it looks for
+ * references, and writers that find the row marked store the bytes again.
+ */
+export class StateMaintenance {
+  constructor(private readonly deps: StateMaintenanceDeps) {}
+
+  /** Runs the three steps; each works in batches so no transaction grows large. */
+  async run(signal?: AbortSignal): Promise<MaintenanceReport> {
+    const now = this.deps.clock.now();
+    const { repo, settings } = this.deps;
+    let purged = 0;
+    for (;;) {
+      signal?.throwIfAborted();
+      const due = await repo.softDeletedDue(repo.db, now, settings.softDeletePurgeDays, BATCH);
+      let moved = 0;
+      for (const v of due) {
+        const ok = await repo.transaction((trx) =>
+          repo.transition(trx, v.id, 'backing_data_soft_deleted', 'backing_data_permanently_deleted', { state_sha256: null, json_sha256: null }),
+        );
+        if (ok) moved++;
+      }
+      purged += moved;
+      if (due.length < BATCH || moved === 0) break;
+    }
+    let expired = 0;
+    if (settings.retentionMaxAgeDays > 0) {
+      const cutoff = new Date(now.getTime() - settings.retentionMaxAgeDays * 86_400_000);
+      for (;;) {
+        signal?.throwIfAborted();
+        const ids = await repo.retentionCandidates(repo.db, cutoff, settings.retentionKeepLatest, BATCH);
+        if (ids.length === 0) break;
+        const n = await repo.transaction((trx) => repo.deleteVersions(trx, ids));
+        expired += n;
+        if (n === 0 || ids.length < BATCH) break;
+      }
+    }
+    const blobsDeleted = await this.collectBlobs(signal);
+    if (purged + expired + blobsDeleted > 0) {
+      this.deps.logger.info({ purged, expired, blobsDeleted }, 'state maintenance removed old state data');
+    }
+    return { purged, expired, blobsDeleted };
+  }
+
+  /** Removes blobs that no state version references. */
+  async collectBlobs(signal?: AbortSignal): Promise<number> {
+    const { repo } = this.deps;
+    let deleted = 0;
+    for (;;) {
+      signal?.throwIfAborted();
+      const shas = await repo.unreferencedBlobs(repo.db, BATCH);
+      let progress = 0;
+      for (const sha of shas) {
+        try {
+          const done = await repo.transaction(async (trx) => {
+            if (!(await repo.markBlobDeleting(trx, sha, this.deps.clock.now()))) return false;
+            // Checked after taking the row: a writer that touched it has committed by now.
+            if (await repo.blobReferenced(trx, sha)) throw new StillReferenced();
+            await this.deps.blobs.delete(sha);
+            return true;
+          });
+          if (done) deleted++;
+          progress++;
+        } catch (err) {
+          if (!(err instanceof StillReferenced)) throw err;
+        }
+      }
+      if (shas.length < BATCH || progress === 0) return deleted;
+    }
+  }
+
+  /** Queues the next run at the next multiple of the interval (one job per slot across nodes). */
+  async scheduleNext(): Promise<void> {
+    const every = Math.max(60, this.deps.settings.maintenanceIntervalSeconds) * 1000;
+    const at = new Date((Math.floor(this.deps.clock.now().getTime() / every) + 1) * every);
+    await this.deps.jobs.enqueue(this.deps.repo.db, {
+      kind: STATE_MAINTENANCE_JOB,
+      runAt: at,
+      dedupeKey: `${STATE_MAINTENANCE_JOB}@${at.toISOString()}`,
+    });
+  }
+}

@@ -1,0 +1,31 @@
+import type { FastifyInstance } from 'fastify';
+import type { Readable } from 'node:stream';
+import { DomainError } from '../../shared/errors.js';
+import type { StateUploadService } from './state-upload-service.js';
+
+/**
+ * The one-time upload URLs, `PUT /v1/object/<secret>` (reference 4.4): outside /api/v2
+ * and without Authorization, the secret in the path being the credential. Bodies are
+ * streamed to the blob store as they arrive, never buffered, up to `maxUploadSize`.
+ */
+export async function registerStateUploadRoutes(app: FastifyInstance, deps: { uploads: StateUploadService; maxUploadSize: number }): Promise<void> {
+  // A scope of its own so that the raw-stream parser applies to these routes only.
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    scope.put<{ Params: { token: string } }>(
+      '/v1/object/:token',
+      { bodyLimit: deps.maxUploadSize, config: { tfePublic: true } },
+      async (request, reply) => {
+        const declared = Number(request.headers['content-length']);
+        if (Number.isFinite(declared) && declared > deps.maxUploadSize) {
+          throw new DomainError('too_large', `upload is larger than the limit of ${deps.maxUploadSize} bytes`);
+        }
+        const body = (request.body as Readable | undefined) ?? request.raw;
+        const result = await deps.uploads.upload(request.params.token, body);
+        if (result.stored) request.log.info({ stateVersionId: result.stateVersionId, target: result.target }, 'state content uploaded');
+        return reply.status(200).send();
+      },
+    );
+  });
+}

@@ -1,0 +1,137 @@
+import type { BlobStore } from '../../blob/blob-store.js';
+import type { JobQueue } from '../../jobs/job-queue.js';
+import type { Clock } from '../../shared/clock.js';
+import { DomainError, conflict, invalid, notFound } from '../../shared/errors.js';
+import { hashToken } from '../../shared/ids.js';
+import type { Actor } from '../identity/actor.js';
+import { digestStream, storeStateUpload } from './state-content.js';
+import type { Executor, StateVersionRepo } from './state-version-repo.js';
+import { BlobCollectedError, EXTRACT_STATE_JOB, STATE_BLOB_GC_JOB } from './state-version-service.js';
+import type { StateVersionService } from './state-version-service.js';
+import { checkFileMatchesClaims } from './state-version.js';
+import type { StateVersion } from './state-version.js';
+
+export interface StateUploadServiceDeps {
+  repo: StateVersionRepo;
+  versions: StateVersionService;
+  blobs: BlobStore;
+  jobs: JobQueue;
+  clock: Clock;
+  settings: { allowSerialMismatch: boolean; maxUploadSize: number };
+}
+
+export interface UploadResult {
+  stateVersionId: string;
+  target: 'state' | 'json';
+  /** False when an identical upload had already been accepted (a client retry). */
+  stored: boolean;
+}
+
+export interface Download {
+  size: number | null;
+  body: AsyncIterable<Buffer>;
+}
+
+/**
+ * Content of state versions: the one-time upload URLs (the URL is the credential, as in
+ * HCP Terraform's blob storage) and downloads. Upload bodies stream into the blob store;
+ * the raw state's header is checked on the way and the MD5 against the create request.
+ */
+export class StateUploadService {
+  constructor(private readonly deps: StateUploadServiceDeps) {}
+
+  /** PUT to an upload URL. `token` is the secret in the URL. */
+  async upload(token: string, body: AsyncIterable<Buffer>): Promise<UploadResult> {
+    const found = await this.deps.repo.findByUploadTokenHash(this.deps.repo.db, hashToken(token));
+    if (!found) throw notFound('upload URL not found');
+    const { version: v, target } = found;
+    if (v.uploadExpiresAt === null || v.uploadExpiresAt.getTime() <= this.deps.clock.now().getTime()) {
+      throw notFound('upload URL has expired');
+    }
+    const max = this.deps.settings.maxUploadSize;
+    if (target === 'state' && v.status !== 'pending') return this.repeated(v, target, body, max);
+    if (target === 'json' && v.jsonSha256 !== null) return this.repeated(v, target, body, max);
+
+    if (target === 'json') {
+      const blob = await this.deps.blobs.put(body, { maxSize: max });
+      return this.inTransaction(blob.sha256, async (trx) => {
+        await this.deps.versions.useBlobs(trx, [blob], false);
+        if (!(await this.deps.repo.setJsonState(trx, v.id, blob.sha256))) throw conflict('JSON state was already uploaded for this state version');
+        return { stateVersionId: v.id, target, stored: true };
+      });
+    }
+
+    const { blob, header } = await storeStateUpload(this.deps.blobs, body, max);
+    try {
+      if (blob.md5 !== v.md5) throw invalid(`the MD5 of the uploaded state (${blob.md5}) does not match the md5 given at creation (${v.md5})`, '/data/attributes/md5');
+      if (!header.ok) throw invalid(`uploaded content is not a valid Terraform state: ${header.error}`, '/data/attributes/state');
+      checkFileMatchesClaims(header.header, { serial: v.serial, md5: v.md5, lineage: v.lineage }, this.deps.settings.allowSerialMismatch);
+    } catch (err) {
+      await this.forget(blob.sha256, blob.size);
+      throw err;
+    }
+    return this.inTransaction(blob.sha256, async (trx) => {
+      await this.deps.versions.useBlobs(trx, [blob], false);
+      const ok = await this.deps.repo.finalizeUpload(trx, v.id, {
+        sha256: blob.sha256,
+        size: blob.size,
+        stateFormatVersion: header.ok ? header.header.version : 0,
+        terraformVersion: header.ok ? header.header.terraformVersion : null,
+      });
+      if (!ok) throw conflict('this state version no longer accepts uploads (it was discarded or already uploaded)');
+      await this.deps.jobs.enqueue(trx, { kind: EXTRACT_STATE_JOB, payload: { stateVersionId: v.id } });
+      return { stateVersionId: v.id, target, stored: true };
+    });
+  }
+
+  /** Raw state (or JSON state) of a version the actor may read. */
+  async download(actor: Actor, id: string, target: 'state' | 'json'): Promise<Download> {
+    const v = await this.deps.versions.get(actor, id);
+    if (v.status === 'backing_data_soft_deleted') {
+      throw notFound(`the backing data of state version ${id} is soft deleted; restore it to read it`);
+    }
+    if (v.status === 'backing_data_permanently_deleted') throw notFound(`the backing data of state version ${id} was permanently deleted`);
+    const sha = target === 'state' ? v.stateSha256 : v.jsonSha256;
+    if (sha === null) throw notFound(target === 'state' ? `state version ${id} has no state content (status ${v.status})` : `state version ${id} has no JSON state`);
+    const stat = target === 'state' ? v.size : null;
+    return { size: stat, body: await this.deps.blobs.get(sha) };
+  }
+
+  /**
+   * A second PUT to a used URL: a retry of the same content succeeds without storing
+   * anything (clients retry after lost responses); other content is a conflict.
+   */
+  private async repeated(v: StateVersion, target: 'state' | 'json', body: AsyncIterable<Buffer>, max: number): Promise<UploadResult> {
+    const d = await digestStream(body, max);
+    if (target === 'state') {
+      if (v.status === 'discarded') throw conflict('this state version was discarded: a newer state version was created before the upload');
+      if (v.md5 === d.md5 && v.stateSha256 !== null) return { stateVersionId: v.id, target, stored: false };
+      throw conflict('state content was already uploaded for this state version');
+    }
+    if (v.jsonSha256 === d.sha256) return { stateVersionId: v.id, target, stored: false };
+    throw conflict('JSON state was already uploaded for this state version');
+  }
+
+  /** Content that will not be referenced: hand it to the collector. */
+  private async forget(sha256: string, size: number): Promise<void> {
+    await this.deps.repo.transaction(async (trx) => {
+      await this.deps.repo.touchBlob(trx, sha256, size, this.deps.clock.now());
+      await this.deps.jobs.enqueue(trx, { kind: STATE_BLOB_GC_JOB, dedupeKey: STATE_BLOB_GC_JOB });
+    });
+  }
+
+  /**
+   * Streamed bodies cannot be stored a second time, so when the collector removed the
+   * same content meanwhile the client is asked to retry (go-tfe retries 5xx uploads).
+   */
+  private async inTransaction<T>(sha256: string, fn: (trx: Executor) => Promise<T>): Promise<T> {
+    try {
+      return await this.deps.repo.transaction(fn);
+    } catch (err) {
+      if (err instanceof BlobCollectedError) {
+        throw new DomainError('unavailable', `stored content ${sha256.slice(0, 12)}… was being removed; retry the upload`);
+      }
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,132 @@
+import type { Page } from '../pagination.js';
+import { paginationLinks, paginationMeta } from '../pagination.js';
+import type { StateVersion, StateVersionOutput } from './state-version.js';
+
+/**
+ * State versions as JSON:API documents (reference 4.1; specification "Resources and
+ * their fields"). Attribute names are kebab-case; instants are UTC with milliseconds.
+ */
+
+/** The `include` values the specification lists for every state version read. */
+export const STATE_VERSION_INCLUDES = ['created_by', 'run', 'run.created_by', 'run.configuration_version', 'outputs'] as const;
+export type StateVersionInclude = (typeof STATE_VERSION_INCLUDES)[number];
+
+/** Per-version facts the serializer needs beyond the record. */
+export interface StateVersionRenderContext {
+  /** Absolute base URL (scheme://host[:port]) for download and upload URLs. */
+  baseUrl: string;
+  uploadTokens: { state: string | null; json: string | null };
+  outputIds: string[];
+}
+
+export function downloadPath(id: string, target: 'state' | 'json'): string {
+  return `/api/v2/state-versions/${id}/${target === 'state' ? 'download' : 'json-download'}`;
+}
+
+export function uploadPath(token: string): string {
+  return `/v1/object/${token}`;
+}
+
+const rel = (type: string, id: string | null) => ({ data: id === null ? null : { type, id } });
+
+export function stateVersionResource(v: StateVersion, ctx: StateVersionRenderContext): Record<string, unknown> {
+  // Finalized and soft-deleted versions name their download URL; a soft-deleted one answers 404 there.
+  const hasData = v.status === 'finalized' || v.status === 'backing_data_soft_deleted';
+  const attributes: Record<string, unknown> = {
+    'created-at': v.createdAt.toISOString(),
+    size: v.size,
+    'hosted-state-download-url': hasData && v.stateSha256 ? ctx.baseUrl + downloadPath(v.id, 'state') : null,
+    'hosted-json-state-download-url': hasData && v.jsonSha256 ? ctx.baseUrl + downloadPath(v.id, 'json') : null,
+    'hosted-state-upload-url': ctx.uploadTokens.state ? ctx.baseUrl + uploadPath(ctx.uploadTokens.state) : null,
+    'hosted-json-state-upload-url': ctx.uploadTokens.json ? ctx.baseUrl + uploadPath(ctx.uploadTokens.json) : null,
+    modules: v.modules,
+    providers: v.providers,
+    resources: v.resources,
+    'resources-processed': v.resourcesProcessed,
+    intermediate: false,
+    serial: v.serial,
+    'state-version': v.stateFormatVersion,
+    status: v.status,
+    'terraform-version': v.terraformVersion,
+    'tool-version': v.terraformVersion,
+    'billable-rum-count': v.billableRumCount,
+    'vcs-commit-sha': null,
+    'vcs-commit-url': null,
+  };
+  if (v.deleteOlderThanNDays !== null) attributes['delete-older-than-n-days'] = v.deleteOlderThanNDays;
+  const creatorType = v.createdBy?.kind === 'team' ? 'teams' : 'users';
+  const createdBy: Record<string, unknown> = rel(creatorType, v.createdBy?.id ?? null);
+  if (v.createdBy) {
+    createdBy.links = { self: `/api/v2/${creatorType}/${v.createdBy.id}`, related: `/api/v2/state-versions/${v.id}/created-by` };
+  }
+  return {
+    id: v.id,
+    type: 'state-versions',
+    attributes,
+    relationships: {
+      run: rel('runs', v.runId),
+      'created-by': createdBy,
+      workspace: rel('workspaces', v.workspaceId),
+      outputs: {
+        data: ctx.outputIds.map((id) => ({ type: 'state-version-outputs', id })),
+        links: { related: `/api/v2/state-versions/${v.id}/outputs` },
+      },
+      'rollback-state-version': rel('state-versions', v.rollbackOfId),
+    },
+    links: { self: `/api/v2/state-versions/${v.id}` },
+  };
+}
+
+export function outputResource(o: StateVersionOutput): Record<string, unknown> {
+  return {
+    id: o.id,
+    type: 'state-version-outputs',
+    attributes: { name: o.name, sensitive: o.sensitive, type: o.type, value: o.value, 'detailed-type': o.detailedType },
+    links: { self: `/api/v2/state-version-outputs/${o.id}` },
+  };
+}
+
+/** The `included` array: each related object once, only for what was asked. */
+export function includedResources(versions: StateVersion[], includes: StateVersionInclude[], outputs: StateVersionOutput[]): Record<string, unknown>[] | undefined {
+  if (includes.length === 0) return undefined;
+  const out: Record<string, unknown>[] = [];
+  const seen = new Set<string>();
+  const add = (r: Record<string, unknown>) => {
+    const key = `${String(r.type)}:${String(r.id)}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push(r);
+  };
+  if (includes.includes('created_by')) {
+    for (const v of versions) {
+      if (!v.createdBy) continue;
+      const type = v.createdBy.kind === 'team' ? 'teams' : 'users';
+      add({ id: v.createdBy.id, type, attributes: {}, links: { self: `/api/v2/${type}/${v.createdBy.id}` } });
+    }
+  }
+  if (includes.includes('outputs')) for (const o of outputs) add(outputResource(o));
+  // Runs do not exist on this server (state is written by local CLI runs), so the run
+  // includes add nothing.
+  return out;
+}
+
+export function stateVersionDocument(v: StateVersion, ctx: StateVersionRenderContext, included?: Record<string, unknown>[]): Record<string, unknown> {
+  const doc: Record<string, unknown> = { data: stateVersionResource(v, ctx) };
+  if (included) doc.included = included;
+  return doc;
+}
+
+export function stateVersionListDocument(
+  page: Page<StateVersion>,
+  ctxOf: (v: StateVersion) => StateVersionRenderContext,
+  selfUrl: string,
+  included?: Record<string, unknown>[],
+): Record<string, unknown> {
+  const doc: Record<string, unknown> = {
+    data: page.items.map((v) => stateVersionResource(v, ctxOf(v))),
+    links: paginationLinks(selfUrl, page),
+    meta: { pagination: paginationMeta(page) },
+  };
+  if (included) doc.included = included;
+  return doc;
+}

@@ -1,0 +1,454 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { TfeStateVersionsTable } from '../../db/schema-tfe-state.js';
+import type { StateVersion, StateVersionOutput, StateVersionStatus } from './state-version.js';
+
+/** A database handle or the caller's transaction (a Transaction is a Kysely). */
+export type Executor = Kysely<Database>;
+
+export type StateVersionRow = Selectable<TfeStateVersionsTable>;
+
+const json = (s: string | null): unknown => (s === null ? null : (JSON.parse(s) as unknown));
+
+export function toStateVersion(r: StateVersionRow): StateVersion {
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    seq: Number(r.seq),
+    serial: Number(r.serial),
+    lineage: r.lineage,
+    md5: r.md5,
+    status: r.status as StateVersionStatus,
+    size: r.size === null ? null : Number(r.size),
+    stateFormatVersion: r.state_format_version,
+    terraformVersion: r.terraform_version,
+    stateSha256: r.state_sha256,
+    jsonSha256: r.json_sha256,
+    uploadTokenSealed: r.upload_token_sealed,
+    jsonUploadTokenSealed: r.json_upload_token_sealed,
+    uploadExpiresAt: r.upload_expires_at === null ? null : new Date(r.upload_expires_at),
+    resourcesProcessed: r.resources_processed === 1,
+    resources: json(r.resources) as unknown[] | null,
+    modules: json(r.modules) as Record<string, unknown> | null,
+    providers: json(r.providers) as Record<string, unknown> | null,
+    billableRumCount: r.billable_rum_count,
+    createdBy: r.created_by_kind && r.created_by_id ? { kind: r.created_by_kind as 'user' | 'team', id: r.created_by_id } : null,
+    runId: r.run_id,
+    rollbackOfId: r.rollback_of_id,
+    deleteOlderThanNDays: r.delete_older_than_n_days,
+    softDeletedAt: r.soft_deleted_at === null ? null : new Date(r.soft_deleted_at),
+    createdAt: new Date(r.created_at),
+  };
+}
+
+export interface ExtractedFields {
+  size: number;
+  stateFormatVersion: number | null;
+  terraformVersion: string | null;
+  resources: unknown[] | null;
+  modules: Record<string, unknown> | null;
+  providers: Record<string, unknown> | null;
+  billableRumCount: number | null;
+}
+
+export interface NewOutput {
+  id: string;
+  name: string;
+  sensitive: boolean;
+  type: string;
+  detailedType: unknown;
+  value: unknown;
+}
+
+/** All SQL of the state versions module. */
+export class StateVersionRepo {
+  constructor(private readonly deps: { db: Kysely<Database> }) {}
+
+  get db(): Kysely<Database> {
+    return this.deps.db;
+  }
+
+  transaction<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
+    return this.deps.db.transaction().execute(fn);
+  }
+
+  async findById(ex: Executor, id: string): Promise<StateVersion | undefined> {
+    const r = await ex.selectFrom('tfe_state_versions').selectAll().where('id', '=', id).executeTakeFirst();
+    return r ? toStateVersion(r) : undefined;
+  }
+
+  async findManyByIds(ex: Executor, ids: string[]): Promise<StateVersion[]> {
+    if (ids.length === 0) return [];
+    const rows = await ex.selectFrom('tfe_state_versions').selectAll().where('id', 'in', ids).execute();
+    return rows.map(toStateVersion);
+  }
+
+  /** The version whose state (or JSON state) upload secret hashes to `hash`. */
+  async findByUploadTokenHash(ex: Executor, hash: string): Promise<{ version: StateVersion; target: 'state' | 'json' } | undefined> {
+    const r = await ex
+      .selectFrom('tfe_state_versions')
+      .selectAll()
+      .where((eb) => eb.or([eb('upload_token_hash', '=', hash), eb('json_upload_token_hash', '=', hash)]))
+      .executeTakeFirst();
+    if (!r) return undefined;
+    return { version: toStateVersion(r), target: r.upload_token_hash === hash ? 'state' : 'json' };
+  }
+
+  /**
+   * Takes the next history position of a workspace and returns it with the current
+   * version. The UPDATE holds the head row until the transaction ends, so concurrent
+   * writers of one workspace queue here, on one node or many.
+   */
+  async advanceHead(trx: Executor, workspaceId: string): Promise<{ seq: number; currentId: string | null }> {
+    await trx
+      .insertInto('tfe_state_heads')
+      .values({ workspace_id: workspaceId, current_id: null, head_seq: 0 })
+      .onConflict((oc) => oc.column('workspace_id').doNothing())
+      .execute();
+    const r = await trx
+      .updateTable('tfe_state_heads')
+      .set((eb) => ({ head_seq: eb('head_seq', '+', 1) }))
+      .where('workspace_id', '=', workspaceId)
+      .returning(['head_seq', 'current_id'])
+      .executeTakeFirstOrThrow();
+    return { seq: Number(r.head_seq), currentId: r.current_id };
+  }
+
+  async setCurrent(trx: Executor, workspaceId: string, stateVersionId: string): Promise<void> {
+    await trx.updateTable('tfe_state_heads').set({ current_id: stateVersionId }).where('workspace_id', '=', workspaceId).execute();
+  }
+
+  async currentId(ex: Executor, workspaceId: string): Promise<string | null> {
+    const r = await ex.selectFrom('tfe_state_heads').select('current_id').where('workspace_id', '=', workspaceId).executeTakeFirst();
+    return r?.current_id ?? null;
+  }
+
+  async currentIds(ex: Executor, workspaceIds: string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (workspaceIds.length === 0) return out;
+    const rows = await ex
+      .selectFrom('tfe_state_heads')
+      .select(['workspace_id', 'current_id'])
+      .where('workspace_id', 'in', workspaceIds)
+      .where('current_id', 'is not', null)
+      .execute();
+    for (const r of rows) if (r.current_id) out.set(r.workspace_id, r.current_id);
+    return out;
+  }
+
+  /** Removes all state of the given workspaces; true when there was any. */
+  async deleteWorkspaces(trx: Executor, workspaceIds: string[]): Promise<boolean> {
+    if (workspaceIds.length === 0) return false;
+    const ids = trx.selectFrom('tfe_state_versions').select('id').where('workspace_id', 'in', workspaceIds);
+    await trx.deleteFrom('tfe_state_version_outputs').where('state_version_id', 'in', ids).execute();
+    const res = await trx.deleteFrom('tfe_state_versions').where('workspace_id', 'in', workspaceIds).executeTakeFirst();
+    await trx.deleteFrom('tfe_state_heads').where('workspace_id', 'in', workspaceIds).execute();
+    return Number(res.numDeletedRows) > 0;
+  }
+
+  async findCurrent(ex: Executor, workspaceId: string): Promise<StateVersion | undefined> {
+    const r = await ex
+      .selectFrom('tfe_state_heads as h')
+      .innerJoin('tfe_state_versions as v', 'v.id', 'h.current_id')
+      .selectAll('v')
+      .where('h.workspace_id', '=', workspaceId)
+      .executeTakeFirst();
+    return r ? toStateVersion(r) : undefined;
+  }
+
+  async insert(trx: Executor, row: TfeStateVersionsTable): Promise<void> {
+    await trx.insertInto('tfe_state_versions').values(row).execute();
+  }
+
+  /** Pending versions of the workspace other than `exceptId` become discarded (they were superseded before upload). */
+  async discardPending(trx: Executor, workspaceId: string, exceptId: string): Promise<void> {
+    await trx
+      .updateTable('tfe_state_versions')
+      .set({ status: 'discarded' })
+      .where('workspace_id', '=', workspaceId)
+      .where('status', '=', 'pending')
+      .where('id', '!=', exceptId)
+      .execute();
+  }
+
+  /** pending → finalized with the uploaded content; false when the version is no longer pending. */
+  async finalizeUpload(trx: Executor, id: string, fields: { sha256: string; size: number; stateFormatVersion: number; terraformVersion: string | null }): Promise<boolean> {
+    const res = await trx
+      .updateTable('tfe_state_versions')
+      .set({
+        status: 'finalized',
+        state_sha256: fields.sha256,
+        size: fields.size,
+        state_format_version: fields.stateFormatVersion,
+        terraform_version: fields.terraformVersion,
+        upload_token_sealed: null,
+      })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  /** Records the JSON state; false when it was already uploaded. */
+  async setJsonState(trx: Executor, id: string, sha256: string): Promise<boolean> {
+    const res = await trx
+      .updateTable('tfe_state_versions')
+      .set({ json_sha256: sha256, json_upload_token_sealed: null })
+      .where('id', '=', id)
+      .where('json_sha256', 'is', null)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  async saveExtract(ex: Executor, id: string, f: ExtractedFields): Promise<void> {
+    await ex
+      .updateTable('tfe_state_versions')
+      .set({
+        size: f.size,
+        state_format_version: f.stateFormatVersion,
+        terraform_version: f.terraformVersion,
+        resources: f.resources === null ? null : JSON.stringify(f.resources),
+        modules: f.modules === null ? null : JSON.stringify(f.modules),
+        providers: f.providers === null ? null : JSON.stringify(f.providers),
+        billable_rum_count: f.billableRumCount,
+        resources_processed: 1,
+      })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async markProcessed(ex: Executor, id: string): Promise<void> {
+    await ex.updateTable('tfe_state_versions').set({ resources_processed: 1 }).where('id', '=', id).execute();
+  }
+
+  /** Conditional status change; false when the version is no longer in `from`. */
+  async transition(
+    trx: Executor,
+    id: string,
+    from: StateVersionStatus,
+    to: StateVersionStatus,
+    extra: Partial<Pick<TfeStateVersionsTable, 'soft_deleted_at' | 'delete_older_than_n_days' | 'state_sha256' | 'json_sha256'>> = {},
+  ): Promise<boolean> {
+    const res = await trx
+      .updateTable('tfe_state_versions')
+      .set({ status: to, ...extra })
+      .where('id', '=', id)
+      .where('status', '=', from)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  async list(ex: Executor, workspaceId: string, statuses: StateVersionStatus[] | undefined, limit: number, offset: number): Promise<{ items: StateVersion[]; total: number }> {
+    let q = ex.selectFrom('tfe_state_versions').where('workspace_id', '=', workspaceId);
+    if (statuses) q = q.where('status', 'in', statuses);
+    const [rows, count] = await Promise.all([
+      q.selectAll().orderBy('seq', 'desc').limit(limit).offset(offset).execute(),
+      q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { items: rows.map(toStateVersion), total: Number(count.n) };
+  }
+
+  /** Whether the newest version of the workspace is still waiting for its upload. */
+  async latestIsPending(ex: Executor, workspaceId: string): Promise<boolean> {
+    const r = await ex
+      .selectFrom('tfe_state_versions')
+      .select('status')
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return r?.status === 'pending';
+  }
+
+  async insertOutputs(trx: Executor, stateVersionId: string, outputs: NewOutput[]): Promise<void> {
+    await trx.deleteFrom('tfe_state_version_outputs').where('state_version_id', '=', stateVersionId).execute();
+    if (outputs.length === 0) return;
+    await trx
+      .insertInto('tfe_state_version_outputs')
+      .values(
+        outputs.map((o, i) => ({
+          id: o.id,
+          state_version_id: stateVersionId,
+          position: i,
+          name: o.name,
+          sensitive: o.sensitive ? 1 : 0,
+          type: o.type,
+          detailed_type: o.detailedType === null || o.detailedType === undefined ? null : JSON.stringify(o.detailedType),
+          value: JSON.stringify(o.value ?? null),
+        })),
+      )
+      .execute();
+  }
+
+  async hasOutputs(ex: Executor, stateVersionId: string): Promise<boolean> {
+    const r = await ex.selectFrom('tfe_state_version_outputs').select('id').where('state_version_id', '=', stateVersionId).limit(1).executeTakeFirst();
+    return r !== undefined;
+  }
+
+  /** Output ids per state version, in file order. */
+  async outputIds(ex: Executor, stateVersionIds: string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>(stateVersionIds.map((id) => [id, []]));
+    if (stateVersionIds.length === 0) return out;
+    const rows = await ex
+      .selectFrom('tfe_state_version_outputs')
+      .select(['id', 'state_version_id'])
+      .where('state_version_id', 'in', stateVersionIds)
+      .orderBy('state_version_id')
+      .orderBy('position')
+      .execute();
+    for (const r of rows) out.get(r.state_version_id)?.push(r.id);
+    return out;
+  }
+
+  async outputs(ex: Executor, stateVersionIds: string[]): Promise<StateVersionOutput[]> {
+    if (stateVersionIds.length === 0) return [];
+    const rows = await ex
+      .selectFrom('tfe_state_version_outputs')
+      .selectAll()
+      .where('state_version_id', 'in', stateVersionIds)
+      .orderBy('state_version_id')
+      .orderBy('position')
+      .execute();
+    return rows.map((r) => ({
+      id: r.id,
+      stateVersionId: r.state_version_id,
+      name: r.name,
+      sensitive: r.sensitive === 1,
+      type: r.type,
+      detailedType: json(r.detailed_type),
+      value: json(r.value),
+    }));
+  }
+
+  // ---- blob references -------------------------------------------------------
+
+  /**
+   * Records that a version is about to reference the blob. Returns false when the blob
+   * row is a tombstone: the collector removed the bytes, so the caller must store them
+   * again and call `reviveBlob`. On PostgreSQL the upsert holds the row until commit,
+   * so the collector (which locks the row before checking references) waits for us.
+   */
+  async touchBlob(trx: Executor, sha256: string, size: number, now: Date): Promise<boolean> {
+    const r = await trx
+      .insertInto('tfe_state_blobs')
+      .values({ sha256, size, deleting: 0, updated_at: now.toISOString() })
+      .onConflict((oc) =>
+        oc
+          .column('sha256')
+          .doUpdateSet((eb) => ({ updated_at: eb.ref('excluded.updated_at') }))
+          .where('tfe_state_blobs.deleting', '=', 0),
+      )
+      .returning('sha256')
+      .executeTakeFirst();
+    return r !== undefined;
+  }
+
+  /** After storing the bytes again: the blob is live. */
+  async reviveBlob(trx: Executor, sha256: string, size: number, now: Date): Promise<void> {
+    await trx
+      .insertInto('tfe_state_blobs')
+      .values({ sha256, size, deleting: 0, updated_at: now.toISOString() })
+      .onConflict((oc) => oc.column('sha256').doUpdateSet({ deleting: 0, updated_at: now.toISOString() }))
+      .execute();
+  }
+
+  /** Blobs no version references (tombstones excluded). */
+  async unreferencedBlobs(ex: Executor, limit: number): Promise<string[]> {
+    const rows = await ex
+      .selectFrom('tfe_state_blobs as b')
+      .select('b.sha256')
+      .where('b.deleting', '=', 0)
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('tfe_state_versions as v')
+              .select('v.id')
+              .where((w) => w.or([w('v.state_sha256', '=', w.ref('b.sha256')), w('v.json_sha256', '=', w.ref('b.sha256'))])),
+          ),
+        ),
+      )
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.sha256);
+  }
+
+  /** Locks the blob row by marking it deleted; false when another collector got there first. */
+  async markBlobDeleting(trx: Executor, sha256: string, now: Date): Promise<boolean> {
+    const res = await trx
+      .updateTable('tfe_state_blobs')
+      .set({ deleting: 1, updated_at: now.toISOString() })
+      .where('sha256', '=', sha256)
+      .where('deleting', '=', 0)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  async blobReferenced(ex: Executor, sha256: string): Promise<boolean> {
+    const r = await ex
+      .selectFrom('tfe_state_versions')
+      .select('id')
+      .where((eb) => eb.or([eb('state_sha256', '=', sha256), eb('json_sha256', '=', sha256)]))
+      .limit(1)
+      .executeTakeFirst();
+    return r !== undefined;
+  }
+
+  // ---- maintenance -----------------------------------------------------------
+
+  /** Soft-deleted versions whose purge time has come (per-version days, else the default). */
+  async softDeletedDue(ex: Executor, now: Date, defaultDays: number, limit: number): Promise<StateVersion[]> {
+    const rows = await ex
+      .selectFrom('tfe_state_versions')
+      .selectAll()
+      .where('status', '=', 'backing_data_soft_deleted')
+      .orderBy('soft_deleted_at')
+      .limit(limit * 4)
+      .execute();
+    return rows
+      .map(toStateVersion)
+      .filter((v) => v.softDeletedAt !== null && now.getTime() - v.softDeletedAt.getTime() >= (v.deleteOlderThanNDays ?? defaultDays) * 86_400_000)
+      .slice(0, limit);
+  }
+
+  /**
+   * Versions retention may delete: older than `cutoff`, outside the newest `keepLatest`
+   * overall, and neither the current nor the newest version of their workspace.
+   */
+  async retentionCandidates(ex: Executor, cutoff: Date, keepLatest: number, limit: number): Promise<string[]> {
+    let floor: string | undefined;
+    if (keepLatest > 0) {
+      const r = await ex
+        .selectFrom('tfe_state_versions')
+        .select('created_at')
+        .orderBy('created_at', 'desc')
+        .limit(1)
+        .offset(keepLatest - 1)
+        .executeTakeFirst();
+      if (!r) return [];
+      floor = r.created_at;
+    }
+    let q = ex
+      .selectFrom('tfe_state_versions as v')
+      .innerJoin('tfe_state_heads as h', 'h.workspace_id', 'v.workspace_id')
+      .select('v.id')
+      .where('v.created_at', '<', cutoff.toISOString())
+      .where('v.seq', '<', (eb) => eb.ref('h.head_seq'))
+      .where((eb) => eb.or([eb('h.current_id', 'is', null), eb('h.current_id', '!=', eb.ref('v.id'))]));
+    if (floor !== undefined) q = q.where('v.created_at', '<', floor);
+    const rows = await q.orderBy('v.created_at').limit(limit).execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** Deletes versions (and their outputs) unless they became current meanwhile. */
+  async deleteVersions(trx: Executor, ids: string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const current = await trx.selectFrom('tfe_state_heads').select('current_id').where('current_id', 'in', ids).execute();
+    const keep = new Set(current.map((r) => r.current_id));
+    const del = ids.filter((id) => !keep.has(id));
+    if (del.length === 0) return 0;
+    await trx.deleteFrom('tfe_state_version_outputs').where('state_version_id', 'in', del).execute();
+    const res = await trx.deleteFrom('tfe_state_versions').where('id', 'in', del).executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+}

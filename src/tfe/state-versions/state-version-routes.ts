@@ -1,0 +1,165 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
+import { invalid } from '../../shared/errors.js';
+import { requireActor } from '../identity/request-actor.js';
+import { JSONAPI_CONTENT_TYPE } from '../jsonapi.js';
+import { JsonApiInput } from '../jsonapi-input.js';
+import { parsePageQuery } from '../pagination.js';
+import type { StateUploadService } from './state-upload-service.js';
+import { STATE_VERSION_INCLUDES, includedResources, stateVersionDocument, stateVersionListDocument } from './state-version-jsonapi.js';
+import type { StateVersionInclude, StateVersionRenderContext } from './state-version-jsonapi.js';
+import type { StateVersionService } from './state-version-service.js';
+import { BACKING_DATA_ACTIONS, MAX_SERIAL, isMd5Hex, isTransitionNotAllowed, parseStatusFilter } from './state-version.js';
+import type { BackingDataAction, StateVersion } from './state-version.js';
+
+/**
+ * State Versions API (https://developer.hashicorp.com/terraform/cloud-docs/api-docs/state-versions;
+ * reference section 4): create, rollback, list, show, current, downloads and the
+ * self-hosted backing-data actions. Registered inside the /api/v2 plugin.
+ */
+export interface StateVersionRoutesDeps {
+  versions: StateVersionService;
+  uploads: StateUploadService;
+  /** Configured public base URL; when unset each request's own scheme and host are used. */
+  publicUrl: string | undefined;
+}
+
+class HttpStatusError extends Error {
+  constructor(readonly statusCode: number, message: string) {
+    super(message);
+  }
+}
+
+export function baseUrlOf(request: FastifyRequest, publicUrl: string | undefined): string {
+  return publicUrl ?? `${request.protocol}://${request.host}`;
+}
+
+function parseIncludes(raw: unknown): StateVersionInclude[] {
+  if (raw === undefined || raw === '') return [];
+  const parts = String(raw).split(',').map((s) => s.trim()).filter((s) => s !== '');
+  for (const p of parts) {
+    if (!(STATE_VERSION_INCLUDES as readonly string[]).includes(p)) {
+      // go-tfe maps a 400 mentioning "include parameter" to ErrInvalidIncludeValue.
+      throw new HttpStatusError(400, `invalid include parameter "${p}": expected one of ${STATE_VERSION_INCLUDES.join(', ')}`);
+    }
+  }
+  return parts as StateVersionInclude[];
+}
+
+/** Parses a create body: JSON types exactly, each problem a 422 naming the attribute. */
+export function parseCreateBody(body: unknown) {
+  const input = JsonApiInput.parse(body, 'state-versions');
+  const serial = input.integer('serial');
+  if (serial === undefined) throw invalid('serial is required', '/data/attributes/serial');
+  if (serial < 0 || serial > MAX_SERIAL) throw invalid('serial must be a non-negative integer', '/data/attributes/serial');
+  const md5 = input.string('md5');
+  if (md5 === undefined) throw invalid('md5 is required', '/data/attributes/md5');
+  if (!isMd5Hex(md5)) throw invalid('md5 must be 32 hexadecimal characters', '/data/attributes/md5');
+  const run = input.relationship('run');
+  return {
+    serial,
+    md5,
+    lineage: input.string('lineage') ?? null,
+    state: input.string('state'),
+    jsonState: input.string('json-state'),
+    jsonStateOutputs: input.string('json-state-outputs'),
+    force: input.boolean('force') ?? false,
+    runId: run?.id ?? null,
+  };
+}
+
+function send(reply: FastifyReply, status: number, doc: unknown): FastifyReply {
+  return reply.status(status).type(JSONAPI_CONTENT_TYPE).send(doc);
+}
+
+export async function registerStateVersionRoutes(app: FastifyInstance, deps: StateVersionRoutesDeps): Promise<void> {
+  const { versions, uploads } = deps;
+
+  async function render(request: FastifyRequest, list: StateVersion[], includes: StateVersionInclude[]) {
+    const baseUrl = baseUrlOf(request, deps.publicUrl);
+    const [ids, outputs] = await Promise.all([
+      versions.outputIds(list),
+      includes.includes('outputs') ? versions.outputs(list) : Promise.resolve([]),
+    ]);
+    const ctxOf = (v: StateVersion): StateVersionRenderContext => ({ baseUrl, uploadTokens: versions.uploadTokens(v), outputIds: ids.get(v.id) ?? [] });
+    return { ctxOf, included: includedResources(list, includes, outputs) };
+  }
+
+  async function one(request: FastifyRequest, reply: FastifyReply, v: StateVersion, status = 200) {
+    const includes = parseIncludes((request.query as Record<string, unknown>).include);
+    const { ctxOf, included } = await render(request, [v], includes);
+    return send(reply, status, stateVersionDocument(v, ctxOf(v), included));
+  }
+
+  app.post<{ Params: { workspaceId: string } }>('/workspaces/:workspaceId/state-versions', async (request, reply) => {
+    const input = parseCreateBody(request.body);
+    const v = await versions.create(requireActor(request), request.params.workspaceId, input);
+    request.log.info({ workspaceId: v.workspaceId, stateVersionId: v.id, serial: v.serial, status: v.status }, 'state version created');
+    return one(request, reply, v, 201);
+  });
+
+  app.patch<{ Params: { workspaceId: string } }>('/workspaces/:workspaceId/state-versions', async (request, reply) => {
+    const input = JsonApiInput.parse(request.body, 'state-versions');
+    const target = input.relationship('rollback-state-version');
+    if (!target) throw invalid('relationships.rollback-state-version.data is required', '/data/relationships/rollback-state-version');
+    if (target.type !== '' && target.type !== 'state-versions') {
+      throw invalid('rollback-state-version must be of type state-versions', '/data/relationships/rollback-state-version/data/type');
+    }
+    const v = await versions.rollback(requireActor(request), request.params.workspaceId, target.id);
+    request.log.info({ workspaceId: v.workspaceId, stateVersionId: v.id, rollbackOf: v.rollbackOfId }, 'state version rolled back');
+    return one(request, reply, v, 201);
+  });
+
+  app.get<{ Params: { workspaceId: string } }>('/workspaces/:workspaceId/current-state-version', async (request, reply) => {
+    return one(request, reply, await versions.current(requireActor(request), request.params.workspaceId));
+  });
+
+  app.get('/state-versions', async (request, reply) => {
+    const q = request.query as Record<string, unknown>;
+    const workspace = q['filter[workspace][name]'];
+    const organization = q['filter[organization][name]'];
+    if (typeof workspace !== 'string' || workspace === '') throw invalid('filter[workspace][name] is required', '/query/filter[workspace][name]');
+    if (typeof organization !== 'string' || organization === '') throw invalid('filter[organization][name] is required', '/query/filter[organization][name]');
+    const statuses = parseStatusFilter(typeof q['filter[status]'] === 'string' ? q['filter[status]'] : undefined);
+    const page = parsePageQuery(q);
+    const includes = parseIncludes(q.include);
+    const result = await versions.list(requireActor(request), { organization, workspace, statuses, page });
+    const { ctxOf, included } = await render(request, result.items, includes);
+    const selfUrl = baseUrlOf(request, deps.publicUrl) + request.url;
+    return send(reply, 200, stateVersionListDocument(result, ctxOf, selfUrl, included));
+  });
+
+  app.get<{ Params: { id: string } }>('/state-versions/:id', async (request, reply) => {
+    return one(request, reply, await versions.get(requireActor(request), request.params.id));
+  });
+
+  for (const [path, target] of [['download', 'state'], ['json-download', 'json']] as const) {
+    app.get<{ Params: { id: string } }>(`/state-versions/:id/${path}`, async (request, reply) => {
+      const d = await uploads.download(requireActor(request), request.params.id, target);
+      if (d.size !== null) void reply.header('content-length', d.size);
+      return reply.status(200).type('application/json').send(Readable.from(d.body, { objectMode: false }));
+    });
+  }
+
+  app.post<{ Params: { id: string; action: string } }>('/state-versions/:id/actions/:action', async (request, reply) => {
+    const action = request.params.action;
+    if (!(BACKING_DATA_ACTIONS as readonly string[]).includes(action)) {
+      throw new HttpStatusError(404, `no route for POST ${request.url.split('?')[0]}`);
+    }
+    let days: number | undefined;
+    if (action === 'soft_delete_backing_data') {
+      const input = JsonApiInput.parse(request.body, 'state-versions', { optional: true });
+      days = input.integer('delete-older-than-n-days');
+      if (days !== undefined && days < 0) throw invalid('delete-older-than-n-days must not be negative', '/data/attributes/delete-older-than-n-days');
+    }
+    try {
+      const v = await versions.backingData(requireActor(request), request.params.id, action as BackingDataAction, days);
+      request.log.info({ stateVersionId: v.id, action, status: v.status }, 'state version backing data changed');
+      return await one(request, reply, v);
+    } catch (err) {
+      // The specification answers a refused transition with 400.
+      if (isTransitionNotAllowed(err)) throw new HttpStatusError(400, (err as Error).message);
+      throw err;
+    }
+  });
+}

@@ -1,0 +1,379 @@
+import type { BlobInfo, BlobStore } from '../../blob/blob-store.js';
+import type { JobQueue } from '../../jobs/job-queue.js';
+import type { SecretBox } from '../../secrets/secret-box.js';
+import { addSeconds } from '../../shared/clock.js';
+import type { Clock } from '../../shared/clock.js';
+import { DomainError, conflict, invalid, notFound } from '../../shared/errors.js';
+import { hashToken, randomToken, tfeId } from '../../shared/ids.js';
+import type { Actor } from '../identity/actor.js';
+import type { Page, PageRequest } from '../pagination.js';
+import { pageOffset } from '../pagination.js';
+import type { WorkspaceService } from '../workspaces/workspace-service.js';
+import type { Workspace } from '../workspaces/workspace.js';
+import { parseJsonStateOutputs, parseStateFile } from './state-file.js';
+import type { StateOutput } from './state-file.js';
+import type { Executor, NewOutput, StateVersionRepo } from './state-version-repo.js';
+import {
+  backingDataTransition,
+  checkAgainstCurrent,
+  checkFileMatchesClaims,
+  checkMd5,
+  decodeBase64Strict,
+} from './state-version.js';
+import type { BackingDataAction, StateClaims, StateVersion, StateVersionCreator, StateVersionOutput, StateVersionStatus } from './state-version.js';
+import { createHash } from 'node:crypto';
+
+export const EXTRACT_STATE_JOB = 'tfe.extract-state';
+export const STATE_BLOB_GC_JOB = 'tfe.state-blob-gc';
+
+/** The settings this module reads (from Config, through the composition root). */
+export interface StateVersionSettings {
+  allowSerialMismatch: boolean;
+  uploadUrlTtlSeconds: number;
+  maxUploadSize: number;
+  softDeletePurgeDays: number;
+  retentionKeepLatest: number;
+  retentionMaxAgeDays: number;
+  maintenanceIntervalSeconds: number;
+}
+
+export interface StateVersionServiceDeps {
+  repo: StateVersionRepo;
+  workspaces: WorkspaceService;
+  blobs: BlobStore;
+  jobs: JobQueue;
+  secrets: SecretBox;
+  clock: Clock;
+  settings: StateVersionSettings;
+}
+
+/** A create request after type checks (routes check JSON types; this checks meaning). */
+export interface CreateStateVersionInput {
+  serial: number;
+  md5: string;
+  lineage: string | null;
+  /** Base64 raw state; absent → pending version with upload URLs. */
+  state?: string;
+  jsonState?: string;
+  jsonStateOutputs?: string;
+  force: boolean;
+  runId: string | null;
+}
+
+/** Thrown inside a write transaction when a blob it needs was collected meanwhile. */
+export class BlobCollectedError extends Error {
+  constructor(readonly sha256: string) {
+    super(`blob ${sha256} was collected while being referenced`);
+  }
+}
+
+function creatorOf(actor: Actor): StateVersionCreator | null {
+  if (actor.kind === 'user') return { kind: 'user', id: actor.userId };
+  if (actor.kind === 'team') return { kind: 'team', id: actor.teamId };
+  return null;
+}
+
+function sealContext(id: string, target: 'state' | 'json'): string {
+  return `tfe-state-upload:${id}:${target}`;
+}
+
+export function toNewOutputs(outputs: StateOutput[]): NewOutput[] {
+  return outputs.map((o) => ({ id: tfeId('wsout'), name: o.name, sensitive: o.sensitive, type: o.type, detailedType: o.detailedType, value: o.value }));
+}
+
+/**
+ * State versions of a workspace: create (inline or pending), rollback, reads, and the
+ * self-hosted backing-data actions. Uploads and downloads live in StateUploadService.
+ *
+ * Every write follows one pattern: decode, validate and store blobs first (slow work,
+ * outside any transaction), then one short transaction that takes the workspace's next
+ * history position (which queues concurrent writers of that workspace), checks the
+ * serial against the current version, inserts, moves the current pointer and enqueues
+ * the extraction job.
+ */
+export class StateVersionService {
+  constructor(private readonly deps: StateVersionServiceDeps) {}
+
+  /** Create a state version (POST /workspaces/:id/state-versions). */
+  async create(actor: Actor, workspaceId: string, input: CreateStateVersionInput): Promise<StateVersion> {
+    const ws = await this.writableWorkspace(actor, workspaceId);
+    const claims: StateClaims = { serial: input.serial, md5: input.md5.toLowerCase(), lineage: input.lineage };
+
+    let state: { bytes: Buffer; formatVersion: number; terraformVersion: string | null } | undefined;
+    if (input.state !== undefined) {
+      const bytes = decodeBase64Strict(input.state);
+      if (bytes === null) throw invalid('state is not valid base64', '/data/attributes/state');
+      checkMd5(createHash('md5').update(bytes).digest('hex'), claims);
+      const parsed = parseStateFile(bytes);
+      if (!parsed.ok) throw invalid(`state is not a valid Terraform state: ${parsed.error}`, '/data/attributes/state');
+      checkFileMatchesClaims(parsed.header, claims, this.deps.settings.allowSerialMismatch);
+      state = { bytes, formatVersion: parsed.header.version, terraformVersion: parsed.header.terraformVersion };
+    }
+    let jsonBytes: Buffer | undefined;
+    if (input.jsonState !== undefined && input.jsonState !== '') {
+      jsonBytes = decodeBase64Strict(input.jsonState) ?? undefined;
+      if (jsonBytes === undefined) throw invalid('json-state is not valid base64', '/data/attributes/json-state');
+      if (!isJsonDocument(jsonBytes)) throw invalid('json-state is not a JSON document', '/data/attributes/json-state');
+    }
+    let outputs: NewOutput[] | undefined;
+    if (input.jsonStateOutputs !== undefined && input.jsonStateOutputs !== '') {
+      const bytes = decodeBase64Strict(input.jsonStateOutputs);
+      if (bytes === null) throw invalid('json-state-outputs is not valid base64', '/data/attributes/json-state-outputs');
+      const parsed = parseJsonStateOutputs(bytes);
+      if (!parsed.ok) throw invalid(parsed.error, '/data/attributes/json-state-outputs');
+      outputs = toNewOutputs(parsed.outputs);
+    }
+
+    const contents = [state?.bytes, jsonBytes];
+    const put = async () => Promise.all(contents.map((b) => (b ? this.deps.blobs.put(once(b)) : undefined)));
+    let infos = await put();
+    const id = tfeId('sv');
+    const now = this.deps.clock.now();
+    const pending = state === undefined;
+    const tokens = pending ? { state: randomToken(32), json: randomToken(32) } : undefined;
+
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.deps.repo.transaction(async (trx) => {
+          const { seq, currentId } = await this.deps.repo.advanceHead(trx, ws.id);
+          const current = currentId ? await this.deps.repo.findById(trx, currentId) : undefined;
+          checkAgainstCurrent(current ?? null, claims, input.force);
+          await this.useBlobs(trx, infos, attempt > 0);
+          const [stateInfo, jsonInfo] = infos;
+          await this.deps.repo.insert(trx, {
+            id,
+            workspace_id: ws.id,
+            seq,
+            serial: claims.serial,
+            lineage: claims.lineage,
+            md5: claims.md5,
+            status: pending ? 'pending' : 'finalized',
+            size: stateInfo?.size ?? null,
+            state_format_version: state?.formatVersion ?? null,
+            terraform_version: state?.terraformVersion ?? null,
+            state_sha256: stateInfo?.sha256 ?? null,
+            json_sha256: jsonInfo?.sha256 ?? null,
+            upload_token_hash: tokens ? hashToken(tokens.state) : null,
+            upload_token_sealed: tokens ? this.deps.secrets.seal(tokens.state, sealContext(id, 'state')) : null,
+            json_upload_token_hash: tokens && !jsonInfo ? hashToken(tokens.json) : null,
+            json_upload_token_sealed: tokens && !jsonInfo ? this.deps.secrets.seal(tokens.json, sealContext(id, 'json')) : null,
+            upload_expires_at: tokens ? addSeconds(now, this.deps.settings.uploadUrlTtlSeconds).toISOString() : null,
+            resources_processed: 0,
+            resources: null,
+            modules: null,
+            providers: null,
+            billable_rum_count: null,
+            created_by_kind: creatorOf(actor)?.kind ?? null,
+            created_by_id: creatorOf(actor)?.id ?? null,
+            run_id: input.runId,
+            rollback_of_id: null,
+            delete_older_than_n_days: null,
+            soft_deleted_at: null,
+            created_at: now.toISOString(),
+          });
+          await this.makeCurrent(trx, ws.id, id);
+          if (outputs) await this.deps.repo.insertOutputs(trx, id, outputs);
+          if (!pending) await this.deps.jobs.enqueue(trx, { kind: EXTRACT_STATE_JOB, payload: { stateVersionId: id } });
+          return (await this.deps.repo.findById(trx, id)) as StateVersion;
+        });
+      } catch (err) {
+        if (!(err instanceof BlobCollectedError) || attempt >= 2) throw err;
+        infos = await put();
+      }
+    }
+  }
+
+  /** Roll back (PATCH /workspaces/:id/state-versions): a copy of an older version becomes current. */
+  async rollback(actor: Actor, workspaceId: string, targetId: string): Promise<StateVersion> {
+    const ws = await this.writableWorkspace(actor, workspaceId);
+    const target = await this.deps.repo.findById(this.deps.repo.db, targetId);
+    if (!target || target.workspaceId !== ws.id) {
+      throw notFound(`state version ${targetId} not found in this workspace`, '/data/relationships/rollback-state-version/data/id');
+    }
+    if (target.status !== 'finalized') {
+      throw conflict(`cannot roll back to a state version whose status is ${target.status}; it must be finalized`, '/data/relationships/rollback-state-version/data/id');
+    }
+    const id = tfeId('sv');
+    const now = this.deps.clock.now();
+    return this.deps.repo.transaction(async (trx) => {
+      const { seq } = await this.deps.repo.advanceHead(trx, ws.id);
+      // Re-read inside the transaction: the target may have been soft deleted meanwhile.
+      const t = await this.deps.repo.findById(trx, target.id);
+      if (!t || t.status !== 'finalized') throw conflict('the state version to roll back to is no longer finalized');
+      await this.deps.repo.insert(trx, {
+        id,
+        workspace_id: ws.id,
+        seq,
+        serial: t.serial,
+        lineage: t.lineage,
+        md5: t.md5,
+        status: 'finalized',
+        size: t.size,
+        state_format_version: t.stateFormatVersion,
+        terraform_version: t.terraformVersion,
+        state_sha256: t.stateSha256,
+        json_sha256: t.jsonSha256,
+        upload_token_hash: null,
+        upload_token_sealed: null,
+        json_upload_token_hash: null,
+        json_upload_token_sealed: null,
+        upload_expires_at: null,
+        resources_processed: t.resourcesProcessed ? 1 : 0,
+        resources: t.resources === null ? null : JSON.stringify(t.resources),
+        modules: t.modules === null ? null : JSON.stringify(t.modules),
+        providers: t.providers === null ? null : JSON.stringify(t.providers),
+        billable_rum_count: t.billableRumCount,
+        created_by_kind: creatorOf(actor)?.kind ?? null,
+        created_by_id: creatorOf(actor)?.id ?? null,
+        run_id: null,
+        rollback_of_id: t.id,
+        delete_older_than_n_days: null,
+        soft_deleted_at: null,
+        created_at: now.toISOString(),
+      });
+      const outputs = await this.deps.repo.outputs(trx, [t.id]);
+      await this.deps.repo.insertOutputs(trx, id, outputs.map((o) => ({ ...o, id: tfeId('wsout') })));
+      await this.makeCurrent(trx, ws.id, id);
+      if (!t.resourcesProcessed) await this.deps.jobs.enqueue(trx, { kind: EXTRACT_STATE_JOB, payload: { stateVersionId: id } });
+      return (await this.deps.repo.findById(trx, id)) as StateVersion;
+    });
+  }
+
+  /** Show a state version (404 when missing or not readable by the actor). */
+  async get(actor: Actor, id: string): Promise<StateVersion> {
+    const v = await this.deps.repo.findById(this.deps.repo.db, id);
+    if (!v) throw notFound(`state version ${id} not found`);
+    await this.deps.workspaces.authorize(actor, v.workspaceId, 'read-state-versions').catch((err: unknown) => {
+      throw isNotFoundLike(err) ? notFound(`state version ${id} not found`) : err;
+    });
+    return v;
+  }
+
+  /** The workspace's current state version (404 when there is none). */
+  async current(actor: Actor, workspaceId: string): Promise<StateVersion> {
+    const ws = await this.deps.workspaces.authorize(actor, workspaceId, 'read-state-versions');
+    const v = await this.deps.repo.findCurrent(this.deps.repo.db, ws.id);
+    if (!v) throw notFound(`workspace ${workspaceId} has no current state version`);
+    return v;
+  }
+
+  /** The state versions of one workspace, newest first. */
+  async list(actor: Actor, q: { organization: string; workspace: string; statuses?: StateVersionStatus[]; page: PageRequest }): Promise<Page<StateVersion>> {
+    const view = await this.deps.workspaces.getByName(actor, q.organization, q.workspace);
+    const ws = await this.deps.workspaces.authorize(actor, view.workspace.id, 'read-state-versions');
+    const { items, total } = await this.deps.repo.list(this.deps.repo.db, ws.id, q.statuses, q.page.size, pageOffset(q.page));
+    return { items, number: q.page.number, size: q.page.size, totalCount: total };
+  }
+
+  /** The self-hosted backing-data actions; organization owners only. */
+  async backingData(actor: Actor, id: string, action: BackingDataAction, deleteOlderThanNDays?: number): Promise<StateVersion> {
+    const v = await this.deps.repo.findById(this.deps.repo.db, id);
+    if (!v) throw notFound(`state version ${id} not found`);
+    await this.deps.workspaces.authorize(actor, v.workspaceId, 'organization-owner').catch((err: unknown) => {
+      throw isNotFoundLike(err) ? notFound(`state version ${id} not found`) : err;
+    });
+    const now = this.deps.clock.now();
+    return this.deps.repo.transaction(async (trx) => {
+      const fresh = (await this.deps.repo.findById(trx, id)) as StateVersion;
+      const isCurrent = (await this.deps.repo.currentId(trx, fresh.workspaceId)) === id;
+      const to = backingDataTransition(action, fresh.status, isCurrent);
+      if (to === fresh.status) return fresh;
+      const extra =
+        action === 'soft_delete_backing_data'
+          ? { soft_deleted_at: now.toISOString(), delete_older_than_n_days: deleteOlderThanNDays ?? null }
+          : action === 'restore_backing_data'
+            ? { soft_deleted_at: null, delete_older_than_n_days: null }
+            : { state_sha256: null, json_sha256: null };
+      if (!(await this.deps.repo.transition(trx, id, fresh.status, to, extra))) {
+        throw conflict('the state version changed meanwhile; try again');
+      }
+      if (to === 'backing_data_permanently_deleted') {
+        await this.deps.jobs.enqueue(trx, { kind: STATE_BLOB_GC_JOB, dedupeKey: STATE_BLOB_GC_JOB });
+      }
+      return (await this.deps.repo.findById(trx, id)) as StateVersion;
+    });
+  }
+
+  /** For the workspace unlock rule: the newest version is still waiting for its upload. */
+  async latestIsPending(workspaceId: string): Promise<boolean> {
+    return this.deps.repo.latestIsPending(this.deps.repo.db, workspaceId);
+  }
+
+  /** The upload secrets of a version that still accepts uploads (null once used or expired). */
+  uploadTokens(v: StateVersion): { state: string | null; json: string | null } {
+    const live = v.uploadExpiresAt !== null && v.uploadExpiresAt.getTime() > this.deps.clock.now().getTime();
+    const open = (sealed: string | null, target: 'state' | 'json') =>
+      live && sealed !== null ? this.deps.secrets.openString(sealed, sealContext(v.id, target)) : null;
+    return {
+      state: v.status === 'pending' ? open(v.uploadTokenSealed, 'state') : null,
+      json: v.status === 'pending' || v.status === 'finalized' ? open(v.jsonUploadTokenSealed, 'json') : null,
+    };
+  }
+
+  /** Output ids per version, for the `outputs` relationship. */
+  async outputIds(versions: StateVersion[]): Promise<Map<string, string[]>> {
+    return this.deps.repo.outputIds(this.deps.repo.db, versions.map((v) => v.id));
+  }
+
+  async outputs(versions: StateVersion[]): Promise<StateVersionOutput[]> {
+    return this.deps.repo.outputs(this.deps.repo.db, versions.map((v) => v.id));
+  }
+
+  async versionsById(ids: string[]): Promise<StateVersion[]> {
+    return this.deps.repo.findManyByIds(this.deps.repo.db, ids);
+  }
+
+  private async writableWorkspace(actor: Actor, workspaceId: string): Promise<Workspace> {
+    const ws = await this.deps.workspaces.authorize(actor, workspaceId, 'read-and-write-state-versions');
+    this.deps.workspaces.assertWritable(actor, ws);
+    return ws;
+  }
+
+  /** The new version becomes current; pending versions it supersedes are discarded. */
+  private async makeCurrent(trx: Executor, workspaceId: string, id: string): Promise<void> {
+    await this.deps.repo.discardPending(trx, workspaceId, id);
+    await this.deps.repo.setCurrent(trx, workspaceId, id);
+  }
+
+  /** Current version id per workspace (for the workspaces' `current-state-version` relationship). */
+  async currentIds(workspaceIds: string[]): Promise<Map<string, string>> {
+    return this.deps.repo.currentIds(this.deps.repo.db, workspaceIds);
+  }
+
+  /** Inside the transaction that deletes workspaces: their state versions go too; blobs are collected later. */
+  async onWorkspacesDeleted(trx: Executor, workspaceIds: string[]): Promise<void> {
+    if (await this.deps.repo.deleteWorkspaces(trx, workspaceIds)) {
+      await this.deps.jobs.enqueue(trx, { kind: STATE_BLOB_GC_JOB, dedupeKey: STATE_BLOB_GC_JOB });
+    }
+  }
+
+  /**
+   * Registers the blobs a new version references. `revive` after re-storing bytes the
+   * collector had removed (BlobCollectedError on the previous attempt).
+   */
+  async useBlobs(trx: Executor, infos: Array<BlobInfo | undefined>, revive: boolean): Promise<void> {
+    const now = this.deps.clock.now();
+    for (const info of infos) {
+      if (!info) continue;
+      if (revive) await this.deps.repo.reviveBlob(trx, info.sha256, info.size, now);
+      else if (!(await this.deps.repo.touchBlob(trx, info.sha256, info.size, now))) throw new BlobCollectedError(info.sha256);
+    }
+  }
+}
+
+async function* once(b: Buffer): AsyncGenerator<Buffer> {
+  yield b;
+}
+
+function isJsonDocument(bytes: Buffer): boolean {
+  try {
+    JSON.parse(bytes.toString('utf8'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isNotFoundLike(err: unknown): boolean {
+  return err instanceof DomainError && (err.kind === 'not_found' || err.kind === 'forbidden');
+}
