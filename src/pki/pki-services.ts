@@ -7,6 +7,18 @@ import { MountRepo } from './mounts/mount-repo.js';
 import { sysMountRoutes } from './mounts/mount-routes.js';
 import { MOUNT_PURGE_JOB, MountService } from './mounts/mount-service.js';
 import { RouteTable } from './mounts/route-table.js';
+import { MountConfigRepo } from './config/mount-config-repo.js';
+import { mountConfigRoutes } from './config/mount-config-routes.js';
+import { MountConfigService } from './config/mount-config-service.js';
+import { authorityRoutes } from './issuers/authority-routes.js';
+import { caRoutes } from './issuers/ca-routes.js';
+import { CaService } from './issuers/ca-service.js';
+import { IssuerRepo } from './issuers/issuer-repo.js';
+import { issuerRoutes } from './issuers/issuer-routes.js';
+import { IssuerService } from './issuers/issuer-service.js';
+import { KeyRepo } from './keys/key-repo.js';
+import { keyRoutes } from './keys/key-routes.js';
+import { KeyService } from './keys/key-service.js';
 import { registerDispatcher } from './pki-dispatch.js';
 import type { PkiPluginOptions } from './pki-plugin.js';
 import type { MountInfo, PkiRoute } from './pki-route.js';
@@ -52,6 +64,14 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
    * `leases.registerRevoker(kind, ...)`.
    */
   const mountRoutes = new RouteTable<PkiRoute>();
+
+  // Keys, issuers and authority information (config/urls, config/cluster, CA fetches).
+  const mountConfig = new MountConfigService({ repo: new MountConfigRepo({ db }), clock });
+  const keys = new KeyService({ repo: new KeyRepo({ db }), config: mountConfig, secrets: core.secrets, clock });
+  const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config: mountConfig, clock });
+  const ca = new CaService({ issuers, clock });
+  mountRoutes.addAll([...mountConfigRoutes(mountConfig), ...keyRoutes(keys), ...issuerRoutes(issuers, ca), ...caRoutes(ca), ...authorityRoutes(issuers)]);
+  mounts.onDisable((m) => issuers.purgeMount(m.id));
 
   return {
     async registerRoutes(app, opts) {
