@@ -143,10 +143,12 @@ export function workspaceAccess(f: WorkspaceFacts): WorkspaceAccess {
   return acc;
 }
 
-export function allows(access: WorkspaceAccess, need: 'read' | 'read-state-versions' | 'read-and-write-state-versions' | 'lock' | 'admin' | 'organization-owner'): boolean {
+export function allows(access: WorkspaceAccess, need: 'read' | 'read-state-outputs' | 'read-state-versions' | 'read-and-write-state-versions' | 'lock' | 'admin' | 'organization-owner'): boolean {
   switch (need) {
     case 'read':
       return access.read;
+    case 'read-state-outputs':
+      return access.readStateOutputs;
     case 'read-state-versions':
       return access.readStateVersions;
     case 'read-and-write-state-versions':

@@ -75,7 +75,7 @@ export interface WorkspaceInput {
  * "state versions" permission; 'lock' is HCP's workspace-locking; 'admin' covers
  * settings, force-unlock and delete.
  */
-export type WorkspaceNeed = 'read' | 'read-state-versions' | 'read-and-write-state-versions' | 'lock' | 'admin' | 'organization-owner';
+export type WorkspaceNeed = 'read' | 'read-state-outputs' | 'read-state-versions' | 'read-and-write-state-versions' | 'lock' | 'admin' | 'organization-owner';
 
 /** The `permissions` object of the workspace document, computed for one caller. */
 export interface WorkspacePermissions {
