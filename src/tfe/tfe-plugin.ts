@@ -17,7 +17,15 @@ export interface TfePluginOptions {
  * inside this scope.
  */
 export const tfePlugin: FastifyPluginAsync<TfePluginOptions> = async (app: FastifyInstance, opts) => {
-  app.addContentTypeParser(JSONAPI_CONTENT_TYPE, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'ignore'));
+  const parseJson = app.getDefaultJsonParser('error', 'ignore');
+  app.addContentTypeParser(JSONAPI_CONTENT_TYPE, { parseAs: 'string' }, (request, body, done) => {
+    // go-tfe sends body-less POSTs (unlock, force-unlock) with this content type and Content-Length: 0.
+    if (body === '' || (Buffer.isBuffer(body) && body.length === 0)) {
+      done(null, undefined);
+      return;
+    }
+    parseJson(request, body as string, done);
+  });
 
   app.setErrorHandler((err, request, reply) => {
     const c = classifyError(err);

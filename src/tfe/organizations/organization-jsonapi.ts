@@ -1,0 +1,78 @@
+import type { Entitlements, OrganizationView } from './organization.js';
+
+/** Organization documents (reference 7.1). The organization's name is its JSON:API id. */
+export function organizationResource(view: OrganizationView): Record<string, unknown> {
+  const o = view.organization;
+  const p = view.permissions;
+  const base = `/api/v2/organizations/${encodeURIComponent(o.name)}`;
+  return {
+    id: o.name,
+    type: 'organizations',
+    attributes: {
+      name: o.name,
+      email: o.email,
+      'external-id': o.id,
+      'created-at': o.createdAt.toISOString(),
+      'session-timeout': o.sessionTimeout,
+      'session-remember': o.sessionRemember,
+      'collaborator-auth-policy': o.collaboratorAuthPolicy,
+      'cost-estimation-enabled': o.costEstimationEnabled,
+      'allow-force-delete-workspaces': o.allowForceDeleteWorkspaces,
+      'default-execution-mode': 'local',
+      'saml-enabled': false,
+      'two-factor-conformant': false,
+      'assessments-enforced': false,
+      'owners-team-saml-role-id': null,
+      'plan-expired': false,
+      'plan-is-trial': false,
+      'plan-is-enterprise': false,
+      'trial-expires-at': null,
+      'plan-expires-at': null,
+      'send-passing-statuses-for-untriggered-speculative-plans': false,
+      'aggregated-commit-status-enabled': false,
+      'speculative-plan-management-enabled': false,
+      permissions: {
+        'can-update': p.update,
+        'can-destroy': p.destroy,
+        'can-access-via-teams': p.read,
+        'can-create-team': p.manageTeams,
+        'can-create-workspace': p.createWorkspace,
+        'can-create-workspace-migration': false,
+        'can-create-project': false,
+        'can-create-module': false,
+        'can-manage-users': p.update,
+        'can-manage-subscription': false,
+        'can-manage-sso': false,
+        'can-manage-tags': p.update,
+        'can-manage-varsets': false,
+        'can-read-varsets': false,
+        'can-manage-run-tasks': false,
+        'can-read-run-tasks': false,
+        'can-traverse': p.read,
+        'can-start-trial': false,
+        'can-update-agent-pools': false,
+        'can-update-api-token': p.manageOrganizationToken,
+        'can-update-oauth': false,
+        'can-update-sentinel': false,
+        'can-update-ssh-keys': false,
+      },
+    },
+    relationships: {
+      'entitlement-set': { data: { id: o.id, type: 'entitlement-sets' }, links: { related: `${base}/entitlement-set` } },
+      'authentication-token': { links: { related: `${base}/authentication-token` } },
+      'oauth-tokens': { links: { related: `${base}/oauth-tokens` } },
+      subscription: { links: { related: `${base}/subscription` } },
+      'default-agent-pool': { data: null },
+    },
+    links: { self: base },
+  };
+}
+
+export function entitlementSetResource(e: Entitlements): Record<string, unknown> {
+  return {
+    id: e.id,
+    type: 'entitlement-sets',
+    attributes: { ...e.flags, ...e.limits },
+    links: { self: `/api/v2/entitlement-sets/${e.id}` },
+  };
+}
