@@ -113,7 +113,7 @@ export function sysRoutes(deps: SysRouteDeps): SystemRoute[] {
     let all: string[] = [];
     for (const p of paths) {
       const caps = acl.capabilitiesOf(p);
-      data[p] = caps;
+      data[p] = [...caps].sort();
       all = [...new Set([...all, ...caps])];
     }
     data['capabilities'] = all.sort();
