@@ -17,6 +17,13 @@ import { TeamAccessService } from './workspaces/team-access-service.js';
 import { WorkspaceRepo } from './workspaces/workspace-repo.js';
 import { registerWorkspaceRoutes } from './workspaces/workspace-routes.js';
 import { WorkspaceService } from './workspaces/workspace-service.js';
+import { extractStateJob } from './state-versions/extract-state-job.js';
+import { STATE_MAINTENANCE_JOB, StateMaintenance } from './state-versions/state-maintenance.js';
+import { registerStateUploadRoutes } from './state-versions/state-upload-routes.js';
+import { StateUploadService } from './state-versions/state-upload-service.js';
+import { StateVersionRepo } from './state-versions/state-version-repo.js';
+import { registerStateVersionRoutes } from './state-versions/state-version-routes.js';
+import { EXTRACT_STATE_JOB, STATE_BLOB_GC_JOB, StateVersionService } from './state-versions/state-version-service.js';
 
 /**
  * The Terraform state service's composition root: builds its repos and services from
@@ -36,6 +43,7 @@ export interface TfeServices {
   tokens: TokenService;
   workspaces: WorkspaceService;
   teamAccess: TeamAccessService;
+  stateVersions: StateVersionService;
 }
 
 export function buildTfeServices(core: CoreDeps): TfeServices {
@@ -48,6 +56,26 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
   const workspaces = new WorkspaceService({ db, repo: new WorkspaceRepo({ db: db.kysely }), organizations, identity, clock });
   const teamAccess = new TeamAccessService({ repo: new TeamAccessRepo({ db: db.kysely }), workspaces, teams, clock });
 
+  const stateSettings = {
+    allowSerialMismatch: config.stateAllowSerialMismatch,
+    uploadUrlTtlSeconds: config.stateUploadUrlTtlSeconds,
+    maxUploadSize: config.maxUploadSize,
+    softDeletePurgeDays: config.stateSoftDeletePurgeDays,
+    retentionKeepLatest: config.stateRetentionKeepLatest,
+    retentionMaxAgeDays: config.stateRetentionMaxAgeDays,
+    maintenanceIntervalSeconds: config.stateMaintenanceIntervalSeconds,
+  };
+  const stateRepo = new StateVersionRepo({ db: db.kysely });
+  const stateCore = { repo: stateRepo, blobs: core.blobs, jobs: core.jobs, clock, settings: stateSettings };
+  const stateVersions = new StateVersionService({ ...stateCore, workspaces, secrets: core.secrets });
+  const stateUploads = new StateUploadService({ ...stateCore, versions: stateVersions });
+  const stateMaintenance = new StateMaintenance({ ...stateCore, logger: core.logger.child({ component: 'tfe-state' }) });
+  workspaces.setStateVersionHooks({
+    latestIsPending: (id) => stateVersions.latestIsPending(id),
+    currentIds: (ids) => stateVersions.currentIds(ids),
+    onWorkspacesDeleted: (ex, ids) => stateVersions.onWorkspacesDeleted(ex, ids),
+  });
+
   return {
     identity,
     organizations,
@@ -55,6 +83,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     tokens,
     workspaces,
     teamAccess,
+    stateVersions,
     async registerRoutes(app) {
       registerApiHeadersAndPing(app);
       registerAuthHook(app, identity);
@@ -62,10 +91,22 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
       registerIdentityRoutes(app, { identity, tokens, teams, config });
       registerWorkspaceRoutes(app, { workspaces, organizations, config });
       registerTeamAccessRoutes(app, { teamAccess });
+      await registerStateVersionRoutes(app, { versions: stateVersions, uploads: stateUploads, publicUrl: config.publicUrl });
     },
     async registerRootRoutes(app) {
       registerDiscoveryRoutes(app);
+      await registerStateUploadRoutes(app, { uploads: stateUploads, maxUploadSize: config.maxUploadSize });
+      app.addHook('onReady', () => stateMaintenance.scheduleNext());
     },
-    jobHandlers: {},
+    jobHandlers: {
+      [EXTRACT_STATE_JOB]: extractStateJob({ repo: stateRepo, blobs: core.blobs }),
+      [STATE_BLOB_GC_JOB]: async (_payload, ctx) => {
+        await stateMaintenance.collectBlobs(ctx.signal);
+      },
+      [STATE_MAINTENANCE_JOB]: async (_payload, ctx) => {
+        await stateMaintenance.run(ctx.signal);
+        await stateMaintenance.scheduleNext();
+      },
+    },
   };
 }
