@@ -122,6 +122,7 @@ export function sysRoutes(deps: SysRouteDeps): SystemRoute[] {
 
   return [
     sys('sys/health', ['read'], health, { unauthenticated: true }),
+    sys('sys/init', ['read'], async () => ({ kind: 'raw', status: 200, contentType: 'application/json', body: '{"initialized":true}' }), { unauthenticated: true }),
     sys('sys/seal-status', ['read'], async () => sealStatus(clusterId, deps.storageType), { unauthenticated: true }),
     sys('sys/leases/lookup', ['update'], leaseLookup),
     sys('sys/leases/lookup', ['list'], leaseList),

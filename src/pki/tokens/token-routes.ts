@@ -74,7 +74,7 @@ export function tokenRoutes(tokens: TokenService, clock: Clock): SystemRoute[] {
       orphanPath,
       path: ctx.path,
     });
-    return { kind: 'json', data: null, auth: authBlock(token, entry, clock.now()), warnings: [...parsed.warnings, ...warnings] };
+    return { kind: 'json', data: null, auth: authBlock(token, entry, entry.ttl), warnings: [...parsed.warnings, ...warnings] };
   };
 
   const lookupResult = (entry: TokenEntry, id: string): SystemResult => ({ kind: 'json', data: lookupData(entry, id, clock.now()) });
@@ -101,19 +101,19 @@ export function tokenRoutes(tokens: TokenService, clock: Clock): SystemRoute[] {
       const e = await selfEntry(ctx);
       if (!e) return { kind: 'json', data: null, auth: adminAuthBlock(caller.token) };
       const r = await tokens.renew(e, INCREMENT_FIELD.parse(ctx.body).values.increment);
-      return { kind: 'json', data: null, auth: authBlock(caller.token, r.entry, clock.now()), warnings: r.warnings };
+      return { kind: 'json', data: null, auth: authBlock(caller.token, r.entry, r.ttl), warnings: r.warnings };
     }),
     route('auth/token/renew', ['update'], async (ctx) => {
       const { token, increment } = TOKEN_FIELD.parse(ctx.body).values;
       const e = token ? await tokens.findValid(token) : undefined;
       if (!e) throw invalid('token not found', 'token');
       const r = await tokens.renew(e, increment);
-      return { kind: 'json', data: null, auth: authBlock(token, r.entry, clock.now()), warnings: r.warnings };
+      return { kind: 'json', data: null, auth: authBlock(token, r.entry, r.ttl), warnings: r.warnings };
     }),
     route('auth/token/renew-accessor', ['update'], async (ctx) => {
       const { accessor, increment } = ACCESSOR_FIELD.parse(ctx.body).values;
       const r = await tokens.renew(await tokens.findValidByAccessor(accessor), increment);
-      return { kind: 'json', data: null, auth: authBlock('', r.entry, clock.now()), warnings: r.warnings };
+      return { kind: 'json', data: null, auth: authBlock('', r.entry, r.ttl), warnings: r.warnings };
     }),
     route('auth/token/revoke-self', ['update'], async (ctx) => {
       const e = await selfEntry(ctx);
@@ -160,7 +160,8 @@ function rfc3339(d: Date): string {
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-export function authBlock(token: string, e: TokenEntry, now: Date): Record<string, unknown> {
+/** `leaseDuration` is the TTL just granted (creation or renewal). */
+export function authBlock(token: string, e: TokenEntry, leaseDuration: number): Record<string, unknown> {
   return {
     client_token: token,
     accessor: e.accessor,
@@ -168,7 +169,7 @@ export function authBlock(token: string, e: TokenEntry, now: Date): Record<strin
     token_policies: e.policies,
     identity_policies: null,
     metadata: e.meta,
-    lease_duration: remainingTtl(e, now),
+    lease_duration: leaseDuration,
     renewable: e.renewable && e.expiresAt !== null,
     entity_id: '',
     token_type: 'service',

@@ -94,11 +94,11 @@ export class TokenService {
     return { token, entry, warnings: plan.warnings };
   }
 
-  async renew(entry: TokenEntry, increment: number): Promise<{ entry: TokenEntry; warnings: string[] }> {
+  async renew(entry: TokenEntry, increment: number): Promise<{ entry: TokenEntry; ttl: number; warnings: string[] }> {
     const now = this.deps.clock.now();
     const plan = planRenewal(entry, increment, now);
     if (!(await this.deps.repo.updateExpiry(entry.accessor, plan.expiresAt, now))) throw invalid('invalid token');
-    return { entry: { ...entry, expiresAt: plan.expiresAt, lastRenewalAt: now }, warnings: plan.warnings };
+    return { entry: { ...entry, expiresAt: plan.expiresAt, lastRenewalAt: now }, ttl: plan.ttl, warnings: plan.warnings };
   }
 
   /** Revokes a token, its descendants and every lease they obtained. */
