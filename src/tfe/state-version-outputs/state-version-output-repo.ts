@@ -1,0 +1,57 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { TfeStateVersionOutputsTable } from '../../db/schema-tfe-state.js';
+import type { StateVersionOutput } from './state-version-output.js';
+
+const json = (s: string | null): unknown => (s === null ? null : (JSON.parse(s) as unknown));
+
+function toOutput(r: Selectable<TfeStateVersionOutputsTable>): StateVersionOutput {
+  return {
+    id: r.id,
+    stateVersionId: r.state_version_id,
+    name: r.name,
+    sensitive: r.sensitive === 1,
+    type: r.type,
+    detailedType: json(r.detailed_type),
+    value: json(r.value),
+  };
+}
+
+/** Reads of the outputs table (rows are written by the state versions module). */
+export class StateVersionOutputRepo {
+  constructor(private readonly deps: { db: Kysely<Database> }) {}
+
+  /** One output with the workspace that owns its version. */
+  async findById(id: string): Promise<{ output: StateVersionOutput; workspaceId: string } | undefined> {
+    const r = await this.deps.db
+      .selectFrom('tfe_state_version_outputs as o')
+      .innerJoin('tfe_state_versions as v', 'v.id', 'o.state_version_id')
+      .selectAll('o')
+      .select('v.workspace_id')
+      .where('o.id', '=', id)
+      .executeTakeFirst();
+    return r ? { output: toOutput(r), workspaceId: r.workspace_id } : undefined;
+  }
+
+  /** A page of a version's outputs in file order, with the total count. */
+  async listByVersion(stateVersionId: string, limit: number, offset: number): Promise<{ items: StateVersionOutput[]; total: number }> {
+    const q = this.deps.db.selectFrom('tfe_state_version_outputs').where('state_version_id', '=', stateVersionId);
+    const [rows, count] = await Promise.all([
+      q.selectAll().orderBy('position').orderBy('id').limit(limit).offset(offset).execute(),
+      q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { items: rows.map(toOutput), total: Number(count.n) };
+  }
+
+  /** All outputs of a version in file order. */
+  async allByVersion(stateVersionId: string): Promise<StateVersionOutput[]> {
+    const rows = await this.deps.db
+      .selectFrom('tfe_state_version_outputs')
+      .selectAll()
+      .where('state_version_id', '=', stateVersionId)
+      .orderBy('position')
+      .orderBy('id')
+      .execute();
+    return rows.map(toOutput);
+  }
+}
