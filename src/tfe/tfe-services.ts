@@ -24,6 +24,11 @@ import { StateUploadService } from './state-versions/state-upload-service.js';
 import { StateVersionRepo } from './state-versions/state-version-repo.js';
 import { registerStateVersionRoutes } from './state-versions/state-version-routes.js';
 import { EXTRACT_STATE_JOB, STATE_BLOB_GC_JOB, StateVersionService } from './state-versions/state-version-service.js';
+import { registerStateDiffRoutes } from './state-versions/state-diff-routes.js';
+import { StateDiffService } from './state-versions/state-diff-service.js';
+import { StateVersionOutputRepo } from './state-version-outputs/state-version-output-repo.js';
+import { registerStateVersionOutputRoutes } from './state-version-outputs/state-version-output-routes.js';
+import { StateVersionOutputService } from './state-version-outputs/state-version-output-service.js';
 
 /**
  * The Terraform state service's composition root: builds its repos and services from
@@ -70,6 +75,8 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
   const stateVersions = new StateVersionService({ ...stateCore, workspaces, secrets: core.secrets });
   const stateUploads = new StateUploadService({ ...stateCore, versions: stateVersions });
   const stateMaintenance = new StateMaintenance({ ...stateCore, logger: core.logger.child({ component: 'tfe-state' }) });
+  const stateOutputs = new StateVersionOutputService({ repo: new StateVersionOutputRepo({ db: db.kysely }), versions: stateVersions, workspaces });
+  const stateDiffs = new StateDiffService({ versions: stateVersions, blobs: core.blobs });
   workspaces.setStateVersionHooks({
     latestIsPending: (id) => stateVersions.latestIsPending(id),
     currentIds: (ids) => stateVersions.currentIds(ids),
@@ -92,6 +99,8 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
       registerWorkspaceRoutes(app, { workspaces, organizations, config });
       registerTeamAccessRoutes(app, { teamAccess });
       await registerStateVersionRoutes(app, { versions: stateVersions, uploads: stateUploads, publicUrl: config.publicUrl });
+      registerStateVersionOutputRoutes(app, { outputs: stateOutputs, config });
+      registerStateDiffRoutes(app, { diffs: stateDiffs });
     },
     async registerRootRoutes(app) {
       registerDiscoveryRoutes(app);
