@@ -52,8 +52,9 @@ export function isPendingUnlockError(err: unknown): boolean {
  *
  * For the state versions module:
  *   - `authorize(actor, workspaceId, need)` → Workspace, or throws not_found (unknown
- *     workspace, or the actor may not do `need`: unauthorized reads look like missing
- *     resources). `need` 'read-and-write-state-versions' also refuses organization tokens.
+ *     workspace, or one the actor cannot read) or forbidden (readable, but `need` is not
+ *     allowed). Both render as 404 under /api/v2: unauthorized reads look like missing
+ *     resources. `need` 'read-and-write-state-versions' also refuses organization tokens.
  *     'organization-owner' is for the backing-data actions.
  *   - `assertWritable(actor, ws)` throws conflict (409) unless `ws` is locked by `actor`
  *     (the user, or the team of a team token).
