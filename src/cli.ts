@@ -1,15 +1,22 @@
 #!/usr/bin/env node
+import { readFile } from 'node:fs/promises';
 import { ConfigError, loadConfig } from './config.js';
 import { parseSettingFlags, settingsHelp } from './cli/server-flags.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { runServer } from './main.js';
+import { runPolicyCommand } from './cli/policy-command.js';
+import { runTokenCommand } from './cli/token-command.js';
+import { CliError } from './cli/vault-api.js';
+import type { CliIo } from './cli/vault-api.js';
 
 const USAGE = `Usage: strongroom <command> [options]
 
 Commands:
   server      Serve the Terraform state API (/api/v2) and the Vault-compatible PKI API (/v1)
   migrate     Apply pending database migrations and exit
+  token       Create, look up and revoke tokens of a running server (strongroom token help)
+  policy      Write, read, list and delete ACL policies of a running server (strongroom policy help)
   help        Show this help
 
 Settings (flag, then environment variable, then config file key of the same name):
@@ -20,6 +27,8 @@ Examples:
   strongroom server --dev --dev-root-token root       # throwaway storage, fixed root token
   strongroom server --database-url postgres://user@db/strongroom --listen 0.0.0.0:8200
   strongroom migrate --database-url postgres://user@db/strongroom
+  STRONGROOM_TOKEN=… strongroom policy write issuer issuer.hcl
+  STRONGROOM_TOKEN=… strongroom token create --policy issuer --ttl 1h
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -50,10 +59,32 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     }
+    case 'token':
+    case 'policy': {
+      const io: CliIo = {
+        out: (t) => process.stdout.write(t),
+        err: (t) => process.stderr.write(t),
+        readFile: async (p) => (p === '-' ? readStdin() : readFile(p, 'utf8')),
+      };
+      const run = command === 'token' ? runTokenCommand : runPolicyCommand;
+      try {
+        return await run(rest, process.env, io);
+      } catch (err) {
+        if (!(err instanceof CliError)) throw err;
+        process.stderr.write(`${err.message}\n`);
+        return err.exitCode;
+      }
+    }
     default:
       process.stderr.write(`unknown command "${command}"\n\n${USAGE}`);
       return 2;
   }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 main(process.argv.slice(2)).then(
