@@ -4,6 +4,8 @@ export interface PkiIssuanceTables {
   pki_issuers: PkiIssuersTable;
   pki_settings: PkiSettingsTable;
   pki_certs: PkiCertsTable;
+  pki_roles: PkiRolesTable;
+  pki_cert_metadata: PkiCertMetadataTable;
 }
 
 export interface PkiKeysTable {
@@ -73,4 +75,25 @@ export interface PkiCertsTable {
   revoked_at: string | null;
   revocation_issuer_id: string | null;
   created_at: string;
+}
+
+export interface PkiRolesTable {
+  mount_id: string;
+  name: string;
+  /** JSON object with every role field under its Vault name. */
+  config: string;
+  /** Grows by one on every write. */
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PkiCertMetadataTable {
+  mount_id: string;
+  serial: string;
+  issuer_id: string;
+  role: string;
+  not_after: string;
+  /** Base64 text as the client sent it. */
+  metadata: string;
 }

@@ -20,6 +20,17 @@ import { KeyRepo } from './keys/key-repo.js';
 import { keyRoutes } from './keys/key-routes.js';
 import { KeyService } from './keys/key-service.js';
 import { registerDispatcher } from './pki-dispatch.js';
+import { CertRepo } from './certs/cert-repo.js';
+import { certRoutes } from './certs/cert-routes.js';
+import { CertService } from './certs/cert-service.js';
+import { CERT_LEASE_KIND } from './certs/cert.js';
+import type { CertLeaseData } from './certs/cert.js';
+import { RsaKeyPool } from './crypto/rsa-key-pool.js';
+import { issuanceRoutes } from './issuance/issuance-routes.js';
+import { IssuanceService } from './issuance/issuance-service.js';
+import { RoleRepo } from './roles/role-repo.js';
+import { roleRoutes } from './roles/role-routes.js';
+import { RoleService } from './roles/role-service.js';
 import type { PkiPluginOptions } from './pki-plugin.js';
 import type { MountInfo, PkiRoute } from './pki-route.js';
 import { LeaseRepo } from './sys/lease-repo.js';
@@ -70,8 +81,25 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const keys = new KeyService({ repo: new KeyRepo({ db }), config: mountConfig, secrets: core.secrets, clock });
   const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config: mountConfig, clock });
   const ca = new CaService({ issuers, clock });
+  // Paginated LIST certs is registered before the authority routes so it is the one served.
+  const certs = new CertService({ repo: new CertRepo({ db }), clock });
+  mountRoutes.addAll(certRoutes(certs));
   mountRoutes.addAll([...mountConfigRoutes(mountConfig), ...keyRoutes(keys), ...issuerRoutes(issuers, ca), ...caRoutes(ca), ...authorityRoutes(issuers)]);
   mounts.onDisable((m) => issuers.purgeMount(m.id));
+
+  // Roles and issuance. RSA keys for issue come from a bounded background pool.
+  const keyPool = new RsaKeyPool({ sizes: [2048], capacity: 8, maxPending: 1 });
+  keyPool.start();
+  const roles = new RoleService({ repo: new RoleRepo({ db }), issuers, clock });
+  const issuance = new IssuanceService({ roles, issuers, certs, leases, clock, keyPool });
+  mountRoutes.addAll([...roleRoutes(roles), ...issuanceRoutes(issuance)]);
+  mounts.onDisable(async (m) => {
+    await roles.purgeMount(m.id);
+    await certs.purgeMount(m.id);
+  });
+  leases.registerRevoker(CERT_LEASE_KIND, async (lease) => {
+    await certs.markRevoked(lease.mountId, (lease.data as CertLeaseData).serial);
+  });
 
   return {
     async registerRoutes(app, opts) {
@@ -91,6 +119,10 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     },
     jobHandlers: {
       [MOUNT_PURGE_JOB]: async (payload) => mounts.purge((payload as { mount: MountInfo }).mount),
+    },
+    async close() {
+      await keyPool.stop();
+      await certs.drain();
     },
     addRoutes: (routes) => mountRoutes.addAll(routes),
     mounts,

@@ -87,6 +87,31 @@ export function pkiIssuanceMigration(ctx: MigrationContext) {
         .addPrimaryKeyConstraint('pki_certs_pkey', ['mount_id', 'serial'])
         .execute();
       await db.schema.createIndex('pki_certs_mount_id_not_after_idx').on('pki_certs').columns(['mount_id', 'not_after']).execute();
+
+      // Roles: every Vault role field as one JSON document; `version` grows on each write so
+      // caches on any node can tell a stale copy.
+      await db.schema
+        .createTable('pki_roles')
+        .addColumn('mount_id', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('config', 'text', (c) => c.notNull())
+        .addColumn('version', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('pki_roles_pkey', ['mount_id', 'name'])
+        .execute();
+
+      // cert_metadata given at issuance (stored beside the certificate's serial).
+      await db.schema
+        .createTable('pki_cert_metadata')
+        .addColumn('mount_id', 'text', (c) => c.notNull())
+        .addColumn('serial', 'text', (c) => c.notNull())
+        .addColumn('issuer_id', 'text', (c) => c.notNull())
+        .addColumn('role', 'text', (c) => c.notNull())
+        .addColumn('not_after', 'text', (c) => c.notNull())
+        .addColumn('metadata', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('pki_cert_metadata_pkey', ['mount_id', 'serial'])
+        .execute();
     },
   };
 }

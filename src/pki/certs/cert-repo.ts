@@ -1,0 +1,100 @@
+import type { Kysely, Transaction } from 'kysely';
+import { isUniqueViolation } from '../../db/constraint-errors.js';
+import type { Database } from '../../db/schema.js';
+import { conflict } from '../../shared/errors.js';
+import type { IssuedCertificate, CertMetadata } from './cert.js';
+
+export type Executor = Kysely<Database> | Transaction<Database>;
+
+/** SQLite allows 32766 bound values per statement; 8 columns a row keeps batches well below. */
+const ROWS_PER_STATEMENT = 400;
+
+/** SQL of stored certificates (pki_certs) and their metadata (pki_cert_metadata). */
+export class CertRepo {
+  constructor(private readonly deps: { db: Kysely<Database> }) {}
+
+  get executor(): Executor {
+    return this.deps.db;
+  }
+
+  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+    return this.deps.db.transaction().execute(fn);
+  }
+
+  async insertMany(ex: Executor, certs: readonly IssuedCertificate[], metadata: readonly CertMetadata[]): Promise<void> {
+    try {
+      await this.#insertMany(ex, certs, metadata);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict(`a certificate with serial ${certs.length === 1 ? certs[0]!.serial : ''} already exists in this mount`);
+      throw err;
+    }
+  }
+
+  async #insertMany(ex: Executor, certs: readonly IssuedCertificate[], metadata: readonly CertMetadata[]): Promise<void> {
+    for (let i = 0; i < certs.length; i += ROWS_PER_STATEMENT) {
+      await ex
+        .insertInto('pki_certs')
+        .values(
+          certs.slice(i, i + ROWS_PER_STATEMENT).map((c) => ({
+            mount_id: c.mountId,
+            serial: c.serial,
+            issuer_id: c.issuerId,
+            certificate_der: c.der,
+            not_after: c.notAfter.toISOString(),
+            revoked_at: null,
+            revocation_issuer_id: null,
+            created_at: c.createdAt.toISOString(),
+          })),
+        )
+        .execute();
+    }
+    for (let i = 0; i < metadata.length; i += ROWS_PER_STATEMENT) {
+      await ex
+        .insertInto('pki_cert_metadata')
+        .values(
+          metadata.slice(i, i + ROWS_PER_STATEMENT).map((m) => ({
+            mount_id: m.mountId,
+            serial: m.serial,
+            issuer_id: m.issuerId,
+            role: m.role,
+            not_after: m.notAfter.toISOString(),
+            metadata: m.metadata,
+          })),
+        )
+        .execute();
+    }
+  }
+
+  /** Sets revoked_at when not yet revoked; returns whether the row exists. */
+  async markRevoked(ex: Executor, mountId: string, serial: string, at: Date): Promise<{ exists: boolean; revokedAt: Date | null }> {
+    await ex
+      .updateTable('pki_certs')
+      .set((eb) => ({ revoked_at: at.toISOString(), revocation_issuer_id: eb.ref('issuer_id') }))
+      .where('mount_id', '=', mountId)
+      .where('serial', '=', serial)
+      .where('revoked_at', 'is', null)
+      .execute();
+    const r = await ex.selectFrom('pki_certs').select('revoked_at').where('mount_id', '=', mountId).where('serial', '=', serial).executeTakeFirst();
+    return { exists: r !== undefined, revokedAt: r?.revoked_at ? new Date(r.revoked_at) : null };
+  }
+
+  async listSerials(ex: Executor, mountId: string, opts: { after?: string; limit?: number }): Promise<string[]> {
+    let q = ex.selectFrom('pki_certs').select('serial').where('mount_id', '=', mountId).orderBy('serial');
+    if (opts.after) q = q.where('serial', '>', opts.after);
+    if (opts.limit !== undefined && opts.limit > 0) q = q.limit(opts.limit);
+    return (await q.execute()).map((r) => r.serial);
+  }
+
+  async metadata(ex: Executor, mountId: string, serial: string): Promise<CertMetadata | undefined> {
+    const r = await ex.selectFrom('pki_cert_metadata').selectAll().where('mount_id', '=', mountId).where('serial', '=', serial).executeTakeFirst();
+    return r ? { mountId: r.mount_id, serial: r.serial, issuerId: r.issuer_id, role: r.role, notAfter: new Date(r.not_after), metadata: r.metadata } : undefined;
+  }
+
+  async metadataSerials(ex: Executor, mountId: string): Promise<string[]> {
+    return (await ex.selectFrom('pki_cert_metadata').select('serial').where('mount_id', '=', mountId).orderBy('serial').execute()).map((r) => r.serial);
+  }
+
+  async deleteAll(ex: Executor, mountId: string): Promise<void> {
+    await ex.deleteFrom('pki_cert_metadata').where('mount_id', '=', mountId).execute();
+  }
+}

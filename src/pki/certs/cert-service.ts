@@ -1,0 +1,90 @@
+import type { Clock } from '../../shared/clock.js';
+import type { CertMetadata, IssuedCertificate } from './cert.js';
+import type { CertRepo } from './cert-repo.js';
+
+interface Pending {
+  cert: IssuedCertificate;
+  metadata: CertMetadata | undefined;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+/** Most rows one commit carries; more wait for the next one. */
+const MAX_BATCH = 2000;
+
+/**
+ * Stored issued certificates. Every certificate is durable before its response goes out,
+ * but concurrent requests share commits: inserts that arrive while a commit is running
+ * are written together by the next one (group commit). On SQLite with synchronous=FULL the
+ * commit (fsync) dominates the cost of a row, so this is what lets issuance scale with
+ * concurrency; alone, a request still commits at once.
+ */
+export class CertService {
+  #queue: Pending[] = [];
+  #flushing = false;
+
+  constructor(private readonly deps: { repo: CertRepo; clock: Clock }) {}
+
+  /** Stores a certificate (and its metadata), resolving once it is committed. */
+  store(cert: IssuedCertificate, metadata?: CertMetadata): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#queue.push({ cert, metadata, resolve, reject });
+      if (!this.#flushing) this.#flush();
+    });
+  }
+
+  #flush(): void {
+    this.#flushing = true;
+    // Let requests already running reach store() before the batch is cut.
+    setImmediate(() => {
+      const batch = this.#queue.splice(0, MAX_BATCH);
+      void this.#write(batch).finally(() => {
+        if (this.#queue.length > 0) this.#flush();
+        else this.#flushing = false;
+      });
+    });
+  }
+
+  async #write(batch: Pending[]): Promise<void> {
+    if (batch.length === 0) return;
+    const certs = batch.map((p) => p.cert);
+    const meta = batch.flatMap((p) => (p.metadata ? [p.metadata] : []));
+    try {
+      await this.deps.repo.transaction((tx) => this.deps.repo.insertMany(tx, certs, meta));
+      for (const p of batch) p.resolve();
+    } catch (err) {
+      if (batch.length === 1) {
+        batch[0]!.reject(err);
+        return;
+      }
+      // One bad row must not fail its neighbours: retry each on its own.
+      for (const p of batch) await this.#write([p]);
+    }
+  }
+
+  /** Marks a stored certificate revoked (idempotent). */
+  async markRevoked(mountId: string, serial: string): Promise<{ exists: boolean; revokedAt: Date | null }> {
+    return this.deps.repo.markRevoked(this.deps.repo.executor, mountId, serial, this.deps.clock.now());
+  }
+
+  async listSerials(mountId: string, opts: { after?: string; limit?: number } = {}): Promise<string[]> {
+    return this.deps.repo.listSerials(this.deps.repo.executor, mountId, opts);
+  }
+
+  async metadata(mountId: string, serial: string): Promise<CertMetadata | undefined> {
+    return this.deps.repo.metadata(this.deps.repo.executor, mountId, serial);
+  }
+
+  async metadataSerials(mountId: string): Promise<string[]> {
+    return this.deps.repo.metadataSerials(this.deps.repo.executor, mountId);
+  }
+
+  async purgeMount(mountId: string): Promise<void> {
+    await this.deps.repo.deleteAll(this.deps.repo.executor, mountId);
+  }
+
+  /** Waits for queued inserts (shutdown). */
+  async drain(): Promise<void> {
+    while (this.#flushing || this.#queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * Issued certificates as they are stored for `cert/:serial`, `certs` and revocation
+ * (reference 6.3 and 16.13), and the cert_metadata kept beside a serial (reference 12).
+ */
+export interface IssuedCertificate {
+  mountId: string;
+  /** Storage-form lowercase hex. */
+  serial: string;
+  issuerId: string;
+  der: Buffer;
+  notAfter: Date;
+  createdAt: Date;
+}
+
+export interface CertMetadata {
+  mountId: string;
+  serial: string;
+  issuerId: string;
+  role: string;
+  notAfter: Date;
+  /** Base64 as given. */
+  metadata: string;
+}
+
+/** Lease kind of certificates issued by roles with generate_lease. */
+export const CERT_LEASE_KIND = 'pki-certificate';
+
+export interface CertLeaseData {
+  serial: string;
+}

@@ -1,0 +1,238 @@
+import type { Clock } from '../../shared/clock.js';
+import { invalid } from '../../shared/errors.js';
+import { CERT_LEASE_KIND } from '../certs/cert.js';
+import type { CertService } from '../certs/cert-service.js';
+import { buildCertificate } from '../crypto/cert-builder.js';
+import { isSelfSigned, parseCertificate } from '../crypto/cert-parser.js';
+import { parseCsr } from '../crypto/csr.js';
+import { checkKeyAgainstRole, exportPrivateKeyDer, generateKey, resolveKeyParams, spkiDer } from '../crypto/keys.js';
+import type { GeneratedKey, KeyType } from '../crypto/keys.js';
+import { encodeSubject } from '../crypto/names.js';
+import { pemEncode } from '../crypto/pem.js';
+import type { RsaKeyPool } from '../crypto/rsa-key-pool.js';
+import { formatSerial } from '../crypto/serial.js';
+import type { IssuerService, SigningContext } from '../issuers/issuer-service.js';
+import type { MountInfo } from '../pki-route.js';
+import { parsePolicyIdentifier } from '../roles/role.js';
+import type { PkiRole } from '../roles/role.js';
+import { computeValidity, leafExtKeyUsages, resolveNames } from '../roles/role-policy.js';
+import type { CertNames } from '../roles/role-policy.js';
+import type { RoleService } from '../roles/role-service.js';
+import type { LeaseService } from '../sys/lease-service.js';
+import {
+  certificateData, checkCertMetadata, checkSignatureBits, csrNames, parseFormat, parsePrivateKeyFormat, subjectAltNames,
+} from './issuance.js';
+import type { IssueInput, OutputFormat } from './issuance.js';
+
+/**
+ * How long a signing context (issuer, cached private KeyObject, chain PEMs, AIA URLs) is
+ * reused for one `(mount, issuer_ref)`. Issuer changes made on this node are seen after at
+ * most this long, and so are changes made on another node: a default-issuer switch, new
+ * config/urls or a revoked usage take effect within a second, while at thousands of
+ * requests a second the issuer lookup leaves the hot path.
+ */
+export const SIGNING_CONTEXT_CACHE_MS = 1000;
+
+export interface IssueRequest {
+  mount: MountInfo;
+  /** Path relative to the mount, for the lease id. */
+  path: string;
+  roleName: string;
+  /** Issuer from the path (issuer/:ref/...); undefined uses the role's issuer_ref. */
+  issuerRef: string | undefined;
+  input: IssueInput;
+  tokenAccessor: string | undefined;
+  mountDefaultTtl: number;
+  mountMaxTtl: number;
+}
+
+interface Prepared {
+  format: OutputFormat;
+  names: CertNames;
+  signing: SigningContext;
+  validity: { notBefore: Date; notAfter: Date };
+  warnings: string[];
+}
+
+export interface IssueResult {
+  data: Record<string, unknown>;
+  warnings: string[];
+  leaseId?: string;
+  leaseDuration?: number;
+}
+
+/** issue/:role and sign/:role (and their issuer/:ref/ forms) under role policy. */
+export class IssuanceService {
+  readonly #contexts = new Map<string, { at: number; ctx: Promise<SigningContext> }>();
+  readonly #rootFlags = new WeakMap<SigningContext, boolean[]>();
+
+  constructor(
+    private readonly deps: {
+      roles: RoleService;
+      issuers: IssuerService;
+      certs: CertService;
+      leases: LeaseService;
+      clock: Clock;
+      keyPool?: RsaKeyPool;
+    },
+  ) {}
+
+  /** Generates a key and issues a certificate for it. The private key is returned, never stored or logged. */
+  async issue(req: IssueRequest): Promise<IssueResult> {
+    const role = await this.deps.roles.forIssuance(req.mount.id, req.roleName);
+    if (role.key_type === 'any') throw invalid('role key type "any" not allowed for issuing certificates, only signing', 'key_type');
+    const key = resolveKeyParams(role.key_type, role.key_bits);
+    const prepared = await this.#prepare(req, role, undefined);
+    const generated = await this.#generate(key.type as KeyType, key.bits);
+    const pkcs8 = parsePrivateKeyFormat(req.input.private_key_format) === 'pkcs8';
+    const exported = exportPrivateKeyDer(generated.privateKey, pkcs8);
+    const bundleKey = exportPrivateKeyDer(generated.privateKey, false);
+    return this.#finish(req, role, prepared, spkiDer(generated.publicKey), {
+      pem: pemEncode(exported.label, exported.der).trimEnd(),
+      base64: exported.der.toString('base64'),
+      bundlePem: pemEncode(bundleKey.label, bundleKey.der).trimEnd(),
+      type: key.type,
+    });
+  }
+
+  /** Signs a CSR: its self-signature and key are checked, names come from it or the request per role. */
+  async sign(req: IssueRequest): Promise<IssueResult> {
+    const role = await this.deps.roles.forIssuance(req.mount.id, req.roleName);
+    if (req.input.csr.trim() === '') throw invalid('"csr" is empty', 'csr');
+    const csr = parseCsr(req.input.csr);
+    const keyError = checkKeyAgainstRole(csr.key, role.key_type, role.key_bits);
+    if (keyError) throw invalid(keyError, 'csr');
+    const prepared = await this.#prepare(req, role, csr);
+    if (csr.extensions.basicConstraints && !role.basic_constraints_valid_for_non_ca) {
+      prepared.warnings.push('the CSR asks for a Basic Constraints extension, which is ignored on this path');
+    }
+    return this.#finish(req, role, prepared, csr.spkiDer, undefined);
+  }
+
+  /** Everything checked before any key is made or signed: names, validity, format, metadata. */
+  async #prepare(req: IssueRequest, role: PkiRole, csr: ReturnType<typeof parseCsr> | undefined): Promise<Prepared> {
+    const input = req.input;
+    const format = parseFormat(input.format);
+    parsePrivateKeyFormat(input.private_key_format);
+    checkSignatureBits(input.signature_bits);
+    checkCertMetadata(input.cert_metadata);
+    if (input.cert_metadata !== '' && role.no_store_metadata) {
+      throw invalid('cert_metadata cannot be stored: the role has no_store_metadata set', 'cert_metadata');
+    }
+    const names = resolveNames(
+      {
+        commonName: input.common_name, altNames: input.alt_names, ipSans: input.ip_sans, uriSans: input.uri_sans, otherSans: input.other_sans,
+        userIds: input.user_ids, serialNumber: input.serial_number, excludeCnFromSans: input.exclude_cn_from_sans,
+      },
+      role,
+      csr ? csrNames(csr) : undefined,
+    );
+    const signing = await this.#signingContext(req.mount.id, req.issuerRef ?? role.issuer_ref);
+    const validity = computeValidity({
+      now: this.deps.clock.now(), ttl: input.ttl, notAfter: input.not_after, role,
+      mountDefaultTtl: req.mountDefaultTtl, mountMaxTtl: req.mountMaxTtl,
+      issuerNotAfter: signing.issuer.notAfter, leafNotAfterBehavior: signing.issuer.leafNotAfterBehavior,
+    });
+    return { format, names, signing, validity, warnings: [...names.warnings, ...validity.warnings] };
+  }
+
+  async #finish(
+    req: IssueRequest,
+    role: PkiRole,
+    p: Prepared,
+    spki: Buffer,
+    privateKey: { pem: string; base64: string; bundlePem: string; type: string } | undefined,
+  ): Promise<IssueResult> {
+    const { names, signing, validity } = p;
+    const input = req.input;
+    const built = buildCertificate(signing.context, {
+      subject: encodeSubject({
+        commonName: names.commonName, country: role.country, province: role.province, locality: role.locality,
+        streetAddress: role.street_address, postalCode: role.postal_code, organization: role.organization, ou: role.ou,
+        serialNumber: names.serialNumber, userIds: names.userIds,
+      }),
+      spki,
+      notBefore: validity.notBefore,
+      notAfter: validity.notAfter,
+      basicConstraints: role.basic_constraints_valid_for_non_ca ? { ca: false } : undefined,
+      keyUsage: role.key_usage,
+      extKeyUsage: leafExtKeyUsages(role),
+      subjectAltNames: subjectAltNames(names),
+      policies: role.policy_identifiers.map(parsePolicyIdentifier),
+      signatureBits: input.signature_bits !== 0 ? input.signature_bits : role.signature_bits,
+      usePss: input.use_pss || role.use_pss,
+    });
+
+    const now = this.deps.clock.now();
+    if (!role.no_store) {
+      await this.deps.certs.store(
+        { mountId: req.mount.id, serial: built.serialHex, issuerId: signing.issuer.id, der: built.der, notAfter: built.notAfter, createdAt: now },
+        input.cert_metadata !== ''
+          ? { mountId: req.mount.id, serial: built.serialHex, issuerId: signing.issuer.id, role: req.roleName, notAfter: built.notAfter, metadata: input.cert_metadata }
+          : undefined,
+      );
+    }
+    let lease: { leaseId: string; leaseDuration: number } | undefined;
+    if (role.generate_lease && !role.no_store) {
+      lease = await this.deps.leases.create({
+        mount: req.mount, path: req.path, kind: CERT_LEASE_KIND, data: { serial: built.serialHex },
+        ttlSeconds: Math.floor((built.notAfter.getTime() - now.getTime()) / 1000), tokenAccessor: req.tokenAccessor,
+      });
+    }
+
+    const chain = input.remove_roots_from_chain ? this.#withoutRoots(signing) : signing.caChainPems;
+    const data = certificateData(
+      {
+        certificatePem: built.pem.trimEnd(),
+        issuingCaPem: signing.certificatePem,
+        chainPems: chain,
+        serialNumber: formatSerial(built.serial),
+        expiration: Math.floor(built.notAfter.getTime() / 1000),
+        privateKey: privateKey ? { pem: privateKey.pem, base64: privateKey.base64, type: privateKey.type } : undefined,
+      },
+      p.format,
+    );
+    // The key inside a pem_bundle keeps its native encoding whatever private_key_format says.
+    if (p.format === 'pem_bundle' && privateKey) data.certificate = [privateKey.bundlePem, built.pem.trimEnd(), ...chain].join('\n');
+    return { data, warnings: p.warnings, ...(lease ?? {}) };
+  }
+
+  async #generate(type: KeyType, bits: number): Promise<GeneratedKey> {
+    if (type === 'rsa' && this.deps.keyPool) return this.deps.keyPool.take(bits);
+    return generateKey(type, bits);
+  }
+
+  /** Chain PEMs without self-signed certificates (subject equals issuer and AKI matches SKI, or no AKI). */
+  #withoutRoots(s: SigningContext): string[] {
+    let flags = this.#rootFlags.get(s);
+    if (!flags) {
+      flags = s.caChainPems.map((pem) => isSelfSignedPem(pem));
+      this.#rootFlags.set(s, flags);
+    }
+    return s.caChainPems.filter((_, i) => !flags[i]);
+  }
+
+  #signingContext(mountId: string, ref: string): Promise<SigningContext> {
+    const key = `${mountId}\n${ref}`;
+    const now = this.deps.clock.now().getTime();
+    const hit = this.#contexts.get(key);
+    if (hit && now - hit.at < SIGNING_CONTEXT_CACHE_MS && now >= hit.at) return hit.ctx;
+    const ctx = this.deps.issuers.getSigningContext(mountId, ref);
+    this.#contexts.set(key, { at: now, ctx });
+    // A failed lookup (no issuer yet) must not be remembered.
+    ctx.catch(() => {
+      if (this.#contexts.get(key)?.ctx === ctx) this.#contexts.delete(key);
+    });
+    if (this.#contexts.size > 1024) this.#contexts.delete(this.#contexts.keys().next().value!);
+    return ctx;
+  }
+}
+
+
+function isSelfSignedPem(pem: string): boolean {
+  try {
+    return isSelfSigned(parseCertificate(pem));
+  } catch {
+    return false;
+  }
+}

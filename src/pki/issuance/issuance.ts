@@ -1,0 +1,124 @@
+/**
+ * Pure parts of issue and sign: the request fields, what a CSR asks for, and the
+ * response shapes of reference 16.12.
+ * https://developer.hashicorp.com/vault/api-docs/secret/pki#generate-certificate-and-key
+ * https://developer.hashicorp.com/vault/api-docs/secret/pki#sign-certificate
+ */
+import { invalid } from '../../shared/errors.js';
+import type { ParsedCsr } from '../crypto/csr.js';
+import type { GeneralName } from '../crypto/general-names.js';
+import { commonName, nameValues } from '../crypto/names.js';
+import type { CertNames, CsrNames } from '../roles/role-policy.js';
+import { defineFields } from '../vault-fields.js';
+
+export const ISSUE_FIELDS = defineFields({
+  name: { type: 'string' },
+  issuer_ref: { type: 'string' },
+  common_name: { type: 'string', default: '' },
+  alt_names: { type: 'commaList', default: [] },
+  ip_sans: { type: 'commaList', default: [] },
+  uri_sans: { type: 'commaList', default: [] },
+  other_sans: { type: 'commaList', default: [] },
+  ttl: { type: 'duration', default: 0 },
+  not_after: { type: 'string', default: '' },
+  format: { type: 'string', default: 'pem' },
+  private_key_format: { type: 'string', default: 'der' },
+  exclude_cn_from_sans: { type: 'bool', default: false },
+  remove_roots_from_chain: { type: 'bool', default: false },
+  user_ids: { type: 'commaList', default: [] },
+  serial_number: { type: 'string', default: '' },
+  cert_metadata: { type: 'string', default: '' },
+  signature_bits: { type: 'int', default: 0 },
+  use_pss: { type: 'bool', default: false },
+  key_type: { type: 'string', default: '' },
+  key_bits: { type: 'int', default: 0 },
+  csr: { type: 'string', default: '' },
+});
+
+export type IssueInput = ReturnType<typeof ISSUE_FIELDS.parse>['values'];
+
+export type OutputFormat = 'pem' | 'der' | 'pem_bundle';
+
+export function parseFormat(v: string): OutputFormat {
+  const f = v.trim() === '' ? 'pem' : v.trim().toLowerCase();
+  if (f === 'pem' || f === 'der' || f === 'pem_bundle') return f;
+  throw invalid(`unknown format "${v}"; expected pem, der or pem_bundle`, 'format');
+}
+
+export function parsePrivateKeyFormat(v: string): 'der' | 'pkcs8' {
+  const f = v.trim().toLowerCase();
+  if (f === '' || f === 'der' || f === 'pem') return 'der';
+  if (f === 'pkcs8') return 'pkcs8';
+  throw invalid(`unknown private_key_format "${v}"; expected der or pkcs8`, 'private_key_format');
+}
+
+export function checkSignatureBits(bits: number): void {
+  if (![0, 256, 384, 512].includes(bits)) throw invalid(`unsupported hash signature algorithm: ${bits}`, 'signature_bits');
+}
+
+/** cert_metadata must be base64 (reference 4.2). */
+export function checkCertMetadata(v: string): void {
+  if (v !== '' && !/^[A-Za-z0-9+/]*={0,2}$/.test(v.replace(/\s+/g, ''))) throw invalid('cert_metadata must be base64-encoded', 'cert_metadata');
+}
+
+/** The names a CSR asks for, for role checks (use_csr_common_name / use_csr_sans). */
+export function csrNames(csr: ParsedCsr): CsrNames {
+  const out: CsrNames = {
+    commonName: commonName(csr.subject),
+    dns: [], emails: [], ips: [], uris: [], otherSans: [],
+    userIds: nameValues(csr.subject, 'UID'),
+    serialNumber: nameValues(csr.subject, 'serialNumber')[0] ?? '',
+  };
+  for (const n of csr.extensions.subjectAltNames ?? []) {
+    if (n.type === 'dns') out.dns.push(n.value);
+    else if (n.type === 'email') out.emails.push(n.value);
+    else if (n.type === 'ip') out.ips.push(n.value);
+    else if (n.type === 'uri') out.uris.push(n.value);
+    else if (n.type === 'otherName' && n.value !== undefined) out.otherSans.push({ oid: n.oid, value: n.value });
+  }
+  return out;
+}
+
+/** SANs in the order Go-based CAs write them: DNS, e-mail, IP, URI, then otherNames. */
+export function subjectAltNames(n: CertNames): GeneralName[] {
+  return [
+    ...n.dns.map((value): GeneralName => ({ type: 'dns', value })),
+    ...n.emails.map((value): GeneralName => ({ type: 'email', value })),
+    ...n.ips.map((value): GeneralName => ({ type: 'ip', value })),
+    ...n.uris.map((value): GeneralName => ({ type: 'uri', value })),
+    ...n.otherSans.map((o): GeneralName => ({ type: 'otherName', oid: o.oid, value: o.value, raw: Buffer.alloc(0) })),
+  ];
+}
+
+const pemBody = (pem: string): string => pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, '');
+
+/** A PEM as base64 of its DER (format=der). */
+export const pemToBase64 = (pem: string): string => pemBody(pem);
+
+export interface CertificateResult {
+  certificatePem: string;
+  issuingCaPem: string;
+  chainPems: readonly string[];
+  serialNumber: string;
+  expiration: number;
+  privateKey?: { pem: string; base64: string; type: string };
+}
+
+/** `data` of issue/sign for a format (reference 16.12). */
+export function certificateData(r: CertificateResult, format: OutputFormat): Record<string, unknown> {
+  const der = format === 'der';
+  const enc = (pem: string): string => (der ? pemToBase64(pem) : pem);
+  const data: Record<string, unknown> = {};
+  if (format === 'pem_bundle') {
+    data.certificate = [...(r.privateKey ? [r.privateKey.pem] : []), r.certificatePem, ...r.chainPems].join('\n');
+  } else data.certificate = enc(r.certificatePem);
+  data.issuing_ca = enc(r.issuingCaPem);
+  if (r.chainPems.length > 0) data.ca_chain = r.chainPems.map(enc);
+  if (r.privateKey) {
+    data.private_key = der ? r.privateKey.base64 : r.privateKey.pem;
+    data.private_key_type = r.privateKey.type;
+  }
+  data.serial_number = r.serialNumber;
+  data.expiration = r.expiration;
+  return data;
+}

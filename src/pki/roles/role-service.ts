@@ -1,0 +1,93 @@
+import type { Clock } from '../../shared/clock.js';
+import { invalid, notFound } from '../../shared/errors.js';
+import type { IssuerService } from '../issuers/issuer-service.js';
+import { normalizeRole, validateRoleName } from './role.js';
+import type { PkiRole , ROLE_FIELD_NAMES} from './role.js';
+import type { RoleRepo } from './role-repo.js';
+
+/**
+ * How long a role read for issuance is served from memory. Writes on this node drop the
+ * entry at once; another node sees a change within this time. One second keeps the hot
+ * path free of a role query per certificate while a changed role takes effect promptly
+ * everywhere.
+ */
+export const ROLE_CACHE_MS = 1000;
+
+type RoleInput = Record<(typeof ROLE_FIELD_NAMES)[number], unknown>;
+
+/** Role use cases: write (full replace), patch, read, list, delete, and cached lookup for issuance. */
+export class RoleService {
+  readonly #cache = new Map<string, { at: number; role: PkiRole }>();
+
+  constructor(private readonly deps: { repo: RoleRepo; issuers: IssuerService; clock: Clock }) {}
+
+  /** POST roles/:name: every omitted field takes its default. */
+  async write(mountId: string, name: string, input: RoleInput): Promise<{ role: PkiRole; warnings: string[] }> {
+    validateRoleName(name);
+    const { role, warnings } = normalizeRole(input);
+    await this.#checkIssuerRef(mountId, role, warnings);
+    await this.deps.repo.upsert(this.deps.repo.executor, mountId, name, role, this.deps.clock.now());
+    this.#cache.delete(`${mountId}\n${name}`);
+    return { role, warnings };
+  }
+
+  /** PATCH roles/:name: only the supplied fields change. */
+  async patch(mountId: string, name: string, changes: Partial<RoleInput>): Promise<{ role: PkiRole; warnings: string[] }> {
+    return this.deps.repo.transaction(async (tx) => {
+      const current = await this.deps.repo.find(tx, mountId, name);
+      if (!current) throw invalid('Unable to fetch role entry to patch');
+      const merged = { ...current.role, ...changes } as unknown as RoleInput;
+      const { role, warnings } = normalizeRole(merged);
+      await this.#checkIssuerRef(mountId, role, warnings);
+      await this.deps.repo.upsert(tx, mountId, name, role, this.deps.clock.now());
+      this.#cache.delete(`${mountId}\n${name}`);
+      return { role, warnings };
+    });
+  }
+
+  async read(mountId: string, name: string): Promise<PkiRole> {
+    const r = await this.deps.repo.find(this.deps.repo.executor, mountId, name);
+    if (!r) throw notFound(`role ${name} not found`);
+    return r.role;
+  }
+
+  async list(mountId: string, opts: { after?: string; limit?: number } = {}): Promise<string[]> {
+    return this.deps.repo.list(this.deps.repo.executor, mountId, opts);
+  }
+
+  async delete(mountId: string, name: string): Promise<void> {
+    await this.deps.repo.delete(this.deps.repo.executor, mountId, name);
+    this.#cache.delete(`${mountId}\n${name}`);
+  }
+
+  async purgeMount(mountId: string): Promise<void> {
+    await this.deps.repo.deleteAll(this.deps.repo.executor, mountId);
+    for (const k of this.#cache.keys()) if (k.startsWith(`${mountId}\n`)) this.#cache.delete(k);
+  }
+
+  /** The role for an issuance request; unknown roles are a 400 `unknown role: <name>`. */
+  async forIssuance(mountId: string, name: string): Promise<PkiRole> {
+    const key = `${mountId}\n${name}`;
+    const now = this.deps.clock.now().getTime();
+    const hit = this.#cache.get(key);
+    if (hit && now - hit.at < ROLE_CACHE_MS && now >= hit.at) return hit.role;
+    const r = await this.deps.repo.find(this.deps.repo.executor, mountId, name);
+    if (!r) {
+      this.#cache.delete(key);
+      throw invalid(`unknown role: ${name}`, 'name');
+    }
+    if (this.#cache.size > 4096) this.#cache.clear();
+    this.#cache.set(key, { at: now, role: r.role });
+    return r.role;
+  }
+
+  async #checkIssuerRef(mountId: string, role: PkiRole, warnings: string[]): Promise<void> {
+    let found = false;
+    try {
+      found = (await this.deps.issuers.find(mountId, role.issuer_ref)) !== undefined;
+    } catch {
+      found = false;
+    }
+    if (!found) warnings.push(`Issuing Certificate was set to ${role.issuer_ref} but no issuing certificate configured with that name or ID`);
+  }
+}
