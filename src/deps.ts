@@ -89,6 +89,7 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
     for (const [kind, handler] of [...Object.entries(tfe.jobHandlers), ...Object.entries(pki.jobHandlers)]) {
       worker.register(kind, handler);
     }
+    tfe.onJobsEnqueued(() => worker.nudge());
     return {
       core,
       tfe,

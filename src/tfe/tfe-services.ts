@@ -49,6 +49,8 @@ export interface TfeServices {
   workspaces: WorkspaceService;
   teamAccess: TeamAccessService;
   stateVersions: StateVersionService;
+  /** Called after requests that committed jobs (state finalized); deps.ts points it at this node's worker. */
+  onJobsEnqueued(listener: () => void): void;
 }
 
 export function buildTfeServices(core: CoreDeps): TfeServices {
@@ -83,7 +85,18 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     onWorkspacesDeleted: (ex, ids) => stateVersions.onWorkspacesDeleted(ex, ids),
   });
 
+  let jobsEnqueued: () => void = () => {};
+  // Requests that may have committed an extraction job wake this node's worker at once
+  // instead of leaving the job to the next poll (the response is sent after the commit).
+  const nudgeAfterStateWrite = (app: FastifyInstance) =>
+    app.addHook('onResponse', async (request, reply) => {
+      if (request.method !== 'GET' && reply.statusCode < 300 && /state-versions|^\/v1\/object\//.test(request.routeOptions.url ?? '')) jobsEnqueued();
+    });
+
   return {
+    onJobsEnqueued(listener) {
+      jobsEnqueued = listener;
+    },
     identity,
     organizations,
     teams,
@@ -94,6 +107,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     async registerRoutes(app) {
       registerApiHeadersAndPing(app);
       registerAuthHook(app, identity);
+      nudgeAfterStateWrite(app);
       registerOrganizationRoutes(app, { organizations, config });
       registerIdentityRoutes(app, { identity, tokens, teams, config });
       registerWorkspaceRoutes(app, { workspaces, organizations, config });
@@ -104,6 +118,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     },
     async registerRootRoutes(app) {
       registerDiscoveryRoutes(app);
+      nudgeAfterStateWrite(app);
       await registerStateUploadRoutes(app, { uploads: stateUploads, maxUploadSize: config.maxUploadSize });
       app.addHook('onReady', () => stateMaintenance.scheduleNext());
     },
