@@ -101,6 +101,17 @@ export class KeyRepo {
     }
   }
 
+  /** Links the mount's keyless issuers whose certificate carries this key's public key. */
+  async linkIssuers(ex: Executor, mountId: string, keyId: string, publicKeySha256: string): Promise<void> {
+    await ex
+      .updateTable('pki_issuers')
+      .set({ key_id: keyId })
+      .where('mount_id', '=', mountId)
+      .where('public_key_sha256', '=', publicKeySha256)
+      .where('key_id', 'is', null)
+      .execute();
+  }
+
   /** Whether any issuer of the mount uses the key. */
   async inUse(ex: Executor, mountId: string, id: string): Promise<boolean> {
     const r = await ex.selectFrom('pki_issuers').select('id').where('mount_id', '=', mountId).where('key_id', '=', id).limit(1).executeTakeFirst();

@@ -70,12 +70,17 @@ export class KeyService {
     };
   }
 
-  /** Stores a prepared key in the caller's transaction; the first key of a mount becomes the default key. */
+  /**
+   * Stores a prepared key in the caller's transaction and links keyless issuers with the
+   * same public key; the first key of a mount becomes the default key.
+   */
   async insert(tx: Executor, prepared: PreparedKey): Promise<{ becameDefault: boolean }> {
     const { key, privateKey } = prepared;
     const { label, der } = exportPrivateKeyDer(privateKey, false);
     const sealed = this.#secrets.seal(pemEncode(label, der), `pki-key:${key.id}`);
     await this.#repo.insert(tx, { key, sealedPrivateKey: sealed });
+    // An issuer imported before its key starts using the key now.
+    await this.#repo.linkIssuers(tx, key.mountId, key.id, key.publicKeySha256);
     const becameDefault = await this.#config.setDefaultKeyIfUnset(tx, key.mountId, key.id);
     return { becameDefault };
   }
