@@ -110,6 +110,13 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 204);
     });
 
+    it('leaves the TFE upload URLs under /v1/object to their own routes', async () => {
+      const res = await fetch(`${server.url}/v1/object/no-such-upload`, { method: 'PUT', body: 'x' });
+      const text = await res.text();
+      assert.notEqual(text, JSON.stringify({ errors: ['permission denied'] }));
+      assert.notEqual(res.status, 403);
+    });
+
     it('needs a token and the ACL for sys/mounts', async () => {
       let r = await v('GET', 'sys/mounts', { token: undefined });
       assert.equal(r.status, 403);
