@@ -118,6 +118,13 @@ async function main(): Promise<void> {
     { name: '@peculiar/x509: build + sign P-256 leaf', fn: () => pxLeaf(leafPub, 'svc.example.com') },
     { name: 'lean codec: build + sign P-256 leaf', fn: () => buildCertificate(issuer, template(leafSpki, 'svc.example.com')).pem },
     {
+      name: 'lean codec: issue = P-256 keygen + leaf + key PEM',
+      fn: () => {
+        const k = generateKeySync('ec', 256);
+        return [buildCertificate(issuer, template(spkiDer(k.publicKey), 'svc.example.com')).pem, exportPrivateKey(k.privateKey, { format: 'pem' })];
+      },
+    },
+    {
       name: '@peculiar/x509: parse + verify CSR, sign leaf',
       fn: async () => {
         const csr = new px.Pkcs10CertificateRequest(csrPem);

@@ -189,3 +189,15 @@ test('publicKeyFromSpki imports every key type to the same key, and rejects a po
   spki[spki.length - 1]! ^= 1;
   assert.throws(() => parsePublicKey(spki), DomainError);
 });
+
+test('spkiDer matches the SPKI that OpenSSL encodes, for every key type', () => {
+  const kinds = [['rsa', 2048, 3], ['ec', 224, 5], ['ec', 256, 300], ['ec', 384, 50], ['ec', 521, 50], ['ed25519', 0, 20]] as const;
+  for (const [type, bits, count] of kinds) {
+    for (let i = 0; i < count; i++) {
+      const k = generateKeySync(type, bits);
+      const want = k.publicKey.export({ type: 'spki', format: 'der' });
+      assert.deepEqual(spkiDer(k.privateKey), want, `${type} ${bits}`);
+      assert.deepEqual(spkiDer(k.publicKey), want, `${type} ${bits}`);
+    }
+  }
+});
