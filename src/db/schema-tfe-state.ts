@@ -28,6 +28,8 @@ export interface TfeStateVersionsTable {
   json_upload_token_sealed: string | null;
   upload_expires_at: string | null;
   resources_processed: number;
+  /** Why extraction could not read the content (the version is still marked processed). */
+  processing_error?: string | null;
   /** JSON text. */
   resources: string | null;
   modules: string | null;

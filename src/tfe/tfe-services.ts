@@ -24,6 +24,7 @@ import { StateUploadService } from './state-versions/state-upload-service.js';
 import { StateVersionRepo } from './state-versions/state-version-repo.js';
 import { registerStateVersionRoutes } from './state-versions/state-version-routes.js';
 import { EXTRACT_STATE_JOB, STATE_BLOB_GC_JOB, StateVersionService } from './state-versions/state-version-service.js';
+import { enqueueMissingExtractions } from './state-versions/extraction-backfill.js';
 import { registerStateDiffRoutes } from './state-versions/state-diff-routes.js';
 import { StateDiffService } from './state-versions/state-diff-service.js';
 import { StateVersionOutputRepo } from './state-version-outputs/state-version-output-repo.js';
@@ -72,7 +73,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     retentionMaxAgeDays: config.stateRetentionMaxAgeDays,
     maintenanceIntervalSeconds: config.stateMaintenanceIntervalSeconds,
   };
-  const stateRepo = new StateVersionRepo({ db: db.kysely });
+  const stateRepo = new StateVersionRepo({ db: db.kysely, batchCommits: db.kind === 'sqlite' });
   const stateCore = { repo: stateRepo, blobs: core.blobs, jobs: core.jobs, clock, settings: stateSettings };
   const stateVersions = new StateVersionService({ ...stateCore, workspaces, secrets: core.secrets });
   const stateUploads = new StateUploadService({ ...stateCore, versions: stateVersions });
@@ -119,6 +120,11 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     async registerRootRoutes(app) {
       registerDiscoveryRoutes(app);
       nudgeAfterStateWrite(app);
+      app.addHook('onReady', async () => {
+        const n = await enqueueMissingExtractions({ repo: stateRepo, jobs: core.jobs });
+        if (n > 0) core.logger.info({ enqueued: n }, 'enqueued extraction of state versions finalized without it');
+        jobsEnqueued();
+      });
       await registerStateUploadRoutes(app, { uploads: stateUploads, maxUploadSize: config.maxUploadSize });
       app.addHook('onReady', () => stateMaintenance.scheduleNext());
     },

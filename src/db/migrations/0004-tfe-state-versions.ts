@@ -33,6 +33,7 @@ export function tfeStateVersionsMigration(_ctx: MigrationContext) {
         .addColumn('json_upload_token_sealed', 'text')
         .addColumn('upload_expires_at', 'text')
         .addColumn('resources_processed', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('processing_error', 'text')
         .addColumn('resources', 'text')
         .addColumn('modules', 'text')
         .addColumn('providers', 'text')
@@ -71,6 +72,12 @@ export function tfeStateVersionsMigration(_ctx: MigrationContext) {
       await db.schema.createIndex('tfe_state_versions_state_sha256_idx').on('tfe_state_versions').column('state_sha256').execute();
       await db.schema.createIndex('tfe_state_versions_json_sha256_idx').on('tfe_state_versions').column('json_sha256').execute();
       await db.schema.createIndex('tfe_state_versions_created_at_idx').on('tfe_state_versions').column('created_at').execute();
+      // Finds finalized versions still waiting for extraction (the start-up backfill).
+      await db.schema
+        .createIndex('tfe_state_versions_resources_processed_status_idx')
+        .on('tfe_state_versions')
+        .columns(['resources_processed', 'status'])
+        .execute();
       await db.schema
         .createIndex('tfe_state_versions_status_soft_deleted_at_idx')
         .on('tfe_state_versions')

@@ -25,7 +25,8 @@ export function extractStateJob(deps: ExtractStateJobDeps) {
     if (!v || v.stateSha256 === null || v.resourcesProcessed) return;
     const result = await extractInWorker(await deps.blobs.get(v.stateSha256), { signal: ctx.signal });
     if (!result.ok) {
-      await deps.repo.markProcessed(db, id);
+      // Unreadable content is final: record why and stop, rather than retrying forever.
+      await deps.repo.markProcessed(db, id, result.error);
       return;
     }
     const x = result.value;

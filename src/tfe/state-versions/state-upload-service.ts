@@ -6,7 +6,8 @@ import { hashToken } from '../../shared/ids.js';
 import type { Actor } from '../identity/actor.js';
 import { digestStream, storeStateUpload } from './state-content.js';
 import type { Executor, StateVersionRepo } from './state-version-repo.js';
-import { BlobCollectedError, EXTRACT_STATE_JOB, STATE_BLOB_GC_JOB } from './state-version-service.js';
+import { extractionJob } from './extraction-backfill.js';
+import { BlobCollectedError, STATE_BLOB_GC_JOB } from './state-version-service.js';
 import type { StateVersionService } from './state-version-service.js';
 import { checkFileMatchesClaims } from './state-version.js';
 import type { StateVersion } from './state-version.js';
@@ -79,7 +80,7 @@ export class StateUploadService {
         terraformVersion: header.ok ? header.header.terraformVersion : null,
       });
       if (!ok) throw conflict('this state version no longer accepts uploads (it was discarded or already uploaded)');
-      await this.deps.jobs.enqueue(trx, { kind: EXTRACT_STATE_JOB, payload: { stateVersionId: v.id } });
+      await this.deps.jobs.enqueue(trx, extractionJob(v.id));
       return { stateVersionId: v.id, target, stored: true };
     });
   }
@@ -126,7 +127,7 @@ export class StateUploadService {
    */
   private async inTransaction<T>(sha256: string, fn: (trx: Executor) => Promise<T>): Promise<T> {
     try {
-      return await this.deps.repo.transaction(fn);
+      return await this.deps.repo.batched(fn);
     } catch (err) {
       if (err instanceof BlobCollectedError) {
         throw new DomainError('unavailable', `stored content ${sha256.slice(0, 12)}… was being removed; retry the upload`);

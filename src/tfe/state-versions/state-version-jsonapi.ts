@@ -43,6 +43,8 @@ export function stateVersionResource(v: StateVersion, ctx: StateVersionRenderCon
     providers: v.providers,
     resources: v.resources,
     'resources-processed': v.resourcesProcessed,
+    // Not an HCP attribute: tells why resources and outputs stayed empty (clients ignore unknown attributes).
+    'resources-processing-error': v.processingError,
     intermediate: false,
     serial: v.serial,
     'state-version': v.stateFormatVersion,

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { TfeStateVersionsTable } from '../../db/schema-tfe-state.js';
@@ -28,6 +29,7 @@ export function toStateVersion(r: StateVersionRow): StateVersion {
     jsonUploadTokenSealed: r.json_upload_token_sealed,
     uploadExpiresAt: r.upload_expires_at === null ? null : new Date(r.upload_expires_at),
     resourcesProcessed: r.resources_processed === 1,
+    processingError: r.processing_error ?? null,
     resources: json(r.resources) as unknown[] | null,
     modules: json(r.modules) as Record<string, unknown> | null,
     providers: json(r.providers) as Record<string, unknown> | null,
@@ -60,9 +62,21 @@ export interface NewOutput {
   value: unknown;
 }
 
+interface BatchItem {
+  fn: (trx: Executor) => Promise<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+const MAX_BATCH = 256;
+
 /** All SQL of the state versions module. */
 export class StateVersionRepo {
-  constructor(private readonly deps: { db: Kysely<Database> }) {}
+  #queue: BatchItem[] = [];
+  #flushing = false;
+
+  /** `batchCommits`: group concurrent write transactions into one commit (SQLite; see `batched`). */
+  constructor(private readonly deps: { db: Kysely<Database>; batchCommits?: boolean }) {}
 
   get db(): Kysely<Database> {
     return this.deps.db;
@@ -70,6 +84,56 @@ export class StateVersionRepo {
 
   transaction<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
     return this.deps.db.transaction().execute(fn);
+  }
+
+  /**
+   * A short write transaction whose commit may be shared with concurrent callers.
+   * SQLite has one writer and a durable commit costs an fsync that blocks the process,
+   * so one commit per request caps the write rate at the disk's fsync rate. Callers
+   * that arrive while a commit is being prepared join the next batch: each runs inside
+   * its own savepoint (a failure undoes only its own writes) and every caller is
+   * answered after the single durable COMMIT. On PostgreSQL each call is its own
+   * transaction (the server groups commits itself).
+   */
+  batched<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
+    if (!this.deps.batchCommits) return this.transaction(fn);
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.#flushing) {
+        this.#flushing = true;
+        setImmediate(() => void this.#flush());
+      }
+    });
+  }
+
+  async #flush(): Promise<void> {
+    const batch = this.#queue.splice(0, MAX_BATCH);
+    const results: Array<{ ok: true; value: unknown } | { ok: false; err: unknown }> = [];
+    try {
+      await this.deps.db.transaction().execute(async (trx) => {
+        for (const item of batch) {
+          await sql`savepoint batch_item`.execute(trx);
+          try {
+            const value = await item.fn(trx);
+            await sql`release savepoint batch_item`.execute(trx);
+            results.push({ ok: true, value });
+          } catch (err) {
+            await sql`rollback to savepoint batch_item`.execute(trx);
+            await sql`release savepoint batch_item`.execute(trx);
+            results.push({ ok: false, err });
+          }
+        }
+      });
+      batch.forEach((item, i) => {
+        const r = results[i];
+        if (r?.ok) item.resolve(r.value);
+        else item.reject(r?.err);
+      });
+    } catch (err) {
+      for (const item of batch) item.reject(err);
+    }
+    if (this.#queue.length > 0) setImmediate(() => void this.#flush());
+    else this.#flushing = false;
   }
 
   async findById(ex: Executor, id: string): Promise<StateVersion | undefined> {
@@ -212,13 +276,29 @@ export class StateVersionRepo {
         providers: f.providers === null ? null : JSON.stringify(f.providers),
         billable_rum_count: f.billableRumCount,
         resources_processed: 1,
+        processing_error: null,
       })
       .where('id', '=', id)
       .execute();
   }
 
-  async markProcessed(ex: Executor, id: string): Promise<void> {
-    await ex.updateTable('tfe_state_versions').set({ resources_processed: 1 }).where('id', '=', id).execute();
+  async markProcessed(ex: Executor, id: string, error: string | null = null): Promise<void> {
+    await ex.updateTable('tfe_state_versions').set({ resources_processed: 1, processing_error: error }).where('id', '=', id).execute();
+  }
+
+  /** Finalized versions with content whose extraction has not run (ordered by id, after `afterId`). */
+  async unprocessedIds(ex: Executor, afterId: string, limit: number): Promise<string[]> {
+    const rows = await ex
+      .selectFrom('tfe_state_versions')
+      .select('id')
+      .where('resources_processed', '=', 0)
+      .where('status', '=', 'finalized')
+      .where('state_sha256', 'is not', null)
+      .where('id', '>', afterId)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.id);
   }
 
   /** Conditional status change; false when the version is no longer in `from`. */

@@ -22,6 +22,7 @@ import {
 } from './state-version.js';
 import type { BackingDataAction, StateClaims, StateVersion, StateVersionCreator, StateVersionOutput, StateVersionStatus } from './state-version.js';
 import { createHash } from 'node:crypto';
+import { extractionJob } from './extraction-backfill.js';
 
 export const EXTRACT_STATE_JOB = 'tfe.extract-state';
 export const STATE_BLOB_GC_JOB = 'tfe.state-blob-gc';
@@ -134,7 +135,7 @@ export class StateVersionService {
 
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.deps.repo.transaction(async (trx) => {
+        return await this.deps.repo.batched(async (trx) => {
           const { seq, currentId } = await this.deps.repo.advanceHead(trx, ws.id);
           const current = currentId ? await this.deps.repo.findById(trx, currentId) : undefined;
           checkAgainstCurrent(current ?? null, claims, input.force);
@@ -173,7 +174,7 @@ export class StateVersionService {
           });
           await this.makeCurrent(trx, ws.id, id);
           if (outputs) await this.deps.repo.insertOutputs(trx, id, outputs);
-          if (!pending) await this.deps.jobs.enqueue(trx, { kind: EXTRACT_STATE_JOB, payload: { stateVersionId: id } });
+          if (!pending) await this.deps.jobs.enqueue(trx, extractionJob(id));
           return (await this.deps.repo.findById(trx, id)) as StateVersion;
         });
       } catch (err) {
@@ -195,7 +196,7 @@ export class StateVersionService {
     }
     const id = tfeId('sv');
     const now = this.deps.clock.now();
-    return this.deps.repo.transaction(async (trx) => {
+    return this.deps.repo.batched(async (trx) => {
       const { seq } = await this.deps.repo.advanceHead(trx, ws.id);
       // Re-read inside the transaction: the target may have been soft deleted meanwhile.
       const t = await this.deps.repo.findById(trx, target.id);
@@ -219,6 +220,7 @@ export class StateVersionService {
         json_upload_token_sealed: null,
         upload_expires_at: null,
         resources_processed: t.resourcesProcessed ? 1 : 0,
+        processing_error: t.processingError,
         resources: t.resources === null ? null : JSON.stringify(t.resources),
         modules: t.modules === null ? null : JSON.stringify(t.modules),
         providers: t.providers === null ? null : JSON.stringify(t.providers),
@@ -234,7 +236,7 @@ export class StateVersionService {
       const outputs = await this.deps.repo.outputs(trx, [t.id]);
       await this.deps.repo.insertOutputs(trx, id, outputs.map((o) => ({ ...o, id: tfeId('wsout') })));
       await this.makeCurrent(trx, ws.id, id);
-      if (!t.resourcesProcessed) await this.deps.jobs.enqueue(trx, { kind: EXTRACT_STATE_JOB, payload: { stateVersionId: id } });
+      if (!t.resourcesProcessed) await this.deps.jobs.enqueue(trx, extractionJob(id));
       return (await this.deps.repo.findById(trx, id)) as StateVersion;
     });
   }

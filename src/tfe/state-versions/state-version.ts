@@ -45,6 +45,8 @@ export interface StateVersion {
   jsonUploadTokenSealed: string | null;
   uploadExpiresAt: Date | null;
   resourcesProcessed: boolean;
+  /** Set when extraction could not read the content; the version is processed all the same. */
+  processingError: string | null;
   resources: unknown[] | null;
   modules: Record<string, unknown> | null;
   providers: Record<string, unknown> | null;
