@@ -54,8 +54,9 @@ export interface TfeServices {
   onJobsEnqueued(listener: () => void): void;
 }
 
-export function buildTfeServices(core: CoreDeps): TfeServices {
-  const { db, clock, config } = core;
+/** Identity, organizations, teams, tokens, workspaces and team access: what the CLI needs without the rest. */
+export function buildTfeIdentityLayer(core: Pick<CoreDeps, 'db' | 'clock' | 'adminTokens'>) {
+  const { db, clock } = core;
   const identityRepo = new IdentityRepo({ db: db.kysely });
   const identity = new IdentityService({ repo: identityRepo, adminTokens: core.adminTokens, clock });
   const organizations = new OrganizationService({ db, repo: new OrganizationRepo({ db: db.kysely }), identity, clock });
@@ -63,6 +64,12 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
   const tokens = new TokenService({ db, repo: identityRepo, organizations, clock });
   const workspaces = new WorkspaceService({ db, repo: new WorkspaceRepo({ db: db.kysely }), organizations, identity, clock });
   const teamAccess = new TeamAccessService({ repo: new TeamAccessRepo({ db: db.kysely }), workspaces, teams, clock });
+  return { identity, organizations, teams, tokens, workspaces, teamAccess };
+}
+
+export function buildTfeServices(core: CoreDeps): TfeServices {
+  const { db, clock, config } = core;
+  const { identity, organizations, teams, tokens, workspaces, teamAccess } = buildTfeIdentityLayer(core);
 
   const stateSettings = {
     allowSerialMismatch: config.stateAllowSerialMismatch,
