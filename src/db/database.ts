@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -38,6 +38,31 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 10000');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { kind: 'sqlite', kysely, destroy: () => kysely.destroy() };
+}
+
+/**
+ * Kysely prepares every query anew, and preparing costs more than running most of our
+ * queries. Statements are reusable (the driver runs one query at a time), so they are
+ * kept by SQL text, a bounded number of them.
+ */
+function withStatementCache(db: SqliteDatabase.Database, max = 1000) {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => db.close(),
+    prepare(sql: string): SqliteDatabase.Statement {
+      let stmt = cache.get(sql);
+      if (stmt) return stmt;
+      stmt = db.prepare(sql);
+      if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+      cache.set(sql, stmt);
+      return stmt;
+    },
+  };
+}
+
+/** Resolves when the database answers a trivial query. */
+export async function pingDatabase(db: Db): Promise<void> {
+  await sql`select 1`.execute(db.kysely);
 }
