@@ -23,7 +23,12 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/config.ts', 'test/**', 'bench/**', 'scripts/**', 'src/**/*.test.ts'],
+    // Migrations are typed against Kysely<any> on purpose: they must not depend on today's schema types.
+    files: ['src/db/migrations/**'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    files: ['src/config.ts', 'src/cli.ts', 'test/**', 'bench/**', 'scripts/**', 'src/**/*.test.ts'],
     rules: { 'no-restricted-syntax': 'off' },
   },
 );

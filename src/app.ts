@@ -14,9 +14,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const https = config.tlsCertFile && config.tlsKeyFile
     ? { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile) }
     : null;
-  // eslint-disable-next-line prefer-const
-  let app: FastifyInstance;
-  app = Fastify({
+  const app: FastifyInstance = Fastify({
     loggerInstance: logger,
     bodyLimit: config.bodyLimit,
     requestIdHeader: 'x-request-id',
@@ -27,10 +25,16 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     ...(https ? { https } : {}),
   }) as unknown as FastifyInstance;
 
+  // While shutting down, answers to requests in flight close their connection, so that
+  // keep-alive clients do not hold the process open.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
     // A connection revived from a LIST request is served once, then closed.
-    if (isListRewrittenSocket(request.raw.socket)) void reply.header('connection', 'close');
+    if (closing || isListRewrittenSocket(request.raw.socket)) void reply.header('connection', 'close');
   });
   app.addHook('onResponse', async (request, reply) => {
     const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };

@@ -44,12 +44,12 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'server': {
       const { flags } = parseSettingFlags(rest);
-      await runServer(loadConfig(process.env, flags));
+      await runServer(loadConfig(undefined, flags));
       return -1; // keeps running until a signal
     }
     case 'migrate': {
       const { flags } = parseSettingFlags(rest);
-      const config = loadConfig(process.env, flags);
+      const config = loadConfig(undefined, flags);
       const db = openDatabase({ url: config.databaseUrl, poolSize: 1 });
       try {
         const applied = await migrateToLatest(db);

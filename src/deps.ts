@@ -11,6 +11,7 @@ import type { Db } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { JobQueue } from './jobs/job-queue.js';
 import { JobWorker } from './jobs/job-worker.js';
+import { HOUSEKEEPING_JOB, housekeepingJob } from './jobs/housekeeping.js';
 import { SecretBox } from './secrets/secret-box.js';
 import { loadMasterKey } from './secrets/master-key.js';
 import type { Clock } from './shared/clock.js';
@@ -40,6 +41,8 @@ export interface Deps {
   tfe: TfeServices;
   pki: PkiServices;
   worker: JobWorker;
+  /** Enqueues the recurring core jobs (idempotent; called when the server starts serving). */
+  scheduleRecurringJobs(): Promise<void>;
   /** The initial admin token when this start created it (shown once), else undefined. */
   initialAdminToken: string | undefined;
   close(): Promise<void>;
@@ -86,6 +89,8 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       pollIntervalMs: config.jobPollIntervalMs,
       leaseSeconds: config.jobLeaseSeconds,
     });
+    const housekeeping = housekeepingJob({ jobs, clock, db: db.kysely });
+    worker.register(HOUSEKEEPING_JOB, () => housekeeping.handler());
     for (const [kind, handler] of [...Object.entries(tfe.jobHandlers), ...Object.entries(pki.jobHandlers)]) {
       worker.register(kind, handler);
     }
@@ -96,6 +101,7 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       pki,
       worker,
       initialAdminToken,
+      scheduleRecurringJobs: () => housekeeping.start(),
       async close() {
         await pki.close?.();
         await db.destroy();

@@ -38,7 +38,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const scheme = config.tlsCertFile ? 'https' : 'http';
   const host = config.listenHost.includes(':') ? `[${config.listenHost}]` : config.listenHost;
   const url = `${scheme}://${host}:${port}`;
-  if (config.runJobWorker) deps.worker.start();
+  if (config.runJobWorker) {
+    await deps.scheduleRecurringJobs();
+    deps.worker.start();
+  }
 
   let closing: Promise<void> | undefined;
   const shutdown = (reason = 'shutdown') => {
@@ -60,19 +63,20 @@ export async function startServer(config: Config): Promise<RunningServer> {
 export async function runServer(config: Config): Promise<void> {
   const effective = applyDevMode(config);
   const server = await startServer(effective);
-  const out = process.stdout;
-  out.write(`\nStrongroom is serving at ${server.url}\n`);
-  out.write(`  Terraform state API: ${server.url}/api/v2    Vault-compatible API: ${server.url}/v1\n`);
+  // One write, so that a reader never sees the banner half-printed.
+  let banner = `\nStrongroom is serving at ${server.url}\n`;
+  banner += `  Terraform state API: ${server.url}/api/v2    Vault-compatible API: ${server.url}/v1\n`;
   if (effective.dev) {
-    out.write(`  Development mode: storage in ${effective.dataDir} is thrown away at exit.\n`);
-    out.write(`  Root token: ${effective.devRootToken}\n\n`);
+    banner += `  Development mode: storage in ${effective.dataDir} is thrown away at exit.\n`;
+    banner += `  Root token: ${effective.devRootToken}\n\n`;
   } else if (server.deps.initialAdminToken) {
-    out.write('\n  Initial admin token (a Vault root token and a site-admin API token).\n');
-    out.write('  It is shown only this once and stored only as a hash; keep it safe:\n\n');
-    out.write(`      ${server.deps.initialAdminToken}\n\n`);
+    banner += '\n  Initial admin token (a Vault root token and a site-admin API token).\n';
+    banner += '  It is shown only this once and stored only as a hash; keep it safe:\n\n';
+    banner += `      ${server.deps.initialAdminToken}\n\n`;
   } else {
-    out.write('\n');
+    banner += '\n';
   }
+  process.stdout.write(banner);
   let signals = 0;
   const onSignal = (sig: NodeJS.Signals) => {
     signals++;

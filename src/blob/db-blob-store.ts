@@ -17,7 +17,7 @@ export class DbBlobStore implements BlobStore {
   readonly kind = 'db' as const;
   constructor(private readonly deps: { db: Kysely<Database>; clock: Clock }) {}
 
-  async put(source: AsyncIterable<Buffer | Uint8Array | string>, opts: PutOptions = {}): Promise<BlobInfo> {
+  async put(source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>, opts: PutOptions = {}): Promise<BlobInfo> {
     const digest = new BlobDigest(opts.maxSize);
     const uploadId = uuid();
     let result: BlobInfo | undefined;

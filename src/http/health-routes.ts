@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { sql } from 'kysely';
+import { pingDatabase } from '../db/database.js';
 import type { Db } from '../db/database.js';
 import { pendingMigrations } from '../db/migrate.js';
 import type { JobQueue } from '../jobs/job-queue.js';
@@ -11,7 +11,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { db: Db; jobs:
 
   app.get('/readyz', async (_request, reply) => {
     try {
-      await sql`select 1`.execute(deps.db.kysely);
+      await pingDatabase(deps.db);
     } catch {
       return reply.status(503).send({ status: 'unavailable', database: 'unreachable' });
     }

@@ -22,7 +22,10 @@ export interface EnqueueOptions {
   /** Earliest time to run; now when omitted. */
   runAt?: Date;
   maxAttempts?: number;
-  /** At most one queued or running job per key; a second enqueue with the same key is a no-op. */
+  /**
+   * At most one *queued* job per key: a second enqueue with the same key is a no-op. The
+   * key is released when a worker claims the job, so a running job can schedule its successor.
+   */
   dedupeKey?: string;
 }
 
@@ -100,6 +103,7 @@ export class JobQueue {
         attempts: eb('attempts', '+', 1),
         lease_until: addSeconds(now, leaseSeconds).toISOString(),
         locked_by: workerId,
+        dedupe_key: null,
         updated_at: nowIso,
       }))
       .where('id', 'in', due)
@@ -141,7 +145,6 @@ export class JobQueue {
         run_at: dead ? job.runAt.toISOString() : addSeconds(now, backoffSeconds(job.attempts)).toISOString(),
         lease_until: null,
         locked_by: null,
-        dedupe_key: dead ? null : undefined,
         last_error: error.slice(0, 2000),
         updated_at: now.toISOString(),
       })

@@ -1,0 +1,157 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { dbKinds, createTestDb } from '../../test/support/test-db.js';
+import type { TestDatabase } from '../../test/support/test-db.js';
+import { systemClock } from '../shared/clock.js';
+import type { DomainError } from '../shared/errors.js';
+import { readSmallBlob } from './blob-store.js';
+import type { BlobStore } from './blob-store.js';
+import { DbBlobStore } from './db-blob-store.js';
+import { FsBlobStore } from './fs-blob-store.js';
+
+/** `mb` MiB of deterministic bytes in 256 KiB chunks, hashed as they are produced. */
+function generated(mb: number, seed: number): { source: AsyncIterable<Buffer>; digest: () => string } {
+  const hash = createHash('sha256');
+  async function* gen() {
+    const chunk = Buffer.alloc(256 * 1024);
+    for (let i = 0; i < mb * 4; i++) {
+      chunk.writeUInt32LE(seed, 0);
+      chunk.writeUInt32LE(i, 4);
+      hash.update(chunk);
+      yield Buffer.from(chunk);
+    }
+  }
+  return { source: gen(), digest: () => hash.digest('hex') };
+}
+
+async function* failingAfter(bytes: number): AsyncIterable<Buffer> {
+  yield Buffer.alloc(bytes, 1);
+  throw new Error('client went away');
+}
+
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc') as () => void;
+
+/** Peak of live memory (collected every few ms, so garbage does not count) while fn runs. */
+async function peakMemoryDuring<T>(fn: () => Promise<T>): Promise<{ result: T; growthMb: number }> {
+  gc();
+  const base = process.memoryUsage();
+  const baseline = base.heapUsed + base.arrayBuffers;
+  let peak = baseline;
+  const timer = setInterval(() => {
+    gc();
+    const m = process.memoryUsage();
+    peak = Math.max(peak, m.heapUsed + m.arrayBuffers);
+  }, 25);
+  try {
+    const result = await fn();
+    return { result, growthMb: (peak - baseline) / 1024 / 1024 };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+function contract(name: string, open: () => Promise<{ store: BlobStore; visibleCount: () => Promise<number> }>, bigMb: number) {
+  describe(name, () => {
+    let store: BlobStore;
+    let visibleCount: () => Promise<number>;
+    before(async () => ({ store, visibleCount } = await open()));
+
+    it('stores by SHA-256 and returns the exact bytes with their md5', async () => {
+      const body = Buffer.from('{"version":4,"serial":1}');
+      const info = await store.put([body]);
+      assert.equal(info.sha256, createHash('sha256').update(body).digest('hex'));
+      assert.equal(info.md5, createHash('md5').update(body).digest('hex'));
+      assert.equal(info.size, body.length);
+      assert.deepEqual(await readSmallBlob(store, info.sha256), body);
+      assert.deepEqual(await store.stat(info.sha256), { size: body.length });
+    });
+
+    it('deduplicates identical content', async () => {
+      const before = await visibleCount();
+      const a = await store.put([Buffer.from('dedupe me'), Buffer.from(' please')]);
+      const b = await store.put([Buffer.from('dedupe me please')]);
+      assert.equal(a.sha256, b.sha256);
+      assert.equal(await visibleCount(), before + 1);
+    });
+
+    it('refuses content over the limit and keeps nothing', async () => {
+      const before = await visibleCount();
+      await assert.rejects(store.put([Buffer.alloc(600), Buffer.alloc(600)], { maxSize: 1000 }), (err: DomainError) => err.kind === 'too_large');
+      assert.equal(await visibleCount(), before);
+    });
+
+    it('keeps nothing when the source fails mid-write', async () => {
+      const before = await visibleCount();
+      await assert.rejects(store.put(failingAfter(3 * 1024 * 1024)), /client went away/);
+      assert.equal(await visibleCount(), before);
+    });
+
+    it('answers not_found for unknown or malformed names, and deletes', async () => {
+      await assert.rejects(store.get('0'.repeat(64)), (err: DomainError) => err.kind === 'not_found');
+      await assert.rejects(store.get('../etc/passwd'), (err: DomainError) => err.kind === 'not_found');
+      const info = await store.put([Buffer.from('to be deleted')]);
+      await store.delete(info.sha256);
+      assert.equal(await store.stat(info.sha256), undefined);
+    });
+
+    it(`streams a ${bigMb} MiB blob in and out without holding it in memory`, async () => {
+      const g = generated(bigMb, 7);
+      const put = await peakMemoryDuring(() => store.put(g.source));
+      assert.equal(put.result.sha256, g.digest());
+      assert.equal(put.result.size, bigMb * 1024 * 1024);
+      assert.ok(put.growthMb < 48, `write grew memory by ${put.growthMb.toFixed(1)} MiB`);
+      const read = await peakMemoryDuring(async () => {
+        const h = createHash('sha256');
+        let n = 0;
+        for await (const c of await store.get(put.result.sha256)) {
+          h.update(c);
+          n += c.length;
+        }
+        return { sha: h.digest('hex'), n };
+      });
+      assert.equal(read.result.sha, put.result.sha256);
+      assert.equal(read.result.n, bigMb * 1024 * 1024);
+      assert.ok(read.growthMb < 48, `read grew memory by ${read.growthMb.toFixed(1)} MiB`);
+      await store.delete(put.result.sha256);
+    });
+  });
+}
+
+contract('filesystem blob store', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'blobs-'));
+  const store = await FsBlobStore.open(dir);
+  const visibleCount = async () => {
+    assert.deepEqual(readdirSync(join(dir, 'tmp')), [], 'no temporary file is left behind');
+    return readdirSync(join(dir, 'sha256')).reduce((n, shard) => n + readdirSync(join(dir, 'sha256', shard)).length, 0);
+  };
+  return { store, visibleCount };
+}, 256);
+
+for (const kind of dbKinds()) {
+  let tdb: TestDatabase;
+  describe(`database blob store [${kind}]`, () => {
+    before(async () => (tdb = await createTestDb(kind)));
+    after(async () => tdb.cleanup());
+    contract('contract', async () => {
+      const store = new DbBlobStore({ db: tdb.db.kysely, clock: systemClock });
+      const visibleCount = async () => {
+        const blobs = await tdb.db.kysely.selectFrom('blobs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        const orphans = await tdb.db.kysely
+          .selectFrom('blob_chunks')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('upload_id', 'not in', (eb) => eb.selectFrom('blobs').select('upload_id'))
+          .executeTakeFirstOrThrow();
+        assert.equal(Number(orphans.n), 0, 'no chunk without its blob row');
+        return Number(blobs.n);
+      };
+      return { store, visibleCount };
+    }, 64);
+  });
+}

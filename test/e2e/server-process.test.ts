@@ -1,0 +1,197 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dbKinds, createDatabaseUrl } from '../support/test-db.js';
+import { runCli, spawnServer } from '../support/spawn-server.js';
+import type { SpawnedServer } from '../support/spawn-server.js';
+
+const TOKEN_LINE = /^\s+(sr\.[1-9A-Za-z]{40})$/m;
+
+for (const kind of dbKinds()) {
+  describe(`the server process [${kind}]`, () => {
+    let dataDir: string;
+    let dbArgs: string[];
+    let drop: () => Promise<void>;
+    let server: SpawnedServer;
+    let firstToken: string;
+
+    before(async () => {
+      const db = await createDatabaseUrl(kind);
+      drop = db.drop;
+      dataDir = join(db.dir, 'data');
+      dbArgs = kind === 'postgres' ? ['--database-url', db.url] : [];
+      server = await spawnServer(['--data-dir', dataDir, '--body-limit', '4KB', '--shutdown-timeout', '10s', ...dbArgs]);
+    });
+    after(async () => {
+      await server?.stop('SIGKILL');
+      await drop();
+    });
+
+    it('creates the data directory, the master key (0600) and an initial admin token, printed once', async () => {
+      const m = TOKEN_LINE.exec(server.output());
+      assert.ok(m, `no admin token in:\n${server.output()}`);
+      firstToken = m[1] as string;
+      assert.equal(statSync(join(dataDir, 'master.key')).mode & 0o777, 0o600);
+      if (kind === 'sqlite') {
+        const dbBytes = readFileSync(join(dataDir, 'strongroom.db'));
+        assert.ok(!dbBytes.includes(Buffer.from(firstToken)), 'the token itself is not stored');
+      }
+      assert.equal(server.output().split(firstToken).length - 1, 1, 'printed exactly once');
+    });
+
+    it('answers liveness, readiness and Prometheus metrics', async () => {
+      assert.deepEqual(await (await fetch(`${server.url}/healthz`)).json(), { status: 'ok' });
+      const ready = await fetch(`${server.url}/readyz`);
+      assert.equal(ready.status, 200);
+      assert.deepEqual(await ready.json(), { status: 'ok', database: 'ok', migrations: 'applied' });
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      assert.match(metrics, /strongroom_http_requests_total\{method="GET",route="\/readyz",status="200"\} 1/);
+      assert.match(metrics, /strongroom_http_request_duration_seconds_bucket\{/);
+      assert.match(metrics, /strongroom_job_queue_depth\{status="queued"\} \d+/);
+      assert.match(metrics, /strongroom_jobs_failed_total/);
+    });
+
+    it('renders unknown routes, oversized and malformed bodies in each product envelope', async () => {
+      const tfe404 = await fetch(`${server.url}/api/v2/no-such-thing`);
+      assert.equal(tfe404.status, 404);
+      assert.match(tfe404.headers.get('content-type') ?? '', /application\/vnd\.api\+json/);
+      assert.deepEqual(await tfe404.json(), { errors: [{ status: '404', title: 'not found', detail: 'no route for GET /api/v2/no-such-thing' }] });
+
+      const vault404 = await fetch(`${server.url}/v1/no/such/path`, { headers: { 'x-vault-token': firstToken } });
+      assert.equal(vault404.status, 404);
+      assert.deepEqual(await vault404.json(), { errors: [] });
+
+      const big = JSON.stringify({ data: { type: 'organizations', attributes: { name: 'x'.repeat(5000) } } });
+      const tfe413 = await fetch(`${server.url}/api/v2/organizations`, { method: 'POST', headers: { 'content-type': 'application/vnd.api+json', authorization: `Bearer ${firstToken}` }, body: big });
+      assert.equal(tfe413.status, 413);
+      const tfe413Body = (await tfe413.json()) as { errors: Array<{ status: string }> };
+      assert.equal(tfe413Body.errors[0]?.status, '413');
+
+      const vault413 = await fetch(`${server.url}/v1/sys/policies/acl/big`, { method: 'POST', headers: { 'x-vault-token': firstToken }, body: JSON.stringify({ policy: 'x'.repeat(5000) }) });
+      assert.equal(vault413.status, 413);
+      assert.deepEqual(await vault413.json(), { errors: ['request body is larger than the configured limit'] });
+
+      const tfeBad = await fetch(`${server.url}/api/v2/organizations`, { method: 'POST', headers: { 'content-type': 'application/vnd.api+json', authorization: `Bearer ${firstToken}` }, body: '{"data": ' });
+      assert.equal(tfeBad.status, 400);
+      assert.equal(((await tfeBad.json()) as { errors: Array<{ status: string }> }).errors[0]?.status, '400');
+
+      const vaultBad = await fetch(`${server.url}/v1/sys/policies/acl/bad`, { method: 'POST', headers: { 'x-vault-token': firstToken }, body: '{"policy": ' });
+      assert.equal(vaultBad.status, 400);
+      const vaultBadBody = (await vaultBad.json()) as { errors: string[] };
+      assert.equal(vaultBadBody.errors.length, 1);
+      assert.match(vaultBadBody.errors[0] as string, /malformed JSON/);
+    });
+
+    it('keeps tokens and request ids out of trouble: ids echoed, credentials never logged', async () => {
+      const res = await fetch(`${server.url}/healthz`, { headers: { authorization: 'Bearer sekrit-value-123', 'x-vault-token': 'sekrit-value-456' } });
+      assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+      await new Promise((r) => setTimeout(r, 100));
+      assert.ok(!server.output().includes('sekrit-value'), 'credentials appear in the log');
+      const lines = server.output().split('\n').filter((l) => l.startsWith('{'));
+      assert.ok(lines.some((l) => (JSON.parse(l) as { reqId?: string }).reqId), 'structured JSON log lines with request ids');
+    });
+
+    it('on SIGTERM finishes the request in flight, then exits 0', async () => {
+      const body = JSON.stringify({ data: { type: 'x' } });
+      const res = new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const u = new URL(`${server.url}/api/v2/slow-request`);
+        const req = httpRequest({ host: u.hostname, port: u.port, method: 'POST', path: u.pathname, headers: { 'content-type': 'application/vnd.api+json', 'content-length': Buffer.byteLength(body) } }, (r) => {
+          let b = '';
+          r.on('data', (d: Buffer) => (b += d.toString()));
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, body: b }));
+        });
+        req.on('error', reject);
+        req.write(body.slice(0, 5));
+        setTimeout(() => {
+          server.child.kill('SIGTERM');
+          setTimeout(() => req.end(body.slice(5)), 500);
+        }, 200);
+      });
+      const answer = await res;
+      assert.equal(answer.status, 404, 'the request in flight was answered');
+      assert.match(answer.body, /no route for POST/);
+      assert.equal(await server.exited, 0);
+      assert.match(server.output(), /shutting down/);
+    });
+
+    it('never prints the token again on the next start', async () => {
+      const again = await spawnServer(['--data-dir', dataDir, ...dbArgs]);
+      try {
+        assert.doesNotMatch(again.output(), TOKEN_LINE);
+        assert.ok(!again.output().includes(firstToken));
+      } finally {
+        assert.equal(await again.stop('SIGINT'), 0);
+      }
+    });
+  });
+}
+
+describe('the CLI', () => {
+  it('prints help listing every setting', async () => {
+    const r = await runCli(['--help']);
+    assert.equal(r.code, 0);
+    for (const s of ['server', 'migrate', '--listen', '--data-dir', '--database-url', '--tls-cert', '--tls-key', '--body-limit', '--log-level', '--dev', '--dev-root-token', 'STRONGROOM_MASTER_KEY']) {
+      assert.ok(r.stdout.includes(s), `help lacks ${s}`);
+    }
+  });
+
+  it('reports bad settings together and exits 1', async () => {
+    const r = await runCli(['server', '--listen', 'nowhere', '--log-level', 'chatty']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /listen: expected host:port/);
+    assert.match(r.stderr, /log_level/);
+  });
+
+  it('rejects unknown flags and commands', async () => {
+    assert.equal((await runCli(['server', '--no-such-flag'])).code, 1);
+    assert.equal((await runCli(['frobnicate'])).code, 2);
+  });
+
+  it('migrates a fresh database from the command line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'migrate-'));
+    const r = await runCli(['migrate', '--data-dir', dir]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /applied: 0001-core/);
+    const again = await runCli(['migrate', '--data-dir', dir]);
+    assert.match(again.stdout, /up to date/);
+  });
+
+  it('serves throwaway storage with a fixed root token in --dev mode', async () => {
+    const s = await spawnServer(['--dev', '--dev-root-token', 'my-dev-token']);
+    const m = /storage in (\S+) is thrown away/.exec(s.output());
+    assert.ok(m);
+    assert.match(s.output(), /Root token: my-dev-token/);
+    const dir = m[1] as string;
+    assert.ok(existsSync(dir));
+    assert.equal(await s.stop(), 0);
+    assert.equal(existsSync(dir), false, 'dev storage removed at exit');
+  });
+
+  it('serves HTTPS when given a certificate and key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tls-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    const s = await spawnServer(['--dev', '--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'key.pem')]);
+    try {
+      assert.match(s.url, /^https:/);
+      const u = new URL(`${s.url}/healthz`);
+      const body = await new Promise<string>((resolve, reject) => {
+        const req = httpsRequest({ host: u.hostname, port: u.port, path: u.pathname, ca: readFileSync(join(dir, 'cert.pem')) }, (r) => {
+          let b = '';
+          r.on('data', (d: Buffer) => (b += d.toString()));
+          r.on('end', () => resolve(b));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      assert.deepEqual(JSON.parse(body), { status: 'ok' });
+    } finally {
+      await s.stop();
+    }
+    assert.deepEqual(readdirSync(dir).sort(), ['cert.pem', 'key.pem']);
+  });
+});
