@@ -1,0 +1,207 @@
+// The benchmark harness: `npm run bench -- <scenario>|all|list [options]` (see docs/benchmarks.md).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { docsMarkdown, printResult, summaryLines } from './lib/report.js';
+import { ProcessGroup } from './lib/processes.js';
+import { startStrongroom } from './lib/strongroom.js';
+import type { Strongroom } from './lib/strongroom.js';
+import { Skip } from './lib/types.js';
+import type { RunContext, RunOptions, Scenario, ScenarioResult } from './lib/types.js';
+import { SCENARIOS } from './scenarios/all-scenarios.js';
+
+const USAGE = `Usage: npm run bench -- <scenario>|all|list [options]
+
+Options:
+  --connections N     concurrent connections (default: each scenario's own, mostly 64)
+  --duration S        seconds per measured run (default 5; 1 with --smoke)
+  --rounds N          measured rounds per server, alternating A, B, A, B (default 3; 1 with --smoke)
+  --warmup S          warm-up seconds per server (default 2; 0.2 with --smoke)
+  --db sqlite|postgres  storage of the Strongroom under test (default sqlite)
+  --postgres-url URL  where to create the fresh database (default postgres://postgres@127.0.0.1:5432/postgres)
+  --no-install        skip peers that are not installed instead of installing their Debian packages
+  --smoke             about one second per scenario with tiny data and no installs
+  --json FILE         also write the results as JSON
+  --write-docs        rewrite docs/benchmarks.md from the results
+Scenarios: ${SCENARIOS.map((s) => s.name).join(', ')}
+`;
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+function parse(argv: string[]): { names: string[]; opts: RunOptions; json?: string; writeDocs: boolean } {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      connections: { type: 'string' },
+      duration: { type: 'string' },
+      rounds: { type: 'string' },
+      warmup: { type: 'string' },
+      db: { type: 'string' },
+      'postgres-url': { type: 'string' },
+      'no-install': { type: 'boolean' },
+      smoke: { type: 'boolean' },
+      json: { type: 'string' },
+      'write-docs': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help || positionals.length === 0) {
+    process.stdout.write(USAGE);
+    process.exit(values.help ? 0 : 2);
+  }
+  const num = (v: string | undefined, name: string, def: number, min: number): number => {
+    if (v === undefined) return def;
+    const x = Number(v);
+    if (!Number.isFinite(x) || x < min) throw new Error(`--${name} must be a number >= ${min}`);
+    return x;
+  };
+  const smoke = values.smoke === true;
+  const db = values.db ?? 'sqlite';
+  if (db !== 'sqlite' && db !== 'postgres') throw new Error('--db must be sqlite or postgres');
+  const opts: RunOptions = {
+    db,
+    connections: values.connections === undefined ? null : Math.round(num(values.connections, 'connections', 64, 1)),
+    seconds: num(values.duration, 'duration', smoke ? 1 : 5, 0.2),
+    rounds: Math.round(num(values.rounds, 'rounds', smoke ? 1 : 3, 1)),
+    warmupSeconds: num(values.warmup, 'warmup', smoke ? 0.2 : 2, 0),
+    smoke,
+    install: !smoke && values['no-install'] !== true,
+    postgresUrl: values['postgres-url'] ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  };
+  const names: string[] = [];
+  for (const p of positionals.flatMap((x) => x.split(','))) {
+    if (p === 'all') names.push(...SCENARIOS.map((s) => s.name));
+    else if (p === 'list') {
+      for (const s of SCENARIOS) process.stdout.write(`${s.name.padEnd(26)} ${s.title}\n`);
+      process.exit(0);
+    } else if (SCENARIOS.some((s) => s.name === p)) names.push(p);
+    else throw new Error(`unknown scenario "${p}" (try: npm run bench -- list)`);
+  }
+  return { names: [...new Set(names)], opts, json: values.json, writeDocs: values['write-docs'] === true };
+}
+
+async function main(): Promise<number> {
+  const { names, opts, json, writeDocs } = parse(process.argv.slice(2));
+  const tmpDir = mkdtempSync(join(tmpdir(), 'strongroom-bench-'));
+  const serverGroup = new ProcessGroup();
+  // One server per scenario: fresh storage, no job backlog from an earlier scenario, and a peak RSS of its own.
+  let server: Promise<Strongroom> | null = null;
+  let peerGroup = new ProcessGroup();
+  const stopServer = async () => {
+    const s = server;
+    server = null;
+    if (s) await s.then((x) => x.stop(), () => undefined);
+  };
+  let interrupted = false;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (interrupted) return;
+    interrupted = true;
+    process.stderr.write(`\n${sig}: stopping everything the harness started\n`);
+    void Promise.all([peerGroup.stopAll(), stopServer()]).finally(() => {
+      serverGroup.killAllNow();
+      rmSync(tmpDir, { recursive: true, force: true });
+      process.exit(130);
+    });
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('exit', () => {
+    peerGroup.killAllNow();
+    serverGroup.killAllNow();
+  });
+
+  const started = performance.now();
+  const loadAtStart = loadavg();
+  const results: { r: ScenarioResult; s: Scenario }[] = [];
+  try {
+    for (const name of names) {
+      if (interrupted) break;
+      const s = SCENARIOS.find((x) => x.name === name) as Scenario;
+      peerGroup = new ProcessGroup();
+      // Under --smoke a few connections are enough to prove the scenario works, and they finish within a second.
+      const connections = opts.connections ?? (opts.smoke ? Math.min(8, s.defaultConnections) : s.defaultConnections);
+      const ctx: RunContext = {
+        opts,
+        group: peerGroup,
+        tmpDir,
+        connections,
+        size: (full, tiny) => (opts.smoke ? tiny : full),
+        log: (m) => process.stderr.write(`  [${s.name}] ${m}\n`),
+        strongroom: (o) => {
+          if (!server) {
+            const extraArgs = o?.jobWorker === false ? ['--job-worker', 'false'] : [];
+            server = startStrongroom(serverGroup, { db: opts.db, postgresUrl: opts.postgresUrl, extraArgs });
+          }
+          return server;
+        },
+      };
+      process.stderr.write(`\n-- ${s.name}\n`);
+      const t0 = performance.now();
+      const base = { name: s.name, rows: [], ratios: [], facts: [], target: s.target, connections, seconds: opts.seconds, rounds: opts.rounds };
+      let r: ScenarioResult;
+      const limitSec = opts.smoke ? 90 : 900;
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const outcome = await Promise.race([
+          s.run(ctx),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`scenario took longer than ${limitSec} s`)), limitSec * 1000);
+          }),
+        ]);
+        r = {
+          ...base,
+          status: 'ok',
+          rows: outcome.rows,
+          ratios: outcome.ratios ?? [],
+          facts: outcome.facts ?? [],
+          verdict: outcome.verdict ? (outcome.verdict.met ? 'met' : 'missed') : 'no target',
+          verdictDetail: outcome.verdict?.detail,
+          elapsedSec: (performance.now() - t0) / 1000,
+        };
+      } catch (err) {
+        const skipped = err instanceof Skip;
+        r = {
+          ...base,
+          status: skipped ? 'skipped' : 'failed',
+          message: err instanceof Error ? (skipped ? err.message : `${err.message}`) : String(err),
+          verdict: 'no target',
+          elapsedSec: (performance.now() - t0) / 1000,
+        };
+      } finally {
+        clearTimeout(timer);
+        await peerGroup.stopAll();
+        await stopServer();
+      }
+      results.push({ r, s });
+      printResult(r, s);
+    }
+  } finally {
+    await peerGroup.stopAll();
+    await stopServer();
+    await serverGroup.stopAll();
+    rmSync(tmpDir, { recursive: true, force: true });
+  }
+  const totalSec = (performance.now() - started) / 1000;
+  process.stdout.write(`\n${summaryLines(results).join('\n')}\n\n${results.length} scenario(s) in ${totalSec.toFixed(1)} s\n`);
+  if (json) writeFileSync(json, `${JSON.stringify(results.map((x) => x.r), null, 2)}\n`);
+  if (writeDocs) {
+    const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`;
+    const md = docsMarkdown({ results, command, db: opts.db, date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC', totalSec, loadAtStart });
+    writeFileSync(join(ROOT, 'docs', 'benchmarks.md'), md);
+    process.stdout.write('wrote docs/benchmarks.md\n');
+  }
+  return results.some((x) => x.r.status === 'failed') ? 1 : 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 2;
+  },
+);

@@ -1,0 +1,131 @@
+import http from 'node:http';
+import autocannon from 'autocannon';
+import type { AutocannonOptions, AutocannonResult } from 'autocannon';
+import type { Measurement } from './types.js';
+
+/** Runs autocannon for `seconds` (or until `amount` requests) and reduces the result to a Measurement. */
+export async function runAutocannon(opts: AutocannonOptions & { seconds: number; signal?: AbortSignal }): Promise<Measurement> {
+  const { seconds, signal, ...rest } = opts;
+  const result = await new Promise<AutocannonResult>((resolve, reject) => {
+    const inst = autocannon({ timeout: 30, excludeErrorStats: true, ...rest, duration: seconds }, (err, res) => {
+      clearTimeout(guard);
+      if (err) reject(err);
+      else resolve(res);
+    });
+    // autocannon stops itself at `duration`; this guard only bounds a stuck run.
+    const guard = setTimeout(() => inst.stop(), (seconds + 60) * 1000);
+    signal?.addEventListener('abort', () => inst.stop(), { once: true });
+  });
+  const ok = result['2xx'];
+  const failures = result.non2xx + result.errors + result.timeouts;
+  const secs = result.duration > 0 ? result.duration : seconds;
+  if (ok === 0 && failures === 0) {
+    // Nothing completed within the run (a very slow endpoint or a tiny duration): zero, not an error.
+    return { reqPerSec: 0, mbPerSec: 0, p50Ms: NaN, p99Ms: NaN, requests: 0, failures: 0, seconds: secs };
+  }
+  if (ok === 0) {
+    const codes = Object.entries(result.statusCodeStats).map(([c, v]) => `${c}×${v.count}`).join(', ');
+    throw new Error(`no successful responses from ${opts.url} (${codes || `${result.errors} connection errors`})`);
+  }
+  return {
+    reqPerSec: ok / secs,
+    mbPerSec: result.throughput.total / secs / 1e6,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    requests: ok,
+    failures,
+    seconds: secs,
+  };
+}
+
+/**
+ * Runs `task` with `concurrency` workers until `count` tasks are done or `seconds` pass.
+ * For work autocannon cannot express (a fresh upload URL per request, streaming large bodies).
+ */
+export async function runTasks(opts: {
+  concurrency: number;
+  count: number;
+  seconds: number;
+  task: (i: number) => Promise<{ bytes: number }>;
+}): Promise<Measurement> {
+  const latencies: number[] = [];
+  let next = 0;
+  let bytes = 0;
+  let failures = 0;
+  let lastError: unknown = null;
+  const start = performance.now();
+  const deadline = start + opts.seconds * 1000;
+  const worker = async () => {
+    while (next < opts.count && performance.now() < deadline) {
+      const i = next++;
+      const t0 = performance.now();
+      try {
+        const r = await opts.task(i);
+        latencies.push(performance.now() - t0);
+        bytes += r.bytes;
+      } catch (err) {
+        failures++;
+        lastError = err;
+        if (failures > 3 && latencies.length === 0) break;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, worker));
+  const secs = (performance.now() - start) / 1000;
+  if (latencies.length === 0) throw lastError instanceof Error ? lastError : new Error(`no task succeeded (${String(lastError)})`);
+  return {
+    reqPerSec: latencies.length / secs,
+    mbPerSec: bytes / secs / 1e6,
+    p50Ms: percentile(latencies, 0.5),
+    p99Ms: percentile(latencies, 0.99),
+    requests: latencies.length,
+    failures,
+    seconds: secs,
+  };
+}
+
+export function percentile(values: number[], q: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[idx] as number;
+}
+
+export function median(values: number[]): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+/** One HTTP request with a Buffer body over a keep-alive agent; resolves with status and body. */
+export async function httpRequest(
+  url: string,
+  opts: { method: string; headers?: Record<string, string>; body?: Buffer; timeoutMs?: number },
+): Promise<{ status: number; body: Buffer }> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: `${u.pathname}${u.search}`,
+        method: opts.method,
+        agent,
+        headers: { ...opts.headers, ...(opts.body ? { 'content-length': String(opts.body.length) } : {}) },
+        timeout: opts.timeoutMs ?? 120_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`timeout on ${opts.method} ${u.pathname}`)));
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
