@@ -78,6 +78,17 @@ export class MountConfigService {
     };
   }
 
+  /** The settings issuance reads on every request, in one query. */
+  async getSigningSettings(mountId: string, ex: Executor = this.executor): Promise<{ defaultIssuerId: string; urls: AiaUrls; cluster: ClusterConfig }> {
+    const m = await this.#repo.getMany(ex, mountId, ['default_issuer', 'urls', 'cluster']);
+    const cluster = m.get('cluster') as Partial<ClusterConfig> | undefined;
+    return {
+      defaultIssuerId: (m.get('default_issuer') as string | undefined) ?? '',
+      urls: { ...EMPTY_AIA, ...(m.get('urls') as Partial<AiaUrls> | undefined) } as AiaUrls,
+      cluster: { path: cluster?.path ?? '', aiaPath: cluster?.aiaPath ?? '' },
+    };
+  }
+
   async setDefaultIssuer(ex: Executor, mountId: string, issuerId: string): Promise<void> {
     await this.#repo.put(ex, mountId, 'default_issuer', issuerId, this.#clock.now());
   }

@@ -120,13 +120,14 @@ export class CaService {
         revocationSignatureAlgorithm: certificate.signatureAlgorithm,
         updateDefault: true,
       });
-      await this.#issuers.storeCertificate(tx, {
-        mountId, serial: certificate.serialHex, issuerId, der: certificate.der, notAfter: certificate.notAfter,
-        revokedAt: null, revocationIssuerId: '', createdAt: now,
-      });
+      await this.#issuers.storeCertificate(
+        { mountId, serial: certificate.serialHex, issuerId, der: certificate.der, notAfter: certificate.notAfter, revokedAt: null, revocationIssuerId: '', createdAt: now },
+        tx,
+      );
       await this.#issuers.rebuildChains(tx, mountId);
       return (await this.#issuers.byId(mountId, issuer.id, tx))!;
     });
+    this.#issuers.notifyIssuersChanged(mountId);
     return {
       issuer,
       key: existing ?? prepared!.key,
@@ -201,6 +202,9 @@ export class CaService {
       if (bundle.certificates.length > 0 && Object.values(out.mapping).every((k) => k === '')) {
         out.warnings.push('none of the imported issuers has its private key in this mount; they cannot sign until the key is imported');
       }
+      return out;
+    }).then((out) => {
+      this.#issuers.notifyIssuersChanged(mountId);
       return out;
     });
   }

@@ -139,6 +139,18 @@ export class IssuerRepo {
     await ex.updateTable('pki_issuers').set({ key_id: keyId }).where('mount_id', '=', mountId).where('id', '=', id).where('key_id', 'is', null).execute();
   }
 
+  /** Marks the issuer revoked and takes away its issuing usage; false when it already was. */
+  async markRevoked(ex: Executor, mountId: string, id: string, at: Date, usage: string): Promise<boolean> {
+    const r = await ex
+      .updateTable('pki_issuers')
+      .set({ revoked_at: at.toISOString(), usage })
+      .where('mount_id', '=', mountId)
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   async byId(ex: Executor, mountId: string, id: string): Promise<PkiIssuer | undefined> {
     const r = await ex.selectFrom('pki_issuers').selectAll().where('mount_id', '=', mountId).where('id', '=', id).executeTakeFirst();
     return r ? toIssuer(r) : undefined;

@@ -128,6 +128,22 @@ for (const kind of dbKinds()) {
       await assert.rejects(issuers.getSigningContext(mountId, 'missing'), /unable to find PKI issuer for reference: missing/);
     });
 
+    it('tells listeners about changes and revokes issuers out of issuing', async () => {
+      const seen: string[] = [];
+      issuers.onIssuersChanged((m) => seen.push(m));
+      const r = await ca.generateRoot('mount-rev', limits, rootRequest({ issuerName: 'rev' }));
+      assert.deepEqual(seen, ['mount-rev']);
+      assert.equal(await issuers.markRevoked('mount-rev', r.issuer.id), true);
+      assert.equal(await issuers.markRevoked('mount-rev', r.issuer.id), false);
+      const after = await issuers.resolve('mount-rev', 'rev');
+      assert.ok(after.revokedAt);
+      assert.deepEqual(after.usage, ['crl-signing', 'ocsp-signing', 'read-only']);
+      await assert.rejects(issuers.getSigningContext('mount-rev', 'rev'), /issuing-certificates/);
+      await assert.rejects(issuers.update('mount-rev', 'rev', { usage: ['issuing-certificates'] }), /revoked/);
+      await issuers.delete('mount-rev', 'rev');
+      assert.deepEqual(seen, ['mount-rev', 'mount-rev', 'mount-rev']);
+    });
+
     it('keeps keys and issuers of different mounts apart and purges one mount', async () => {
       const a = await ca.generateRoot('mount-a', limits, rootRequest({ issuerName: 'same' }));
       const b = await ca.generateRoot('mount-b', limits, rootRequest({ issuerName: 'same' }));

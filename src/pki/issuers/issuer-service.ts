@@ -54,6 +54,7 @@ export class IssuerService {
   readonly #clock: Clock;
   readonly #contexts = new Map<string, IssuerContext>();
   readonly #pems = new Map<string, string>();
+  readonly #listeners: ((mountId: string) => void)[] = [];
 
   constructor(deps: { repo: IssuerRepo; keys: KeyService; config: MountConfigService; clock: Clock }) {
     this.#repo = deps.repo;
@@ -174,8 +175,43 @@ export class IssuerService {
     }
   }
 
-  async storeCertificate(tx: Executor, cert: StoredCertificate): Promise<void> {
+  /**
+   * Stores an issued certificate for cert/:serial and LIST certs. The (mount, serial)
+   * primary key keeps serials unique across the mount's issuers: a duplicate is `conflict`.
+   */
+  async storeCertificate(cert: StoredCertificate, tx: Executor = this.#repo.executor): Promise<void> {
     await this.#repo.insertCertificate(tx, cert);
+  }
+
+  /**
+   * Revokes an issuer (issuer/:ref/revoke): records the time and removes the
+   * issuing-certificates usage, as a revoked issuer must not issue again. False when it
+   * was already revoked.
+   */
+  async markRevoked(mountId: string, issuerId: string, tx: Executor = this.#repo.executor): Promise<boolean> {
+    const issuer = await this.#repo.byId(tx, mountId, issuerId);
+    if (!issuer) throw refNotFound('issuer', issuerId);
+    const usage = issuer.usage.filter((u) => u !== 'issuing-certificates');
+    const changed = await this.#repo.markRevoked(tx, mountId, issuerId, this.#clock.now(), usage.join(','));
+    if (changed) this.#notify(mountId);
+    return changed;
+  }
+
+  /**
+   * Registers a listener called after issuers of a mount were created, imported, changed
+   * or deleted (committed), e.g. to rebuild CRLs. Listener errors are the listener's to handle.
+   */
+  onIssuersChanged(listener: (mountId: string) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Tells listeners that the mount's issuers changed; called by the services after commit. */
+  notifyIssuersChanged(mountId: string): void {
+    this.#notify(mountId);
+  }
+
+  #notify(mountId: string): void {
+    for (const l of this.#listeners) l(mountId);
   }
 
   /** A stored certificate by storage-form serial, or undefined. */
@@ -227,10 +263,19 @@ export class IssuerService {
    */
   async getSigningContext(mountId: string, issuerRef: string, opts: { usage?: IssuerUsage } = {}): Promise<SigningContext> {
     const usage = opts.usage ?? 'issuing-certificates';
-    const issuer = await this.resolve(mountId, issuerRef);
+    // One settings query and one issuer query on the hot path; the rest is cached.
+    const settings = await this.#config.getSigningSettings(mountId);
+    const ex = this.#repo.executor;
+    const issuer = await resolveRef('issuer', issuerRef, {
+      defaultId: async () => settings.defaultIssuerId,
+      byId: (id) => this.#repo.byId(ex, mountId, id),
+      byName: (name) => this.#repo.byName(ex, mountId, name),
+    });
+    if (!issuer) throw refNotFound('issuer', issuerRef);
     if (issuer.keyId === '') throw invalid(`issuer ${issuer.id} has no private key in this mount and cannot sign`);
     if (!hasUsage(issuer, usage)) throw invalid(`issuer ${issuer.id} is not allowed to sign: it lacks the ${usage} usage`);
-    const urls = await this.effectiveUrls(mountId, issuer);
+    let urls = aiaIsEmpty(issuer.aia) ? settings.urls : issuer.aia;
+    if (urls.enableTemplating) urls = expandAiaUrls(urls, { issuerId: issuer.id, cluster: settings.cluster });
     const authority: AuthorityUrls = {
       issuingCertificates: urls.issuingCertificates,
       crlDistributionPoints: urls.crlDistributionPoints,
@@ -308,6 +353,9 @@ export class IssuerService {
       if (chainChanged) await this.rebuildChains(tx, mountId);
       const stored = (await this.#repo.byId(tx, mountId, current.id))!;
       return { issuer: stored, warnings };
+    }).then((r) => {
+      this.#notify(mountId);
+      return r;
     });
   }
 
@@ -325,6 +373,9 @@ export class IssuerService {
       await this.#repo.delete(tx, mountId, issuer.id);
       await this.rebuildChains(tx, mountId);
       return { deleted: true, wasDefault };
+    }).then((r) => {
+      if (r.deleted) this.#notify(mountId);
+      return r;
     });
   }
 
@@ -335,6 +386,7 @@ export class IssuerService {
       await this.#keys.deleteAll(tx, mountId);
       await this.#config.clearDefaults(tx, mountId);
     });
+    this.#notify(mountId);
   }
 
   /** Removes everything the mount stored here: issuers, keys, settings and certificates (mount disabled). */
