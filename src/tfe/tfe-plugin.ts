@@ -31,7 +31,8 @@ export const tfePlugin: FastifyPluginAsync<TfePluginOptions> = async (app: Fasti
     const c = classifyError(err);
     const status = c.kind === 'http' ? (c.status ?? 400) : c.kind === 'invalid' && !c.field && /malformed JSON/.test(c.message) ? 400 : tfeStatusFor(c.kind);
     if (status >= 500) request.log.error({ err }, 'request failed');
-    const detail = status >= 500 ? 'internal server error' : c.message;
+    // A 503 is a deliberate "not ready, retry" whose text clients match; other 5xx stay generic.
+    const detail = status >= 500 && c.kind !== 'unavailable' ? 'internal server error' : c.message;
     const pointer = c.field ? (c.field.startsWith('/') ? c.field : `/${c.field}`) : undefined;
     void reply.status(status).type(JSONAPI_CONTENT_TYPE).send(jsonApiError(status, detail, pointer));
   });
