@@ -7,6 +7,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { runServer } from './main.js';
 import { runPolicyCommand } from './cli/policy-command.js';
 import { runTokenCommand } from './cli/token-command.js';
+import { runTfeCommand } from './cli/tfe-command.js';
 import { CliError } from './cli/vault-api.js';
 import type { CliIo } from './cli/vault-api.js';
 
@@ -17,6 +18,7 @@ Commands:
   migrate     Apply pending database migrations and exit
   token       Create, look up and revoke tokens of a running server (strongroom token help)
   policy      Write, read, list and delete ACL policies of a running server (strongroom policy help)
+  tfe         Create Terraform state users, organizations, teams and API tokens in the database (strongroom tfe help)
   help        Show this help
 
 Settings (flag, then environment variable, then config file key of the same name):
@@ -59,6 +61,8 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     }
+    case 'tfe':
+      return runTfeCommand(rest, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
     case 'token':
     case 'policy': {
       const io: CliIo = {
