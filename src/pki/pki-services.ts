@@ -33,6 +33,7 @@ import { roleRoutes } from './roles/role-routes.js';
 import { RoleService } from './roles/role-service.js';
 import type { PkiPluginOptions } from './pki-plugin.js';
 import type { MountInfo, PkiRoute } from './pki-route.js';
+import { EXPIRY_SWEEP_JOB } from './sys/expiry-sweep.js';
 import { LeaseRepo } from './sys/lease-repo.js';
 import { LeaseService } from './sys/lease-service.js';
 import { sysRoutes } from './sys/sys-routes.js';
@@ -62,10 +63,10 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const { clock } = core;
 
   // Plumbing shared by every module: mounts, leases, tokens, ACL policies.
-  const leases = new LeaseService({ repo: new LeaseRepo({ db }), clock });
+  const leases = new LeaseService({ db, repo: new LeaseRepo({ db }), clock, jobs: core.jobs });
   const mounts = new MountService({ db, repo: new MountRepo({ db }), clock, jobs: core.jobs });
   mounts.onDisable((m) => leases.forgetMount(m.id));
-  const tokens = new TokenService({ repo: new TokenRepo({ db }), clock, adminTokens: core.adminTokens, leases });
+  const tokens = new TokenService({ db, repo: new TokenRepo({ db }), clock, jobs: core.jobs, adminTokens: core.adminTokens, leases });
   const policies = new PolicyService({ repo: new PolicyRepo({ db }), clock });
 
   /**
@@ -119,6 +120,10 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     },
     jobHandlers: {
       [MOUNT_PURGE_JOB]: async (payload) => mounts.purge((payload as { mount: MountInfo }).mount),
+      [EXPIRY_SWEEP_JOB]: async () => {
+        await tokens.sweepExpired();
+        await leases.sweepExpired();
+      },
     },
     async close() {
       await keyPool.stop();

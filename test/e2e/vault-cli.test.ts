@@ -52,7 +52,8 @@ for (const kind of dbKinds()) {
       assert.match(token, /^srv\./);
       const self = await vault(server.url, 'GET', 'auth/token/lookup-self', { token });
       assert.deepEqual(self.json.data.policies, ['default', 'issuer']);
-      assert.ok(self.json.data.ttl >= 3599 && self.json.data.ttl <= 3600, String(self.json.data.ttl));
+      // Real time passes between creation and lookup (a process start under load).
+      assert.ok(self.json.data.ttl > 3500 && self.json.data.ttl <= 3600, String(self.json.data.ttl));
       assert.equal((await vault(server.url, 'GET', 'sys/mounts', { token })).status, 200);
 
       r = await run(['token', 'create', '--policy', 'issuer', '--meta', 'team=web'], env);

@@ -250,6 +250,35 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 404);
     });
 
+    it('sweeps expired tokens and revokes the leases they obtained', async () => {
+      const revoked: string[] = [];
+      server.deps.pki.leases.registerRevoker('sweep-secret', async (l: Lease) => {
+        revoked.push((l.data as { serial: string }).serial);
+      });
+      assert.equal((await root('POST', 'sys/mounts/sweep-pki', { body: { type: 'pki' } })).status, 204);
+      const mount = (await server.deps.pki.mounts.resolve('sweep-pki/issue/web'))!.mount;
+      const info = { id: mount.id, path: 'sweep-pki/', type: 'pki' as const, defaultLeaseTtlSeconds: 0, maxLeaseTtlSeconds: 0 };
+      const shortLived = await create({ policies: ['maker', 'other'], ttl: '10m' });
+      const child = await create({ policies: ['other'], ttl: '5h' }, shortLived.token);
+      const longLived = await create({ policies: ['other'], ttl: '5h' });
+      const byChild = await server.deps.pki.leases.create({ mount: info, path: 'issue/web', kind: 'sweep-secret', data: { serial: 'c1' }, ttlSeconds: 86400, tokenAccessor: child.accessor });
+      const byLong = await server.deps.pki.leases.create({ mount: info, path: 'issue/web', kind: 'sweep-secret', data: { serial: 'l1' }, ttlSeconds: 60, tokenAccessor: longLived.accessor });
+      await server.deps.worker.runUntilIdle();
+      assert.deepEqual(revoked, []);
+
+      clock.advance(3 * 3600);
+      await server.deps.worker.runUntilIdle();
+      // The parent expired: its child's lease was revoked with it; the other lease simply expired.
+      assert.deepEqual(revoked, ['c1']);
+      for (const id of [byChild.leaseId, byLong.leaseId]) {
+        assert.equal((await root('PUT', 'sys/leases/lookup', { body: { lease_id: id } })).status, 400);
+      }
+      assert.equal((await root('POST', 'auth/token/lookup-accessor', { body: { accessor: child.accessor } })).status, 400);
+      assert.equal(await status(longLived.token), 200);
+      const rows = await server.deps.core.db.kysely.selectFrom('pki_tokens').select('accessor').where('accessor', 'in', [shortLived.accessor, child.accessor]).execute();
+      assert.deepEqual(rows, []);
+    });
+
     it('refuses missing, unknown and malformed tokens with 403', async () => {
       for (const token of [undefined, '', 'srv.unknown', 'not-a-token']) {
         const r = await vault(server.url, 'GET', 'auth/token/lookup-self', { token });

@@ -51,6 +51,11 @@ export class LeaseRepo {
     return Number(res.numDeletedRows) > 0;
   }
 
+  async deleteExpired(now: Date): Promise<number> {
+    const res = await this.deps.db.deleteFrom('pki_leases').where('expires_at', '<=', now.toISOString()).executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+
   async deleteByMount(mountId: string): Promise<void> {
     await this.deps.db.deleteFrom('pki_leases').where('mount_id', '=', mountId).execute();
   }

@@ -1,9 +1,11 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { JobQueue } from '../../jobs/job-queue.js';
 import type { Clock } from '../../shared/clock.js';
 import { invalid } from '../../shared/errors.js';
 import { randomBase58 } from '../../shared/ids.js';
 import type { MountInfo } from '../pki-route.js';
+import { scheduleExpirySweep } from './expiry-sweep.js';
 import type { Lease } from './lease.js';
 import type { LeaseRepo } from './lease-repo.js';
 
@@ -24,7 +26,7 @@ export interface CreateLeaseInput {
 export class LeaseService {
   private readonly revokers = new Map<string, LeaseRevoker>();
 
-  constructor(private readonly deps: { repo: LeaseRepo; clock: Clock }) {}
+  constructor(private readonly deps: { db: Kysely<Database>; repo: LeaseRepo; clock: Clock; jobs: JobQueue }) {}
 
   /** Registers how leases of one kind are revoked (one revoker per kind). */
   registerRevoker(kind: string, revoker: LeaseRevoker): void {
@@ -40,6 +42,7 @@ export class LeaseService {
     const path = input.path.replace(/^\/+/, '').replace(/\/+$/, '');
     const id = `${input.mount.path}${path}/${randomBase58(24)}`;
     const ttl = Math.max(0, Math.floor(input.ttlSeconds));
+    const expiresAt = new Date(now.getTime() + ttl * 1000);
     await this.deps.repo.insert(
       {
         id,
@@ -48,10 +51,11 @@ export class LeaseService {
         data: input.data,
         tokenAccessor: input.tokenAccessor ? input.tokenAccessor : null,
         issuedAt: now,
-        expiresAt: new Date(now.getTime() + ttl * 1000),
+        expiresAt,
       },
       ex,
     );
+    await scheduleExpirySweep(this.deps.jobs, ex ?? this.deps.db, expiresAt);
     return { leaseId: id, leaseDuration: ttl };
   }
 
@@ -91,6 +95,14 @@ export class LeaseService {
   /** Revokes every lease obtained by these tokens (called when the tokens are revoked). */
   async revokeForTokens(accessors: readonly string[]): Promise<void> {
     for (const l of await this.deps.repo.listByTokens(accessors)) await this.revokeLease(l);
+  }
+
+  /**
+   * Forgets leases past their expiry. The secret is not revoked: an expired certificate
+   * needs no revocation (Vault's PKI revoke callback skips expired certificates too).
+   */
+  async sweepExpired(): Promise<number> {
+    return this.deps.repo.deleteExpired(this.deps.clock.now());
   }
 
   /** Drops a removed mount's leases without revoking: the mount's data is gone with it. */

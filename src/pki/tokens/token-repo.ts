@@ -88,6 +88,18 @@ export class TokenRepo {
     return Number(res.numUpdatedRows) > 0;
   }
 
+  /** Tokens past their expiry or out of uses, oldest first. */
+  async listDeadAccessors(now: Date, limit: number): Promise<string[]> {
+    const rows = await this.deps.db
+      .selectFrom('pki_tokens')
+      .select('accessor')
+      .where((eb) => eb.or([eb.and([eb('expires_at', 'is not', null), eb('expires_at', '<=', now.toISOString())]), eb('num_uses', '<', 0)]))
+      .orderBy('expires_at')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.accessor);
+  }
+
   async listAccessors(): Promise<string[]> {
     const rows = await this.deps.db.selectFrom('pki_tokens').select('accessor').orderBy('accessor').execute();
     return rows.map((r) => r.accessor);

@@ -1,8 +1,12 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { JobQueue } from '../../jobs/job-queue.js';
 import type { Clock } from '../../shared/clock.js';
 import { invalid } from '../../shared/errors.js';
 import { hashToken, randomBase58 } from '../../shared/ids.js';
 import { ROOT_POLICY } from '../acl/policy.js';
 import type { TokenInfo } from '../pki-route.js';
+import { scheduleExpirySweep } from '../sys/expiry-sweep.js';
 import type { LeaseService } from '../sys/lease-service.js';
 import type { CallerToken } from '../sys/system-route.js';
 import { TOKEN_PREFIX, isExpired, planRenewal, planToken } from './token.js';
@@ -31,7 +35,16 @@ export function tokenInfoOf(e: TokenEntry): TokenInfo {
  * its children with it without any background sweep.
  */
 export class TokenService {
-  constructor(private readonly deps: { repo: TokenRepo; clock: Clock; adminTokens: { isAdmin(token: string): Promise<boolean> }; leases: LeaseService }) {}
+  constructor(
+    private readonly deps: {
+      db: Kysely<Database>;
+      repo: TokenRepo;
+      clock: Clock;
+      jobs: JobQueue;
+      adminTokens: { isAdmin(token: string): Promise<boolean> };
+      leases: LeaseService;
+    },
+  ) {}
 
   /** Resolves a presented token, spending one use of use-limited tokens; undefined when it is not valid. */
   async authenticate(token: string): Promise<Authenticated | undefined> {
@@ -47,6 +60,7 @@ export class TokenService {
       // The last use marks the token exhausted rather than 0, which would mean unlimited.
       const next = entry.numUses === 1 ? USES_EXHAUSTED : entry.numUses - 1;
       if (!(await this.deps.repo.spendUse(entry.accessor, entry.numUses, next))) return undefined;
+      if (next === USES_EXHAUSTED) await scheduleExpirySweep(this.deps.jobs, this.deps.db, this.deps.clock.now());
     }
     return { info: tokenInfoOf(entry), entry };
   }
@@ -90,14 +104,20 @@ export class TokenService {
       expiresAt: plan.expiresAt,
       lastRenewalAt: null,
     };
-    await this.deps.repo.insert(entry);
+    await this.deps.db.transaction().execute(async (trx) => {
+      await this.deps.repo.insert(entry, trx);
+      if (entry.expiresAt) await scheduleExpirySweep(this.deps.jobs, trx, entry.expiresAt);
+    });
     return { token, entry, warnings: plan.warnings };
   }
 
   async renew(entry: TokenEntry, increment: number): Promise<{ entry: TokenEntry; ttl: number; warnings: string[] }> {
     const now = this.deps.clock.now();
     const plan = planRenewal(entry, increment, now);
-    if (!(await this.deps.repo.updateExpiry(entry.accessor, plan.expiresAt, now))) throw invalid('invalid token');
+    await this.deps.db.transaction().execute(async (trx) => {
+      if (!(await this.deps.repo.updateExpiry(entry.accessor, plan.expiresAt, now, trx))) throw invalid('invalid token');
+      if (plan.expiresAt) await scheduleExpirySweep(this.deps.jobs, trx, plan.expiresAt);
+    });
     return { entry: { ...entry, expiresAt: plan.expiresAt, lastRenewalAt: now }, ttl: plan.ttl, warnings: plan.warnings };
   }
 
@@ -113,6 +133,20 @@ export class TokenService {
     await this.deps.leases.revokeForTokens([accessor]);
     await this.deps.repo.orphanChildren(accessor);
     await this.deps.repo.deleteByAccessors([accessor]);
+  }
+
+  /**
+   * Revokes tokens that expired or ran out of uses, with their descendants and leases,
+   * as Vault's expiration manager does. Returns how many were found.
+   */
+  async sweepExpired(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const dead = await this.deps.repo.listDeadAccessors(this.deps.clock.now(), 100);
+      for (const accessor of dead) await this.revokeTree(accessor);
+      total += dead.length;
+      if (dead.length < 100) return total;
+    }
   }
 
   async listAccessors(): Promise<string[]> {
