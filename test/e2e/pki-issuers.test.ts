@@ -100,6 +100,9 @@ for (const [index, kind] of dbKinds().entries()) {
       x = await v('GET', `${m}/cert/${d.serial_number.replaceAll(':', '-').toUpperCase()}`, { token: undefined });
       assert.equal(x.status, 200, x.text);
       assert.deepEqual(x.json.data, { certificate: d.certificate, revocation_time: 0, revocation_time_rfc3339: '' });
+      // hvac URL-quotes the colons.
+      x = await v('GET', `${m}/cert/${encodeURIComponent(d.serial_number)}`, { token: undefined });
+      assert.equal(x.status, 200, x.text);
       x = await v('GET', `${m}/cert/${d.serial_number}/raw/pem`, { token: undefined });
       assert.equal(x.contentType, 'application/pem-certificate-chain');
       assert.equal(x.text.trim(), d.certificate);

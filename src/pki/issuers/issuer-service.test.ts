@@ -49,13 +49,14 @@ for (const kind of dbKinds()) {
     let issuers: IssuerService;
     let ca: CaService;
     let config: MountConfigService;
+    const secrets = new SecretBox(randomBytes(32));
     const clock = new ManualClock(new Date());
     const limits = { defaultTtlSeconds: 86400 * 32, maxTtlSeconds: 86400 * 3650 };
     before(async () => {
       t = await createTestDb(kind);
       const db = t.db.kysely;
       config = new MountConfigService({ repo: new MountConfigRepo({ db }), clock });
-      const keys = new KeyService({ repo: new KeyRepo({ db }), config, secrets: new SecretBox(randomBytes(32)), clock });
+      const keys = new KeyService({ repo: new KeyRepo({ db }), config, secrets, clock });
       issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config, clock });
       ca = new CaService({ issuers, clock });
     });
@@ -142,6 +143,15 @@ for (const kind of dbKinds()) {
       await assert.rejects(issuers.update('mount-rev', 'rev', { usage: ['issuing-certificates'] }), /revoked/);
       await issuers.delete('mount-rev', 'rev');
       assert.deepEqual(seen, ['mount-rev', 'mount-rev', 'mount-rev']);
+    });
+
+    it('seals private keys at rest, bound to the key id', async () => {
+      const r = await ca.generateRoot('mount-sealed', limits, rootRequest({ type: 'exported' }));
+      const row = await t.db.kysely.selectFrom('pki_keys').selectAll().where('id', '=', r.key.id).executeTakeFirstOrThrow();
+      assert.doesNotMatch(row.sealed_private_key, /PRIVATE KEY/);
+      const pem = secrets.open(row.sealed_private_key, `pki-key:${r.key.id}`).toString('utf8');
+      assert.match(pem, /^-----BEGIN EC PRIVATE KEY-----/);
+      assert.throws(() => secrets.open(row.sealed_private_key, 'pki-key:other'));
     });
 
     it('keeps keys and issuers of different mounts apart and purges one mount', async () => {
