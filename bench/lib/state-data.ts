@@ -57,3 +57,25 @@ export async function stateFile(bytes: number): Promise<StateFile> {
   const data = readFileSync(path);
   return { path, bytes: statSync(path).size, md5: md5Hex(data), serial: 1, instances };
 }
+
+/**
+ * Copies of a state file that differ only in their serial, so that every upload stores new
+ * content (a content-addressed store would otherwise find the bytes already there).
+ */
+export class StateVariants {
+  private readonly head: Buffer;
+  private readonly tail: Buffer;
+
+  constructor(readonly file: StateFile, readonly original: Buffer) {
+    const mark = Buffer.from(`"serial": ${file.serial},`);
+    const at = original.indexOf(mark);
+    if (at < 0) throw new Error(`${file.path} has no serial field`);
+    this.head = original.subarray(0, at + '"serial": '.length);
+    this.tail = original.subarray(at + mark.length - 1);
+  }
+
+  variant(serial: number): { bytes: Buffer; md5: string; serial: number } {
+    const bytes = Buffer.concat([this.head, Buffer.from(String(serial)), this.tail]);
+    return { bytes, md5: md5Hex(bytes), serial };
+  }
+}

@@ -126,7 +126,7 @@ export const pkiRevoke: Scenario = {
     await benchPki(sr);
     const perRound = ctx.size(6_000, 40);
     const rounds = ctx.opts.rounds;
-    const serials = await issueMany(sr, perRound * rounds + ctx.connections * (rounds + 1), ctx.size(180, 30));
+    const serials = await issueMany(sr, perRound * rounds + ctx.connections * (rounds + 1), ctx.size(60, 30));
     ctx.log(`signed ${serials.length} certificates to revoke`);
     await revokeAll(sr, serials.splice(0, 1), 30);
     const headers = authHeaders(sr, 'vault');
@@ -180,9 +180,9 @@ export const pkiCrl100k: Scenario = {
     await api(sr, 'vault', 'GET', `/v1/${PKI_MOUNT}/crl/rotate`);
     const deferred = await deferCrlRebuilds(sr);
     const t0 = performance.now();
-    const serials = await issueMany(sr, want, ctx.size(300, 30));
+    const serials = await issueMany(sr, want, ctx.size(120, 30));
     const t1 = performance.now();
-    const revoked = await revokeAll(sr, serials, ctx.size(300, 30));
+    const revoked = await revokeAll(sr, serials, ctx.size(120, 30));
     const t2 = performance.now();
     ctx.log(`seeded ${revoked} revoked certificates (sign ${((t1 - t0) / 1000).toFixed(1)} s, revoke ${((t2 - t1) / 1000).toFixed(1)} s)`);
     const times: number[] = [];

@@ -90,7 +90,7 @@ export const stateList: Scenario = {
     await api(sr, 'tfe', 'GET', listPath(1));
 
     const seedStart = performance.now();
-    const seeded = await seedVersions(sr.url, authHeaders(sr, 'tfe'), ws.id, template, want - 1, ctx.size(240, 20));
+    const seeded = await seedVersions(sr.url, authHeaders(sr, 'tfe'), ws.id, template, want - 1, ctx.size(150, 20));
     const seedSec = (performance.now() - seedStart) / 1000;
     const total = seeded + 1;
     ctx.log(`seeded ${total} versions in ${seedSec.toFixed(1)} s`);

@@ -5,8 +5,7 @@ import { compareRounds, ratiosOf } from '../lib/compare.js';
 import type { Contender } from '../lib/compare.js';
 import { httpRequest, runAutocannon, runTasks } from '../lib/load.js';
 import { startNginx, startUploadSink } from '../lib/peers.js';
-import { BENCH_LINEAGE, stateFile } from '../lib/state-data.js';
-import type { StateFile } from '../lib/state-data.js';
+import { BENCH_LINEAGE, StateVariants, stateFile } from '../lib/state-data.js';
 import type { Strongroom } from '../lib/strongroom.js';
 import { createStateVersion, lockedWorkspace, onServer, versionOf } from '../lib/tfe.js';
 import { Skip } from '../lib/types.js';
@@ -14,10 +13,10 @@ import type { Scenario, ScenarioOutcome } from '../lib/types.js';
 
 const MB = 1024 * 1024;
 
-/** A pending version in a workspace of its own, ready for one upload. */
-async function pendingUpload(sr: Strongroom, file: StateFile): Promise<string> {
+/** A pending version in a workspace of its own, ready for one upload of `content`. */
+async function pendingUpload(sr: Strongroom, content: { serial: number; md5: string }): Promise<string> {
   const ws = await lockedWorkspace(sr, 'upload');
-  const v = await createStateVersion(sr, ws.id, { serial: file.serial, md5: file.md5, lineage: BENCH_LINEAGE });
+  const v = await createStateVersion(sr, ws.id, { serial: content.serial, md5: content.md5, lineage: BENCH_LINEAGE });
   if (!v.uploadUrl) throw new Error(`pending version ${v.id} has no hosted-state-upload-url (status ${v.status})`);
   return onServer(sr, v.uploadUrl);
 }
@@ -37,17 +36,20 @@ function uploadScenario(name: string, bytes: number, smokeBytes: number, perRoun
     peer: 'bare Node.js (write + MD5 + fsync); nginx WebDAV PUT',
     defaultConnections: concurrency,
     notes:
-      'Each upload goes to a fresh pending version (created beforehand, not timed), so every PUT is a real first ' +
-      'upload that Strongroom streams to the blob store while hashing, checks against the MD5 given at create, ' +
-      'fsyncs and finalizes. The bare Node.js peer does the same streaming write, hash and fsync with nothing else; ' +
-      'nginx writes to a temporary file and renames it, without fsync. Background extraction is switched off on the ' +
-      'measured server so the upload is measured alone.',
+      'Each upload goes to a fresh pending version (created beforehand, not timed) with content of its own (the ' +
+      'serial differs), so every PUT is a real first upload. Strongroom streams the body into the blob store while ' +
+      'computing MD5 and SHA-256 and checking the state header, fsyncs the file and its directory, compares the MD5 ' +
+      'with the one given at create and finalizes the version in a transaction. The bare Node.js peer does the ' +
+      'streaming write, MD5 and fsync and nothing else; nginx writes a temporary file and renames it, without fsync. ' +
+      'Background extraction is off on the measured server so the upload is measured alone.',
     async run(ctx): Promise<ScenarioOutcome> {
       const size = ctx.size(bytes, smokeBytes);
       const count = ctx.size(perRound, 2);
       const sr = await ctx.strongroom({ jobWorker: false });
       const file = await stateFile(size);
       const body = readFileSync(file.path);
+      const variants = new StateVariants(file, body);
+      let serial = 1;
       // Detect the feature before starting peers.
       await put(await pendingUpload(sr, file), body);
       const sink = await startUploadSink(ctx, join(ctx.tmpDir, `${name}-sink`));
@@ -58,9 +60,20 @@ function uploadScenario(name: string, bytes: number, smokeBytes: number, perRoun
           pid: sr.pid,
           measure: async (seconds) => {
             const n = Math.max(1, Math.round(count * Math.min(1, seconds / Math.max(ctx.opts.seconds, 1))));
-            const urls: string[] = [];
-            for (let i = 0; i < n; i++) urls.push(await pendingUpload(sr, file));
-            return runTasks({ concurrency: ctx.connections, count: n, seconds: seconds * 20 + 60, task: (i) => put(urls[i] as string, body) });
+            const uploads: { url: string; bytes: Buffer }[] = [];
+            for (let i = 0; i < n; i++) {
+              const v = variants.variant(++serial);
+              uploads.push({ url: await pendingUpload(sr, v), bytes: v.bytes });
+            }
+            return runTasks({
+              concurrency: ctx.connections,
+              count: n,
+              seconds: big ? seconds * 20 + 60 : seconds * 2,
+              task: (i) => {
+                const u = uploads[i] as { url: string; bytes: Buffer };
+                return put(u.url, u.bytes);
+              },
+            });
           },
         },
         {
@@ -69,7 +82,7 @@ function uploadScenario(name: string, bytes: number, smokeBytes: number, perRoun
           pid: sink.pid,
           measure: (seconds) => {
             const n = Math.max(1, Math.round(count * Math.min(1, seconds / Math.max(ctx.opts.seconds, 1))));
-            return runTasks({ concurrency: ctx.connections, count: n, seconds: seconds * 20 + 60, task: () => put(`${sink.url}/up`, body) });
+            return runTasks({ concurrency: ctx.connections, count: n, seconds: big ? seconds * 20 + 60 : seconds * 2, task: () => put(`${sink.url}/up`, body) });
           },
         },
       ];
@@ -82,7 +95,7 @@ function uploadScenario(name: string, bytes: number, smokeBytes: number, perRoun
           pid: nginx.pid,
           measure: (seconds) => {
             const n = Math.max(1, Math.round(count * Math.min(1, seconds / Math.max(ctx.opts.seconds, 1))));
-            return runTasks({ concurrency: ctx.connections, count: n, seconds: seconds * 20 + 60, task: (i) => put(`${nginx.url}/up/s${i % ctx.connections}`, body) });
+            return runTasks({ concurrency: ctx.connections, count: n, seconds: big ? seconds * 20 + 60 : seconds * 2, task: (i) => put(`${nginx.url}/up/s${i % ctx.connections}`, body) });
           },
         });
       } catch (err) {
@@ -96,7 +109,7 @@ function uploadScenario(name: string, bytes: number, smokeBytes: number, perRoun
       const growth = ours?.rssGrowthMb ?? Infinity;
       const facts = [
         { label: 'state size', value: `${(file.bytes / MB).toFixed(1)} MB, ${file.instances} resource instances` },
-        { label: 'uploads per round', value: `${count} at ${ctx.connections} at a time` },
+        { label: 'uploads per round', value: `${count} at ${ctx.connections} at a time${big ? '' : `, or ${2 * ctx.opts.seconds} s`}` },
         ...skipped.map((s) => ({ label: 'peer skipped', value: s })),
       ];
       return {
@@ -111,7 +124,7 @@ function uploadScenario(name: string, bytes: number, smokeBytes: number, perRoun
   };
 }
 
-export const stateUpload1m = uploadScenario('state-upload-1m', 1 * MB, 64 * 1024, 200, 8);
+export const stateUpload1m = uploadScenario('state-upload-1m', 1 * MB, 64 * 1024, 100, 8);
 export const stateUpload200m = uploadScenario('state-upload-200m', 200 * MB, 2 * MB, 2, 1);
 
 export const stateDownload50m: Scenario = {
