@@ -245,6 +245,12 @@ for (const kind of dbKinds()) {
       assert.deepEqual(r.json.data['acl/other'], ['deny']);
       const rootCaps = await root('POST', 'sys/capabilities-self', { body: { path: 'anything' } });
       assert.deepEqual(rootCaps.json.data.capabilities, ['root']);
+      // sys/capabilities inspects another token without spending its uses.
+      const once = (await root('POST', 'auth/token/create', { body: { policies: ['caps'], num_uses: 1 } })).json.auth.client_token as string;
+      const other = await root('POST', 'sys/capabilities', { body: { token: once, paths: 'acl/echo/x' } });
+      assert.deepEqual(other.json.capabilities, ['list', 'read']);
+      assert.equal((await vault(server.url, 'GET', 'acl/echo/x', { token: once })).status, 200);
+      assert.equal((await vault(server.url, 'GET', 'acl/echo/x', { token: once })).status, 403);
     });
 
     it('manages policies: list, read, HCL errors, built-ins and the legacy endpoints', async () => {
@@ -311,6 +317,8 @@ for (const kind of dbKinds()) {
       assert.equal(r.text, '');
       r = await vault(server.url, 'GET', 'sys/health?activecode=299');
       assert.equal(r.status, 299);
+      r = await root('GET', 'sys/auth');
+      assert.equal(r.json.data['token/'].type, 'token');
       r = await vault(server.url, 'GET', 'sys/seal-status');
       assert.equal(r.status, 200);
       assert.equal(r.json.sealed, false);

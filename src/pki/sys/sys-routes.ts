@@ -102,7 +102,7 @@ export function sysRoutes(deps: SysRouteDeps): SystemRoute[] {
       if (!ctx.caller) throw forbidden('permission denied');
       policies = ctx.caller.info.policies;
     } else if (mode === 'token') {
-      const auth = v.token ? await deps.tokens.authenticate(v.token) : undefined;
+      const auth = v.token ? await deps.tokens.authenticate(v.token, { spendUse: false }) : undefined;
       if (!auth) throw invalid('invalid token', 'token');
       policies = auth.info.policies;
     } else {
@@ -122,6 +122,7 @@ export function sysRoutes(deps: SysRouteDeps): SystemRoute[] {
 
   return [
     sys('sys/health', ['read'], health, { unauthenticated: true }),
+    sys('sys/auth', ['read'], async () => ({ kind: 'json', data: { 'token/': tokenAuthEntry(clusterId) }, copyToTopLevel: true })),
     sys('sys/init', ['read'], async () => ({ kind: 'raw', status: 200, contentType: 'application/json', body: '{"initialized":true}' }), { unauthenticated: true }),
     sys('sys/seal-status', ['read'], async () => sealStatus(clusterId, deps.storageType), { unauthenticated: true }),
     sys('sys/leases/lookup', ['update'], leaseLookup),
@@ -163,6 +164,24 @@ function sealStatus(clusterId: string, storageType: string): SystemResult {
     storage_type: storageType,
   };
   return { kind: 'raw', status: 200, contentType: 'application/json', body: JSON.stringify(data) };
+}
+
+/** The one auth method: the token store, listed as Vault lists it under sys/auth. */
+function tokenAuthEntry(clusterId: string): Record<string, unknown> {
+  return {
+    accessor: `auth_token_${clusterId.slice(0, 8)}`,
+    config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false, token_type: 'default-service' },
+    description: 'token based credentials',
+    external_entropy_access: false,
+    local: false,
+    options: null,
+    plugin_version: '',
+    running_plugin_version: 'v1.15.0+builtin.strongroom',
+    running_sha256: '',
+    seal_wrap: false,
+    type: 'token',
+    uuid: clusterId,
+  };
 }
 
 function uuidFrom(seed: string): string {

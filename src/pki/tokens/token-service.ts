@@ -46,8 +46,11 @@ export class TokenService {
     },
   ) {}
 
-  /** Resolves a presented token, spending one use of use-limited tokens; undefined when it is not valid. */
-  async authenticate(token: string): Promise<Authenticated | undefined> {
+  /**
+   * Resolves a presented token; undefined when it is not valid. A request spends one use
+   * of a use-limited token; `spendUse: false` only inspects (sys/capabilities).
+   */
+  async authenticate(token: string, opts: { spendUse?: boolean } = {}): Promise<Authenticated | undefined> {
     if (!token) return undefined;
     const ours = token.startsWith(TOKEN_PREFIX);
     if (!ours && (await this.deps.adminTokens.isAdmin(token))) return { info: ADMIN_TOKEN_INFO, entry: undefined };
@@ -56,7 +59,7 @@ export class TokenService {
       if (ours && (await this.deps.adminTokens.isAdmin(token))) return { info: ADMIN_TOKEN_INFO, entry: undefined };
       return undefined;
     }
-    if (entry.numUses > 0) {
+    if (entry.numUses > 0 && opts.spendUse !== false) {
       // The last use marks the token exhausted rather than 0, which would mean unlimited.
       const next = entry.numUses === 1 ? USES_EXHAUSTED : entry.numUses - 1;
       if (!(await this.deps.repo.spendUse(entry.accessor, entry.numUses, next))) return undefined;
