@@ -40,6 +40,8 @@ export class JobWorker {
   #timer: NodeJS.Timeout | undefined;
   #stopped = true;
   #polling = false;
+  /** A nudge arrived during a poll: the poll may have missed the new job, so poll again at once. */
+  #nudgedWhilePolling = false;
 
   constructor(private readonly deps: JobWorkerDeps) {}
 
@@ -54,7 +56,9 @@ export class JobWorker {
 
   /** Wakes the poller now (after an enqueue on this node). */
   nudge(): void {
-    if (!this.#stopped && !this.#polling) this.#schedule(0);
+    if (this.#stopped) return;
+    if (this.#polling) this.#nudgedWhilePolling = true;
+    else this.#schedule(0);
   }
 
   #schedule(ms: number): void {
@@ -66,6 +70,7 @@ export class JobWorker {
   async #poll(): Promise<void> {
     if (this.#stopped || this.#polling) return;
     this.#polling = true;
+    this.#nudgedWhilePolling = false;
     let claimed = 0;
     try {
       const free = this.deps.concurrency - this.#running.size;
@@ -79,7 +84,7 @@ export class JobWorker {
     } finally {
       this.#polling = false;
     }
-    if (!this.#stopped) this.#schedule(claimed > 0 ? 0 : this.deps.pollIntervalMs);
+    if (!this.#stopped) this.#schedule(claimed > 0 || this.#nudgedWhilePolling ? 0 : this.deps.pollIntervalMs);
   }
 
   #track(p: Promise<void>): void {
