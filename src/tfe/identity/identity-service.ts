@@ -31,7 +31,9 @@ export class IdentityService {
       const now = this.deps.clock.now();
       if (isExpired(t, now)) return null;
       const actor = await this.actorOfToken(t.kind, t.userId ?? t.teamId ?? t.organizationId ?? '', t.id);
-      if (actor) await this.deps.repo.touchToken(t.id, now);
+      // Record use at most once a minute, and skip the write entirely when it is recent:
+      // on SQLite even an UPDATE that matches nothing takes the write lock.
+      if (actor && (t.lastUsedAt === null || now.getTime() - t.lastUsedAt.getTime() >= 60_000)) await this.deps.repo.touchToken(t.id, now);
       return actor;
     }
     if (await this.deps.adminTokens.isAdmin(token)) {
@@ -141,7 +143,17 @@ export class IdentityService {
   }
 
   async organizationFacts(actor: Actor, organizationId: string): Promise<OrganizationFacts> {
+    return this.factsFrom(actor, organizationId, await this.teamsOf(actor, organizationId));
+  }
+
+  /** Organization facts and the grants on the given workspaces, from one lookup of the actor's teams. */
+  async accessFacts(actor: Actor, organizationId: string, workspaceIds: string[]): Promise<{ facts: OrganizationFacts; grants: Map<string, TeamGrant[]> }> {
     const teams = await this.teamsOf(actor, organizationId);
+    const grants = await this.deps.repo.grantsOf(teams.map((t) => t.id), workspaceIds);
+    return { facts: this.factsFrom(actor, organizationId, teams), grants };
+  }
+
+  private factsFrom(actor: Actor, organizationId: string, teams: Team[]): OrganizationFacts {
     return {
       siteAdmin: actor.kind === 'user' && actor.siteAdmin,
       isUser: actor.kind === 'user',

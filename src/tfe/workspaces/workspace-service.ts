@@ -76,8 +76,7 @@ export class WorkspaceService {
   }
 
   private async access(actor: Actor, ws: Workspace): Promise<WorkspaceAccess> {
-    const facts = await this.deps.identity.organizationFacts(actor, ws.organizationId);
-    const grants = await this.deps.identity.grants(actor, ws.organizationId, [ws.id]);
+    const { facts, grants } = await this.deps.identity.accessFacts(actor, ws.organizationId, [ws.id]);
     return workspaceAccess({ ...facts, grants: grants.get(ws.id) ?? [] });
   }
 
@@ -139,12 +138,11 @@ export class WorkspaceService {
   /** Workspaces of an organization the actor can see, by name; `search` matches a substring of the name. */
   async list(actor: Actor, organization: string, opts: { search?: string; page: PageRequest }): Promise<Page<WorkspaceView>> {
     const { organization: org } = await this.deps.organizations.authorize(actor, organization);
-    const facts = await this.deps.identity.organizationFacts(actor, org.id);
-    const orgAccess = organizationAccess(facts);
     const teams = await this.deps.identity.teamsOf(actor, org.id);
+    const orgAccess = organizationAccess(await this.deps.identity.organizationFacts(actor, org.id));
     const visibility = orgAccess.readAllWorkspaces ? ({ all: true } as const) : ({ all: false, teamIds: teams.map((t) => t.id) } as const);
     const { items, total } = await this.deps.repo.page(org.id, visibility, opts.search, opts.page);
-    const grants = await this.deps.identity.grants(actor, org.id, items.map((w) => w.id));
+    const { facts, grants } = await this.deps.identity.accessFacts(actor, org.id, items.map((w) => w.id));
     const withCurrent = await this.withCurrent(items);
     return {
       items: withCurrent.map((w) => ({ workspace: w, permissions: permissionsFor(workspaceAccess({ ...facts, grants: grants.get(w.id) ?? [] })) })),
