@@ -48,6 +48,8 @@ export interface TfeStateHeadsTable {
   workspace_id: string;
   current_id: string | null;
   head_seq: number;
+  /** Rows of the workspace in tfe_state_versions (head_seq minus those retention removed). */
+  version_count: number;
 }
 
 export interface TfeStateVersionOutputsTable {

@@ -112,6 +112,8 @@ for (const kind of dbKinds()) {
       const bytes = stateFile(1, f.lineage);
       const sv = await createPending(srv, f, 1, bytes);
       const up = sv.attributes['hosted-state-upload-url'] as string;
+      await srv.deps.worker.runUntilIdle();
+      const blobsBefore = await blobCount(srv);
       assertError(await put(`${srv.url}/v1/object/not-a-real-token`, bytes), 404);
       assertError(await put(up, Buffer.alloc(5000, 0x20)), 413);
       assertError(await put(up, stateFile(1, f.lineage, 'other')), 422, undefined, /MD5/);
@@ -119,11 +121,13 @@ for (const kind of dbKinds()) {
       const show = await call(srv, 'GET', `/api/v2/state-versions/${sv.id}`);
       assert.equal(show.json.data.attributes.status, 'pending');
       assert.equal(show.json.data.attributes['hosted-state-upload-url'], up);
+      // Refused content is collected: nothing stays stored.
+      await srv.deps.worker.runUntilIdle();
+      assert.equal(await blobCount(srv), blobsBefore);
       clock.advance(3601);
       assertError(await put(up, bytes), 404, undefined, /expired/);
       assert.equal((await call(srv, 'GET', `/api/v2/state-versions/${sv.id}`)).json.data.attributes['hosted-state-upload-url'], null);
       clock.advance(-3601);
-      // Inline state larger than the API body limit is refused too and nothing is stored.
       assert.equal(await count(srv, f), 1);
     });
 
@@ -155,6 +159,10 @@ for (const kind of dbKinds()) {
       assert.equal((await call(srv, 'GET', `/api/v2/state-versions/${v4.id}`)).status, 200, 'newest and current of its workspace');
       assert.equal((await call(srv, 'GET', `/api/v2/state-versions/${other.id}`)).status, 200, 'newest of its workspace');
       assert.equal(await count(srv, h), 3, 'among the newest 3 overall');
+      // The listing stays right once retention left holes in the history.
+      const list = await call(srv, 'GET', `/api/v2/state-versions?filter%5Bworkspace%5D%5Bname%5D=${f.wsName}&filter%5Borganization%5D%5Bname%5D=${f.org}`);
+      assert.deepEqual(list.json.data.map((d: { id: string }) => d.id), [v4.id]);
+      assert.equal(list.json.meta.pagination['total-count'], 1);
       clock.set('2026-01-01T00:00:00.000Z');
     });
   });

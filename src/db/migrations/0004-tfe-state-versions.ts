@@ -89,6 +89,7 @@ export function tfeStateVersionsMigration(_ctx: MigrationContext) {
         .addColumn('workspace_id', 'text', (c) => c.primaryKey())
         .addColumn('current_id', 'text')
         .addColumn('head_seq', 'integer', (c) => c.notNull())
+        .addColumn('version_count', 'integer', (c) => c.notNull().defaultTo(0))
         .execute();
 
       await db.schema

@@ -166,12 +166,12 @@ export class StateVersionRepo {
   async advanceHead(trx: Executor, workspaceId: string): Promise<{ seq: number; currentId: string | null }> {
     await trx
       .insertInto('tfe_state_heads')
-      .values({ workspace_id: workspaceId, current_id: null, head_seq: 0 })
+      .values({ workspace_id: workspaceId, current_id: null, head_seq: 0, version_count: 0 })
       .onConflict((oc) => oc.column('workspace_id').doNothing())
       .execute();
     const r = await trx
       .updateTable('tfe_state_heads')
-      .set((eb) => ({ head_seq: eb('head_seq', '+', 1) }))
+      .set((eb) => ({ head_seq: eb('head_seq', '+', 1), version_count: eb('version_count', '+', 1) }))
       .where('workspace_id', '=', workspaceId)
       .returning(['head_seq', 'current_id'])
       .executeTakeFirstOrThrow();
@@ -318,14 +318,53 @@ export class StateVersionRepo {
     return Number(res.numUpdatedRows) > 0;
   }
 
+  /**
+   * One page of a workspace's versions, newest first. History positions have no gaps
+   * unless retention removed rows, so an unfiltered page is usually a direct range of
+   * positions and the count is kept on the head row: no scan however long the history.
+   * Otherwise the page's positions are found on the (workspace_id, [status,] seq) index
+   * first and only those rows are read.
+   */
   async list(ex: Executor, workspaceId: string, statuses: StateVersionStatus[] | undefined, limit: number, offset: number): Promise<{ items: StateVersion[]; total: number }> {
-    let q = ex.selectFrom('tfe_state_versions').where('workspace_id', '=', workspaceId);
-    if (statuses) q = q.where('status', 'in', statuses);
-    const [rows, count] = await Promise.all([
-      q.selectAll().orderBy('seq', 'desc').limit(limit).offset(offset).execute(),
-      q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-    ]);
-    return { items: rows.map(toStateVersion), total: Number(count.n) };
+    let total: number;
+    if (!statuses) {
+      const head = await ex.selectFrom('tfe_state_heads').select(['head_seq', 'version_count']).where('workspace_id', '=', workspaceId).executeTakeFirst();
+      if (!head) return { items: [], total: 0 };
+      total = Number(head.version_count);
+      const top = Number(head.head_seq) - offset;
+      if (total === Number(head.head_seq)) {
+        if (top < 1) return { items: [], total };
+        const rows = await ex
+          .selectFrom('tfe_state_versions')
+          .selectAll()
+          .where('workspace_id', '=', workspaceId)
+          .where('seq', '<=', top)
+          .where('seq', '>', top - limit)
+          .orderBy('seq', 'desc')
+          .execute();
+        return { items: rows.map(toStateVersion), total };
+      }
+    } else {
+      const count = await ex
+        .selectFrom('tfe_state_versions')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('workspace_id', '=', workspaceId)
+        .where('status', 'in', statuses)
+        .executeTakeFirstOrThrow();
+      total = Number(count.n);
+    }
+    let seqs = ex.selectFrom('tfe_state_versions').select('seq').where('workspace_id', '=', workspaceId);
+    if (statuses) seqs = seqs.where('status', 'in', statuses);
+    const page = await seqs.orderBy('seq', 'desc').limit(limit).offset(offset).execute();
+    if (page.length === 0) return { items: [], total };
+    const rows = await ex
+      .selectFrom('tfe_state_versions')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('seq', 'in', page.map((r) => Number(r.seq)))
+      .orderBy('seq', 'desc')
+      .execute();
+    return { items: rows.map(toStateVersion), total };
   }
 
   /** Whether the newest version of the workspace is still waiting for its upload. */
@@ -520,15 +559,25 @@ export class StateVersionRepo {
     return rows.map((r) => r.id);
   }
 
-  /** Deletes versions (and their outputs) unless they became current meanwhile. */
+  /** Deletes versions (and their outputs) unless they became current meanwhile; keeps the head counts right. */
   async deleteVersions(trx: Executor, ids: string[]): Promise<number> {
     if (ids.length === 0) return 0;
     const current = await trx.selectFrom('tfe_state_heads').select('current_id').where('current_id', 'in', ids).execute();
     const keep = new Set(current.map((r) => r.current_id));
     const del = ids.filter((id) => !keep.has(id));
     if (del.length === 0) return 0;
+    const owners = await trx.selectFrom('tfe_state_versions').select('workspace_id').where('id', 'in', del).execute();
+    const perWorkspace = new Map<string, number>();
+    for (const o of owners) perWorkspace.set(o.workspace_id, (perWorkspace.get(o.workspace_id) ?? 0) + 1);
     await trx.deleteFrom('tfe_state_version_outputs').where('state_version_id', 'in', del).execute();
     const res = await trx.deleteFrom('tfe_state_versions').where('id', 'in', del).executeTakeFirst();
+    for (const [workspaceId, n] of perWorkspace) {
+      await trx
+        .updateTable('tfe_state_heads')
+        .set((eb) => ({ version_count: eb('version_count', '-', n) }))
+        .where('workspace_id', '=', workspaceId)
+        .execute();
+    }
     return Number(res.numDeletedRows);
   }
 }
