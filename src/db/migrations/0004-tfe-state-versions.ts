@@ -11,7 +11,6 @@ import type { MigrationContext } from '../migrate.js';
  */
 export function tfeStateVersionsMigration(_ctx: MigrationContext) {
   return {
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations never depend on today's types
     async up(db: Kysely<any>): Promise<void> {
       await db.schema
         .createTable('tfe_state_versions')
