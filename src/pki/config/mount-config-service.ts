@@ -20,9 +20,19 @@ export interface DefaultsConfig {
 export class MountConfigService {
   readonly #repo: MountConfigRepo;
   readonly #clock: Clock;
+  readonly #listeners: ((mountId: string) => void)[] = [];
   constructor(deps: { repo: MountConfigRepo; clock: Clock }) {
     this.#repo = deps.repo;
     this.#clock = deps.clock;
+  }
+
+  /** Registers a listener called after a mount's settings changed (committed). */
+  onChange(listener: (mountId: string) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  #changed(mountId: string): void {
+    for (const l of this.#listeners) l(mountId);
   }
 
   /** Runs `fn` in one database transaction shared by every PKI repo call made with `tx`. */
@@ -51,6 +61,9 @@ export class MountConfigService {
       await this.#repo.put(tx, mountId, 'urls', next, this.#clock.now());
       const warning = templatingWarning(next, await this.getCluster(mountId, tx));
       return { urls: next, warnings: warning ? [warning] : [] };
+    }).then((r) => {
+      this.#changed(mountId);
+      return r;
     });
   }
 
@@ -66,6 +79,9 @@ export class MountConfigService {
       validateClusterConfig(next);
       await this.#repo.put(tx, mountId, 'cluster', next, this.#clock.now());
       return next;
+    }).then((r) => {
+      this.#changed(mountId);
+      return r;
     });
   }
 

@@ -55,8 +55,17 @@ export class IssuerService {
   readonly #contexts = new Map<string, IssuerContext>();
   readonly #pems = new Map<string, string>();
   readonly #listeners: ((mountId: string) => void)[] = [];
+  /**
+   * Resolved signing contexts for a short time (default 1 s), so issuance does not query
+   * the issuer on every certificate. Local changes clear them at once; a change made on
+   * another node is seen within this window, like mount lookups.
+   */
+  readonly #signing = new Map<string, { at: number; ctx: SigningContext }>();
+  readonly #signingCacheMs: number;
 
-  constructor(deps: { repo: IssuerRepo; keys: KeyService; config: MountConfigService; clock: Clock }) {
+  constructor(deps: { repo: IssuerRepo; keys: KeyService; config: MountConfigService; clock: Clock; signingCacheMs?: number }) {
+    this.#signingCacheMs = deps.signingCacheMs ?? 1000;
+    deps.config.onChange((mountId) => this.#invalidate(mountId));
     this.#repo = deps.repo;
     this.#keys = deps.keys;
     this.#config = deps.config;
@@ -211,7 +220,12 @@ export class IssuerService {
   }
 
   #notify(mountId: string): void {
+    this.#invalidate(mountId);
     for (const l of this.#listeners) l(mountId);
+  }
+
+  #invalidate(mountId: string): void {
+    for (const k of this.#signing.keys()) if (k.startsWith(`${mountId}|`)) this.#signing.delete(k);
   }
 
   /** A stored certificate by storage-form serial, or undefined. */
@@ -253,6 +267,9 @@ export class IssuerService {
       if (patch.defaultFollowsLatestIssuer !== undefined) await this.#config.setDefaultFollowsLatestIssuer(tx, mountId, patch.defaultFollowsLatestIssuer);
       const d = await this.#config.getDefaults(mountId, tx);
       return { config: { defaultIssuerId: d.defaultIssuerId, defaultFollowsLatestIssuer: d.defaultFollowsLatestIssuer }, warnings };
+    }).then((r) => {
+      this.#invalidate(mountId);
+      return r;
     });
   }
 
@@ -263,6 +280,17 @@ export class IssuerService {
    */
   async getSigningContext(mountId: string, issuerRef: string, opts: { usage?: IssuerUsage } = {}): Promise<SigningContext> {
     const usage = opts.usage ?? 'issuing-certificates';
+    const cacheKey = `${mountId}|${issuerRef}|${usage}`;
+    const nowMs = this.#clock.now().getTime();
+    const hit = this.#signing.get(cacheKey);
+    if (hit && nowMs - hit.at < this.#signingCacheMs && nowMs >= hit.at) return hit.ctx;
+    const ctx = await this.#loadSigningContext(mountId, issuerRef, usage);
+    this.#signing.set(cacheKey, { at: nowMs, ctx });
+    if (this.#signing.size > 1024) this.#signing.delete(this.#signing.keys().next().value!);
+    return ctx;
+  }
+
+  async #loadSigningContext(mountId: string, issuerRef: string, usage: IssuerUsage): Promise<SigningContext> {
     // One settings query and one issuer query on the hot path; the rest is cached.
     const settings = await this.#config.getSigningSettings(mountId);
     const ex = this.#repo.executor;
@@ -397,6 +425,7 @@ export class IssuerService {
       await this.#repo.deleteAllCertificates(tx, mountId);
       await this.#config.purge(tx, mountId);
     });
+    this.#invalidate(mountId);
   }
 
   /** Links keyless issuers whose public key matches `keyId`'s (after a key import). */
