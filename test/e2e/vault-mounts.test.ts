@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
-import { vaultClient } from './vault-http.js';
+import { buildApp } from '../../src/app.js';
+import { buildDeps } from '../../src/deps.js';
+import { vault, vaultClient } from './vault-http.js';
 
 for (const kind of dbKinds()) {
   describe(`vault sys/mounts [${kind}]`, () => {
@@ -115,6 +117,31 @@ for (const kind of dbKinds()) {
       const text = await res.text();
       assert.notEqual(text, JSON.stringify({ errors: ['permission denied'] }));
       assert.notEqual(res.status, 403);
+    });
+
+    it('serves a mount enabled through another node at once (shared database)', async () => {
+      const deps2 = await buildDeps(server.config);
+      deps2.pki.addRoutes([{ pattern: 'probe', operations: ['read'], handler: async (ctx) => ({ kind: 'json', data: { mount: ctx.mount.path } }) }]);
+      const app2 = await buildApp(deps2);
+      await app2.listen({ host: '127.0.0.1', port: 0 });
+      try {
+        const addr = app2.server.address();
+        const v2 = vaultClient(`http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`, server.rootToken);
+        // Node 2 has read (and cached) the mount table before the new mount exists.
+        assert.equal((await v2('GET', 'sys/mounts')).status, 200);
+        assert.equal((await v2('GET', 'shared/probe')).status, 404);
+        assert.equal((await v('POST', 'sys/mounts/shared', { body: { type: 'pki' } })).status, 204);
+        const r = await v2('GET', 'sys/mounts/shared/tune');
+        assert.equal(r.status, 200, r.text);
+        const probe = await v2('GET', 'shared/probe');
+        assert.equal(probe.status, 200, probe.text);
+        assert.equal(probe.json.data.mount, 'shared/');
+        const t = (await v2('POST', 'auth/token/create', { body: { policies: ['default'] } })).json.auth.client_token as string;
+        assert.equal((await vault(server.url, 'GET', 'auth/token/lookup-self', { token: t })).status, 200);
+      } finally {
+        await app2.close();
+        await deps2.close();
+      }
     });
 
     it('needs a token and the ACL for sys/mounts', async () => {

@@ -35,11 +35,12 @@ export interface TuneMountInput {
 }
 
 /**
- * How long a node trusts its copy of the mount table. Each node re-reads the table at most
- * this often, so a mount enabled, tuned or disabled on another node is seen within this
- * window; writes made on this node are seen at once. Every mount's data is keyed by the
- * mount's id, so a stale entry can at worst serve (or refuse) a request for one second;
- * it can never mix the data of two mounts that shared a path.
+ * How long a node trusts its copy of the mount table. Writes made on this node are seen at
+ * once; a mount enabled on another node is found at once too (a miss re-reads the table);
+ * a tune or disable made on another node is seen within this window. Every mount's data is
+ * keyed by the mount's id, so a stale entry can at worst serve a request of a just-removed
+ * mount for one second (the purge job, which runs again a minute later, removes what such a
+ * request wrote); it can never mix the data of two mounts that shared a path.
  */
 const CACHE_MS = 1000;
 
@@ -55,16 +56,30 @@ export class MountService {
   }
 
   async list(): Promise<Mount[]> {
-    const nowMs = this.deps.clock.now().getTime();
-    if (this.cache && nowMs - this.cache.at < CACHE_MS && nowMs >= this.cache.at) return this.cache.mounts;
-    const mounts = await this.deps.repo.list();
-    this.cache = { at: nowMs, mounts };
-    return mounts;
+    return (await this.current()).mounts;
   }
 
-  /** The mount serving `path` (relative to /v1), with the rest of the path. */
+  /**
+   * The mount serving `path` (relative to /v1), with the rest of the path. A miss on a
+   * cached table re-reads it first, so a mount just enabled on another node is found at once.
+   */
   async resolve(path: string): Promise<{ mount: Mount; rest: string } | undefined> {
-    return matchMount(await this.list(), path);
+    const { mounts, fresh } = await this.current();
+    const hit = matchMount(mounts, path);
+    if (hit || fresh) return hit;
+    return matchMount(await this.reload(), path);
+  }
+
+  private async current(): Promise<{ mounts: Mount[]; fresh: boolean }> {
+    const nowMs = this.deps.clock.now().getTime();
+    if (this.cache && nowMs - this.cache.at < CACHE_MS && nowMs >= this.cache.at) return { mounts: this.cache.mounts, fresh: false };
+    return { mounts: await this.reload(), fresh: true };
+  }
+
+  private async reload(): Promise<Mount[]> {
+    const mounts = await this.deps.repo.list();
+    this.cache = { at: this.deps.clock.now().getTime(), mounts };
+    return mounts;
   }
 
   async get(rawPath: string): Promise<Mount> {
