@@ -8,7 +8,6 @@ import type { MigrationContext } from '../migrate.js';
  */
 export function pkiIssuanceMigration(ctx: MigrationContext) {
   return {
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations never depend on today's table types
     async up(db: Kysely<any>): Promise<void> {
       await db.schema
         .createTable('pki_keys')
