@@ -3,7 +3,7 @@ import { invalid, notFound } from '../../shared/errors.js';
 import type { IssuerService } from '../issuers/issuer-service.js';
 import { normalizeRole, validateRoleName } from './role.js';
 import type { PkiRole , ROLE_FIELD_NAMES} from './role.js';
-import type { RoleRepo } from './role-repo.js';
+import type { Executor, RoleRepo } from './role-repo.js';
 
 /**
  * How long a role read for issuance is served from memory. Writes on this node drop the
@@ -38,7 +38,7 @@ export class RoleService {
       if (!current) throw invalid('Unable to fetch role entry to patch');
       const merged = { ...current.role, ...changes } as unknown as RoleInput;
       const { role, warnings } = normalizeRole(merged);
-      await this.#checkIssuerRef(mountId, role, warnings);
+      await this.#checkIssuerRef(mountId, role, warnings, tx);
       await this.deps.repo.upsert(tx, mountId, name, role, this.deps.clock.now());
       this.#cache.delete(`${mountId}\n${name}`);
       return { role, warnings };
@@ -81,10 +81,11 @@ export class RoleService {
     return r.role;
   }
 
-  async #checkIssuerRef(mountId: string, role: PkiRole, warnings: string[]): Promise<void> {
+  /** Pass the open transaction, if any: SQLite has one connection, so a query outside it would wait forever. */
+  async #checkIssuerRef(mountId: string, role: PkiRole, warnings: string[], ex?: Executor): Promise<void> {
     let found = false;
     try {
-      found = (await this.deps.issuers.find(mountId, role.issuer_ref)) !== undefined;
+      found = (await this.deps.issuers.find(mountId, role.issuer_ref, ex)) !== undefined;
     } catch {
       found = false;
     }
