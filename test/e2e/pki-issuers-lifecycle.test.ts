@@ -182,6 +182,8 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.data.issuer_name, 'next');
       const next: string = r.json.data.issuer_id;
+      assert.match(x509Text(r.json.data.certificate), /Subject: CN=Rotated/);
+      verifyChain(r.json.data.certificate, [r.json.data.certificate]);
       assert.notEqual(r.json.data.key_id, a.key_id);
       assert.equal((await v('GET', `${m}/config/issuers`)).json.data.default, a.issuer_id, 'rotation does not change the default');
       r = await v('POST', `${m}/root/rotate/internal`, { body: { common_name: 'Rotated again', key_type: 'ec' } });

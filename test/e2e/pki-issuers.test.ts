@@ -202,6 +202,11 @@ for (const [index, kind] of dbKinds().entries()) {
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.data.key_id, k.json.data.key_id);
       assert.match(x509Text(r.json.data.certificate), /Not After : Jan\s+1 00:00:00 2036 GMT/);
+      // IEEE 802.1AR devices use the "no well-defined expiration" value.
+      r = await v('POST', `${m}/root/generate/internal`, { body: { common_name: 'Forever', key_type: 'ec', not_after: '9999-12-31T23:59:59Z' } });
+      assert.equal(r.status, 200, r.text);
+      assert.match(x509Text(r.json.data.certificate), /Not After : Dec 31 23:59:59 9999 GMT/);
+      verifyChain(r.json.data.certificate, [r.json.data.certificate]);
       r = await v('POST', `${m}/root/generate/internal`, { body: { common_name: 'Too long', key_type: 'ec', ttl: '100000h' } });
       assert.equal(r.status, 200, r.text);
       assert.ok(r.json.warnings.some((w: string) => /maximum/.test(w)));
