@@ -81,6 +81,16 @@ export class JsonApiInput {
     return v as Record<string, unknown>;
   }
 
+  /** `relationships.<name>.data` when it is an array (to-many), undefined when absent. */
+  relationshipList(name: string): unknown[] | undefined {
+    const r = this.rels[name];
+    if (r === undefined || r === null) return undefined;
+    const data = typeof r === 'object' && !Array.isArray(r) ? (r as Record<string, unknown>).data : undefined;
+    if (data === undefined || data === null) return undefined;
+    if (!Array.isArray(data)) throw invalid(`relationship ${name} must be {"data":[…]}`, `/data/relationships/${name}`);
+    return data;
+  }
+
   /** `relationships.<name>.data` as `{type, id}`, or undefined when absent or null. */
   relationship(name: string): { type: string; id: string } | undefined {
     const r = this.rels[name];

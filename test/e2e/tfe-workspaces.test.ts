@@ -185,6 +185,26 @@ for (const kind of dbKinds()) {
       }
     });
 
+    it('flat tags: create with relationships.tags, list by search[tags], add and remove', async () => {
+      const created = await api.post('/api/v2/organizations/acme/workspaces', {
+        data: { type: 'workspaces', attributes: { name: 'tagged' }, relationships: { tags: { data: [{ type: 'tags', attributes: { name: 'net' } }] } } },
+      });
+      assertDoc(created, 201);
+      assert.deepEqual(created.body.data.attributes['tag-names'], ['net']);
+      const id = created.body.data.id;
+      assert.equal((await api.post(`/api/v2/workspaces/${id}/relationships/tags`, { data: [{ type: 'tags', attributes: { name: 'prod' } }] })).status, 204);
+      const both = await api.get('/api/v2/organizations/acme/workspaces?search%5Btags%5D=net%2Cprod');
+      assert.deepEqual(both.body.data.map((w: { id: string }) => w.id), [id]);
+      const tags = await api.get(`/api/v2/workspaces/${id}/relationships/tags`);
+      assertDoc(tags, 200);
+      assert.deepEqual(tags.body.data.map((t: { attributes: { name: string } }) => t.attributes.name), ['net', 'prod']);
+      assert.equal((await api.call('DELETE', `/api/v2/workspaces/${id}/relationships/tags`, { data: [{ type: 'tags', attributes: { name: 'prod' } }] })).status, 204);
+      assert.deepEqual((await api.get('/api/v2/organizations/acme/workspaces?search%5Btags%5D=prod')).body.data, []);
+      assertError(await api.post(`/api/v2/workspaces/${id}/relationships/tags`, { data: [{ type: 'tags', attributes: {} }] }), 422, { pointer: '/data/0/attributes/name' });
+      // No key/value tag bindings: the CLI reads this 404 as "use flat tags".
+      assertError(await api.get(`/api/v2/workspaces/${id}/tag-bindings`), 404);
+    });
+
     it('delete by name and by id', async () => {
       await api.post('/api/v2/organizations/acme/workspaces', wsBody('gone1'));
       const id2 = (await api.post('/api/v2/organizations/acme/workspaces', wsBody('gone2'))).body.data.id;

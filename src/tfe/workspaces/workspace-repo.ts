@@ -78,6 +78,20 @@ function nameTaken(err: unknown, name: string | undefined): unknown {
     : err;
 }
 
+/** Filters of the workspace list (reference 7.2). */
+export interface WorkspaceFilter {
+  /** Substring of the name, case-insensitive. */
+  search?: string;
+  /** `*` at the start and/or end matches anything; otherwise the exact name. */
+  wildcardName?: string;
+  /** Every one of these tags. */
+  tags?: string[];
+  /** None of these tags. */
+  excludeTags?: string[];
+}
+
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
 /** Which workspaces of an organization a list may show. */
 export type WorkspaceVisibility = { all: true } | { all: false; teamIds: string[] };
 
@@ -135,17 +149,28 @@ export class WorkspaceRepo {
     return r && toWorkspace(r);
   }
 
-  async page(organizationId: string, visibility: WorkspaceVisibility, search: string | undefined, page: PageRequest): Promise<{ items: Workspace[]; total: number }> {
+  async page(organizationId: string, visibility: WorkspaceVisibility, filter: WorkspaceFilter, page: PageRequest): Promise<{ items: Workspace[]; total: number }> {
     if (!visibility.all && visibility.teamIds.length === 0) return { items: [], total: 0 };
     let q = this.base().where('w.organization_id', '=', organizationId);
     if (!visibility.all) {
       const teamIds = visibility.teamIds;
       q = q.where('w.id', 'in', (eb) => eb.selectFrom('tfe_team_workspaces').select('workspace_id').where('team_id', 'in', teamIds));
     }
-    if (search) {
-      const pattern = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    if (filter.search) {
+      const pattern = `%${likeEscape(filter.search.toLowerCase())}%`;
       q = q.where(sql<boolean>`lower(w.name) like ${pattern} escape '\\'`);
     }
+    if (filter.wildcardName) {
+      const w = filter.wildcardName;
+      const core = likeEscape(w.replace(/^\*/, '').replace(/\*$/, '').toLowerCase());
+      const pattern = `${w.startsWith('*') ? '%' : ''}${core}${w.endsWith('*') && w.length > 1 ? '%' : ''}`;
+      q = q.where(sql<boolean>`lower(w.name) like ${pattern} escape '\\'`);
+    }
+    // Tags are kept as a JSON array of names that cannot contain quotes, so `"name"` matches one element.
+    // lower() on both sides: SQLite's LIKE ignores ASCII case and PostgreSQL's does not.
+    const tagPattern = (tag: string) => `%${likeEscape(JSON.stringify(tag.toLowerCase()))}%`;
+    for (const tag of filter.tags ?? []) q = q.where(sql<boolean>`lower(w.tag_names) like ${tagPattern(tag)} escape '\\'`);
+    for (const tag of filter.excludeTags ?? []) q = q.where(sql<boolean>`lower(w.tag_names) not like ${tagPattern(tag)} escape '\\'`);
     const total = await q.clearSelect().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     const rows = await q.orderBy('w.name').limit(page.size).offset(pageOffset(page)).execute();
     return { items: rows.map(toWorkspace), total: Number(total.n) };

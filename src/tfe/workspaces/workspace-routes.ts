@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
+import { invalid } from '../../shared/errors.js';
 import { requireActor } from '../identity/request-actor.js';
 import { JsonApiInput } from '../jsonapi-input.js';
 import { organizationResource } from '../organizations/organization-jsonapi.js';
@@ -31,8 +32,20 @@ const WORKSPACE_INCLUDES = [
   'current_state_version',
 ];
 
+/** Tag names from `{"data":[{"type":"tags","attributes":{"name":"…"}}]}` (also inside relationships.tags). */
+function tagNames(data: unknown, pointer: string): string[] {
+  if (!Array.isArray(data)) throw invalid('tags must be an array of {"type":"tags","attributes":{"name"}}', pointer);
+  return data.map((d: unknown, i) => {
+    const name = (d as { attributes?: { name?: unknown } } | null)?.attributes?.name;
+    if (typeof name !== 'string') throw invalid('each tag needs attributes.name', `${pointer}/${i}/attributes/name`);
+    return name;
+  });
+}
+
 function workspaceInput(body: unknown): WorkspaceInput {
   const a = JsonApiInput.parse(body, 'workspaces');
+  const relTags = a.relationshipList('tags');
+  const attrTags = a.stringArray('tag-names');
   return {
     name: a.string('name'),
     description: a.nullableString('description'),
@@ -49,7 +62,7 @@ function workspaceInput(body: unknown): WorkspaceInput {
     workingDirectory: a.nullableString('working-directory'),
     triggerPrefixes: a.stringArray('trigger-prefixes'),
     triggerPatterns: a.stringArray('trigger-patterns'),
-    tagNames: a.stringArray('tag-names'),
+    tagNames: relTags === undefined ? attrTags : [...new Set([...(attrTags ?? []), ...tagNames(relTags, '/data/relationships/tags/data')])],
     sourceName: a.nullableString('source-name'),
     sourceUrl: a.nullableString('source-url'),
   };
@@ -87,9 +100,17 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: { workspaces
 
   app.get<{ Params: { org: string } }>('/organizations/:org/workspaces', async (request, reply) => {
     const inc = includes(request, WORKSPACE_INCLUDES);
-    const search = query(request)['search[name]'];
+    const q = query(request);
+    const text = (k: string) => (typeof q[k] === 'string' && q[k] !== '' ? (q[k] as string) : undefined);
+    const list = (k: string) => text(k)?.split(',').map((t) => t.trim()).filter(Boolean);
     const actor = requireActor(request);
-    const page = await workspaces.list(actor, request.params.org, { search: typeof search === 'string' && search !== '' ? search : undefined, page: pageRequest(request) });
+    const page = await workspaces.list(actor, request.params.org, {
+      search: text('search[name]'),
+      wildcardName: text('search[wildcard-name]'),
+      tags: list('search[tags]'),
+      excludeTags: list('search[exclude-tags]'),
+      page: pageRequest(request),
+    });
     const extra = inc.has('organization') && page.items.length > 0 ? { included: [organizationResource(await organizations.get(actor, request.params.org))] } : {};
     return sendDocument(reply, 200, listDocument(request, config, page, workspaceResource, extra));
   });
@@ -114,6 +135,19 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: { workspaces
       return sendNoContent(reply);
     });
   }
+
+  app.get<{ Params: ById }>('/workspaces/:id/relationships/tags', async (request, reply) => {
+    const tags = await workspaces.tags(requireActor(request), request.params.id);
+    return sendDocument(reply, 200, { data: tags.map((name) => ({ id: name, type: 'tags', attributes: { name } })) });
+  });
+  app.post<{ Params: ById }>('/workspaces/:id/relationships/tags', async (request, reply) => {
+    await workspaces.addTags(requireActor(request), request.params.id, tagNames((request.body as { data?: unknown } | null)?.data, '/data'));
+    return sendNoContent(reply);
+  });
+  app.delete<{ Params: ById }>('/workspaces/:id/relationships/tags', async (request, reply) => {
+    await workspaces.removeTags(requireActor(request), request.params.id, tagNames((request.body as { data?: unknown } | null)?.data, '/data'));
+    return sendNoContent(reply);
+  });
 
   app.post<{ Params: ById }>('/workspaces/:id/actions/lock', async (request, reply) => {
     const view = await workspaces.lock(requireActor(request), request.params.id, lockReason(request.body));

@@ -11,7 +11,7 @@ import type { WorkspaceAccess } from '../identity/permissions.js';
 import type { OrganizationService } from '../organizations/organization-service.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { PENDING_STATE_VERSION_MESSAGE, heldByOtherMessage, isHeldBy, lockHolderOf, unlockCheck } from './workspace-lock.js';
-import type { WorkspaceRepo } from './workspace-repo.js';
+import type { WorkspaceFilter, WorkspaceRepo } from './workspace-repo.js';
 import { checkWorkspaceInput, permissionsFor } from './workspace.js';
 import type { Workspace, WorkspaceInput, WorkspaceNeed, WorkspaceView } from './workspace.js';
 
@@ -136,12 +136,12 @@ export class WorkspaceService {
   }
 
   /** Workspaces of an organization the actor can see, by name; `search` matches a substring of the name. */
-  async list(actor: Actor, organization: string, opts: { search?: string; page: PageRequest }): Promise<Page<WorkspaceView>> {
+  async list(actor: Actor, organization: string, opts: WorkspaceFilter & { page: PageRequest }): Promise<Page<WorkspaceView>> {
     const { organization: org } = await this.deps.organizations.authorize(actor, organization);
     const teams = await this.deps.identity.teamsOf(actor, org.id);
     const orgAccess = organizationAccess(await this.deps.identity.organizationFacts(actor, org.id));
     const visibility = orgAccess.readAllWorkspaces ? ({ all: true } as const) : ({ all: false, teamIds: teams.map((t) => t.id) } as const);
-    const { items, total } = await this.deps.repo.page(org.id, visibility, opts.search, opts.page);
+    const { items, total } = await this.deps.repo.page(org.id, visibility, opts, opts.page);
     const { facts, grants } = await this.deps.identity.accessFacts(actor, org.id, items.map((w) => w.id));
     const withCurrent = await this.withCurrent(items);
     return {
@@ -226,6 +226,26 @@ export class WorkspaceService {
       if (this.hooks.onWorkspacesDeleted) await this.hooks.onWorkspacesDeleted(trx, [ws.id]);
       await this.deps.repo.delete(ws.id, trx);
     });
+  }
+
+  /** Adds flat tags (`POST /workspaces/:id/relationships/tags`); existing ones are kept. */
+  async addTags(actor: Actor, id: string, tags: string[]): Promise<void> {
+    const { ws } = await this.load(actor, { id }, 'admin');
+    const next = [...new Set([...ws.tagNames, ...tags])];
+    checkWorkspaceInput({ tagNames: next });
+    if (next.length !== ws.tagNames.length) await this.deps.repo.update(ws.id, { tagNames: next }, this.deps.clock.now());
+  }
+
+  async removeTags(actor: Actor, id: string, tags: string[]): Promise<void> {
+    const { ws } = await this.load(actor, { id }, 'admin');
+    const drop = new Set(tags);
+    const next = ws.tagNames.filter((t) => !drop.has(t));
+    if (next.length !== ws.tagNames.length) await this.deps.repo.update(ws.id, { tagNames: next }, this.deps.clock.now());
+  }
+
+  async tags(actor: Actor, id: string): Promise<string[]> {
+    const { ws } = await this.load(actor, { id }, 'read');
+    return ws.tagNames;
   }
 
   /** Locks for the actor; 409 when anyone (the actor included) already holds the lock. */

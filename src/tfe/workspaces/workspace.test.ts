@@ -85,6 +85,29 @@ for (const kind of dbKinds()) {
       await assert.rejects(f.workspaces.list(u, 'listorg', { page: { number: 1, size: 20 } }), kindOf('not_found'));
     });
 
+    it('filters by tags, excluded tags and wildcard names; tags can be added and removed', async () => {
+      await f.org('tagorg');
+      const mk = async (name: string, tagNames: string[]) => (await f.workspaces.create(f.admin, 'tagorg', { name, tagNames })).workspace.id;
+      await mk('app-prod', ['app', 'prod']);
+      await mk('app-dev', ['app', 'dev']);
+      const dbId = await mk('db-prod', ['db', 'prod']);
+      await mk('app_x', ['application']);
+      const names = async (filter: object) =>
+        (await f.workspaces.list(f.admin, 'tagorg', { ...filter, page: { number: 1, size: 20 } })).items.map((v) => v.workspace.name);
+      assert.deepEqual(await names({ tags: ['app'] }), ['app-dev', 'app-prod']);
+      assert.deepEqual(await names({ tags: ['APP', 'prod'] }), ['app-prod']);
+      assert.deepEqual(await names({ tags: ['prod'], excludeTags: ['db'] }), ['app-prod']);
+      assert.deepEqual(await names({ wildcardName: 'app-*' }), ['app-dev', 'app-prod']);
+      assert.deepEqual(await names({ wildcardName: '*-prod' }), ['app-prod', 'db-prod']);
+      assert.deepEqual(await names({ wildcardName: 'db-prod' }), ['db-prod']);
+      assert.deepEqual(await names({ wildcardName: 'app_*' }), ['app_x']);
+      await f.workspaces.addTags(f.admin, dbId, ['app', 'prod']);
+      assert.deepEqual(await f.workspaces.tags(f.admin, dbId), ['db', 'prod', 'app']);
+      await f.workspaces.removeTags(f.admin, dbId, ['db']);
+      assert.deepEqual(await names({ tags: ['app', 'prod'] }), ['app-prod', 'db-prod']);
+      await assert.rejects(f.workspaces.addTags(f.admin, dbId, ['bad tag']), kindOf('invalid', '/data/attributes/tag-names'));
+    });
+
     it('team grants decide visibility and what a member may do', async () => {
       await f.org('grants');
       const wsA = await f.workspace('grants', 'a');

@@ -113,6 +113,11 @@ export function isValidWorkspaceName(name: string): boolean {
   return /^[A-Za-z0-9_-]{1,90}$/.test(name);
 }
 
+/** Workspace tags: letters, digits, `:`, `-` and `_` (HCP's flat tags), at most 255 characters. */
+export function isValidTagName(tag: string): boolean {
+  return /^[A-Za-z0-9][A-Za-z0-9:_-]{0,254}$/.test(tag);
+}
+
 /** Terraform versions: `latest`, a version, or a constraint such as `~> 1.5`. */
 export function isValidTerraformVersion(v: string): boolean {
   return v === 'latest' || (/^[0-9A-Za-z.+\-~><=!, ]{1,64}$/.test(v) && /\d/.test(v));
@@ -140,6 +145,10 @@ export function checkWorkspaceInput(input: WorkspaceInput): void {
   }
   if (input.terraformVersion !== undefined && !isValidTerraformVersion(input.terraformVersion)) {
     throw invalid(`terraform-version "${input.terraformVersion}" is not a version or version constraint`, '/data/attributes/terraform-version');
+  }
+  if (input.tagNames !== undefined) {
+    const bad = input.tagNames.findIndex((t) => !isValidTagName(t));
+    if (bad >= 0) throw invalid(`tag "${input.tagNames[bad]}" may contain only letters, digits, ":", "-" and "_"`, '/data/attributes/tag-names');
   }
   if (input.description !== undefined && input.description !== null && input.description.length > 10_000) {
     throw invalid('description is too long', '/data/attributes/description');
