@@ -173,7 +173,7 @@ export class IssuerRepo {
   }
 
   async list(ex: Executor, mountId: string): Promise<PkiIssuer[]> {
-    const rows = await ex.selectFrom('pki_issuers').selectAll().where('mount_id', '=', mountId).orderBy('seq').execute();
+    const rows = await ex.selectFrom('pki_issuers').selectAll().where('mount_id', '=', mountId).orderBy('seq').orderBy('id').execute();
     return rows.map(toIssuer);
   }
 
