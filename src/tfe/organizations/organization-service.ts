@@ -5,9 +5,8 @@ import type { Clock } from '../../shared/clock.js';
 import { forbidden, invalid, notFound } from '../../shared/errors.js';
 import { tfeId } from '../../shared/ids.js';
 import type { Actor } from '../identity/actor.js';
-import type { IdentityService } from '../identity/identity-service.js';
 import { organizationAccess } from '../identity/permissions.js';
-import type { OrganizationAccess } from '../identity/permissions.js';
+import type { OrganizationAccess, OrganizationFacts } from '../identity/permissions.js';
 import type { Page, PageRequest } from '../pagination.js';
 import type { OrganizationRepo } from './organization-repo.js';
 import { COLLABORATOR_AUTH_POLICIES, entitlementsFor, isValidEmail, isValidOrganizationName } from './organization.js';
@@ -17,13 +16,26 @@ import type { Entitlements, Organization, OrganizationInput, OrganizationView } 
 export type OrganizationDeleteHook = (executor: Kysely<Database>, organizationId: string) => Promise<void>;
 
 /**
+ * What organizations need to know about actors. IdentityService provides it; it is
+ * declared here so this module does not depend on the identity services, which build
+ * on organizations (order: organizations, identity, workspaces, state versions).
+ */
+export interface OrganizationMembership {
+  organizationFacts(actor: Actor, organizationId: string): Promise<OrganizationFacts>;
+  /** Organization ids the actor belongs to, or 'all' for site admins. */
+  memberOrganizationIds(actor: Actor): Promise<string[] | 'all'>;
+  /** Creates the owners team of a new organization inside its create transaction. */
+  createOwnersTeam(executor: Kysely<Database>, organizationId: string, creator: Actor): Promise<void>;
+}
+
+/**
  * Organizations: CRUD, the entitlement set, and organization-level authorization for
  * the modules after this one (`authorize`).
  */
 export class OrganizationService {
   private deleteHooks: OrganizationDeleteHook[] = [];
 
-  constructor(private readonly deps: { db: Db; repo: OrganizationRepo; identity: IdentityService; clock: Clock }) {}
+  constructor(private readonly deps: { db: Db; repo: OrganizationRepo; identity: OrganizationMembership; clock: Clock }) {}
 
   /** Later modules (workspaces) clean up inside the organization's delete transaction. */
   onDelete(hook: OrganizationDeleteHook): void {
