@@ -15,6 +15,7 @@ export function policyRoutes(policies: PolicyService): SystemRoute[] {
     for (const k of keys) if (text === undefined || text === null) text = ctx.body[k];
     if (typeof text !== 'string' || text.trim() === '') throw invalid("'policy' parameter not supplied or empty", 'policy');
     await policies.write(ctx.params['name'] as string, text);
+    ctx.request.log.info({ policy: ctx.params['name'] }, 'policy written');
     return { kind: 'empty' };
   };
 
@@ -41,6 +42,7 @@ export function policyRoutes(policies: PolicyService): SystemRoute[] {
         }
         if (ctx.operation === 'delete') {
           await policies.delete(name);
+          ctx.request.log.info({ policy: name }, 'policy deleted');
           return { kind: 'empty' };
         }
         return write(ctx, 'policy');
@@ -69,6 +71,7 @@ export function policyRoutes(policies: PolicyService): SystemRoute[] {
         }
         if (ctx.operation === 'delete') {
           await policies.delete(name);
+          ctx.request.log.info({ policy: name }, 'policy deleted');
           return { kind: 'empty' };
         }
         return write(ctx, 'policy', 'rules');

@@ -67,6 +67,7 @@ export function sysMountRoutes(mounts: MountService): SystemRoute[] {
             return { kind: 'json', data: mountEntry(await getOrInvalid(mounts, path)), copyToTopLevel: true };
           case 'delete':
             await mounts.disable(path);
+            ctx.request.log.info({ mountPath: path }, 'secrets engine disabled');
             return { kind: 'empty' };
           default:
             return enableHandler(mounts, ctx, path);
@@ -90,6 +91,7 @@ async function enableHandler(mounts: MountService, ctx: SystemRequestContext, pa
     local: values.local,
     sealWrap: values.seal_wrap,
   });
+  ctx.request.log.info({ mountPath: path, mountType: values.type }, 'secrets engine enabled');
   return warnings.length > 0 ? { kind: 'json', data: null, warnings: [...warnings] } : { kind: 'empty' };
 }
 
@@ -113,6 +115,7 @@ async function tuneHandler(mounts: MountService, ctx: SystemRequestContext, path
   const options = isRecord(ctx.body['options']) ? stringMap(ctx.body['options']) : undefined;
   await getOrInvalid(mounts, path);
   await mounts.tune(path, { description, defaultLeaseTtl: t.defaultLeaseTtl, maxLeaseTtl: t.maxLeaseTtl, config: t.extras, options });
+  ctx.request.log.info({ mountPath: path }, 'secrets engine tuned');
   return { kind: 'empty' };
 }
 

@@ -74,6 +74,7 @@ export function tokenRoutes(tokens: TokenService, clock: Clock): SystemRoute[] {
       orphanPath,
       path: ctx.path,
     });
+    ctx.request.log.info({ accessor: entry.accessor, policies: entry.policies, actor: caller.info.accessor || 'admin' }, 'token created');
     return { kind: 'json', data: null, auth: authBlock(token, entry, entry.ttl), warnings: [...parsed.warnings, ...warnings] };
   };
 
