@@ -234,6 +234,9 @@ for (const kind of dbKinds()) {
       assert.equal(r.json.data.issuer_name, 'renamed', 'PATCH keeps what was not sent');
       assert.equal(r.json.data.leaf_not_after_behavior, 'permit');
       assert.deepEqual(r.json.data.issuing_certificates, ['http://pki.example.com/a']);
+      r = await v('PATCH', `${m}/issuer/renamed`, { body: { leaf_not_after_behavior: null }, headers: { 'content-type': 'application/merge-patch+json' } });
+      assert.equal(r.json.data.leaf_not_after_behavior, 'err', 'null removes the value');
+      assert.equal(r.json.data.issuer_name, 'renamed');
 
       // POST without the other fields puts them back to their defaults.
       r = await v('POST', `${m}/issuer/${a.issuer_id}`, { body: { issuer_name: 'renamed' } });

@@ -109,7 +109,10 @@ export function issuerRoutes(issuers: IssuerService, ca: CaService): PkiRoute[] 
       operations: ['update', 'create', 'patch'],
       handler: async (ctx) => {
         const { values: v, supplied, warnings } = parseInput(ctx, updateFields);
-        const r = await issuers.update(ctx.mount.id, v.issuer_ref, toUpdate(v, supplied, ctx.operation !== 'patch'));
+        // A merge patch sets a field to null to remove it, which puts back its default.
+        const reset = Object.keys(ctx.body).filter((k) => ctx.body[k] === null && Object.hasOwn(updateFields.schema, k));
+        const changed = new Set<string>([...supplied, ...reset]);
+        const r = await issuers.update(ctx.mount.id, v.issuer_ref, toUpdate(v, changed, ctx.operation !== 'patch'));
         return jsonResult(await issuerData(issuers, r.issuer), warnings, r.warnings);
       },
     },
