@@ -73,7 +73,8 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
       }
       const aclPath = target.kind === 'mount' ? `${target.mount.path}/${target.rest}` : routePath;
       const acl = await deps.policies.aclFor(auth.info.policies);
-      const check = acl.check(aclPath, operation);
+      // Parameter constraints of the policy (allowed/denied/required) apply to the request data.
+      const check = acl.check(aclPath, operation, data);
       if (!check.allowed) throw forbidden('permission denied');
       const listPath = isList ? `${routePath}/` : routePath;
       const needsSudo =

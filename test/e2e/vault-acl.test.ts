@@ -204,6 +204,21 @@ for (const kind of dbKinds()) {
       assert.equal((await vault(server.url, 'GET', 'acl/echo/x', { token: allowOnly })).status, 200);
     });
 
+    it('enforces allowed, denied and required parameters on the request data', async () => {
+      await writePolicy('params-allowed', 'path "acl/echo/*" {\n  capabilities = ["update"]\n  allowed_parameters = {\n    "count" = ["1", "2"]\n    "names" = []\n  }\n}');
+      await writePolicy('params-denied', 'path "acl/echo/*" {\n  capabilities = ["update"]\n  denied_parameters = { "flag" = [] }\n  required_parameters = ["count"]\n}');
+      const allowed = await tokenWith('params-allowed');
+      const denied = await tokenWith('params-denied');
+      const post = async (token: string, body: Record<string, unknown>) => (await vault(server.url, 'POST', 'acl/echo/p', { token, body })).status;
+      assert.equal(await post(allowed, { count: '1' }), 200);
+      assert.equal(await post(allowed, { count: '3' }), 403);
+      assert.equal(await post(allowed, { names: 'anything' }), 200);
+      assert.equal(await post(allowed, { flag: 'true' }), 403);
+      assert.equal(await post(denied, { count: '5' }), 200);
+      assert.equal(await post(denied, { count: '5', flag: 'true' }), 403);
+      assert.equal(await post(denied, {}), 403);
+    });
+
     it('accepts JSON policies', async () => {
       await writePolicy('json-pol', JSON.stringify({ path: { 'acl/echo/j': { capabilities: ['read'] } } }));
       const t = await tokenWith('json-pol');

@@ -1,6 +1,5 @@
 import type { Clock } from '../../shared/clock.js';
-import { DomainError } from '../../shared/errors.js';
-import { DEFAULT_POLICY, DEFAULT_POLICY_TEXT, ROOT_POLICY, assertPolicyDeletable, assertPolicyWritable, buildAcl, normalizePolicyName, parsePolicy } from './policy.js';
+import { DEFAULT_POLICY, DEFAULT_POLICY_TEXT, ROOT_POLICY, assertPolicyDeletable, assertPolicyWritable, buildAcl, decodePolicyText, normalizePolicyName, parsePolicy } from './policy.js';
 import type { Acl, NamedPolicy, Policy } from './policy.js';
 import type { PolicyRepo } from './policy-repo.js';
 
@@ -39,11 +38,12 @@ export class PolicyService {
     return (await this.read(rawName)) !== undefined;
   }
 
-  /** Stores a policy after checking that it parses (HCL or JSON, optionally base64-encoded). */
+  /** Stores a policy after checking that it parses (HCL or JSON, or base64 of either). */
   async write(rawName: string, text: string): Promise<void> {
     const name = normalizePolicyName(rawName);
     assertPolicyWritable(name);
     const plain = decodePolicyText(text);
+    parsePolicy(plain);
     await this.deps.repo.upsert(name, plain, this.deps.clock.now());
     this.acls.clear();
   }
@@ -86,29 +86,5 @@ function safeParse(text: string): Policy {
     return parsePolicy(text);
   } catch {
     return { rules: [] };
-  }
-}
-
-/**
- * Vault accepts the policy text itself or its base64 encoding. The text is tried first;
- * base64 only when the text does not parse and decodes to something that does.
- */
-export function decodePolicyText(text: string): string {
-  try {
-    parsePolicy(text);
-    return text;
-  } catch (err) {
-    const compact = text.replace(/\s+/g, '');
-    if (compact !== '' && /^[A-Za-z0-9+/]+={0,2}$/.test(compact)) {
-      const decoded = Buffer.from(compact, 'base64').toString('utf8');
-      try {
-        parsePolicy(decoded);
-        return decoded;
-      } catch {
-        // Report the error of the text as given.
-      }
-    }
-    if (err instanceof DomainError) throw err;
-    throw err;
   }
 }
