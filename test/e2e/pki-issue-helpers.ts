@@ -50,7 +50,7 @@ export function opensslCsr(keySpec: string, subject: string, sans?: string): { c
     const [alg, param] = keySpec.split(':');
     const args = ['genpkey', '-algorithm', alg!, '-out', key];
     if (alg === 'EC') args.push('-pkeyopt', `ec_paramgen_curve:${param}`);
-    if (alg === 'RSA') args.push('-pkeyopt', `rsa_keygen_bits:${param}`);
+    if (alg === 'RSA' || alg === 'RSA-PSS') args.push('-pkeyopt', `rsa_keygen_bits:${param}`);
     openssl(args);
     const reqArgs = ['req', '-new', '-key', key, '-subj', subject];
     if (sans) reqArgs.push('-addext', `subjectAltName=${sans}`);

@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { dbKinds } from '../support/test-db.js';
+import { startTestServer } from '../support/test-server.js';
+import type { TestServer } from '../support/test-server.js';
+import { openssl, verifyChain, x509Text } from './pki-issuers-openssl.js';
+import { SERIAL, makeServerClient, mountWithRoot, opensslCsr, role, storedSerials } from './pki-issue-helpers.js';
+import type { Vault } from './pki-issue-helpers.js';
+
+// CSRs are made once per file by openssl, independently of the server's code.
+const P256 = opensslCsr('EC:P-256', '/CN=csr.example.com/O=Ignored', 'DNS:csr-alt.example.com,IP:10.9.9.9');
+const ED = opensslCsr('ED25519', '/CN=ed.example.com');
+const RSA1024 = opensslCsr('RSA:1024', '/CN=small.example.com');
+const RSA2048 = opensslCsr('RSA:2048', '/CN=rsa.example.com');
+const RSA_PSS = opensslCsr('RSA-PSS:2048', '/CN=pss.example.com');
+
+/** The same CSR with one byte of its signature flipped. */
+function tamperedCsr(pem: string): string {
+  const der = Buffer.from(pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64');
+  der[der.length - 5]! ^= 0x01;
+  const b64 = der.toString('base64').replace(/(.{64})/g, '$1\n');
+  return `-----BEGIN CERTIFICATE REQUEST-----\n${b64}\n-----END CERTIFICATE REQUEST-----`;
+}
+
+for (const kind of dbKinds()) {
+  describe(`pki sign [${kind}]`, () => {
+    let server: TestServer;
+    let v: Vault;
+    before(async () => {
+      server = await startTestServer(kind);
+      v = makeServerClient(server);
+    });
+    after(async () => server?.close());
+
+    it('signs a P-256 CSR taking CN and SANs from it; drops other CSR subject fields; stores it', async () => {
+      const { mount, rootPem } = await mountWithRoot(v);
+      await role(v, mount, 'web', { allowed_domains: 'example.com', allow_subdomains: true, key_type: 'ec' });
+      const r = await v('POST', `${mount}/sign/web`, { body: { csr: P256.csr, common_name: 'other.example.com', alt_names: 'x.example.com' } });
+      assert.equal(r.status, 200, r.text);
+      const d = r.json.data;
+      assert.deepEqual(Object.keys(d).sort(), ['ca_chain', 'certificate', 'expiration', 'issuing_ca', 'serial_number']);
+      assert.match(d.serial_number, SERIAL);
+      assert.equal(r.json.lease_id, '');
+      const text = x509Text(d.certificate);
+      assert.match(text, /Subject: CN=csr\.example\.com\n/);
+      assert.match(text, /DNS:csr-alt\.example\.com, DNS:csr\.example\.com, IP Address:10\.9\.9\.9|DNS:csr\.example\.com, DNS:csr-alt\.example\.com, IP Address:10\.9\.9\.9/);
+      assert.doesNotMatch(text, /x\.example\.com/);
+      assert.ok(r.json.warnings.some((w: string) => /use_csr_common_name/.test(w)));
+      assert.ok(r.json.warnings.some((w: string) => /use_csr_sans/.test(w)));
+      assert.match(verifyChain(d.certificate, [rootPem]), /OK/);
+      assert.equal(openssl(['x509', '-noout', '-pubkey'], d.certificate), openssl(['req', '-noout', '-pubkey'], P256.csr));
+      assert.ok((await storedSerials(v, mount)).includes(d.serial_number));
+    });
+
+    it('uses the request names when use_csr_common_name and use_csr_sans are off', async () => {
+      const { mount } = await mountWithRoot(v);
+      await role(v, mount, 'own', { allowed_domains: 'example.com', allow_subdomains: true, key_type: 'ec', use_csr_common_name: false, use_csr_sans: false });
+      const r = await v('POST', `${mount}/sign/own`, { body: { csr: P256.csr, common_name: 'req.example.com', alt_names: 'alt.example.com', ip_sans: '10.1.1.1' } });
+      assert.equal(r.status, 200, r.text);
+      const text = x509Text(r.json.data.certificate);
+      assert.match(text, /Subject: CN=req\.example\.com/);
+      assert.match(text, /DNS:req\.example\.com, DNS:alt\.example\.com, IP Address:10\.1\.1\.1/);
+      assert.doesNotMatch(text, /csr-alt/);
+    });
+
+    it('pem_bundle holds the certificate and its chain; issuer/:ref/sign/:role uses the path issuer; a lease when the role asks', async () => {
+      const { mount, rootPem } = await mountWithRoot(v, { issuerName: 'main' });
+      await role(v, mount, 'l', { allow_any_name: true, key_type: 'ec', generate_lease: true, ttl: '30m' });
+      const r = await v('POST', `${mount}/issuer/main/sign/l`, { body: { csr: P256.csr, format: 'pem_bundle' } });
+      assert.equal(r.status, 200, r.text);
+      const blocks = (r.json.data.certificate as string).split(/(?=-----BEGIN )/).map((b) => b.trim());
+      assert.equal(blocks.length, 2);
+      assert.equal(blocks[1], rootPem);
+      assert.match(r.json.lease_id, new RegExp(`^${mount}/issuer/main/sign/l/`));
+      assert.ok(r.json.lease_duration > 1790 && r.json.lease_duration <= 1800);
+      assert.equal(r.json.data.private_key, undefined);
+    });
+
+    it('checks the CSR key against the role: type, size, any', async () => {
+      const { mount, rootPem } = await mountWithRoot(v);
+      await role(v, mount, 'rsa', { allow_any_name: true, key_type: 'rsa', key_bits: 3072 });
+      await role(v, mount, 'ec', { allow_any_name: true, key_type: 'ec' });
+      await role(v, mount, 'any', { allow_any_name: true, key_type: 'any' });
+      let r = await v('POST', `${mount}/sign/ec`, { body: { csr: RSA2048.csr } });
+      assert.equal(r.status, 400);
+      assert.deepEqual(r.json.errors, ['role requires keys of type ec']);
+      r = await v('POST', `${mount}/sign/rsa`, { body: { csr: RSA2048.csr } });
+      assert.equal(r.status, 400);
+      assert.match(r.json.errors[0], /role requires a minimum of a 3072-bit key, but CSR's key is 2048 bits/);
+      r = await v('POST', `${mount}/sign/any`, { body: { csr: RSA1024.csr } });
+      assert.equal(r.status, 400);
+      assert.match(r.json.errors[0], /minimum of a 2048-bit key, but CSR's key is 1024 bits/);
+      for (const csr of [ED.csr, RSA2048.csr, P256.csr]) {
+        r = await v('POST', `${mount}/sign/any`, { body: { csr } });
+        assert.equal(r.status, 200, r.text);
+        assert.match(verifyChain(r.json.data.certificate, [rootPem]), /OK/);
+      }
+    });
+
+    it('refuses broken, forged and empty CSRs and names outside the role with a 400, storing nothing', async () => {
+      const { mount } = await mountWithRoot(v);
+      await role(v, mount, 'web', { allowed_domains: 'example.com', allow_bare_domains: true, key_type: 'any' });
+      const before = await storedSerials(v, mount);
+      const other = opensslCsr('EC:P-256', '/CN=evil.org');
+      const cases: [Record<string, unknown>, RegExp][] = [
+        [{}, /"csr" is empty/],
+        [{ csr: '-----BEGIN CERTIFICATE REQUEST-----\nnot base64 !!\n-----END CERTIFICATE REQUEST-----' }, /csr|base64|parsed/i],
+        [{ csr: '-----BEGIN CERTIFICATE REQUEST-----\nMIIBCgYJKoZIhvcNAQcCoIH8MIH5\n-----END CERTIFICATE REQUEST-----' }, /certificate request could not be parsed/],
+        [{ csr: tamperedCsr(P256.csr) }, /request signature invalid/],
+        [{ csr: other.csr }, /common name evil\.org not allowed by this role/],
+        [{ csr: P256.csr, ttl: '1x' }, /field "ttl"/],
+        [{ csr: RSA_PSS.csr }, /unsupported|unknown|algorithm/i],
+      ];
+      for (const [body, re] of cases) {
+        const r = await v('POST', `${mount}/sign/web`, { body });
+        assert.equal(r.status, 400, `${JSON.stringify(body).slice(0, 80)}: ${r.text}`);
+        assert.match(r.json.errors[0], re);
+      }
+      assert.deepEqual(await storedSerials(v, mount), before);
+    });
+  });
+}
