@@ -95,6 +95,27 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 403);
     });
 
+    it('renews another token by value or accessor, and refuses non-renewable ones', async () => {
+      const t = await create({ policies: ['other'], ttl: '1h' });
+      let r = await root('POST', 'auth/token/renew', { body: { token: t.token, increment: '3h' } });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.auth.lease_duration, 3 * 3600);
+      assert.equal(r.json.auth.client_token, t.token);
+      r = await root('POST', 'auth/token/renew-accessor', { body: { accessor: t.accessor, increment: 7200 } });
+      assert.equal(r.json.auth.lease_duration, 7200);
+      assert.equal(r.json.auth.client_token, '');
+      r = await vault(server.url, 'GET', 'auth/token/lookup-self', { token: t.token });
+      assert.equal(r.json.data.ttl, 7200);
+      assert.equal(typeof r.json.data.last_renewal_time, 'number');
+      const fixed = await create({ policies: ['other'], ttl: '1h', renewable: false });
+      assert.equal(fixed.json.auth.renewable, false);
+      r = await vault(server.url, 'POST', 'auth/token/renew-self', { token: fixed.token, body: {} });
+      assert.equal(r.status, 400);
+      assert.deepEqual(r.json.errors, ['lease is not renewable']);
+      r = await root('POST', 'auth/token/renew', { body: { token: 'srv.gone' } });
+      assert.equal(r.status, 400);
+    });
+
     it('caps TTLs above the maximum and lets root tokens live forever', async () => {
       let r = await root('POST', 'auth/token/create', { body: { policies: ['other'], ttl: '10000h' } });
       assert.equal(r.json.auth.lease_duration, 768 * 3600);
