@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { notFound } from '../shared/errors.js';
@@ -32,15 +33,36 @@ export class FsBlobStore implements BlobStore {
     const digest = new BlobDigest(opts.maxSize);
     const fh = await open(tmp, 'wx', 0o600);
     let info: BlobInfo;
+    // Chunks are gathered into writes of about WRITE_SIZE, and one write is in flight
+    // while the next chunks arrive and are hashed, so disk, hashing and network overlap.
+    let gathered: Buffer[] = [];
+    let gatheredLen = 0;
+    let inflight: Promise<void> | undefined;
+    const flush = async () => {
+      if (inflight) await inflight;
+      inflight = undefined;
+      if (gatheredLen === 0) return;
+      const buf = gathered.length === 1 ? (gathered[0] as Buffer) : Buffer.concat(gathered, gatheredLen);
+      gathered = [];
+      gatheredLen = 0;
+      inflight = writeAll(fh, buf);
+      // Marked handled now; the failure still surfaces at the next await of `inflight`.
+      inflight.catch(() => {});
+    };
     try {
       for await (const raw of source) {
         const chunk = toBuffer(raw);
         digest.update(chunk);
-        await fh.write(chunk);
+        gathered.push(chunk);
+        gatheredLen += chunk.length;
+        if (gatheredLen >= WRITE_SIZE) await flush();
       }
+      await flush();
+      await inflight;
       await fh.sync();
       info = digest.finish();
     } catch (err) {
+      await inflight?.catch(() => {});
       await fh.close().catch(() => {});
       await unlink(tmp).catch(() => {});
       throw err;
@@ -76,6 +98,16 @@ export class FsBlobStore implements BlobStore {
   async delete(sha256: string): Promise<void> {
     if (!isSha256(sha256)) return;
     await rm(this.pathOf(sha256), { force: true });
+  }
+}
+
+const WRITE_SIZE = 1024 * 1024;
+
+async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
+  let off = 0;
+  while (off < buf.length) {
+    const { bytesWritten } = await fh.write(buf, off, buf.length - off);
+    off += bytesWritten;
   }
 }
 
