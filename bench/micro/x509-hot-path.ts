@@ -14,7 +14,8 @@ import { cpus } from 'node:os';
 import { buildCertificate, createIssuerContext, selfSignedIssuerContext } from '../../src/pki/crypto/cert-builder.js';
 import type { CertificateTemplate, IssuerContext } from '../../src/pki/crypto/cert-builder.js';
 import { buildCsr, parseCsr } from '../../src/pki/crypto/csr.js';
-import { exportPrivateKey, generateKeySync, spkiDer } from '../../src/pki/crypto/keys.js';
+import { generateKeySync } from '../../src/pki/crypto/key-generation.js';
+import { exportPrivateKey } from '../../src/pki/crypto/keys.js';
 import { encodeName, encodeSubject } from '../../src/pki/crypto/names.js';
 
 const SECONDS = Number(process.argv[2] ?? 2);
@@ -67,20 +68,20 @@ async function main(): Promise<void> {
   const ca = generateKeySync('ec', 256);
   const caSubject = encodeSubject({ commonName: 'Bench Root', organization: ['Strongroom'] });
   const caCert = buildCertificate(selfSignedIssuerContext({ subjectDer: caSubject, privateKey: ca.privateKey }), {
-    subject: caSubject, spki: spkiDer(ca.publicKey), notBefore: NOT_BEFORE, notAfter: new Date('2036-01-01T00:00:00Z'),
+    subject: caSubject, spki: ca.spki, notBefore: NOT_BEFORE, notAfter: new Date('2036-01-01T00:00:00Z'),
     basicConstraints: { ca: true }, keyUsage: ['CertSign', 'CRLSign'],
   });
   const issuer: IssuerContext = createIssuerContext({ nameDer: caSubject, keyId: caCert.subjectKeyId, privateKey: ca.privateKey, urls: URLS });
 
   const leafKey = generateKeySync('ec', 256);
-  const leafSpki = spkiDer(leafKey.publicKey);
+  const leafSpki = leafKey.spki;
   const csrPem = buildCsr({
     subjectDer: encodeName([{ type: 'CN', value: 'svc.example.com' }]), privateKey: leafKey.privateKey,
   }).pem;
 
   // The same key material as WebCrypto keys for @peculiar/x509.
   const algo = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
-  const caPriv = await subtle.importKey('pkcs8', ca.privateKey.export({ type: 'pkcs8', format: 'der' }), algo, false, ['sign']);
+  const caPriv = await subtle.importKey('pkcs8', ca.pkcs8, algo, false, ['sign']);
   const pxCa = new px.X509Certificate(caCert.der);
   const leafPub = await subtle.importKey('spki', leafSpki, algo, true, ['verify']);
 
@@ -121,7 +122,7 @@ async function main(): Promise<void> {
       name: 'lean codec: issue = P-256 keygen + leaf + key PEM',
       fn: () => {
         const k = generateKeySync('ec', 256);
-        return [buildCertificate(issuer, template(spkiDer(k.publicKey), 'svc.example.com')).pem, exportPrivateKey(k.privateKey, { format: 'pem' })];
+        return [buildCertificate(issuer, template(k.spki, 'svc.example.com')).pem, exportPrivateKey(k, { format: 'pem' })];
       },
     },
     {

@@ -10,8 +10,9 @@ import * as px from '@peculiar/x509';
 import { buildCertificate, createIssuerContext, selfSignedIssuerContext } from './cert-builder.js';
 import type { IssuerContext } from './cert-builder.js';
 import { isSelfSigned, parseCertificate, verifyCertificateSignature } from './cert-parser.js';
-import { generateKeySync, spkiDer, subjectKeyIdFromSpki } from './keys.js';
-import type { KeyType } from './keys.js';
+import { generateKeySync } from './key-generation.js';
+import type { KeyType } from './key-generation.js';
+import { spkiDer, subjectKeyIdFromSpki } from './keys.js';
 import { encodeName, encodeSubject } from './names.js';
 import { formatSerial } from './serial.js';
 

@@ -14,7 +14,7 @@ import type { NameConstraints, PolicyInformation, RawExtension } from './extensi
 import type { ParsedCertificate } from './cert-parser.js';
 import type { GeneralName } from './general-names.js';
 import { describeKey, spkiDer, subjectKeyIdFromSpki } from './keys.js';
-import type { KeyDescription } from './keys.js';
+import type { KeyDescription } from './key-generation.js';
 import { encodeName } from './names.js';
 import type { NameInput } from './names.js';
 import { pemEncode } from './pem.js';
@@ -72,6 +72,15 @@ export function createIssuerContext(opts: { nameDer: Buffer; keyId: Buffer; priv
       return alg;
     },
   };
+}
+
+/**
+ * Context for an issuer certificate: its subject bytes, and its SKI (or, when the
+ * certificate has none, the SKI computed from its key) as the AKI of what it signs.
+ */
+export function issuerContextFromCertificate(cert: ParsedCertificate, privateKey: KeyObject, urls?: AuthorityUrls): IssuerContext {
+  const keyId = cert.extensions.subjectKeyId ?? subjectKeyIdFromSpki(cert.spkiDer);
+  return createIssuerContext({ nameDer: cert.subject.der, keyId, privateKey, urls });
 }
 
 /** Context for a self-signed certificate: the subject is its own issuer and the AKI is its own SKI. */

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DomainError } from '../../shared/errors.js';
-import { createIssuerContext, resignCertificate } from './cert-builder.js';
+import { issuerContextFromCertificate, resignCertificate } from './cert-builder.js';
 import { isCa, isSelfIssued, isSelfSigned, parseCertificate, parseCertificateBundle, verifyCertificateSignature } from './cert-parser.js';
 import { parsePrivateKey } from './keys.js';
 import { commonName, nameValues } from './names.js';
@@ -108,7 +108,7 @@ test('resignCertificate re-issues a self-issued CA under another issuer, keeping
   const int = parseCertificate(intPem);
   const intKey = parsePrivateKey(readFileSync(path('int.key'), 'utf8')).key;
   // Re-sign the root under the intermediate (as a cross-sign would).
-  const ctx = createIssuerContext({ nameDer: int.subject.der, keyId: int.extensions.subjectKeyId!, privateKey: intKey, urls: { issuingCertificates: ['http://new.test/ca'] } });
+  const ctx = issuerContextFromCertificate(int, intKey, { issuingCertificates: ['http://new.test/ca'] });
   const re = parseCertificate(resignCertificate(ctx, root).der);
   assert.deepEqual(re.serial, root.serial);
   assert.deepEqual(re.subject.der, root.subject.der);

@@ -9,7 +9,7 @@ import { TAG, decodeBitString, decodeSmallInt, decodeTime, decodeUnsignedBytes, 
 import { parseExtensions } from './extensions.js';
 import type { ParsedExtensions } from './extensions.js';
 import { parsePublicKey } from './keys.js';
-import type { KeyDescription } from './keys.js';
+import type { KeyDescription } from './key-generation.js';
 import { decodeNameElement } from './names.js';
 import type { ParsedName } from './names.js';
 import { decodeBase64Strict, isPem, pemDecodeAll } from './pem.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { DomainError } from '../../shared/errors.js';
 import { buildCsr, parseCsr } from './csr.js';
 import { basicConstraintsExt, keyUsageExt, subjectAltNameExt } from './extensions.js';
-import { generateKeySync } from './keys.js';
+import { generateKeySync } from './key-generation.js';
 import { commonName, encodeSubject, nameValues } from './names.js';
 import { pemDecodeOne, pemEncode } from './pem.js';
 

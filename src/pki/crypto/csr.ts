@@ -10,7 +10,7 @@ import type { DerElement } from './der.js';
 import { encodeExtension, parseExtensions } from './extensions.js';
 import type { ParsedExtensions, RawExtension } from './extensions.js';
 import { describeKey, parsePublicKey, spkiDer } from './keys.js';
-import type { KeyDescription } from './keys.js';
+import type { KeyDescription } from './key-generation.js';
 import { decodeNameElement } from './names.js';
 import type { ParsedName } from './names.js';
 import { decodeBase64Strict, isPem, pemDecodeAll, pemEncode } from './pem.js';

@@ -1,15 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DomainError } from '../../shared/errors.js';
 import {
-  KeyObjectCache, checkKeyAgainstRole, describeKey, exportPrivateKey, generateKey, generateKeySync, parsePrivateKey, parsePublicKey, publicKeyFromSpki,
+  KeyObjectCache, checkKeyAgainstRole, describeKey, exportPrivateKey, parsePrivateKey, parsePublicKey, publicKeyFromSpki,
   resolveKeyParams, samePublicKey, spkiDer, subjectKeyIdFromSpki,
 } from './keys.js';
-import type { GeneratedKey } from './keys.js';
+import { generateKey, generateKeySync } from './key-generation.js';
+import type { GeneratedKey } from './key-generation.js';
 import { RsaKeyPool } from './rsa-key-pool.js';
 
 function openssl(args: string[], input?: string | Buffer): { status: number | null; out: string } {
@@ -190,14 +192,26 @@ test('publicKeyFromSpki imports every key type to the same key, and rejects a po
   assert.throws(() => parsePublicKey(spki), DomainError);
 });
 
-test('spkiDer matches the SPKI that OpenSSL encodes, for every key type', () => {
-  const kinds = [['rsa', 2048, 3], ['ec', 224, 5], ['ec', 256, 300], ['ec', 384, 50], ['ec', 521, 50], ['ed25519', 0, 20]] as const;
+test('generated keys carry SPKI, Vault-container and PKCS#8 encodings identical to what OpenSSL writes', () => {
+  const kinds = [['rsa', 2048, 2], ['ec', 224, 20], ['ec', 256, 300], ['ec', 384, 50], ['ec', 521, 100], ['ed25519', 0, 20]] as const;
   for (const [type, bits, count] of kinds) {
     for (let i = 0; i < count; i++) {
       const k = generateKeySync(type, bits);
-      const want = k.publicKey.export({ type: 'spki', format: 'der' });
-      assert.deepEqual(spkiDer(k.privateKey), want, `${type} ${bits}`);
-      assert.deepEqual(spkiDer(k.publicKey), want, `${type} ${bits}`);
+      const what = `${type} ${bits}`;
+      // Re-import our private encodings with OpenSSL and compare its own output byte for byte.
+      const fromPkcs8 = createPrivateKey({ key: k.pkcs8, format: 'der', type: 'pkcs8' });
+      assert.deepEqual(fromPkcs8.export({ type: 'pkcs8', format: 'der' }), k.pkcs8, what);
+      assert.deepEqual(createPublicKey(fromPkcs8).export({ type: 'spki', format: 'der' }), k.spki, what);
+      if (type === 'ec') assert.deepEqual(fromPkcs8.export({ type: 'sec1', format: 'der' }), k.privateDer, what);
+      if (type === 'rsa') assert.deepEqual(fromPkcs8.export({ type: 'pkcs1', format: 'der' }), k.privateDer, what);
+      assert.deepEqual(spkiDer(k.privateKey), k.spki, what);
+      assert.deepEqual(spkiDer(k.publicKey), k.spki, what);
+      assert.deepEqual(describeKey(k.privateKey), k.description, what);
     }
   }
+  const k = generateKeySync('ec', 256);
+  assert.equal(exportPrivateKey(k, { format: 'pem' }), exportPrivateKey(k.privateKey, { format: 'pem' }));
+  assert.equal(exportPrivateKey(k, { format: 'der', privateKeyFormat: 'pkcs8' }), exportPrivateKey(k.privateKey, { format: 'der', privateKeyFormat: 'pkcs8' }));
+  const r = openssl(['ec', '-check', '-noout'], exportPrivateKey(k, { format: 'pem' }));
+  assert.match(r.out, /Key is valid|EC Key valid/i);
 });

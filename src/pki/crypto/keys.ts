@@ -3,24 +3,12 @@
  * supports (reference 16.10 and 16.12), plus a cache of parsed KeyObjects so the signing
  * hot path never re-parses a PEM (re-parsing costs about 15x the signature itself).
  */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPair as generateKeyPairCb, generateKeyPairSync } from 'node:crypto';
-import type { JsonWebKey, KeyObject } from 'node:crypto';
-import { promisify } from 'node:util';
+import { createHash, createPrivateKey, createPublicKey } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { DomainError } from '../../shared/errors.js';
 import { TAG, bitString, decodeBitString, decodeOid, decodeUnsignedBytes, integer, nullValue, oid, parseDer, sequence } from './der.js';
+import type { GeneratedKey, KeyDescription, KeyType } from './key-generation.js';
 import { pemDecodeAll, pemEncode } from './pem.js';
-
-const generateKeyPairAsync = promisify(generateKeyPairCb);
-
-export type KeyType = 'rsa' | 'ec' | 'ed25519';
-
-export interface KeyDescription {
-  type: KeyType;
-  /** RSA modulus bits, EC curve bits (224/256/384/521), 0 for Ed25519 as Vault stores it. */
-  bits: number;
-  /** OpenSSL curve name for EC keys. */
-  curve?: string;
-}
 
 export const RSA_BITS = [2048, 3072, 4096, 8192] as const;
 export const EC_BITS = [224, 256, 384, 521] as const;
@@ -80,36 +68,6 @@ export function checkKeyAgainstRole(key: KeyDescription, roleType: string, roleB
   return undefined;
 }
 
-export interface GeneratedKey {
-  privateKey: KeyObject;
-  publicKey: KeyObject;
-  description: KeyDescription;
-}
-
-function describeGenerated(type: KeyType, bits: number): KeyDescription {
-  return type === 'ec' ? { type, bits, curve: curveForBits(bits) } : { type, bits: type === 'ed25519' ? 0 : bits };
-}
-
-/** Generates a key; RSA runs on the libuv pool so the event loop stays free. */
-export async function generateKey(type: KeyType, bits: number): Promise<GeneratedKey> {
-  if (type === 'rsa') {
-    const { privateKey, publicKey } = await generateKeyPairAsync('rsa', { modulusLength: bits, publicExponent: 0x10001 });
-    return { privateKey, publicKey, description: describeGenerated(type, bits) };
-  }
-  return generateKeySync(type, bits);
-}
-
-/** Synchronous generation; fine for EC and Ed25519 (well under a millisecond). */
-export function generateKeySync(type: KeyType, bits: number): GeneratedKey {
-  const kp =
-    type === 'rsa'
-      ? generateKeyPairSync('rsa', { modulusLength: bits, publicExponent: 0x10001 })
-      : type === 'ec'
-        ? generateKeyPairSync('ec', { namedCurve: curveForBits(bits) })
-        : generateKeyPairSync('ed25519');
-  return { privateKey: kp.privateKey, publicKey: kp.publicKey, description: describeGenerated(type, bits) };
-}
-
 /** Type and size of a private or public KeyObject; throws `invalid` for unsupported kinds. */
 export function describeKey(key: KeyObject): KeyDescription {
   const t = key.asymmetricKeyType;
@@ -131,13 +89,14 @@ export type PrivateKeyFormat = 'der' | 'pem' | 'pkcs8' | '';
  * PKCS#8 `PRIVATE KEY` for Ed25519 or when `private_key_format=pkcs8`; `format=der` gives
  * base64 of the same DER.
  */
-export function exportPrivateKey(key: KeyObject, opts: { format: 'pem' | 'der'; privateKeyFormat?: PrivateKeyFormat }): string {
+export function exportPrivateKey(key: KeyObject | GeneratedKey, opts: { format: 'pem' | 'der'; privateKeyFormat?: PrivateKeyFormat }): string {
   const der = exportPrivateKeyDer(key, opts.privateKeyFormat === 'pkcs8');
   if (opts.format === 'der') return der.der.toString('base64');
   return pemEncode(der.label, der.der).trimEnd();
 }
 
-export function exportPrivateKeyDer(key: KeyObject, pkcs8: boolean): { label: string; der: Buffer } {
+export function exportPrivateKeyDer(key: KeyObject | GeneratedKey, pkcs8: boolean): { label: string; der: Buffer } {
+  if ('pkcs8' in key) return pkcs8 ? { label: 'PRIVATE KEY', der: key.pkcs8 } : { label: key.privateLabel, der: key.privateDer };
   const t = key.asymmetricKeyType;
   if (pkcs8 || t === 'ed25519') return { label: 'PRIVATE KEY', der: key.export({ type: 'pkcs8', format: 'der' }) };
   if (t === 'rsa') return { label: 'RSA PRIVATE KEY', der: key.export({ type: 'pkcs1', format: 'der' }) };
@@ -146,38 +105,12 @@ export function exportPrivateKeyDer(key: KeyObject, pkcs8: boolean): { label: st
 }
 
 /**
- * SubjectPublicKeyInfo DER of a private or public key. Built from the JWK export, which is
- * cheap, because OpenSSL's SPKI encoder costs about 100 µs per call, more than the
- * certificate signature on the issue path.
+ * SubjectPublicKeyInfo DER of a private or public key (OpenSSL's encoder, about 100 µs;
+ * generated keys carry their SPKI already, see key-generation.ts).
  */
 export function spkiDer(key: KeyObject): Buffer {
-  // Only public material is exported; deriving the public KeyObject is cheap.
   const pub = key.type === 'private' ? createPublicKey(key) : key;
-  const t = pub.asymmetricKeyType;
-  const jwk = t === 'rsa' || t === 'ec' || t === 'ed25519' ? safeJwk(pub) : undefined;
-  if (jwk?.kty === 'EC' && jwk.x && jwk.y && JWK_CURVE_OIDS[jwk.crv ?? '']) {
-    const x = Buffer.from(jwk.x, 'base64url');
-    const y = Buffer.from(jwk.y, 'base64url');
-    return sequence(sequence(oid('1.2.840.10045.2.1'), oid(JWK_CURVE_OIDS[jwk.crv!]!)), bitString(Buffer.concat([EC_UNCOMPRESSED, x, y])));
-  }
-  if (jwk?.kty === 'RSA' && jwk.n && jwk.e) {
-    const rsa = sequence(integer(Buffer.from(jwk.n, 'base64url')), integer(Buffer.from(jwk.e, 'base64url')));
-    return sequence(RSA_ALGORITHM, bitString(rsa));
-  }
-  if (jwk?.kty === 'OKP' && jwk.crv === 'Ed25519' && jwk.x) return sequence(sequence(oid('1.3.101.112')), bitString(Buffer.from(jwk.x, 'base64url')));
   return pub.export({ type: 'spki', format: 'der' });
-}
-
-const EC_UNCOMPRESSED = Buffer.from([4]);
-const RSA_ALGORITHM = sequence(oid('1.2.840.113549.1.1.1'), nullValue());
-const JWK_CURVE_OIDS: Readonly<Record<string, string>> = { 'P-256': '1.2.840.10045.3.1.7', 'P-384': '1.3.132.0.34', 'P-521': '1.3.132.0.35' };
-
-function safeJwk(key: KeyObject): JsonWebKey | undefined {
-  try {
-    return key.export({ format: 'jwk' });
-  } catch {
-    return undefined; // e.g. P-224, which has no JWK form
-  }
 }
 
 /** RFC 5280 4.2.1.2 method 1: SHA-1 of the subjectPublicKey bits, as Vault computes the SKID. */

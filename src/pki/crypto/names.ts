@@ -3,7 +3,7 @@
  * kept so an issuer's subject can be copied byte for byte into the certificates it signs.
  */
 import {
-  TAG, decodeOid, decodeString, ia5String, isPrintable, oid, parseDer, printableString, sequence, set, setOf, utf8String,
+  TAG, decodeOid, derError, decodeString, ia5String, isPrintable, oid, parseDer, printableString, sequence, set, setOf, utf8String,
 } from './der.js';
 import type { DerElement } from './der.js';
 
@@ -116,7 +116,7 @@ export function encodeSubject(f: SubjectFields): Buffer {
 
 /** Decodes a Name element, keeping its raw encoding. */
 export function decodeNameElement(el: DerElement): ParsedName {
-  if (el.tag !== TAG.SEQUENCE) throw new RangeError('Name must be a SEQUENCE');
+  if (el.tag !== TAG.SEQUENCE) throw derError('Name must be a SEQUENCE');
   const rdns: NameAttribute[][] = [];
   const r = el.children();
   while (r.hasMore()) {

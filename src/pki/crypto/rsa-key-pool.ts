@@ -4,8 +4,8 @@
  * certificate, so `issue` with an RSA role takes a ready key when one is there and the
  * pool refills in the background on the libuv thread pool. Each key is handed out once.
  */
-import { generateKey } from './keys.js';
-import type { GeneratedKey } from './keys.js';
+import { generateRsaKey } from './key-generation.js';
+import type { GeneratedKey } from './key-generation.js';
 
 export interface RsaKeyPoolOptions {
   /** Key sizes kept ready; other sizes are always generated on demand. Default [2048]. */
@@ -45,7 +45,7 @@ export class RsaKeyPool {
     this.#sizes = opts.sizes ?? [2048];
     this.#capacity = opts.capacity ?? 8;
     this.#maxPending = Math.max(1, opts.maxPending ?? 1);
-    this.#generate = opts.generate ?? ((bits) => generateKey('rsa', bits));
+    this.#generate = opts.generate ?? generateRsaKey;
     for (const s of this.#sizes) {
       this.#ready.set(s, []);
       this.#pendingBySize.set(s, 0);

@@ -8,7 +8,7 @@ import type { KeyObject } from 'node:crypto';
 import { DomainError } from '../../shared/errors.js';
 import { NULL_DER, TAG, decodeOid, decodeSmallInt, explicit, integer, oid, sequence } from './der.js';
 import type { DerElement } from './der.js';
-import type { KeyDescription } from './keys.js';
+import type { KeyDescription } from './key-generation.js';
 
 export type HashName = 'sha1' | 'sha256' | 'sha384' | 'sha512';
 
