@@ -6,7 +6,7 @@
 import { createHash, createPrivateKey, createPublicKey } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { DomainError } from '../../shared/errors.js';
-import { TAG, bitString, decodeBitString, decodeOid, decodeUnsignedBytes, integer, nullValue, oid, parseDer, sequence } from './der.js';
+import { TAG, decodeBitString, decodeOid, decodeUnsignedBytes, parseDer } from './der.js';
 import type { GeneratedKey, KeyDescription, KeyType } from './key-generation.js';
 import { pemDecodeAll, pemEncode } from './pem.js';
 
