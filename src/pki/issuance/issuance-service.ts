@@ -5,8 +5,9 @@ import type { CertService } from '../certs/cert-service.js';
 import { buildCertificate } from '../crypto/cert-builder.js';
 import { isSelfSigned, parseCertificate } from '../crypto/cert-parser.js';
 import { parseCsr } from '../crypto/csr.js';
-import { checkKeyAgainstRole, exportPrivateKeyDer, generateKey, resolveKeyParams, spkiDer } from '../crypto/keys.js';
-import type { GeneratedKey, KeyType } from '../crypto/keys.js';
+import { generateKey } from '../crypto/key-generation.js';
+import type { GeneratedKey, KeyType } from '../crypto/key-generation.js';
+import { checkKeyAgainstRole, exportPrivateKeyDer, resolveKeyParams } from '../crypto/keys.js';
 import { encodeSubject } from '../crypto/names.js';
 import { pemEncode } from '../crypto/pem.js';
 import type { RsaKeyPool } from '../crypto/rsa-key-pool.js';
@@ -85,9 +86,9 @@ export class IssuanceService {
     const prepared = await this.#prepare(req, role, undefined);
     const generated = await this.#generate(key.type as KeyType, key.bits);
     const pkcs8 = parsePrivateKeyFormat(req.input.private_key_format) === 'pkcs8';
-    const exported = exportPrivateKeyDer(generated.privateKey, pkcs8);
-    const bundleKey = exportPrivateKeyDer(generated.privateKey, false);
-    return this.#finish(req, role, prepared, spkiDer(generated.publicKey), {
+    const exported = exportPrivateKeyDer(generated, pkcs8);
+    const bundleKey = exportPrivateKeyDer(generated, false);
+    return this.#finish(req, role, prepared, generated.spki, {
       pem: pemEncode(exported.label, exported.der).trimEnd(),
       base64: exported.der.toString('base64'),
       bundlePem: pemEncode(bundleKey.label, bundleKey.der).trimEnd(),
