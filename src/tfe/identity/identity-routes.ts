@@ -56,6 +56,7 @@ export function registerIdentityRoutes(app: FastifyInstance, deps: { identity: I
   // ---- user tokens
   app.post<{ Params: { id: string } }>('/users/:id/authentication-tokens', async (request, reply) => {
     const created = await tokens.createUserToken(requireActor(request), request.params.id, tokenInput(request.body));
+    request.log.info({ tokenId: created.token.id, kind: created.token.kind }, 'api token created');
     return sendDocument(reply, 201, { data: tokenResource(created.token, created.secret) });
   });
   app.get<{ Params: { id: string } }>('/users/:id/authentication-tokens', async (request, reply) => {
@@ -73,6 +74,7 @@ export function registerIdentityRoutes(app: FastifyInstance, deps: { identity: I
   // ---- the team token (one per team; regenerating replaces it)
   app.post<{ Params: { id: string } }>('/teams/:id/authentication-token', async (request, reply) => {
     const created = await tokens.createTeamToken(requireActor(request), request.params.id, tokenInput(request.body));
+    request.log.info({ tokenId: created.token.id, kind: created.token.kind }, 'api token created');
     return sendDocument(reply, 201, { data: tokenResource(created.token, created.secret) });
   });
   app.get<{ Params: { id: string } }>('/teams/:id/authentication-token', async (request, reply) => {
@@ -86,6 +88,7 @@ export function registerIdentityRoutes(app: FastifyInstance, deps: { identity: I
   // ---- the organization token (one per organization)
   app.post<{ Params: { org: string } }>('/organizations/:org/authentication-token', async (request, reply) => {
     const created = await tokens.createOrganizationToken(requireActor(request), request.params.org, tokenInput(request.body));
+    request.log.info({ tokenId: created.token.id, kind: created.token.kind }, 'api token created');
     return sendDocument(reply, 201, { data: tokenResource(created.token, created.secret) });
   });
   app.get<{ Params: { org: string } }>('/organizations/:org/authentication-token', async (request, reply) => {

@@ -33,6 +33,7 @@ export function registerOrganizationRoutes(app: FastifyInstance, deps: { organiz
 
   app.post('/organizations', async (request, reply) => {
     const view = await organizations.create(requireActor(request), organizationInput(request.body));
+    request.log.info({ organization: view.organization.name }, 'organization created');
     return sendDocument(reply, 201, { data: organizationResource(view) });
   });
 
@@ -48,6 +49,7 @@ export function registerOrganizationRoutes(app: FastifyInstance, deps: { organiz
 
   app.delete<{ Params: Params }>('/organizations/:org', async (request, reply) => {
     await organizations.delete(requireActor(request), request.params.org);
+    request.log.info({ organization: request.params.org }, 'organization deleted');
     return sendNoContent(reply);
   });
 

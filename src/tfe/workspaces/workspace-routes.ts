@@ -117,6 +117,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: { workspaces
 
   app.post<{ Params: { org: string } }>('/organizations/:org/workspaces', async (request, reply) => {
     const view = await workspaces.create(requireActor(request), request.params.org, workspaceInput(request.body));
+    request.log.info({ workspaceId: view.workspace.id }, 'workspace created');
     return sendDocument(reply, 201, { data: workspaceResource(view) });
   });
 
@@ -132,6 +133,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: { workspaces
     });
     app.delete<{ Params: ByName | ById }>(path, async (request, reply) => {
       await workspaces.delete(requireActor(request), refOf(request.params));
+      request.log.info({ workspace: request.params }, 'workspace deleted');
       return sendNoContent(reply);
     });
   }
@@ -151,12 +153,14 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: { workspaces
 
   app.post<{ Params: ById }>('/workspaces/:id/actions/lock', async (request, reply) => {
     const view = await workspaces.lock(requireActor(request), request.params.id, lockReason(request.body));
+    request.log.info({ workspaceId: view.workspace.id }, 'workspace locked');
     return sendDocument(reply, 200, { data: workspaceResource(view) });
   });
 
   app.post<{ Params: ById }>('/workspaces/:id/actions/unlock', async (request, reply) => {
     try {
       const view = await workspaces.unlock(requireActor(request), request.params.id);
+      request.log.info({ workspaceId: view.workspace.id }, 'workspace unlocked');
       return sendDocument(reply, 200, { data: workspaceResource(view) });
     } catch (err) {
       // The service error is kind 'unavailable' (503); newer clients get the 400 they retry on.
@@ -167,6 +171,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: { workspaces
 
   app.post<{ Params: ById }>('/workspaces/:id/actions/force-unlock', async (request, reply) => {
     const view = await workspaces.forceUnlock(requireActor(request), request.params.id);
+    request.log.info({ workspaceId: view.workspace.id }, 'workspace force-unlocked');
     return sendDocument(reply, 200, { data: workspaceResource(view) });
   });
 }
