@@ -4,7 +4,7 @@ import type { Database } from '../../db/schema.js';
 import type { PkiIssuersTable } from '../../db/schema-pki-issuance.js';
 import { conflict } from '../../shared/errors.js';
 import type { AiaUrls } from '../config/mount-config.js';
-import type { KeyType } from '../crypto/keys.js';
+import type { KeyType } from '../keys/key.js';
 import type { IssuerUsage, LeafNotAfterBehavior, PkiIssuer } from './issuer.js';
 
 export type Executor = Kysely<Database> | Transaction<Database>;

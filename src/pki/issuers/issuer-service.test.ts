@@ -12,7 +12,8 @@ import { ManualClock } from '../../shared/clock.js';
 import { MountConfigRepo } from '../config/mount-config-repo.js';
 import { MountConfigService } from '../config/mount-config-service.js';
 import { buildCertificate } from '../crypto/cert-builder.js';
-import { generateKeySync, spkiDer } from '../crypto/keys.js';
+import { generateKeyPairSync } from 'node:crypto';
+import { spkiDer } from '../crypto/keys.js';
 import { KeyRepo } from '../keys/key-repo.js';
 import { KeyService } from '../keys/key-service.js';
 import type { RootRequest } from './ca-request.js';
@@ -74,7 +75,7 @@ for (const kind of dbKinds()) {
       assert.equal(ctx.issuer.leafNotAfterBehavior, 'err');
       assert.ok(ctx.issuer.usage.includes('issuing-certificates'));
 
-      const leafKey = generateKeySync('ec', 256);
+      const leafKey = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
       const now = clock.now();
       const leaf = buildCertificate(ctx.context, {
         subject: [{ type: 'CN', value: 'leaf.example.com' }], spki: spkiDer(leafKey.publicKey), notBefore: now,
@@ -115,7 +116,7 @@ for (const kind of dbKinds()) {
       assert.equal(imported.mapping[intId], inter.key.id);
       const ctx = await issuers.getSigningContext(mountId, intId);
       assert.deepEqual(ctx.caChainPems, [cert.pem.trimEnd(), root.certificate.pem.trimEnd()]);
-      const leafKey = generateKeySync('ed25519', 0);
+      const leafKey = generateKeyPairSync('ed25519');
       const leaf = buildCertificate(ctx.context, {
         subject: [{ type: 'CN', value: 'deep.example.com' }], spki: spkiDer(leafKey.publicKey), notBefore: now, notAfter: new Date(now.getTime() + 3600_000),
       });

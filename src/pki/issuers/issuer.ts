@@ -5,7 +5,7 @@
  */
 import { invalid } from '../../shared/errors.js';
 import type { AiaUrls } from '../config/mount-config.js';
-import type { KeyType } from '../crypto/keys.js';
+import type { KeyType } from '../keys/key.js';
 
 export type LeafNotAfterBehavior = 'err' | 'truncate' | 'permit';
 export type IssuerUsage = 'read-only' | 'issuing-certificates' | 'crl-signing' | 'ocsp-signing';

@@ -3,8 +3,7 @@ import { isUniqueViolation } from '../../db/constraint-errors.js';
 import type { Database } from '../../db/schema.js';
 import type { PkiKeysTable } from '../../db/schema-pki-issuance.js';
 import { conflict } from '../../shared/errors.js';
-import type { KeyType } from '../crypto/keys.js';
-import type { PkiKey } from './key.js';
+import type { KeyType, PkiKey } from './key.js';
 
 export type Executor = Kysely<Database> | Transaction<Database>;
 

@@ -1,18 +1,37 @@
 import { createHash } from 'node:crypto';
+import { createPrivateKey, generateKeyPair } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
+import { promisify } from 'node:util';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import type { Clock } from '../../shared/clock.js';
 import { invalid, notFound } from '../../shared/errors.js';
 import { uuid } from '../../shared/ids.js';
-import { describeKey, exportPrivateKeyDer, generateKey, parsePrivateKey, resolveKeyParams, spkiDer, subjectKeyIdFromSpki } from '../crypto/keys.js';
-import type { KeyType } from '../crypto/keys.js';
+import { curveForBits, describeKey, exportPrivateKeyDer, parsePrivateKey, resolveKeyParams, spkiDer, subjectKeyIdFromSpki } from '../crypto/keys.js';
 import { pemDecodeAll, pemEncode } from '../crypto/pem.js';
 import type { Executor, MountConfigService } from '../config/mount-config-service.js';
 import { refNotFound, resolveRef, validateObjectName } from './key.js';
-import type { PkiKey } from './key.js';
+import type { KeyType, PkiKey } from './key.js';
 import type { KeyRepo } from './key-repo.js';
 
 const sha256Hex = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+const generateKeyPairAsync = promisify(generateKeyPair);
+
+/**
+ * A CA key, generated off the event loop. The KeyObject is re-imported from its PKCS#8
+ * DER so that it does not share state with the generation job (reading key details of a
+ * freshly generated KeyObject while that job is finalised can block the thread on Node 20).
+ */
+async function generatePrivateKey(type: KeyType, bits: number): Promise<KeyObject> {
+  const enc = { privateKeyEncoding: { type: 'pkcs8', format: 'der' }, publicKeyEncoding: { type: 'spki', format: 'der' } } as const;
+  const pair =
+    type === 'rsa'
+      ? await generateKeyPairAsync('rsa', { modulusLength: bits, publicExponent: 0x10001, ...enc })
+      : type === 'ec'
+        ? await generateKeyPairAsync('ec', { namedCurve: curveForBits(bits), ...enc })
+        : await generateKeyPairAsync('ed25519', enc);
+  // promisify() keeps only the KeyObject overload in its types; with DER encodings the value is a Buffer.
+  return createPrivateKey({ key: pair.privateKey as unknown as Buffer, format: 'der', type: 'pkcs8' });
+}
 
 /** A private key ready to be stored: its record and the KeyObject. */
 export interface PreparedKey {
@@ -45,8 +64,8 @@ export class KeyService {
   async prepareGenerated(mountId: string, opts: { keyType: string; keyBits: number; keyName: string }): Promise<PreparedKey> {
     validateObjectName('key', opts.keyName);
     const params = resolveKeyParams(opts.keyType, opts.keyBits);
-    const generated = await generateKey(params.type as KeyType, params.bits);
-    return { key: this.#describe(mountId, generated.privateKey, opts.keyName), privateKey: generated.privateKey };
+    const privateKey = await generatePrivateKey(params.type as KeyType, params.bits);
+    return { key: this.#describe(mountId, privateKey, opts.keyName), privateKey };
   }
 
   /** Wraps an already parsed private key (imports). */

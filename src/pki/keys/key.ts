@@ -3,7 +3,9 @@
  * optional unique name. https://developer.hashicorp.com/vault/api-docs/secret/pki#list-keys
  */
 import { invalid } from '../../shared/errors.js';
-import type { KeyType } from '../crypto/keys.js';
+
+/** Key algorithms of the engine (reference 16.10). */
+export type KeyType = 'rsa' | 'ec' | 'ed25519';
 
 export interface PkiKey {
   id: string;
