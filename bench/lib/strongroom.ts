@@ -11,6 +11,10 @@ export interface Strongroom {
   pid: number;
   token: string;
   db: 'sqlite' | 'postgres';
+  /** The throwaway data directory the server reported (SQLite file and blobs), if it did. */
+  dataDir(): string | null;
+  /** The fresh PostgreSQL database, with --db postgres. */
+  databaseUrl: string | null;
   /** Fixtures built once per server (organization, PKI mount...), keyed by name. */
   fixtures: Map<string, Promise<unknown>>;
   stop(): Promise<void>;
@@ -38,9 +42,11 @@ export async function startStrongroom(
   const token = `bench-${randomBytes(12).toString('hex')}`;
   const args = [CLI, 'server', '--dev', '--dev-root-token', token, '--listen', `127.0.0.1:${port}`, '--log-level', 'warn'];
   let dropDb: (() => Promise<void>) | null = null;
+  let databaseUrl: string | null = null;
   if (opts.db === 'postgres') {
     const { url, drop } = await createFreshDatabase(opts.postgresUrl);
     dropDb = drop;
+    databaseUrl = url;
     args.push('--database-url', url);
   }
   args.push(...(opts.extraArgs ?? []));
@@ -59,6 +65,8 @@ export async function startStrongroom(
     pid: m.pid,
     token,
     db: opts.db,
+    dataDir: () => /storage in (\S+) is thrown away/.exec(m.output())?.[1] ?? null,
+    databaseUrl,
     fixtures: new Map(),
     stop: async () => {
       await group.stop(m, 15_000);

@@ -3,6 +3,7 @@ import { api, authHeaders, dig } from '../lib/api.js';
 import { compareRounds } from '../lib/compare.js';
 import { httpRequest, runAutocannon } from '../lib/load.js';
 import { BENCH_LINEAGE, StateTemplate } from '../lib/state-data.js';
+import { seedVersionsInDatabase } from '../lib/fast-seed.js';
 import { createBody, createStateVersion, lockedWorkspace } from '../lib/tfe.js';
 import type { BenchWorkspace } from '../lib/tfe.js';
 import type { Scenario } from '../lib/types.js';
@@ -74,8 +75,9 @@ export const stateList: Scenario = {
   peer: 'none',
   defaultConnections: 8,
   notes:
-    'The workspace is seeded first through the API (small states, `force` so that parallel seeding is not refused ' +
-    'for serial order). Pages are picked at random over the whole range, so deep pages count as much as the first: ' +
+    'The workspace is seeded first: a slice through the API (small states, `force` so that parallel seeding is not ' +
+    'refused for serial order), the rest as SQL copies of the newest version with the history counters kept in step, ' +
+    'because 100,000 durable creates would take longer than the whole benchmark may. Pages are picked at random over the whole range, so deep pages count as much as the first: ' +
     'that exercises the count and the offset of the listing query, which is where the time goes as the list grows.',
   async run(ctx) {
     const sr = await ctx.strongroom({ jobWorker: false });
@@ -89,11 +91,17 @@ export const stateList: Scenario = {
       `&filter%5Borganization%5D%5Bname%5D=${encodeURIComponent(ws.org)}&page%5Bnumber%5D=${page}&page%5Bsize%5D=20`;
     await api(sr, 'tfe', 'GET', listPath(1));
 
+    // A slice through the API (the real write path), the rest copied in SQL when the layout is known.
     const seedStart = performance.now();
-    const seeded = await seedVersions(sr.url, authHeaders(sr, 'tfe'), ws.id, template, want - 1, ctx.size(150, 20));
+    const viaApi = await seedVersions(sr.url, authHeaders(sr, 'tfe'), ws.id, template, Math.min(want - 1, ctx.size(1_000, 40)), ctx.size(60, 20));
+    const apiSec = (performance.now() - seedStart) / 1000;
+    const rest = want - 1 - viaApi;
+    const inDb = rest > 0 ? await seedVersionsInDatabase(sr, ws.id, rest) : 0;
+    const viaLoop = inDb === null ? await seedVersions(sr.url, authHeaders(sr, 'tfe'), ws.id, template, rest, ctx.size(120, 10)) : 0;
     const seedSec = (performance.now() - seedStart) / 1000;
+    const seeded = viaApi + (inDb ?? 0) + viaLoop;
     const total = seeded + 1;
-    ctx.log(`seeded ${total} versions in ${seedSec.toFixed(1)} s`);
+    ctx.log(`seeded ${total} versions in ${seedSec.toFixed(1)} s (${viaApi + viaLoop + 1} through the API, ${inDb ?? 0} in SQL)`);
     const check = await api(sr, 'tfe', 'GET', listPath(1));
     const count = dig(check.json, 'meta', 'pagination', 'total-count');
     const pages = Math.max(1, Math.ceil(total / 20));
@@ -119,7 +127,11 @@ export const stateList: Scenario = {
       facts: [
         { label: 'versions in the workspace', value: `${total}${complete ? '' : ` (seeding stopped at its time limit; wanted ${want})`}` },
         { label: 'total-count reported', value: String(count) },
-        { label: 'seeding', value: `${seedSec.toFixed(1)} s (${Math.round(seeded / Math.max(seedSec, 0.001))} creates/s at 8 connections)` },
+        {
+          label: 'seeding',
+          value: `${viaApi + viaLoop + 1} versions through the API (${Math.round((viaApi + 1) / Math.max(apiSec, 0.001))} creates/s at 8 connections), ` +
+            `${inDb ?? 0} copied in SQL; ${seedSec.toFixed(1)} s`,
+        },
       ],
       verdict: { met: p99 < 20 && complete, detail: `p99 ${p99.toFixed(2)} ms at ${ctx.connections} connections (target < 20 ms)` },
     };
