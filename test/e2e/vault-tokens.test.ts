@@ -264,9 +264,15 @@ for (const kind of dbKinds()) {
       assert.deepEqual(revoked, ['01', '02']);
       assert.equal((await root('PUT', 'sys/leases/lookup', { body: { lease_id: l2.leaseId } })).status, 400);
 
+      const other = await server.deps.pki.leases.create({ mount: info, path: 'issuer/x/issue/web', kind: 'test-secret', data: { serial: '04' }, ttlSeconds: 3600 });
       r = await root('PUT', 'sys/leases/revoke-prefix/lease-pki/issue');
       assert.equal(r.status, 204);
       assert.deepEqual(revoked, ['01', '02', '03']);
+      // A prefix is a path: issue/ does not cover issuer/.
+      r = await root('LIST', 'sys/leases/lookup/lease-pki/');
+      assert.deepEqual(r.json.data.keys, ['issuer/']);
+      assert.equal((await root('PUT', `sys/leases/revoke/${other.leaseId}`)).status, 204);
+      assert.deepEqual(revoked, ['01', '02', '03', '04']);
       r = await root('LIST', 'sys/leases/lookup/lease-pki/');
       assert.equal(r.status, 404);
     });

@@ -79,8 +79,11 @@ export class LeaseService {
     if (lease) await this.revokeLease(lease);
   }
 
+  /** `prefix` is a path: `pki/issue` covers `pki/issue/…`, not `pki/issuer/…`. */
   async revokePrefix(prefix: string, force = false): Promise<number> {
-    const leases = await this.deps.repo.listByPrefix(prefix);
+    const p = prefix.replace(/^\/+/, '').replace(/\/*$/, '/');
+    if (p === '/') throw invalid('a lease prefix is required', 'prefix');
+    const leases = await this.deps.repo.listByPrefix(p);
     for (const l of leases) {
       if (force) await this.revokeLease(l).catch(() => this.deps.repo.delete(l.id));
       else await this.revokeLease(l);
