@@ -1,5 +1,6 @@
 import type { BlobStore } from '../../blob/blob-store.js';
 import { extractInWorker } from './extract-worker.js';
+import { extractState } from './state-extract.js';
 import type { StateVersionRepo } from './state-version-repo.js';
 import { toNewOutputs } from './state-version-service.js';
 
@@ -16,6 +17,9 @@ export interface ExtractStateJobDeps {
  * the client's own types). Content that is not a readable state (for example an
  * encrypted envelope) still ends as processed, with the derived fields left null.
  */
+/** States up to this size are extracted on the event loop instead of in a worker thread. */
+export const INLINE_EXTRACT_MAX_BYTES = 256 * 1024;
+
 export function extractStateJob(deps: ExtractStateJobDeps) {
   return async (payload: unknown, ctx: { signal: AbortSignal }): Promise<void> => {
     const id = (payload as { stateVersionId?: unknown } | null)?.stateVersionId;
@@ -23,7 +27,11 @@ export function extractStateJob(deps: ExtractStateJobDeps) {
     const db = deps.repo.db;
     const v = await deps.repo.findById(db, id);
     if (!v || v.stateSha256 === null || v.resourcesProcessed) return;
-    const result = await extractInWorker(await deps.blobs.get(v.stateSha256), { signal: ctx.signal });
+    // Starting a thread costs more than reading a small state; those are read here (a few ms).
+    const source = await deps.blobs.get(v.stateSha256);
+    const result = v.size !== null && v.size <= INLINE_EXTRACT_MAX_BYTES
+      ? await extractState(source, { signal: ctx.signal })
+      : await extractInWorker(source, { signal: ctx.signal });
     if (!result.ok) {
       // Unreadable content is final: record why and stop, rather than retrying forever.
       await deps.repo.markProcessed(db, id, result.error);
