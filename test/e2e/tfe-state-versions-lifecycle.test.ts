@@ -107,6 +107,19 @@ for (const kind of dbKinds()) {
       assert.equal((await download(srv, again.json.data.attributes['hosted-state-download-url'])).status, 200);
     });
 
+    it('deleting a workspace deletes its state versions and, once unreferenced, their files', async () => {
+      await srv.deps.worker.runUntilIdle();
+      const before = await blobCount(srv);
+      const f = await workspace(srv);
+      const { data: v1 } = await createInline(srv, f, 1, { extra: 'only-here' });
+      assert.equal(await blobCount(srv), before + 1);
+      const del = await call(srv, 'DELETE', `/api/v2/workspaces/${f.wsId}`);
+      assert.equal(del.status, 204, del.text);
+      assertError(await call(srv, 'GET', `/api/v2/state-versions/${v1.id}`), 404);
+      await srv.deps.worker.runUntilIdle();
+      assert.equal(await blobCount(srv), before);
+    });
+
     it('upload URLs: unknown → 404, too large → 413, bad content → 422 and stay pending, expired → 404', async () => {
       const f = await workspace(srv);
       const bytes = stateFile(1, f.lineage);
