@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { MigrationContext } from '../migrate.js';
 
@@ -8,7 +9,6 @@ import type { MigrationContext } from '../migrate.js';
 export function tfeMigration(_ctx: MigrationContext) {
   return {
     // Typed loosely on purpose: a migration must not depend on today's table types.
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     async up(db: Kysely<any>): Promise<void> {
       await db.schema
         .createTable('tfe_users')
@@ -120,6 +120,9 @@ export function tfeMigration(_ctx: MigrationContext) {
       await db.schema.createIndex('tfe_tokens_user_id_idx').on('tfe_tokens').column('user_id').execute();
       await db.schema.createIndex('tfe_tokens_team_id_idx').on('tfe_tokens').column('team_id').execute();
       await db.schema.createIndex('tfe_tokens_organization_id_idx').on('tfe_tokens').column('organization_id').execute();
+      // At most one legacy team token and one organization token, even when two nodes regenerate at once.
+      await db.schema.createIndex('tfe_tokens_team_id_key').on('tfe_tokens').column('team_id').unique().where(sql.ref('singleton'), '=', 1).execute();
+      await db.schema.createIndex('tfe_tokens_organization_id_key').on('tfe_tokens').column('organization_id').unique().where(sql.ref('singleton'), '=', 1).execute();
     },
   };
 }

@@ -2,7 +2,7 @@ import type { Kysely, Selectable, Updateable } from 'kysely';
 import { isUniqueViolation } from '../../db/constraint-errors.js';
 import type { Database } from '../../db/schema.js';
 import type { TfeTeamsTable, TfeTokensTable, TfeUsersTable } from '../../db/schema-tfe.js';
-import { invalid } from '../../shared/errors.js';
+import { conflict, invalid } from '../../shared/errors.js';
 import type { TeamGrant } from './permissions.js';
 import type { AuthToken, Team, User } from './identity.js';
 
@@ -227,6 +227,17 @@ export class IdentityRepo {
   // ---- tokens
 
   async insertToken(t: AuthToken, hash: string, ex: Executor = this.deps.db): Promise<void> {
+    try {
+      await this.insertTokenRow(t, hash, ex);
+    } catch (err) {
+      if (isUniqueViolation(err, 'tfe_tokens_team_id_key') || isUniqueViolation(err, 'tfe_tokens_organization_id_key')) {
+        throw conflict('the token was regenerated concurrently; try again');
+      }
+      throw err;
+    }
+  }
+
+  private async insertTokenRow(t: AuthToken, hash: string, ex: Executor): Promise<void> {
     await ex
       .insertInto('tfe_tokens')
       .values({

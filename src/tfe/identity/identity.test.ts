@@ -102,6 +102,19 @@ for (const kind of dbKinds()) {
       assert.ok(await f.identity.authenticate(o2.secret));
     });
 
+    it('concurrent regenerations leave exactly one organization token', async () => {
+      await f.org('racetok');
+      const results = await Promise.allSettled(Array.from({ length: 6 }, () => f.tokens.createOrganizationToken(f.admin, 'racetok', {})));
+      const won = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      assert.ok(won.length >= 1);
+      for (const r of results) if (r.status === 'rejected') assert.ok(kindOf('conflict')(r.reason), String(r.reason));
+      const org = await f.organizations.get(f.admin, 'racetok');
+      const rows = await f.tdb.db.kysely.selectFrom('tfe_tokens').select('id').where('organization_id', '=', org.organization.id).execute();
+      assert.equal(rows.length, 1);
+      const live = await Promise.all(won.map((w) => f.identity.authenticate(w.secret)));
+      assert.equal(live.filter(Boolean).length, 1);
+    });
+
     it('usernames are unique and validated', async () => {
       await f.identity.createUser(f.admin, { username: 'frank' });
       await assert.rejects(f.identity.createUser(f.admin, { username: 'frank' }), (e: unknown) => e instanceof DomainError && e.kind === 'invalid' && e.field === '/data/attributes/username');

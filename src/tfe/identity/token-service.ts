@@ -31,8 +31,8 @@ export class TokenService {
   private async mint(base: Omit<AuthToken, 'id' | 'createdAt' | 'lastUsedAt'>, replaceSingleton?: { kind: 'team' | 'organization'; ownerId: string }): Promise<CreatedToken> {
     const secret = generateTokenSecret();
     const token: AuthToken = { ...base, id: tfeId('at'), createdAt: this.deps.clock.now(), lastUsedAt: null };
+    // Regenerating a singleton token revokes the old one; a concurrent regeneration gets a conflict.
     await this.deps.db.kysely.transaction().execute(async (trx) => {
-      // Regenerating a singleton token revokes the old one.
       if (replaceSingleton) await this.deps.repo.deleteSingletonTokens(replaceSingleton.kind, replaceSingleton.ownerId, trx);
       await this.deps.repo.insertToken(token, hashToken(secret), trx);
     });
