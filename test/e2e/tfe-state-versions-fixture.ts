@@ -32,7 +32,10 @@ export async function call(
     headers['content-type'] = opts.contentType ?? JSONAPI;
   }
   const url = path.startsWith('http') ? path : `${srv.url}${path}`;
-  const r = await fetch(url, { method, headers, body });
+  return toRes(await fetch(url, { method, headers, body }));
+}
+
+async function toRes(r: Response): Promise<Res> {
   const text = await r.text();
   let json: unknown;
   try {
@@ -151,15 +154,7 @@ export async function createPending(srv: TestServer, f: WorkspaceFixture, serial
 }
 
 export async function put(url: string, body: Buffer | string, contentType = 'application/octet-stream'): Promise<Res> {
-  const r = await fetch(url, { method: 'PUT', headers: { 'content-type': contentType }, body });
-  const text = await r.text();
-  let json: unknown;
-  try {
-    json = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: r.status, headers: r.headers, text, json };
+  return toRes(await fetch(url, { method: 'PUT', headers: { 'content-type': contentType }, body }));
 }
 
 export async function download(srv: TestServer, url: string, token: string | null = srv.rootToken): Promise<{ status: number; body: Buffer }> {
