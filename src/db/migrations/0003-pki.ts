@@ -4,7 +4,6 @@ import type { MigrationContext } from '../migrate.js';
 /** Tables of the PKI engine's mounts, tokens, policies and leases. */
 export function pkiMigration(_ctx: MigrationContext) {
   return {
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations never depend on today's table types
     async up(db: Kysely<any>): Promise<void> {
       await db.schema
         .createTable('pki_mounts')
