@@ -133,6 +133,25 @@ for (const kind of dbKinds()) {
       assertError(await api.delete(`/api/v2/teams/${owners.id}`), 404);
     });
 
+    it('described team tokens: many per team, unique descriptions, listed per organization', async () => {
+      const team = (await api.post('/api/v2/organizations/acme/teams', { data: { type: 'teams', attributes: { name: 'ci' } } })).body.data;
+      const a = await api.post(`/api/v2/teams/${team.id}/authentication-tokens`, { data: { type: 'authentication-tokens', attributes: { description: 'gha' } } });
+      assertDoc(a, 201);
+      assert.match(a.body.data.attributes.token, TOKEN);
+      assert.deepEqual(a.body.data.relationships.team.data, { id: team.id, type: 'teams' });
+      const b = await api.post(`/api/v2/teams/${team.id}/authentication-tokens`, { data: { type: 'authentication-tokens', attributes: { description: 'jenkins' } } });
+      assertDoc(b, 201);
+      assertError(await api.post(`/api/v2/teams/${team.id}/authentication-tokens`, { data: { attributes: { description: 'gha' } } }), 422, { pointer: '/data/attributes/description' });
+      for (const t of [a, b]) assertDoc(await api.as(t.body.data.attributes.token).get('/api/v2/organizations/acme'), 200);
+      const list = await api.get('/api/v2/organizations/acme/team-tokens');
+      assertDoc(list, 200);
+      const ids = list.body.data.map((x: { id: string }) => x.id);
+      assert.ok(ids.includes(a.body.data.id) && ids.includes(b.body.data.id));
+      assert.equal((await api.delete(`/api/v2/authentication-tokens/${a.body.data.id}`)).status, 204);
+      assertError(await api.as(a.body.data.attributes.token).get('/api/v2/organizations/acme'), 401);
+      assertDoc(await api.as(b.body.data.attributes.token).get('/api/v2/organizations/acme'), 200);
+    });
+
     it('membership by username; unknown users are a 422', async () => {
       const team = (await api.post('/api/v2/organizations/acme/teams', { data: { type: 'teams', attributes: { name: 'members' } } })).body.data;
       assertError(await api.post(`/api/v2/teams/${team.id}/relationships/users`, { data: [{ type: 'users', id: 'ghost' }] }), 422, { pointer: '/data/0/id' });

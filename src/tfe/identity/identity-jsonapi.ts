@@ -62,7 +62,10 @@ export function tokenResource(t: AuthToken, secret?: string): Record<string, unk
     id: t.id,
     type: 'authentication-tokens',
     attributes,
-    relationships: { 'created-by': { data: t.createdById ? { id: t.createdById, type: 'users' } : null } },
+    relationships: {
+      'created-by': { data: t.createdById ? { id: t.createdById, type: 'users' } : null },
+      ...(t.teamId ? { team: { data: { id: t.teamId, type: 'teams' } } } : {}),
+    },
   };
 }
 

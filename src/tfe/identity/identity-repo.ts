@@ -272,6 +272,25 @@ export class IdentityRepo {
     return rows.map(toToken);
   }
 
+  /** Team tokens of an organization's teams (legacy and described ones), oldest first. */
+  async teamTokensOfOrganization(organizationId: string): Promise<AuthToken[]> {
+    const rows = await this.deps.db
+      .selectFrom('tfe_tokens as k')
+      .innerJoin('tfe_teams as t', 't.id', 'k.team_id')
+      .selectAll('k')
+      .where('t.organization_id', '=', organizationId)
+      .where('k.kind', '=', 'team')
+      .orderBy('k.created_at')
+      .orderBy('k.id')
+      .execute();
+    return rows.map(toToken);
+  }
+
+  async teamTokenDescriptions(teamId: string): Promise<Array<string | null>> {
+    const rows = await this.deps.db.selectFrom('tfe_tokens').select('description').where('team_id', '=', teamId).where('singleton', '=', 0).execute();
+    return rows.map((r) => r.description);
+  }
+
   async singletonToken(kind: 'team' | 'organization', ownerId: string): Promise<AuthToken | undefined> {
     const col = kind === 'team' ? 'team_id' : 'organization_id';
     const r = await this.deps.db.selectFrom('tfe_tokens').selectAll().where(col, '=', ownerId).where('kind', '=', kind).where('singleton', '=', 1).executeTakeFirst();

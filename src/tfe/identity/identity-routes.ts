@@ -85,6 +85,17 @@ export function registerIdentityRoutes(app: FastifyInstance, deps: { identity: I
     return sendNoContent(reply);
   });
 
+  // ---- described team tokens (many per team)
+  app.post<{ Params: { id: string } }>('/teams/:id/authentication-tokens', async (request, reply) => {
+    const created = await tokens.createDescribedTeamToken(requireActor(request), request.params.id, tokenInput(request.body));
+    request.log.info({ tokenId: created.token.id, kind: created.token.kind }, 'api token created');
+    return sendDocument(reply, 201, { data: tokenResource(created.token, created.secret) });
+  });
+  app.get<{ Params: { org: string } }>('/organizations/:org/team-tokens', async (request, reply) => {
+    const list = await tokens.listTeamTokens(requireActor(request), request.params.org);
+    return sendDocument(reply, 200, { data: list.map((t) => tokenResource(t)) });
+  });
+
   // ---- the organization token (one per organization)
   app.post<{ Params: { org: string } }>('/organizations/:org/authentication-token', async (request, reply) => {
     const created = await tokens.createOrganizationToken(requireActor(request), request.params.org, tokenInput(request.body));

@@ -139,6 +139,35 @@ export class TokenService {
     if ((await this.deps.repo.deleteSingletonTokens('team', team.id)) === 0) throw notFound('team has no authentication token');
   }
 
+  /**
+   * A team token with a description (`POST /teams/:id/authentication-tokens`): a team
+   * may have many, told apart by description, which must be unique within the team.
+   */
+  async createDescribedTeamToken(actor: Actor, teamId: string, input: TokenInput): Promise<CreatedToken> {
+    const team = await this.teamFor(actor, teamId);
+    this.checkExpiry(input);
+    const description = input.description ?? null;
+    if ((await this.deps.repo.teamTokenDescriptions(team.id)).includes(description)) {
+      throw invalid('the team already has a token with this description', '/data/attributes/description');
+    }
+    return this.mint({
+      kind: 'team',
+      userId: null,
+      teamId: team.id,
+      organizationId: null,
+      singleton: false,
+      description,
+      createdById: actor.kind === 'user' ? actor.userId : null,
+      expiredAt: input.expiredAt ?? null,
+    });
+  }
+
+  /** Every team token of an organization (`GET /organizations/:org/team-tokens`). */
+  async listTeamTokens(actor: Actor, organization: string): Promise<AuthToken[]> {
+    const { organization: org } = await this.deps.organizations.authorize(actor, organization, 'manageTeamTokens');
+    return this.deps.repo.teamTokensOfOrganization(org.id);
+  }
+
   // ---- the organization token
 
   async createOrganizationToken(actor: Actor, organization: string, input: TokenInput): Promise<CreatedToken> {
