@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
-import { JSONAPI, defaultResources, init, jsonStateOutputs, md5, organization, tfState } from './tfe-cli-client.js';
+import { JSONAPI, TerraformCli, defaultResources, init, jsonStateOutputs, md5, organization, tfState } from './tfe-cli-client.js';
 import type { StateOutputSpec } from './tfe-cli-client.js';
 
 /**
@@ -248,6 +248,27 @@ for (const kind of dbKinds()) {
       const unlockAgain = await cli.unlock(wsId);
       assert.equal(unlockAgain.status, 409, 'unlocking an unlocked workspace is a JSON:API 409 (go-tfe: already unlocked)');
       assert.equal(unlockAgain.json.errors[0].status, '409');
+    });
+
+    it('OpenTofu: its lock reason, the same persist flow, and its outputs reading', async () => {
+      const { org, cli: admin } = await organization(srv);
+      const tofu = new TerraformCli(srv, admin.token, { version: '1.8.3' });
+      const name = `tofu-${randomUUID().slice(0, 8)}`;
+      const wsId = await init(tofu, org, name);
+      const locked = await tofu.lock(wsId, 'Locked by OpenTofu');
+      assert.equal(locked.status, 200);
+      assert.equal(locked.json.data.attributes['locked-reason'], 'Locked by OpenTofu');
+      const state = tfState(1, randomUUID(), OUTPUTS);
+      const persisted = await tofu.persist(wsId, state, { outputs: jsonStateOutputs(OUTPUTS) });
+      assert.equal(persisted.status, 200, persisted.text);
+      assert.equal(persisted.json.data.attributes.status, 'finalized');
+      // OpenTofu does not retry a refused unlock, so it must succeed at once after a finished upload.
+      assert.equal((await tofu.unlock(wsId)).status, 200);
+      const outs = await tofu.get(`workspaces/${wsId}/current-state-version-outputs`);
+      assert.equal(outs.status, 200);
+      assert.equal(outs.json.data.length, Object.keys(OUTPUTS).length);
+      const dl = await tofu.download((await tofu.get(`workspaces/${wsId}/current-state-version`)).json.data.attributes['hosted-state-download-url']);
+      assert.equal(dl.text, state.toString('utf8'));
     });
 
     it('terraform output: current outputs with sensitive values hidden, then each sensitive output alone', async () => {
