@@ -17,8 +17,12 @@ export interface PkiPluginOptions {
 export const pkiPlugin: FastifyPluginAsync<PkiPluginOptions> = async (app: FastifyInstance, opts) => {
   app.removeAllContentTypeParsers();
   const json = app.getDefaultJsonParser('error', 'ignore');
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-    const out: Record<string, string | string[]> = {};
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (req, body, done) => {
+    // `curl -d '{"type":"pki"}'` labels JSON as a form; Vault reads a body that starts with { or [ as JSON.
+    const text = (body as string).trim();
+    if (text.startsWith('{') || text.startsWith('[')) return json(req, text, done);
+    // No prototype, so a `__proto__` form key is just a key.
+    const out: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
     for (const [k, v] of new URLSearchParams(body as string)) {
       const prev = out[k];
       out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];

@@ -89,6 +89,10 @@ for (const kind of dbKinds()) {
       const form = await root('POST', 'acl/echo/x', { form: { count: '7', flag: 't', names: ['a', 'b'], ttl: '3600' } });
       assert.equal(form.status, 200);
       assert.deepEqual(form.json.data.values, { count: 7, flag: true, names: ['a', 'b'], ttl: 3600 });
+      // curl -d sends JSON labelled as a form; Vault reads it as JSON.
+      const curlStyle = await root('POST', 'acl/echo/x', { body: { count: 4 }, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      assert.equal(curlStyle.status, 200, curlStyle.text);
+      assert.equal(curlStyle.json.data.values.count, 4);
       // JSON sent without a JSON content type is still JSON, as in Vault.
       const untyped = await root('POST', 'acl/echo/x', { body: { count: 3 }, headers: { 'content-type': 'text/plain' } });
       assert.equal(untyped.json.data.values.count, 3);
