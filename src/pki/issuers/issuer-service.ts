@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import { invalid } from '../../shared/errors.js';
 import { uuid } from '../../shared/ids.js';
-import { aiaIsEmpty, expandAiaUrls, EMPTY_AIA, validateAiaUrls } from '../config/mount-config.js';
+import { aiaIsEmpty, expandAiaUrls, EMPTY_AIA } from '../config/mount-config.js';
 import type { AiaUrls } from '../config/mount-config.js';
 import type { Executor, MountConfigService } from '../config/mount-config-service.js';
 import { createIssuerContext } from '../crypto/cert-builder.js';
@@ -11,13 +11,15 @@ import { parseCertificate, verifyCertificateSignature } from '../crypto/cert-par
 import type { ParsedCertificate } from '../crypto/cert-parser.js';
 import { subjectKeyIdFromSpki } from '../crypto/keys.js';
 import { pemEncode } from '../crypto/pem.js';
+import { BoundedCache } from '../keys/bounded-cache.js';
 import { refNotFound, resolveRef, validateObjectName } from '../keys/key.js';
 import type { KeyService } from '../keys/key-service.js';
-import { ALL_USAGES, buildChains, hasUsage, parseLeafNotAfterBehavior, parseRevocationSignatureAlgorithm, parseUsage } from './issuer.js';
-import type { IssuerUsage, PkiIssuer } from './issuer.js';
+import { ALL_USAGES, applyIssuerUpdate, buildChains, hasUsage } from './issuer.js';
+import type { IssuerUpdate, IssuerUsage, PkiIssuer } from './issuer.js';
 import type { IssuerRepo, StoredCertificate } from './issuer-repo.js';
 
 export type { StoredCertificate };
+export type { IssuerUpdate };
 
 const sha256Hex = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
@@ -52,15 +54,15 @@ export class IssuerService {
   readonly #keys: KeyService;
   readonly #config: MountConfigService;
   readonly #clock: Clock;
-  readonly #contexts = new Map<string, IssuerContext>();
-  readonly #pems = new Map<string, string>();
+  readonly #contexts = new BoundedCache<IssuerContext>(256);
+  readonly #pems = new BoundedCache<string>(1024);
   readonly #listeners: ((mountId: string) => void)[] = [];
   /**
    * Resolved signing contexts for a short time (default 1 s), so issuance does not query
    * the issuer on every certificate. Local changes clear them at once; a change made on
    * another node is seen within this window, like mount lookups.
    */
-  readonly #signing = new Map<string, { at: number; ctx: SigningContext }>();
+  readonly #signing = new BoundedCache<{ at: number; ctx: SigningContext }>(1024);
   readonly #signingCacheMs: number;
 
   constructor(deps: { repo: IssuerRepo; keys: KeyService; config: MountConfigService; clock: Clock; signingCacheMs?: number }) {
@@ -110,15 +112,10 @@ export class IssuerService {
   /** PEMs of the issuer's ca_chain, the issuer first. Certificates never change, so PEMs are cached by id. */
   async chainPems(issuer: PkiIssuer, ex: Executor = this.#repo.executor): Promise<string[]> {
     const missing = issuer.caChain.filter((id) => id !== issuer.id && !this.#pems.has(id));
-    if (!this.#pems.has(issuer.id)) this.#rememberPem(issuer.id, issuer.certificateDer);
-    for (const i of await this.#repo.byIds(ex, issuer.mountId, missing)) this.#rememberPem(i.id, i.certificateDer);
+    if (!this.#pems.has(issuer.id)) this.#pems.set(issuer.id, certificatePem(issuer.certificateDer));
+    for (const i of await this.#repo.byIds(ex, issuer.mountId, missing)) this.#pems.set(i.id, certificatePem(i.certificateDer));
     const chain = issuer.caChain.length > 0 ? issuer.caChain : [issuer.id];
     return chain.map((id) => this.#pems.get(id)).filter((p): p is string => p !== undefined);
-  }
-
-  #rememberPem(id: string, der: Buffer): void {
-    this.#pems.set(id, certificatePem(der));
-    if (this.#pems.size > 1024) this.#pems.delete(this.#pems.keys().next().value!);
   }
 
   /**
@@ -225,7 +222,7 @@ export class IssuerService {
   }
 
   #invalidate(mountId: string): void {
-    for (const k of this.#signing.keys()) if (k.startsWith(`${mountId}|`)) this.#signing.delete(k);
+    this.#signing.deletePrefix(`${mountId}|`);
   }
 
   /** A stored certificate by storage-form serial, or undefined. */
@@ -286,7 +283,6 @@ export class IssuerService {
     if (hit && nowMs - hit.at < this.#signingCacheMs && nowMs >= hit.at) return hit.ctx;
     const ctx = await this.#loadSigningContext(mountId, issuerRef, usage);
     this.#signing.set(cacheKey, { at: nowMs, ctx });
-    if (this.#signing.size > 1024) this.#signing.delete(this.#signing.keys().next().value!);
     return ctx;
   }
 
@@ -316,7 +312,6 @@ export class IssuerService {
       const privateKey = await this.#keys.privateKey(mountId, issuer.keyId);
       context = createIssuerContext({ nameDer: issuer.subjectDer, keyId: Buffer.from(issuer.subjectKeyId, 'hex'), privateKey, urls: authority });
       this.#contexts.set(cacheKey, context);
-      if (this.#contexts.size > 256) this.#contexts.delete(this.#contexts.keys().next().value!);
     }
     const caChainPems = await this.chainPems(issuer);
     return { issuer, context, certificatePem: caChainPems[0] ?? certificatePem(issuer.certificateDer), caChainPems, urls: authority };
@@ -336,36 +331,8 @@ export class IssuerService {
   async update(mountId: string, ref: string, patch: IssuerUpdate): Promise<{ issuer: PkiIssuer; warnings: string[] }> {
     return this.transaction(async (tx) => {
       const current = await this.resolve(mountId, ref, tx);
-      const next: PkiIssuer = { ...current, aia: { ...current.aia } };
+      const next = applyIssuerUpdate(current, patch, () => parseCertificate(current.certificateDer).extensions.keyUsage?.includes('CRLSign') === true);
       const warnings: string[] = [];
-      if (patch.issuerName !== undefined) {
-        validateObjectName('issuer', patch.issuerName);
-        next.name = patch.issuerName;
-      }
-      if (patch.leafNotAfterBehavior !== undefined) next.leafNotAfterBehavior = parseLeafNotAfterBehavior(patch.leafNotAfterBehavior);
-      if (patch.usage !== undefined) {
-        next.usage = parseUsage(patch.usage);
-        if (next.usage.includes('crl-signing') && !parseCertificate(current.certificateDer).extensions.keyUsage?.includes('CRLSign')) {
-          throw invalid('Unable to set crl-signing usage: the issuer certificate lacks the CRLSign key usage', 'usage');
-        }
-        if (current.revokedAt && next.usage.includes('issuing-certificates') && !current.usage.includes('issuing-certificates')) {
-          throw invalid('Unable to re-enable issuing-certificates usage on a revoked issuer', 'usage');
-        }
-      }
-      if (patch.revocationSignatureAlgorithm !== undefined) {
-        next.revocationSignatureAlgorithm = parseRevocationSignatureAlgorithm(patch.revocationSignatureAlgorithm, current.keyType);
-      }
-      const aiaFields: [keyof IssuerUpdate, keyof AiaUrls][] = [
-        ['issuingCertificates', 'issuingCertificates'],
-        ['crlDistributionPoints', 'crlDistributionPoints'],
-        ['ocspServers', 'ocspServers'],
-        ['deltaCrlDistributionPoints', 'deltaCrlDistributionPoints'],
-        ['enableAiaUrlTemplating', 'enableTemplating'],
-      ];
-      for (const [from, to] of aiaFields) {
-        if (patch[from] !== undefined) (next.aia as unknown as Record<string, unknown>)[to] = patch[from];
-      }
-      validateAiaUrls(next.aia);
       let chainChanged = false;
       if (patch.manualChain !== undefined) {
         const ids: string[] = [];
@@ -440,18 +407,4 @@ export class IssuerService {
   async byId(mountId: string, id: string, ex: Executor = this.#repo.executor): Promise<PkiIssuer | undefined> {
     return this.#repo.byId(ex, mountId, id);
   }
-}
-
-/** Editable issuer fields; undefined = unchanged. */
-export interface IssuerUpdate {
-  issuerName?: string;
-  leafNotAfterBehavior?: string;
-  manualChain?: string[];
-  usage?: string[];
-  revocationSignatureAlgorithm?: string;
-  issuingCertificates?: string[];
-  crlDistributionPoints?: string[];
-  ocspServers?: string[];
-  deltaCrlDistributionPoints?: string[];
-  enableAiaUrlTemplating?: boolean;
 }

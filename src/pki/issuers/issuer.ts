@@ -4,7 +4,9 @@
  * https://developer.hashicorp.com/vault/api-docs/secret/pki#read-issuer
  */
 import { invalid } from '../../shared/errors.js';
+import { validateAiaUrls } from '../config/mount-config.js';
 import type { AiaUrls } from '../config/mount-config.js';
+import { validateObjectName } from '../keys/key.js';
 import type { KeyType } from '../keys/key.js';
 
 export type LeafNotAfterBehavior = 'err' | 'truncate' | 'permit';
@@ -144,4 +146,54 @@ export function buildChains(nodes: readonly ChainNode[], verifies: (child: Chain
     out.set(n.id, chain);
   }
   return out;
+}
+
+/** Editable issuer fields; undefined = unchanged. */
+export interface IssuerUpdate {
+  issuerName?: string;
+  leafNotAfterBehavior?: string;
+  /** References, resolved by the service. */
+  manualChain?: string[];
+  usage?: string[];
+  revocationSignatureAlgorithm?: string;
+  issuingCertificates?: string[];
+  crlDistributionPoints?: string[];
+  ocspServers?: string[];
+  deltaCrlDistributionPoints?: string[];
+  enableAiaUrlTemplating?: boolean;
+}
+
+/**
+ * Applies an update to an issuer's editable fields (all but the manual chain, whose
+ * references the service resolves). `certAllowsCrlSigning` tells whether the certificate
+ * carries the CRLSign key usage, which `crl-signing` requires; a revoked issuer cannot
+ * regain `issuing-certificates`.
+ */
+export function applyIssuerUpdate(current: PkiIssuer, patch: IssuerUpdate, certAllowsCrlSigning: () => boolean): PkiIssuer {
+  const next: PkiIssuer = { ...current, aia: { ...current.aia } };
+  if (patch.issuerName !== undefined) {
+    validateObjectName('issuer', patch.issuerName);
+    next.name = patch.issuerName;
+  }
+  if (patch.leafNotAfterBehavior !== undefined) next.leafNotAfterBehavior = parseLeafNotAfterBehavior(patch.leafNotAfterBehavior);
+  if (patch.usage !== undefined) {
+    next.usage = parseUsage(patch.usage);
+    if (next.usage.includes('crl-signing') && !certAllowsCrlSigning()) {
+      throw invalid('Unable to set crl-signing usage: the issuer certificate lacks the CRLSign key usage', 'usage');
+    }
+    if (current.revokedAt && next.usage.includes('issuing-certificates') && !current.usage.includes('issuing-certificates')) {
+      throw invalid('Unable to re-enable issuing-certificates usage on a revoked issuer', 'usage');
+    }
+  }
+  if (patch.revocationSignatureAlgorithm !== undefined) {
+    next.revocationSignatureAlgorithm = parseRevocationSignatureAlgorithm(patch.revocationSignatureAlgorithm, current.keyType);
+  }
+  const aia = next.aia;
+  if (patch.issuingCertificates !== undefined) aia.issuingCertificates = patch.issuingCertificates;
+  if (patch.crlDistributionPoints !== undefined) aia.crlDistributionPoints = patch.crlDistributionPoints;
+  if (patch.ocspServers !== undefined) aia.ocspServers = patch.ocspServers;
+  if (patch.deltaCrlDistributionPoints !== undefined) aia.deltaCrlDistributionPoints = patch.deltaCrlDistributionPoints;
+  if (patch.enableAiaUrlTemplating !== undefined) aia.enableTemplating = patch.enableAiaUrlTemplating;
+  validateAiaUrls(aia);
+  return next;
 }

@@ -9,6 +9,7 @@ import { uuid } from '../../shared/ids.js';
 import { curveForBits, describeKey, exportPrivateKeyDer, parsePrivateKey, resolveKeyParams, spkiDer, subjectKeyIdFromSpki } from '../crypto/keys.js';
 import { pemDecodeAll, pemEncode } from '../crypto/pem.js';
 import type { Executor, MountConfigService } from '../config/mount-config-service.js';
+import { BoundedCache } from './bounded-cache.js';
 import { refNotFound, resolveRef, validateObjectName } from './key.js';
 import type { KeyType, PkiKey } from './key.js';
 import type { KeyRepo } from './key-repo.js';
@@ -48,7 +49,7 @@ export class KeyService {
   readonly #config: MountConfigService;
   readonly #secrets: SecretBox;
   readonly #clock: Clock;
-  readonly #cache = new KeyCache(512);
+  readonly #cache = new BoundedCache<KeyObject>(512);
 
   constructor(deps: { repo: KeyRepo; config: MountConfigService; secrets: SecretBox; clock: Clock }) {
     this.#repo = deps.repo;
@@ -224,26 +225,5 @@ export class KeyService {
     const key = parsePrivateKey(this.#secrets.open(stored, `pki-key:${keyId}`).toString('utf8')).key;
     this.#cache.set(keyId, key);
     return key;
-  }
-}
-
-/** Least-recently-used map of parsed private keys by key id. */
-class KeyCache {
-  readonly #entries = new Map<string, KeyObject>();
-  constructor(private readonly max: number) {}
-  get(id: string): KeyObject | undefined {
-    const k = this.#entries.get(id);
-    if (k) {
-      this.#entries.delete(id);
-      this.#entries.set(id, k);
-    }
-    return k;
-  }
-  set(id: string, key: KeyObject): void {
-    this.#entries.set(id, key);
-    if (this.#entries.size > this.max) this.#entries.delete(this.#entries.keys().next().value!);
-  }
-  delete(id: string): void {
-    this.#entries.delete(id);
   }
 }
