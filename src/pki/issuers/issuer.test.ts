@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildChains, formatUsage, parseLeafNotAfterBehavior, parseRevocationSignatureAlgorithm, parseUsage } from './issuer.js';
-import type { ChainNode } from './issuer.js';
+import { applyIssuerUpdate, buildChains, formatUsage, parseLeafNotAfterBehavior, parseRevocationSignatureAlgorithm, parseUsage } from './issuer.js';
+import type { ChainNode, PkiIssuer } from './issuer.js';
+import { EMPTY_AIA } from '../config/mount-config.js';
 import { caKeyUsage, parseFormat, parseGenerateType, parseOtherSan, parsePrivateKeyFormat, rootValidity, subjectAltNames } from './ca-request.js';
 import type { CaSubjectRequest } from './ca-request.js';
 
@@ -52,6 +53,32 @@ describe('issuer rules', () => {
     assert.deepEqual(chains.get('fake'), ['fake']);
     const manual = buildChains([root, node('m', 'M', 'R', 'm1', 'r1', 6, ['m', 'gone', 'root'])], () => true);
     assert.deepEqual(manual.get('m'), ['m', 'root']);
+  });
+});
+
+describe('issuer updates', () => {
+  const issuer = (over: Partial<PkiIssuer> = {}): PkiIssuer => ({
+    id: 'i1', mountId: 'm', name: 'old', keyId: 'k', certificateDer: Buffer.alloc(0), certificateSha256: '', serial: '01', subjectDer: Buffer.alloc(0),
+    issuerDer: Buffer.alloc(0), publicKeySha256: '', keyType: 'ec', subjectKeyId: '', authorityKeyId: '', notBefore: new Date(0), notAfter: new Date(0),
+    leafNotAfterBehavior: 'err', usage: parseUsage(['issuing-certificates', 'crl-signing']), manualChain: null, caChain: ['i1'],
+    revocationSignatureAlgorithm: '', aia: { ...EMPTY_AIA }, revokedAt: null, createdAt: new Date(0), seq: 1, ...over,
+  });
+
+  it('changes only the fields given and never the original', () => {
+    const cur = issuer();
+    const next = applyIssuerUpdate(cur, { leafNotAfterBehavior: 'truncate', ocspServers: ['http://ocsp.example.com'] }, () => true);
+    assert.equal(next.name, 'old');
+    assert.equal(next.leafNotAfterBehavior, 'truncate');
+    assert.deepEqual(next.aia.ocspServers, ['http://ocsp.example.com']);
+    assert.deepEqual(cur.aia.ocspServers, []);
+  });
+
+  it('refuses crl-signing without CRLSign, re-enabling issuing on revoked issuers, and bad URLs', () => {
+    assert.throws(() => applyIssuerUpdate(issuer(), { usage: ['crl-signing'] }, () => false), /CRLSign/);
+    const revoked = issuer({ revokedAt: new Date(0), usage: parseUsage(['crl-signing']) });
+    assert.throws(() => applyIssuerUpdate(revoked, { usage: ['issuing-certificates'] }, () => true), /revoked/);
+    assert.throws(() => applyIssuerUpdate(issuer(), { issuingCertificates: ['nope'] }, () => true), /invalid URL/);
+    assert.doesNotThrow(() => applyIssuerUpdate(issuer(), { enableAiaUrlTemplating: true, issuingCertificates: ['{{cluster_path}}/ca'] }, () => true));
   });
 });
 
