@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +41,12 @@ const child = spawn(
   { stdio: ['ignore', 'inherit', 'inherit'] },
 );
 const base = `http://127.0.0.1:${port}`;
+/** User+system CPU milliseconds of the server process so far (Linux /proc). */
+function serverCpuMs(): number {
+  const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  if (process.env.LOAD_SPLIT) console.log(`utime ${fields[11]} stime ${fields[12]}`);
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
 const headers = { 'x-vault-token': token, 'content-type': 'application/json' };
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: { data?: Record<string, unknown> } }> {
   const r = await fetch(`${base}/v1/${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -100,9 +106,13 @@ try {
         );
       });
     await run(1);
+    const cpuBefore = serverCpuMs();
     const res = await run(Number(secondsArg));
+    const cpuMs = serverCpuMs() - cpuBefore;
     const ok = res.requests.total - res.non2xx;
     console.log(`${mode}: ${(ok / Number(secondsArg)).toFixed(0)} req/s ok (${res.non2xx} non-2xx), p50 ${res.latency.p50} ms, p99 ${res.latency.p99} ms, ${Number(connArg)} connections`);
+    // CPU time is what the load on a shared machine does not distort much.
+    console.log(`server CPU per request: ${((cpuMs * 1000) / Math.max(1, res.requests.total)).toFixed(0)} µs (user+system, all threads)`);
     const list = await fetch(`${base}/v1/pki/certs?list=true&limit=1`, { headers });
     console.log(`stored certificates listed: ${list.status === 200 ? 'yes' : list.status}`);
   }
