@@ -163,10 +163,14 @@ async function main(): Promise<number> {
         };
       } catch (err) {
         const skipped = err instanceof Skip;
+        let message = err instanceof Error ? err.message : String(err);
+        const pending = server as Promise<Strongroom> | null;
+        const srv = pending ? await pending.catch(() => null) : null;
+        if (!skipped && srv && !srv.alive()) message += `\nthe server exited; its last output:\n${srv.output().slice(-2000)}`;
         r = {
           ...base,
           status: skipped ? 'skipped' : 'failed',
-          message: err instanceof Error ? (skipped ? err.message : `${err.message}`) : String(err),
+          message,
           verdict: 'no target',
           elapsedSec: (performance.now() - t0) / 1000,
         };

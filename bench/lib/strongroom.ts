@@ -15,6 +15,10 @@ export interface Strongroom {
   dataDir(): string | null;
   /** The fresh PostgreSQL database, with --db postgres. */
   databaseUrl: string | null;
+  /** False once the process has exited. */
+  alive(): boolean;
+  /** The last lines the server printed. */
+  output(): string;
   /** Fixtures built once per server (organization, PKI mount...), keyed by name. */
   fixtures: Map<string, Promise<unknown>>;
   stop(): Promise<void>;
@@ -67,6 +71,8 @@ export async function startStrongroom(
     db: opts.db,
     dataDir: () => /storage in (\S+) is thrown away/.exec(m.output())?.[1] ?? null,
     databaseUrl,
+    alive: () => m.child.exitCode === null && m.child.signalCode === null,
+    output: () => m.output(),
     fixtures: new Map(),
     stop: async () => {
       await group.stop(m, 15_000);

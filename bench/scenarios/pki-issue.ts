@@ -173,7 +173,7 @@ export const pkiIssueRsa2048: Scenario = {
     const body = issueBody('rsa');
     await api(sr, 'vault', 'POST', path, { body: JSON.parse(body.ours) });
     const cores = Math.max(1, (await import('node:os')).availableParallelism());
-    const keygen = await rsaKeygenRate(ctx.size(5, 1), cores);
+    const keygen = await rsaKeygenRate(ctx.size(5, 0.5), cores);
     ctx.log(`machine RSA-2048 keygen: ${keygen.toFixed(1)} keys/s`);
     const facts: { label: string; value: string }[] = [{ label: 'machine RSA-2048 keygen rate', value: `${keygen.toFixed(1)} keys/s (${cores} in parallel)` }];
     const contenders = [strongroomContender(ctx, sr, path, [body.ours])];
@@ -181,7 +181,7 @@ export const pkiIssueRsa2048: Scenario = {
     const rows = await compareRounds(ctx, contenders);
     // Latency at 1 req/s: sequential requests a second apart.
     const samples: number[] = [];
-    for (let i = 0; i < ctx.size(10, 2); i++) {
+    for (let i = 0; i < ctx.size(10, 1); i++) {
       const t0 = performance.now();
       await api(sr, 'vault', 'POST', path, { body: JSON.parse(body.ours) });
       const ms = performance.now() - t0;
