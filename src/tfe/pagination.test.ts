@@ -31,6 +31,9 @@ describe('pagination', () => {
     assert.deepEqual(parsePageQuery({ 'page[number]': '3', 'page[size]': '500' }), { number: 3, size: 100 });
     assert.throws(() => parsePageQuery({ 'page[number]': '0' }), DomainError);
     assert.throws(() => parsePageQuery({ 'page[size]': 'x' }), DomainError);
+    assert.deepEqual(parsePageQuery({ 'page[number]': '2147483647' }), { number: 2147483647, size: 20 });
+    assert.throws(() => parsePageQuery({ 'page[number]': '2147483648' }), DomainError);
+    assert.throws(() => parsePageQuery({ 'page[number]': '99999999999999999999' }), DomainError);
   });
 
   it('links keep other parameters and encode the page ones', () => {

@@ -20,10 +20,15 @@ export interface Page<T> {
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 
+/** Largest page number accepted; keeps OFFSET within what both databases take. */
+export const MAX_PAGE_NUMBER = 2_147_483_647;
+
 function positiveInt(raw: unknown, name: string): number | undefined {
   if (raw === undefined || raw === '') return undefined;
   const s = String(raw);
-  if (!/^\d+$/.test(s) || Number(s) < 1) throw invalid(`${name} must be a positive integer`, `/query/${name}`);
+  if (!/^\d{1,10}$/.test(s) || Number(s) < 1 || Number(s) > MAX_PAGE_NUMBER) {
+    throw invalid(`${name} must be an integer from 1 to ${MAX_PAGE_NUMBER}`, `/query/${name}`);
+  }
   return Number(s);
 }
 

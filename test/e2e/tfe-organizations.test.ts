@@ -81,7 +81,8 @@ for (const kind of dbKinds()) {
       assertError(await api.post('/api/v2/organizations', '[1,2'), 400);
       assertError(await api.post('/api/v2/organizations', 'null'), 422);
       assertError(await api.post('/api/v2/organizations'), 422);
-      assertError(await api.get('/api/v2/organizations?page%5Bsize%5D=abc'), 422);
+      assertError(await api.get('/api/v2/organizations?page%5Bsize%5D=abc'), 422, { pointer: '/query/page[size]' });
+      assertError(await api.get('/api/v2/organizations?page%5Bnumber%5D=99999999999999999999'), 422, { pointer: '/query/page[number]' });
     });
 
     it('hides organizations from users who are not members', async () => {
