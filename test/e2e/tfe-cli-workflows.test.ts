@@ -271,6 +271,38 @@ for (const kind of dbKinds()) {
       assert.equal(dl.text, state.toString('utf8'));
     });
 
+    it('OpenTofu with client-side state encryption: the envelope is stored and served as sent', async () => {
+      const { org, cli: admin } = await organization(srv);
+      const tofu = new TerraformCli(srv, admin.token, { version: '1.8.3' });
+      const wsId = await init(tofu, org, `enc-${randomUUID().slice(0, 8)}`);
+      assert.equal((await tofu.lock(wsId, 'Locked by OpenTofu')).status, 200);
+      const envelope = (n: number) => Buffer.from(JSON.stringify({ meta: { 'key_provider.pbkdf2.k': 'eyJzYWx0Ijoi' }, encrypted_data: Buffer.from(`ciphertext ${n}`).toString('base64'), encryption_version: 'v0' }));
+      const lineage = randomUUID();
+      const e1 = envelope(1);
+      const created = await tofu.send('POST', `workspaces/${wsId}/state-versions`, {
+        data: { type: 'state-versions', attributes: { serial: 1, md5: md5(e1), lineage, force: false, 'json-state-outputs': Buffer.from(JSON.stringify(jsonStateOutputs(OUTPUTS))).toString('base64') } },
+      });
+      assert.equal(created.status, 201, created.text);
+      assert.equal((await tofu.upload(created.json.data.attributes['hosted-state-upload-url'], e1)).status, 200);
+      const sv = await tofu.get(`state-versions/${created.json.data.id}`);
+      assert.equal(sv.json.data.attributes.status, 'finalized');
+      assert.equal((await tofu.download(sv.json.data.attributes['hosted-state-download-url'])).text, e1.toString());
+      await srv.deps.worker.runUntilIdle();
+      const a = (await tofu.get(`state-versions/${created.json.data.id}`)).json.data.attributes;
+      assert.equal(a['resources-processed'], true);
+      assert.equal(a.resources, null);
+      assert.equal(typeof a['resources-processing-error'], 'string');
+      assert.equal((await tofu.get(`workspaces/${wsId}/current-state-version-outputs`)).json.data.length, Object.keys(OUTPUTS).length);
+      // Inline too; a JSON object that is neither a state nor an envelope is still refused.
+      const e2 = envelope(2);
+      const inline = await tofu.send('POST', `workspaces/${wsId}/state-versions`, { data: { type: 'state-versions', attributes: { serial: 2, md5: md5(e2), lineage, state: e2.toString('base64') } } });
+      assert.equal(inline.status, 201, inline.text);
+      const junk = Buffer.from('{"encrypted_data":"x"}');
+      const refused = await tofu.send('POST', `workspaces/${wsId}/state-versions`, { data: { type: 'state-versions', attributes: { serial: 3, md5: md5(junk), lineage, state: junk.toString('base64') } } });
+      assert.equal(refused.status, 422);
+      assert.equal((await tofu.unlock(wsId)).status, 200);
+    });
+
     it('terraform output: current outputs with sensitive values hidden, then each sensitive output alone', async () => {
       const { org, cli } = await organization(srv);
       const name = `out-${randomUUID().slice(0, 8)}`;

@@ -6,6 +6,7 @@ import { hashToken } from '../../shared/ids.js';
 import type { Actor } from '../identity/actor.js';
 import { digestStream, storeStateUpload } from './state-content.js';
 import type { Executor, StateVersionRepo } from './state-version-repo.js';
+import { isEncryptedStateEnvelope } from './encrypted-state.js';
 import { extractionJob } from './extraction-backfill.js';
 import { BlobCollectedError, STATE_BLOB_GC_JOB } from './state-version-service.js';
 import type { StateVersionService } from './state-version-service.js';
@@ -65,8 +66,11 @@ export class StateUploadService {
     const { blob, header } = await storeStateUpload(this.deps.blobs, body, max);
     try {
       if (blob.md5 !== v.md5) throw invalid(`the MD5 of the uploaded state (${blob.md5}) does not match the md5 given at creation (${v.md5})`, '/data/attributes/md5');
-      if (!header.ok) throw invalid(`uploaded content is not a valid Terraform state: ${header.error}`, '/data/attributes/state');
-      checkFileMatchesClaims(header.header, { serial: v.serial, md5: v.md5, lineage: v.lineage }, this.deps.settings.allowSerialMismatch);
+      if (header.ok) checkFileMatchesClaims(header.header, { serial: v.serial, md5: v.md5, lineage: v.lineage }, this.deps.settings.allowSerialMismatch);
+      // OpenTofu's encrypted state is stored as sent (reference 3.7).
+      else if (!(await isEncryptedStateEnvelope(await this.deps.blobs.get(blob.sha256)))) {
+        throw invalid(`uploaded content is not a valid Terraform state: ${header.error}`, '/data/attributes/state');
+      }
     } catch (err) {
       await this.forget(blob.sha256, blob.size);
       throw err;

@@ -22,6 +22,7 @@ import {
 } from './state-version.js';
 import type { BackingDataAction, StateClaims, StateVersion, StateVersionCreator, StateVersionOutput, StateVersionStatus } from './state-version.js';
 import { createHash } from 'node:crypto';
+import { isEncryptedStateEnvelope } from './encrypted-state.js';
 import { extractionJob } from './extraction-backfill.js';
 
 export const EXTRACT_STATE_JOB = 'tfe.extract-state';
@@ -100,15 +101,21 @@ export class StateVersionService {
     const ws = await this.writableWorkspace(actor, workspaceId);
     const claims: StateClaims = { serial: input.serial, md5: input.md5.toLowerCase(), lineage: input.lineage };
 
-    let state: { bytes: Buffer; formatVersion: number; terraformVersion: string | null } | undefined;
+    let state: { bytes: Buffer; formatVersion: number | null; terraformVersion: string | null } | undefined;
     if (input.state !== undefined) {
       const bytes = decodeBase64Strict(input.state);
       if (bytes === null) throw invalid('state is not valid base64', '/data/attributes/state');
       checkMd5(createHash('md5').update(bytes).digest('hex'), claims);
       const parsed = parseStateFile(bytes);
-      if (!parsed.ok) throw invalid(`state is not a valid Terraform state: ${parsed.error}`, '/data/attributes/state');
-      checkFileMatchesClaims(parsed.header, claims, this.deps.settings.allowSerialMismatch);
-      state = { bytes, formatVersion: parsed.header.version, terraformVersion: parsed.header.terraformVersion };
+      if (parsed.ok) {
+        checkFileMatchesClaims(parsed.header, claims, this.deps.settings.allowSerialMismatch);
+        state = { bytes, formatVersion: parsed.header.version, terraformVersion: parsed.header.terraformVersion };
+      } else if (await isEncryptedStateEnvelope(once(bytes))) {
+        // OpenTofu's client-side encryption: stored as sent; there is nothing to check or extract.
+        state = { bytes, formatVersion: null, terraformVersion: null };
+      } else {
+        throw invalid(`state is not a valid Terraform state: ${parsed.error}`, '/data/attributes/state');
+      }
     }
     let jsonBytes: Buffer | undefined;
     if (input.jsonState !== undefined && input.jsonState !== '') {
