@@ -52,6 +52,7 @@ const child = spawn(
   [
     '--test',
     `--test-concurrency=${concurrency}`,
+    `--test-timeout=${env.TEST_TIMEOUT_MS ?? 300000}`,
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     '--test-reporter=tap',
