@@ -151,12 +151,15 @@ for (const kind of dbKinds()) {
       const { data: v3 } = await createInline(srv, f, 3);
       const { data: v4 } = await createInline(srv, f, 4);
       assert.equal((await action(srv, v1.id, 'soft_delete_backing_data')).status, 200);
+      const days2 = { data: { type: 'state-versions', attributes: { 'delete-older-than-n-days': 2 } } };
+      assert.equal((await action(srv, v2.id, 'soft_delete_backing_data', days2)).status, 200);
       const maintenance = srv.deps.tfe.jobHandlers['tfe.state-maintenance'];
       assert.ok(maintenance, 'maintenance job handler registered');
       const signal = new AbortController().signal;
       clock.advance(29 * 86400);
       await maintenance(null, { jobId: 'manual', attempt: 1, signal });
       assert.equal((await call(srv, 'GET', `/api/v2/state-versions/${v1.id}`)).json.data.attributes.status, 'backing_data_soft_deleted');
+      assert.equal((await call(srv, 'GET', `/api/v2/state-versions/${v2.id}`)).json.data.attributes.status, 'backing_data_permanently_deleted');
       clock.advance(2 * 86400);
       await maintenance(null, { jobId: 'manual', attempt: 1, signal });
       assert.equal((await call(srv, 'GET', `/api/v2/state-versions/${v1.id}`)).json.data.attributes.status, 'backing_data_permanently_deleted');

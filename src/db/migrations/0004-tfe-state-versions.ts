@@ -43,6 +43,7 @@ export function tfeStateVersionsMigration(_ctx: MigrationContext) {
         .addColumn('rollback_of_id', 'text')
         .addColumn('delete_older_than_n_days', 'integer')
         .addColumn('soft_deleted_at', 'text')
+        .addColumn('purge_after', 'text')
         .addColumn('created_at', 'text', (c) => c.notNull())
         .execute();
       await db.schema
@@ -78,9 +79,9 @@ export function tfeStateVersionsMigration(_ctx: MigrationContext) {
         .columns(['resources_processed', 'status'])
         .execute();
       await db.schema
-        .createIndex('tfe_state_versions_status_soft_deleted_at_idx')
+        .createIndex('tfe_state_versions_status_purge_after_idx')
         .on('tfe_state_versions')
-        .columns(['status', 'soft_deleted_at'])
+        .columns(['status', 'purge_after'])
         .execute();
 
       await db.schema

@@ -307,7 +307,7 @@ export class StateVersionRepo {
     id: string,
     from: StateVersionStatus,
     to: StateVersionStatus,
-    extra: Partial<Pick<TfeStateVersionsTable, 'soft_deleted_at' | 'delete_older_than_n_days' | 'state_sha256' | 'json_sha256'>> = {},
+    extra: Partial<Pick<TfeStateVersionsTable, 'soft_deleted_at' | 'purge_after' | 'delete_older_than_n_days' | 'state_sha256' | 'json_sha256'>> = {},
   ): Promise<boolean> {
     const res = await trx
       .updateTable('tfe_state_versions')
@@ -517,17 +517,20 @@ export class StateVersionRepo {
 
   /** Soft-deleted versions whose purge time has come (per-version days, else the default). */
   async softDeletedDue(ex: Executor, now: Date, defaultDays: number, limit: number): Promise<StateVersion[]> {
+    const defaultCutoff = new Date(now.getTime() - defaultDays * 86_400_000).toISOString();
     const rows = await ex
       .selectFrom('tfe_state_versions')
       .selectAll()
       .where('status', '=', 'backing_data_soft_deleted')
-      .orderBy('soft_deleted_at')
-      .limit(limit * 4)
+      .where((eb) =>
+        eb.or([
+          eb('purge_after', '<=', now.toISOString()),
+          eb.and([eb('purge_after', 'is', null), eb('soft_deleted_at', '<=', defaultCutoff)]),
+        ]),
+      )
+      .limit(limit)
       .execute();
-    return rows
-      .map(toStateVersion)
-      .filter((v) => v.softDeletedAt !== null && now.getTime() - v.softDeletedAt.getTime() >= (v.deleteOlderThanNDays ?? defaultDays) * 86_400_000)
-      .slice(0, limit);
+    return rows.map(toStateVersion);
   }
 
   /**

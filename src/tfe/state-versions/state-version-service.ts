@@ -177,6 +177,7 @@ export class StateVersionService {
             rollback_of_id: null,
             delete_older_than_n_days: null,
             soft_deleted_at: null,
+            purge_after: null,
             created_at: now.toISOString(),
           });
           await this.makeCurrent(trx, ws.id, id);
@@ -238,6 +239,7 @@ export class StateVersionService {
         rollback_of_id: t.id,
         delete_older_than_n_days: null,
         soft_deleted_at: null,
+        purge_after: null,
         created_at: now.toISOString(),
       });
       const outputs = await this.deps.repo.outputs(trx, [t.id]);
@@ -289,9 +291,13 @@ export class StateVersionService {
       if (to === fresh.status) return fresh;
       const extra =
         action === 'soft_delete_backing_data'
-          ? { soft_deleted_at: now.toISOString(), delete_older_than_n_days: deleteOlderThanNDays ?? null }
+          ? {
+              soft_deleted_at: now.toISOString(),
+              delete_older_than_n_days: deleteOlderThanNDays ?? null,
+              purge_after: deleteOlderThanNDays === undefined ? null : new Date(now.getTime() + deleteOlderThanNDays * 86_400_000).toISOString(),
+            }
           : action === 'restore_backing_data'
-            ? { soft_deleted_at: null, delete_older_than_n_days: null }
+            ? { soft_deleted_at: null, delete_older_than_n_days: null, purge_after: null }
             : { state_sha256: null, json_sha256: null };
       if (!(await this.deps.repo.transition(trx, id, fresh.status, to, extra))) {
         throw conflict('the state version changed meanwhile; try again');
