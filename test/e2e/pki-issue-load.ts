@@ -1,6 +1,6 @@
 /**
  * A quick load check of issue/sign run by hand (not part of the suite):
- *   node dist/test/e2e/pki-issue-load.js [sign-p256|issue-p256|issue-rsa|latency-rsa] [seconds] [connections] [--prof]
+ *   node dist/test/e2e/pki-issue-load.js [sign-p256|issue-p256|issue-rsa|latency-rsa|read-role] [seconds] [connections] [--prof]
  * Starts the built server as its own process on 127.0.0.1 with a fresh SQLite directory,
  * creates a P-256 root and roles, then drives the endpoint with autocannon and prints
  * req/s and latency. `--prof` writes a V8 CPU profile of the server into the current directory.
@@ -90,6 +90,10 @@ try {
     if (mode === 'sign-p256') {
       bodies = Array.from({ length: 16 }, (_, i) => JSON.stringify({ csr: opensslCsr('EC:P-256', `/CN=h${i}.example.com`).csr, common_name: `h${i}.example.com` }));
       path = '/v1/pki/sign/ec';
+    } else if (mode === 'read-role') {
+      // Baseline: token check, ACL, dispatch and one small query, no certificate work.
+      bodies = [''];
+      path = '/v1/pki/roles/ec';
     } else {
       bodies = [JSON.stringify({ common_name: 'h.example.com' })];
       path = mode === 'issue-rsa' ? '/v1/pki/issue/rsa' : '/v1/pki/issue/ec';
@@ -100,7 +104,7 @@ try {
         autocannon(
           {
             url: base, connections: Number(connArg), duration: seconds,
-            requests: [{ method: 'POST', path, headers, setupRequest: (req) => ({ ...req, body: bodies[i++ % bodies.length] }) }],
+            requests: [{ method: mode === 'read-role' ? 'GET' : 'POST', path, headers, setupRequest: (req) => (mode === 'read-role' ? req : { ...req, body: bodies[i++ % bodies.length] }) }],
           },
           (err, res) => (err ? reject(err) : resolve(res)),
         );

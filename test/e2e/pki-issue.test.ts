@@ -285,6 +285,22 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 405);
     });
 
+    it('a role change or deletion takes effect on the next request', async () => {
+      const { mount } = await mountWithRoot(v);
+      await role(v, mount, 'c', { allowed_domains: 'example.com', allow_bare_domains: true, key_type: 'ec' });
+      assert.equal((await v('POST', `${mount}/issue/c`, { body: { common_name: 'example.com' } })).status, 200);
+      await role(v, mount, 'c', { allowed_domains: 'example.org', allow_bare_domains: true, key_type: 'ec' });
+      let r = await v('POST', `${mount}/issue/c`, { body: { common_name: 'example.com' } });
+      assert.equal(r.status, 400);
+      r = await v('PATCH', `${mount}/roles/c`, { body: { allowed_domains: 'example.com' }, headers: { 'content-type': 'application/merge-patch+json' } });
+      assert.equal(r.status, 200);
+      assert.equal((await v('POST', `${mount}/issue/c`, { body: { common_name: 'example.com' } })).status, 200);
+      assert.equal((await v('DELETE', `${mount}/roles/c`)).status, 204);
+      r = await v('POST', `${mount}/issue/c`, { body: { common_name: 'example.com' } });
+      assert.equal(r.status, 400);
+      assert.deepEqual(r.json.errors, ['unknown role: c']);
+    });
+
     it('LIST certs pages with after and limit; serials are unique', async () => {
       const { mount } = await mountWithRoot(v);
       await role(v, mount, 'p', { allow_any_name: true, key_type: 'ec' });
