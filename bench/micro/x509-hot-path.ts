@@ -33,10 +33,15 @@ const NOT_BEFORE = new Date('2026-01-01T00:00:00Z');
 const NOT_AFTER = new Date('2026-02-01T00:00:00Z');
 
 type Case = { name: string; fn: () => unknown };
+type Rate = { wall: number; cpu: number };
 
-/** Operations per second of one timed run (after a warm-up for the JIT and caches). */
-async function run(fn: () => unknown, seconds: number): Promise<number> {
+/**
+ * One timed run after a warm-up: operations per wall-clock second and per CPU-second of
+ * the process (all threads). On a shared machine the CPU figure is the stable one.
+ */
+async function run(fn: () => unknown, seconds: number): Promise<Rate> {
   for (let i = 0; i < 200; i++) await fn();
+  const cpu0 = process.cpuUsage();
   const start = performance.now();
   const end = start + seconds * 1000;
   let n = 0;
@@ -44,20 +49,21 @@ async function run(fn: () => unknown, seconds: number): Promise<number> {
     for (let i = 0; i < 50; i++) await fn();
     n += 50;
   }
-  return n / ((performance.now() - start) / 1000);
+  const wall = (performance.now() - start) / 1000;
+  const used = process.cpuUsage(cpu0);
+  return { wall: n / wall, cpu: n / ((used.user + used.system) / 1e6) };
 }
 
-/**
- * Runs the cases interleaved for ROUNDS rounds and keeps each case's best round: the
- * machine is shared, and the best round is the one least disturbed by other processes.
- */
-async function measureAll(cases: Case[]): Promise<{ name: string; perSecond: number; rounds: number[] }[]> {
-  const rounds = cases.map(() => [] as number[]);
+/** Runs the cases interleaved for ROUNDS rounds and keeps each case's best round. */
+async function measureAll(cases: Case[]): Promise<{ name: string; perSecond: number; perCpuSecond: number }[]> {
+  const rounds = cases.map(() => [] as Rate[]);
   for (let r = 0; r < ROUNDS; r++) for (const [i, c] of cases.entries()) rounds[i]!.push(await run(c.fn, SECONDS));
+  console.log(`${'case'.padEnd(50)} ${'ops/s'.padStart(8)} ${'ops/CPU-s'.padStart(10)}`);
   return cases.map((c, i) => {
-    const perSecond = Math.max(...rounds[i]!);
-    console.log(`${c.name.padEnd(50)} ${perSecond.toFixed(0).padStart(8)} /s   rounds: ${rounds[i]!.map((x) => x.toFixed(0)).join(', ')}`);
-    return { name: c.name, perSecond: Math.round(perSecond), rounds: rounds[i]!.map(Math.round) };
+    const perSecond = Math.max(...rounds[i]!.map((x) => x.wall));
+    const perCpuSecond = Math.max(...rounds[i]!.map((x) => x.cpu));
+    console.log(`${c.name.padEnd(50)} ${perSecond.toFixed(0).padStart(8)} ${perCpuSecond.toFixed(0).padStart(10)}`);
+    return { name: c.name, perSecond: Math.round(perSecond), perCpuSecond: Math.round(perCpuSecond) };
   });
 }
 
