@@ -45,6 +45,9 @@ function toToken(r: Selectable<TfeTokensTable>): AuthToken {
 
 export type Executor = Kysely<Database>;
 
+/** A team as the permission rules see it. */
+export type AccessTeam = Pick<Team, 'id' | 'isOwners' | 'manageWorkspaces' | 'readWorkspaces'>;
+
 /** All SQL for users, teams, memberships and tokens. */
 export class IdentityRepo {
   constructor(private readonly deps: { db: Kysely<Database> }) {}
@@ -184,14 +187,20 @@ export class IdentityRepo {
     return rows.map(toUser);
   }
 
-  /** Teams of the organization through which the user acts (its memberships). */
-  async teamsOfUser(userId: string, organizationId: string): Promise<Team[]> {
-    const rows = await this.teamQuery(this.deps.db)
-      .innerJoin('tfe_team_members as mm', 'mm.team_id', 't.id')
-      .where('mm.user_id', '=', userId)
-      .where('t.organization_id', '=', organizationId)
-      .execute();
-    return rows.map((r) => toTeam(r as TeamRow));
+  /** The access-relevant flags of the teams a user (or one team) acts through in an organization; no joins. */
+  async accessTeams(organizationId: string, by: { userId: string } | { teamId: string }): Promise<AccessTeam[]> {
+    let q = this.deps.db
+      .selectFrom('tfe_teams as t')
+      .select(['t.id', 't.is_owners', 't.manage_workspaces', 't.read_workspaces'])
+      .where('t.organization_id', '=', organizationId);
+    if ('userId' in by) {
+      const userId = by.userId;
+      q = q.where('t.id', 'in', (eb) => eb.selectFrom('tfe_team_members').select('team_id').where('user_id', '=', userId));
+    } else {
+      q = q.where('t.id', '=', by.teamId);
+    }
+    const rows = await q.execute();
+    return rows.map((r) => ({ id: r.id, isOwners: r.is_owners === 1, manageWorkspaces: r.manage_workspaces === 1, readWorkspaces: r.read_workspaces === 1 }));
   }
 
   /** Organization ids where the user is in some team. */

@@ -3,7 +3,7 @@ import type { Clock } from '../../shared/clock.js';
 import { forbidden, invalid, notFound } from '../../shared/errors.js';
 import { hashToken, tfeId } from '../../shared/ids.js';
 import type { Actor } from './actor.js';
-import type { Executor, IdentityRepo } from './identity-repo.js';
+import type { AccessTeam, Executor, IdentityRepo } from './identity-repo.js';
 import type { Team, User } from './identity.js';
 import { SITE_ADMIN_USERNAME, isExpired, isValidUsername, looksLikeApiToken } from './identity.js';
 import type { OrganizationFacts, TeamGrant } from './permissions.js';
@@ -133,12 +133,9 @@ export class IdentityService {
   }
 
   /** Teams of the organization the actor acts through: its memberships, or its own team. */
-  async teamsOf(actor: Actor, organizationId: string): Promise<Team[]> {
-    if (actor.kind === 'user') return this.deps.repo.teamsOfUser(actor.userId, organizationId);
-    if (actor.kind === 'team' && actor.organizationId === organizationId) {
-      const t = await this.deps.repo.teamById(actor.teamId);
-      return t ? [t] : [];
-    }
+  async teamsOf(actor: Actor, organizationId: string): Promise<AccessTeam[]> {
+    if (actor.kind === 'user') return this.deps.repo.accessTeams(organizationId, { userId: actor.userId });
+    if (actor.kind === 'team' && actor.organizationId === organizationId) return this.deps.repo.accessTeams(organizationId, { teamId: actor.teamId });
     return [];
   }
 
@@ -153,7 +150,7 @@ export class IdentityService {
     return { facts: this.factsFrom(actor, organizationId, teams), grants };
   }
 
-  private factsFrom(actor: Actor, organizationId: string, teams: Team[]): OrganizationFacts {
+  private factsFrom(actor: Actor, organizationId: string, teams: AccessTeam[]): OrganizationFacts {
     return {
       siteAdmin: actor.kind === 'user' && actor.siteAdmin,
       isUser: actor.kind === 'user',
