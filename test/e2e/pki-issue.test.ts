@@ -134,8 +134,14 @@ for (const kind of dbKinds()) {
       const nb = Date.parse(openssl(['x509', '-noout', '-startdate'], r.json.data.certificate).replace('notBefore=', '').trim()) / 1000;
       assert.ok(Math.abs(nb - (now - 300)) < 5, `not_before_duration 5m: ${now - nb}`);
 
+      const stored = await storedSerials(v, mount);
       r = await v('POST', `${mount}/issue/ttl`, { body: { common_name: 'x.test', ttl: '100h' } });
-      assert.equal(r.status, 200);
+      assert.equal(r.status, 400);
+      assert.match(r.json.errors[0], /ttl of 360000s .* longer than the maximum of 172800s .* role's max_ttl/);
+      assert.deepEqual(await storedSerials(v, mount), stored, 'nothing stored');
+      // Without a ttl the mount default (768h here) is clamped to the role's max_ttl, with Vault's warning.
+      r = await v('POST', `${mount}/issue/ttl`, { body: { common_name: 'x.test' } });
+      assert.equal(r.status, 200, r.text);
       assert.ok(Math.abs(r.json.data.expiration - (now + 48 * 3600)) < 5, 'clamped to max_ttl');
       assert.ok(r.json.warnings.some((w: string) => /is longer than permitted maxTTL/.test(w)));
 

@@ -285,8 +285,14 @@ export function computeValidity(v: ValidityInput): { notBefore: Date; notAfter: 
   const na = v.role.not_after !== '' ? v.role.not_after : v.notAfter;
   let ttl = v.ttl;
   if (ttl > 0 && na !== '') throw invalid('Either ttl or not_after should be provided. Both should not be provided in the same request.', 'ttl');
-  if (ttl === 0) ttl = v.role.ttl > 0 ? v.role.ttl : v.mountDefaultTtl;
   const max = v.role.max_ttl > 0 ? v.role.max_ttl : v.mountMaxTtl;
+  // The spec's limit rule: a requested ttl beyond the maximum is refused. Defaults (role
+  // ttl, mount default) are clamped with Vault's warning, so a role with a short max_ttl
+  // still issues without an explicit ttl.
+  if (ttl > max) {
+    throw invalid(`ttl of ${ttl}s (${formatSeconds(ttl)}) is longer than the maximum of ${max}s (${formatSeconds(max)}) allowed by the ${v.role.max_ttl > 0 ? "role's max_ttl" : "mount's max lease TTL"}`, 'ttl');
+  }
+  if (ttl === 0) ttl = v.role.ttl > 0 ? v.role.ttl : v.mountDefaultTtl;
   if (ttl > max) {
     warnings.push(`TTL "${formatSeconds(ttl)}" is longer than permitted maxTTL "${formatSeconds(max)}", so maxTTL is being used`);
     ttl = max;
