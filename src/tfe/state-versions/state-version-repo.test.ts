@@ -1,0 +1,115 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestDb, dbKinds } from '../../../test/support/test-db.js';
+import type { TestDatabase } from '../../../test/support/test-db.js';
+import { StateVersionRepo } from './state-version-repo.js';
+import type { Executor } from './state-version-repo.js';
+
+function row(workspaceId: string, id: string, seq: number, status = 'finalized') {
+  return {
+    id,
+    workspace_id: workspaceId,
+    seq,
+    serial: seq,
+    lineage: 'L',
+    md5: 'a'.repeat(32),
+    status,
+    size: 1,
+    state_format_version: 4,
+    terraform_version: '1.9.5',
+    state_sha256: null,
+    json_sha256: null,
+    upload_token_hash: null,
+    upload_token_sealed: null,
+    json_upload_token_hash: null,
+    json_upload_token_sealed: null,
+    upload_expires_at: null,
+    resources_processed: 0,
+    resources: null,
+    modules: null,
+    providers: null,
+    billable_rum_count: null,
+    created_by_kind: null,
+    created_by_id: null,
+    run_id: null,
+    rollback_of_id: null,
+    delete_older_than_n_days: null,
+    soft_deleted_at: null,
+    purge_after: null,
+    created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, seq)).toISOString(),
+  };
+}
+
+/** Appends a version the way the service does: next history position, then insert, then current. */
+async function append(repo: StateVersionRepo, trx: Executor, ws: string, id: string, status = 'finalized'): Promise<number> {
+  const { seq } = await repo.advanceHead(trx, ws);
+  await repo.insert(trx, row(ws, id, seq, status));
+  await repo.setCurrent(trx, ws, id);
+  return seq;
+}
+
+for (const kind of dbKinds()) {
+  for (const batchCommits of [false, true]) {
+    describe(`StateVersionRepo (${batchCommits ? 'batched commits' : 'one transaction each'}) [${kind}]`, () => {
+      let t: TestDatabase;
+      let repo: StateVersionRepo;
+      before(async () => {
+        t = await createTestDb(kind);
+        repo = new StateVersionRepo({ db: t.db.kysely, batchCommits });
+      });
+      after(async () => t.cleanup());
+
+      it('a failing write undoes only its own changes, concurrent ones commit', async () => {
+        const ws = 'ws-batch';
+        const results = await Promise.allSettled(
+          ['a', 'b', 'c', 'd'].map((name) =>
+            repo.batched(async (trx) => {
+              const seq = await append(repo, trx, ws, `sv-${name}`);
+              if (name === 'b') throw new Error('refused');
+              return seq;
+            }),
+          ),
+        );
+        assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+        // Positions run 1..3 without a gap whatever order the writers got the head in.
+        const seqOf = new Map(['a', 'c', 'd'].map((n, i) => [`sv-${n}`, (results[[0, 2, 3][i] as number] as PromiseFulfilledResult<number>).value]));
+        assert.deepEqual([...seqOf.values()].sort(), [1, 2, 3]);
+        const page = await repo.list(repo.db, ws, undefined, 20, 0);
+        assert.deepEqual(page.items.map((v) => v.id), [...seqOf.keys()].sort((x, y) => (seqOf.get(y) ?? 0) - (seqOf.get(x) ?? 0)));
+        assert.equal(page.total, 3);
+        assert.equal(await repo.currentId(repo.db, ws), page.items[0]?.id);
+        assert.equal(await repo.findById(repo.db, 'sv-b'), undefined);
+      });
+
+      it('lists by position ranges, and by index after retention left holes', async () => {
+        const ws = 'ws-list';
+        for (let i = 1; i <= 7; i++) await repo.batched((trx) => append(repo, trx, ws, `sv-l${i}`, i % 2 === 0 ? 'discarded' : 'finalized'));
+        const ids = async (statuses?: Array<'finalized' | 'discarded'>, limit = 3, offset = 0) =>
+          (await repo.list(repo.db, ws, statuses, limit, offset)).items.map((v) => v.id);
+        assert.deepEqual(await ids(undefined, 3, 0), ['sv-l7', 'sv-l6', 'sv-l5']);
+        assert.deepEqual(await ids(undefined, 3, 6), ['sv-l1']);
+        assert.deepEqual(await ids(undefined, 3, 9), []);
+        assert.deepEqual(await ids(['discarded'], 2, 1), ['sv-l4', 'sv-l2']);
+        assert.equal((await repo.list(repo.db, ws, ['finalized'], 20, 0)).total, 4);
+        assert.equal(await repo.transaction((trx) => repo.deleteVersions(trx, ['sv-l2', 'sv-l5', 'sv-l7'])), 2, 'the current version stays');
+        const after = await repo.list(repo.db, ws, undefined, 3, 0);
+        assert.equal(after.total, 5);
+        assert.deepEqual(after.items.map((v) => v.id), ['sv-l7', 'sv-l6', 'sv-l4']);
+        assert.deepEqual(await ids(undefined, 3, 3), ['sv-l3', 'sv-l1']);
+        assert.equal((await repo.list(repo.db, 'ws-none', undefined, 20, 0)).total, 0);
+      });
+
+      it('a tombstoned blob is reported to writers until it is revived', async () => {
+        const sha = (kind === 'sqlite' ? 'a' : 'b').repeat(63) + (batchCommits ? '1' : '0');
+        const now = new Date('2026-01-01T00:00:00Z');
+        assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, 5, now)), true);
+        assert.deepEqual(await repo.unreferencedBlobs(repo.db, 1000).then((l) => l.includes(sha)), true);
+        assert.equal(await repo.transaction((trx) => repo.markBlobDeleting(trx, sha, now)), true);
+        assert.equal(await repo.transaction((trx) => repo.markBlobDeleting(trx, sha, now)), false, 'only one collector wins');
+        assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, 5, now)), false);
+        await repo.transaction((trx) => repo.reviveBlob(trx, sha, 5, now));
+        assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, 5, now)), true);
+      });
+    });
+  }
+}
