@@ -1,7 +1,8 @@
 /**
- * Key parameters, generation, export and parsing for the key types Vault's PKI engine
- * supports (reference 16.10 and 16.12), plus a cache of parsed KeyObjects so the signing
- * hot path never re-parses a PEM (re-parsing costs about 15x the signature itself).
+ * Key parameters, export and parsing for the key types Vault's PKI engine supports
+ * (reference 16.10 and 16.12), plus a cache of parsed KeyObjects so the signing hot path
+ * never re-parses a PEM (re-parsing costs about 15x the signature itself). Generation is
+ * in key-generation.ts.
  */
 import { createHash, createPrivateKey, createPublicKey } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
@@ -68,7 +69,10 @@ export function checkKeyAgainstRole(key: KeyDescription, roleType: string, roleB
   return undefined;
 }
 
-/** Type and size of a private or public KeyObject; throws `invalid` for unsupported kinds. */
+/**
+ * Type and size of a private or public KeyObject; throws `invalid` for unsupported kinds.
+ * Do not call it on a key taken straight from generateKeyPair(Sync) (see key-generation.ts).
+ */
 export function describeKey(key: KeyObject): KeyDescription {
   const t = key.asymmetricKeyType;
   const d = key.asymmetricKeyDetails ?? {};
