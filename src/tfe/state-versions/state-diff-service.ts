@@ -1,8 +1,8 @@
 import type { BlobStore } from '../../blob/blob-store.js';
 import { conflict, invalid, notFound } from '../../shared/errors.js';
 import type { Actor } from '../identity/actor.js';
-import { diffDigests, digestState } from './state-diff.js';
-import type { StateDiff, StateDigest } from './state-diff.js';
+import { diffAgainstState, digestState } from './state-diff.js';
+import type { StateDiff } from './state-diff.js';
 import type { StateVersionService } from './state-version-service.js';
 import type { StateVersion } from './state-version.js';
 
@@ -34,16 +34,33 @@ export class StateDiffService {
     if (against.workspaceId !== version.workspaceId) {
       throw invalid(`state version ${againstId} belongs to another workspace; only versions of one workspace can be compared`, '/query/against');
     }
-    const before = await this.load(against, signal);
-    const after = await this.load(version, signal);
-    return { version, against, diff: diffDigests(before, after) };
+    const beforeSha = contentOf(against);
+    const afterSha = contentOf(version);
+    // One diff at a time on this node: each holds a digest of a whole state in memory.
+    return this.exclusive(async () => {
+      const before = await digestState(await this.deps.blobs.get(beforeSha), { signal });
+      if (!before.ok) throw unreadable(against, before.error);
+      const r = await diffAgainstState(before.digest, await this.deps.blobs.get(afterSha), { signal });
+      if (!r.ok) throw unreadable(version, r.error);
+      return { version, against, diff: r.diff };
+    });
   }
 
-  private async load(v: StateVersion, signal?: AbortSignal): Promise<StateDigest> {
-    if (v.status === 'pending' || v.status === 'discarded') throw conflict(`state version ${v.id} has no state content (status ${v.status})`);
-    if (v.status !== 'finalized' || v.stateSha256 === null) throw conflict(`the backing data of state version ${v.id} is not available (status ${v.status})`);
-    const r = await digestState(await this.deps.blobs.get(v.stateSha256), { signal });
-    if (!r.ok) throw invalid(`state version ${v.id} cannot be compared: ${r.error}`);
-    return r.digest;
+  private tail: Promise<unknown> = Promise.resolve();
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(fn, fn);
+    this.tail = run.catch(() => undefined);
+    return run;
   }
+}
+
+function contentOf(v: StateVersion): string {
+  if (v.status === 'pending' || v.status === 'discarded') throw conflict(`state version ${v.id} has no state content (status ${v.status})`);
+  if (v.status !== 'finalized' || v.stateSha256 === null) throw conflict(`the backing data of state version ${v.id} is not available (status ${v.status})`);
+  return v.stateSha256;
+}
+
+function unreadable(v: StateVersion, error: string) {
+  return invalid(`state version ${v.id} cannot be compared: ${error}`);
 }

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { JsonScanner } from './json-scanner.js';
 import type { JsonEvents } from './json-scanner.js';
 import { moduleString } from './state-extract.js';
@@ -22,8 +21,11 @@ export interface InstanceDigest {
   mode: 'managed' | 'data';
   type: string;
   name: string;
-  /** Attribute name → hash of its JSON value. */
-  attributes: Map<string, string>;
+  /**
+   * Top-level attributes in file order as `name\u0001hash` pairs joined by `\u0000`: one
+   * string per instance keeps a digest of hundreds of thousands of instances small.
+   */
+  attributes: string;
 }
 
 export interface OutputDigest {
@@ -67,8 +69,24 @@ export interface StateDiff {
   outputsChanged: ChangedOutput[];
 }
 
+/**
+ * A 64-bit hash of a value's JSON text: two independently seeded 32-bit multiply-xor
+ * lanes. It only has to tell two values of the same attribute apart, and a JS loop is
+ * several times cheaper than a crypto hash call per attribute on states with millions.
+ */
 export function hashValue(v: unknown): string {
-  return createHash('sha256').update(JSON.stringify(v) ?? 'undefined').digest('base64').slice(0, 16);
+  const text = JSON.stringify(v) ?? 'undefined';
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193 ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+    h2 ^= h2 >>> 15;
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 0x85ebca6b) ^ Math.imul(h2 ^ (h2 >>> 13), 0xc2b2ae35);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 0x27d4eb2f) ^ h1;
+  return (h1 >>> 0).toString(36) + ':' + (h2 >>> 0).toString(36);
 }
 
 /** `module.app["a"]` + `data` + `aws_ami` + `base` + `0` → `module.app["a"].data.aws_ami.base[0]`. */
@@ -104,17 +122,25 @@ function str(v: unknown, what: string): string {
   return v;
 }
 
-function attributeHashes(attrs: unknown): Map<string, string> {
-  const out = new Map<string, string>();
-  if (attrs === null || typeof attrs !== 'object' || Array.isArray(attrs)) return out;
-  for (const [k, v] of Object.entries(attrs as Record<string, unknown>)) out.set(k, hashValue(v));
-  return out;
+function attributeHashes(attrs: unknown): string {
+  if (attrs === null || typeof attrs !== 'object' || Array.isArray(attrs)) return '';
+  return Object.entries(attrs as Record<string, unknown>).map(([k, v]) => `${k}\u0001${hashValue(v)}`).join('\u0000');
+}
+
+function attributeMap(attrs: string): Map<string, string> {
+  const m = new Map<string, string>();
+  if (attrs === '') return m;
+  for (const pair of attrs.split('\u0000')) {
+    const at = pair.lastIndexOf('\u0001');
+    m.set(pair.slice(0, at), pair.slice(at + 1));
+  }
+  return m;
 }
 
 class DigestCollector implements JsonEvents {
   scanner!: JsonScanner;
   version: unknown;
-  readonly instances = new Map<string, InstanceDigest>();
+  constructor(private readonly onInstance: (d: InstanceDigest) => void) {}
   readonly outputs = new Map<string, OutputDigest>();
   private readonly v3Outputs = new Map<string, OutputDigest>();
   private stack: number[] = [];
@@ -124,10 +150,10 @@ class DigestCollector implements JsonEvents {
   private instList: Instance[] = [];
   private instance: Instance = { deposed: false };
   private modulePath: unknown;
-  private moduleResources: Array<[string, Map<string, string>]> = [];
+  private moduleResources: Array<[string, string]> = [];
   private moduleOutputs: OutputDigest[] = [];
   private v3Key = '';
-  private v3Attrs = new Map<string, string>();
+  private v3Attrs = '';
 
   private push(isObject: boolean): void {
     const top = this.stack[this.stack.length - 1];
@@ -146,7 +172,7 @@ class DigestCollector implements JsonEvents {
       this.moduleResources = [];
       this.moduleOutputs = [];
     }
-    if (ctx === V3_RESOURCE) this.v3Attrs = new Map();
+    if (ctx === V3_RESOURCE) this.v3Attrs = '';
     this.stack.push(ctx);
   }
 
@@ -227,8 +253,8 @@ class DigestCollector implements JsonEvents {
       // Deposed objects are leftovers of create-before-destroy, not part of the configuration.
       if (inst.deposed) continue;
       const address = instanceAddress(module, mode, type, name, inst.indexKey);
-      const attributes = (inst.attributes ?? inst.flat ?? new Map()) as Map<string, string>;
-      this.instances.set(address, { address, module: moduleString(module), mode, type, name, attributes });
+      const attributes = (inst.attributes ?? inst.flat ?? '') as string;
+      this.onInstance({ address, module: moduleString(module), mode, type, name, attributes });
     }
     this.instList = [];
   }
@@ -247,15 +273,16 @@ class DigestCollector implements JsonEvents {
       if (rest.length < 2 || rest.length > 3) throw new StateContentError(`resource key ${JSON.stringify(key)} is not a resource address`);
       const [type, name, index] = rest as [string, string, string | undefined];
       const address = instanceAddress(prefix || undefined, data ? 'data' : 'managed', type, name, index === undefined ? undefined : Number(index));
-      this.instances.set(address, { address, module: (path as string[]).join('.'), mode: data ? 'data' : 'managed', type, name, attributes });
+      this.onInstance({ address, module: (path as string[]).join('.'), mode: data ? 'data' : 'managed', type, name, attributes });
     }
     // Terraform 0.11 exposes root module outputs only.
     if (names.length === 0) for (const o of this.moduleOutputs) this.v3Outputs.set(o.name, o);
   }
 
-  finish(): StateDigest {
+  /** The format version and root outputs, once the whole document was read. */
+  finish(): { stateVersion: 3 | 4; outputs: Map<string, OutputDigest> } {
     if (this.version !== 3 && this.version !== 4) throw new StateContentError(`unsupported state format version ${JSON.stringify(this.version)}`);
-    return { stateVersion: this.version, instances: this.instances, outputs: this.version === 4 ? this.outputs : this.v3Outputs };
+    return { stateVersion: this.version, outputs: this.version === 4 ? this.outputs : this.v3Outputs };
   }
 }
 
@@ -265,19 +292,42 @@ function outputDigest(name: string, raw: unknown): OutputDigest {
   return { name, sensitive: o.sensitive === true, hash: hashValue([o.value ?? null, o.type ?? null]) };
 }
 
-/** Reduces a state arriving in chunks to its digest. Content problems become `{ ok: false }`. */
-export async function digestState(source: AsyncIterable<Uint8Array>, opts: { signal?: AbortSignal } = {}): Promise<DigestResult> {
-  const collector = new DigestCollector();
+async function scan(source: AsyncIterable<Uint8Array>, onInstance: (d: InstanceDigest) => void, signal?: AbortSignal) {
+  const collector = new DigestCollector(onInstance);
   const scanner = new JsonScanner(collector);
   collector.scanner = scanner;
+  for await (const chunk of source) {
+    signal?.throwIfAborted();
+    scanner.write(chunk);
+  }
+  scanner.end();
+  return collector.finish();
+}
+
+/** Reduces a state arriving in chunks to its digest. Content problems become `{ ok: false }`. */
+export async function digestState(source: AsyncIterable<Uint8Array>, opts: { signal?: AbortSignal } = {}): Promise<DigestResult> {
+  const instances = new Map<string, InstanceDigest>();
   try {
-    for await (const chunk of source) {
-      opts.signal?.throwIfAborted();
-      scanner.write(chunk);
-    }
-    scanner.end();
-    return { ok: true, digest: collector.finish() };
+    const { stateVersion, outputs } = await scan(source, (d) => instances.set(d.address, d), opts.signal);
+    return { ok: true, digest: { stateVersion, instances, outputs } };
   } catch (err) {
+    if (opts.signal?.aborted) throw err;
+    return { ok: false, error: describeScanError(err) };
+  }
+}
+
+/**
+ * Compares a digest with a second state as it streams in: each instance of `after` is
+ * compared when it has been read and only the `before` digest is held, so memory is
+ * one digest whatever the size of the second state. `before` is consumed.
+ */
+export async function diffAgainstState(before: StateDigest, after: AsyncIterable<Uint8Array>, opts: { signal?: AbortSignal } = {}): Promise<{ ok: true; diff: StateDiff } | { ok: false; error: string }> {
+  const builder = new DiffBuilder(before);
+  try {
+    const { outputs } = await scan(after, (d) => builder.instance(d), opts.signal);
+    return { ok: true, diff: builder.finish(outputs) };
+  } catch (err) {
+    if (opts.signal?.aborted) throw err;
     return { ok: false, error: describeScanError(err) };
   }
 }
@@ -289,32 +339,59 @@ function describe(d: InstanceDigest): DiffResource {
   return { address: d.address, module: d.module, mode: d.mode, type: d.type, name: d.name };
 }
 
-/** What changed from `before` to `after`; every list is sorted by address or name. */
-export function diffDigests(before: StateDigest, after: StateDigest): StateDiff {
-  const diff: StateDiff = { resourcesAdded: [], resourcesRemoved: [], resourcesChanged: [], outputsAdded: [], outputsRemoved: [], outputsChanged: [] };
-  for (const [address, a] of after.instances) {
-    const b = before.instances.get(address);
+function changedAttributes(before: string, after: string): string[] {
+  const a = attributeMap(after);
+  const b = attributeMap(before);
+  const changed = new Set<string>();
+  for (const [k, h] of a) if (b.get(k) !== h) changed.add(k);
+  for (const k of b.keys()) if (!a.has(k)) changed.add(k);
+  return [...changed].sort();
+}
+
+class DiffBuilder {
+  private readonly diff: StateDiff = { resourcesAdded: [], resourcesRemoved: [], resourcesChanged: [], outputsAdded: [], outputsRemoved: [], outputsChanged: [] };
+  private readonly remaining: Map<string, InstanceDigest>;
+
+  constructor(private readonly before: StateDigest) {
+    this.remaining = before.instances;
+  }
+
+  instance(a: InstanceDigest): void {
+    const b = this.remaining.get(a.address);
     if (!b) {
-      diff.resourcesAdded.push(describe(a));
-      continue;
+      this.diff.resourcesAdded.push(describe(a));
+      return;
     }
-    const changed = new Set<string>();
-    for (const [k, h] of a.attributes) if (b.attributes.get(k) !== h) changed.add(k);
-    for (const k of b.attributes.keys()) if (!a.attributes.has(k)) changed.add(k);
-    if (changed.size > 0) diff.resourcesChanged.push({ ...describe(a), changedAttributes: [...changed].sort() });
+    this.remaining.delete(a.address);
+    // Equal strings are equal attributes; only differing ones are taken apart.
+    if (b.attributes === a.attributes) return;
+    const changed = changedAttributes(b.attributes, a.attributes);
+    if (changed.length > 0) this.diff.resourcesChanged.push({ ...describe(a), changedAttributes: changed });
   }
-  for (const [address, b] of before.instances) if (!after.instances.has(address)) diff.resourcesRemoved.push(describe(b));
-  for (const [name, a] of after.outputs) {
-    const b = before.outputs.get(name);
-    if (!b) diff.outputsAdded.push({ name, sensitive: a.sensitive });
-    else if (b.hash !== a.hash || b.sensitive !== a.sensitive) diff.outputsChanged.push({ name, sensitive: a.sensitive || b.sensitive });
+
+  finish(afterOutputs: Map<string, OutputDigest>): StateDiff {
+    const diff = this.diff;
+    for (const b of this.remaining.values()) diff.resourcesRemoved.push(describe(b));
+    const before = this.before.outputs;
+    for (const [name, a] of afterOutputs) {
+      const b = before.get(name);
+      if (!b) diff.outputsAdded.push({ name, sensitive: a.sensitive });
+      else if (b.hash !== a.hash || b.sensitive !== a.sensitive) diff.outputsChanged.push({ name, sensitive: a.sensitive || b.sensitive });
+    }
+    for (const [name, b] of before) if (!afterOutputs.has(name)) diff.outputsRemoved.push({ name, sensitive: b.sensitive });
+    diff.resourcesAdded.sort(byAddress);
+    diff.resourcesRemoved.sort(byAddress);
+    diff.resourcesChanged.sort(byAddress);
+    diff.outputsAdded.sort(byName);
+    diff.outputsRemoved.sort(byName);
+    diff.outputsChanged.sort(byName);
+    return diff;
   }
-  for (const [name, b] of before.outputs) if (!after.outputs.has(name)) diff.outputsRemoved.push({ name, sensitive: b.sensitive });
-  diff.resourcesAdded.sort(byAddress);
-  diff.resourcesRemoved.sort(byAddress);
-  diff.resourcesChanged.sort(byAddress);
-  diff.outputsAdded.sort(byName);
-  diff.outputsRemoved.sort(byName);
-  diff.outputsChanged.sort(byName);
-  return diff;
+}
+
+/** What changed from `before` to `after`; every list is sorted by address or name. Neither digest is modified. */
+export function diffDigests(before: StateDigest, after: StateDigest): StateDiff {
+  const builder = new DiffBuilder({ ...before, instances: new Map(before.instances) });
+  for (const a of after.instances.values()) builder.instance(a);
+  return builder.finish(after.outputs);
 }
