@@ -5,10 +5,10 @@
  *
  * Two reasons. Speed: OpenSSL's SPKI encoder alone costs about 100 µs, more than signing
  * the certificate, while an EC key from ECDH plus our own DER takes about 60 µs in all.
- * Safety: in Node 20 a KeyObject made by generateKeyPair(Sync) shares a mutex with its
- * generation job, and reading its JWK or asymmetricKeyDetails while the garbage collector
- * finalises that job can deadlock the thread. KeyObjects handed out here are always
- * imported afresh from DER, so they never share that mutex.
+ * Safety: in Node 20 a KeyObject made by generateKeyPair(Sync) shares a lock with its
+ * generation job; a failing JWK export of such a key (P-224) deadlocks the thread when the
+ * garbage collector finalises the job meanwhile, and other key reads take the same lock.
+ * KeyObjects handed out here are always imported afresh from DER, so they never share it.
  */
 import { createECDH, createPrivateKey, createPublicKey, generateKeyPair as generateKeyPairCb, generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
