@@ -5,6 +5,10 @@ import { createTfeFixture } from '../../../test/support/tfe-fixture.js';
 import type { TfeFixture } from '../../../test/support/tfe-fixture.js';
 import { DomainError } from '../../shared/errors.js';
 import { isPendingUnlockError } from './workspace-service.js';
+import { AdminTokenRepo } from '../../admin/admin-token-repo.js';
+import { AdminTokenService } from '../../admin/admin-token-service.js';
+import { openDatabase } from '../../db/database.js';
+import { buildTfeIdentityLayer } from '../tfe-services.js';
 
 const kindOf = (kind: string, field?: string) => (e: unknown) => e instanceof DomainError && e.kind === kind && (field === undefined || e.field === field);
 
@@ -207,6 +211,28 @@ for (const kind of dbKinds()) {
       assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
       for (const r of results) if (r.status === 'rejected') assert.ok(kindOf('conflict')(r.reason));
       await f.workspaces.unlock(f.admin, id);
+    });
+
+    it('two nodes on one database: exactly one lock wins, and only the holder unlocks', async () => {
+      const id = await f.workspace('acme', 'two-nodes');
+      const db2 = openDatabase({ url: f.tdb.url, poolSize: 5 });
+      try {
+        const node2 = buildTfeIdentityLayer({ db: db2, clock: f.clock, adminTokens: new AdminTokenService({ repo: new AdminTokenRepo({ db: db2.kysely }), clock: f.clock }) });
+        const results = await Promise.allSettled([
+          ...Array.from({ length: 6 }, () => f.workspaces.lock(f.admin, id, 'node1')),
+          ...Array.from({ length: 6 }, () => node2.workspaces.lock(f.admin, id, 'node2')),
+        ]);
+        const won = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+        assert.equal(won.length, 1);
+        for (const r of results) if (r.status === 'rejected') assert.ok(kindOf('conflict')(r.reason), String(r.reason));
+        const holder = await f.user('two-node-other');
+        await f.team('acme', 'two-node-team', ['two-node-other'], { manageWorkspaces: true });
+        await assert.rejects(node2.workspaces.unlock(holder, id), kindOf('conflict'));
+        assert.equal((await node2.workspaces.unlock(f.admin, id)).workspace.locked, false);
+        assert.equal((await f.workspaces.getById(f.admin, id)).workspace.locked, false);
+      } finally {
+        await db2.destroy();
+      }
     });
 
     it('unlock is refused while the latest state version is pending; force-unlock is not', async () => {
