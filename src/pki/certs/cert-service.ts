@@ -1,10 +1,14 @@
 import type { Clock } from '../../shared/clock.js';
 import type { CertMetadata, IssuedCertificate } from './cert.js';
-import type { CertRepo } from './cert-repo.js';
+import type { CertRepo, Executor } from './cert-repo.js';
+
+/** Extra work done in the certificate's own transaction (e.g. recording its lease). */
+export type InTransaction = (tx: Executor) => Promise<void>;
 
 interface Pending {
   cert: IssuedCertificate;
   metadata: CertMetadata | undefined;
+  also: InTransaction | undefined;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -25,10 +29,13 @@ export class CertService {
 
   constructor(private readonly deps: { repo: CertRepo; clock: Clock }) {}
 
-  /** Stores a certificate (and its metadata), resolving once it is committed. */
-  store(cert: IssuedCertificate, metadata?: CertMetadata): Promise<void> {
+  /**
+   * Stores a certificate (and its metadata), resolving once it is committed. `also` runs
+   * in the same transaction, so e.g. a lease exists exactly when its certificate does.
+   */
+  store(cert: IssuedCertificate, metadata?: CertMetadata, also?: InTransaction): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ cert, metadata, resolve, reject });
+      this.#queue.push({ cert, metadata, also, resolve, reject });
       if (!this.#flushing) this.#flush();
     });
   }
@@ -50,7 +57,10 @@ export class CertService {
     const certs = batch.map((p) => p.cert);
     const meta = batch.flatMap((p) => (p.metadata ? [p.metadata] : []));
     try {
-      await this.deps.repo.transaction((tx) => this.deps.repo.insertMany(tx, certs, meta));
+      await this.deps.repo.transaction(async (tx) => {
+        await this.deps.repo.insertMany(tx, certs, meta);
+        for (const p of batch) if (p.also) await p.also(tx);
+      });
       for (const p of batch) p.resolve();
     } catch (err) {
       if (batch.length === 1) {

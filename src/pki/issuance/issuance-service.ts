@@ -1,7 +1,7 @@
 import type { Clock } from '../../shared/clock.js';
 import { invalid } from '../../shared/errors.js';
 import { CERT_LEASE_KIND } from '../certs/cert.js';
-import type { CertService } from '../certs/cert-service.js';
+import type { CertService, InTransaction } from '../certs/cert-service.js';
 import { buildCertificate } from '../crypto/cert-builder.js';
 import { isSelfSigned, parseCertificate } from '../crypto/cert-parser.js';
 import { parseCsr } from '../crypto/csr.js';
@@ -165,20 +165,27 @@ export class IssuanceService {
     });
 
     const now = this.deps.clock.now();
+    let lease: { leaseId: string; leaseDuration: number } | undefined;
     if (!role.no_store) {
+      // The lease (generate_lease) is written in the certificate's transaction.
+      const withLease = role.generate_lease
+        ? async (tx: Parameters<InTransaction>[0]) => {
+            lease = await this.deps.leases.create(
+              {
+                mount: req.mount, path: req.path, kind: CERT_LEASE_KIND, data: { serial: built.serialHex },
+                ttlSeconds: Math.floor((built.notAfter.getTime() - now.getTime()) / 1000), tokenAccessor: req.tokenAccessor,
+              },
+              tx,
+            );
+          }
+        : undefined;
       await this.deps.certs.store(
         { mountId: req.mount.id, serial: built.serialHex, issuerId: signing.issuer.id, der: built.der, notAfter: built.notAfter, createdAt: now },
         input.cert_metadata !== ''
           ? { mountId: req.mount.id, serial: built.serialHex, issuerId: signing.issuer.id, role: req.roleName, notAfter: built.notAfter, metadata: input.cert_metadata }
           : undefined,
+        withLease,
       );
-    }
-    let lease: { leaseId: string; leaseDuration: number } | undefined;
-    if (role.generate_lease && !role.no_store) {
-      lease = await this.deps.leases.create({
-        mount: req.mount, path: req.path, kind: CERT_LEASE_KIND, data: { serial: built.serialHex },
-        ttlSeconds: Math.floor((built.notAfter.getTime() - now.getTime()) / 1000), tokenAccessor: req.tokenAccessor,
-      });
     }
 
     const chain = input.remove_roots_from_chain ? this.#withoutRoots(signing) : signing.caChainPems;
