@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
-import { keyMatchesCert, openssl, verifyChain, x509Text } from './pki-issuers-openssl.js';
+import { keyMatchesCert, openssl, opensslRootCa, signIntermediateCsr, verifyChain, x509Text } from './pki-issuers-openssl.js';
 import { SERIAL, makeServerClient, mountWithRoot, pemToDer, role, storedSerials } from './pki-issue-helpers.js';
 import type { Vault } from './pki-issue-helpers.js';
 
@@ -242,6 +242,28 @@ for (const kind of dbKinds()) {
       assert.equal(r.json.data.ca_chain, undefined, 'only a root in the chain, so none is left');
       r = await v('POST', `${mount}/issuer/nope/issue/r`, { body: { common_name: 'a.test' } });
       assert.equal(r.status, 400);
+    });
+
+    it('issues from an intermediate: ca_chain holds intermediate and root, remove_roots_from_chain drops the root', async () => {
+      const mount = `pki-int-${process.pid}`;
+      assert.equal((await v('POST', `sys/mounts/${mount}`, { body: { type: 'pki', config: { max_lease_ttl: '87600h' } } })).status, 204);
+      const csr = await v('POST', `${mount}/intermediate/generate/internal`, { body: { common_name: 'Issuing CA', key_type: 'ec' } });
+      assert.equal(csr.status, 200, csr.text);
+      const root = opensslRootCa('Outside Root');
+      const intPem = signIntermediateCsr(csr.json.data.csr, root.certPem, root.keyPem, { days: 30 });
+      const set = await v('POST', `${mount}/intermediate/set-signed`, { body: { certificate: `${intPem}\n${root.certPem}` } });
+      assert.equal(set.status, 200, set.text);
+      await role(v, mount, 'leaf', { allow_any_name: true, key_type: 'ec', ttl: '1h' });
+      let r = await v('POST', `${mount}/issue/leaf`, { body: { common_name: 'leaf.test' } });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.data.issuing_ca, intPem);
+      assert.deepEqual(r.json.data.ca_chain, [intPem, root.certPem]);
+      assert.match(verifyChain(r.json.data.certificate, [root.certPem], [intPem]), /OK/);
+      r = await v('POST', `${mount}/issue/leaf`, { body: { common_name: 'leaf.test', remove_roots_from_chain: true, format: 'pem_bundle' } });
+      assert.deepEqual(r.json.data.ca_chain, [intPem]);
+      const blocks = (r.json.data.certificate as string).split(/(?=-----BEGIN )/).map((b) => b.trim());
+      assert.equal(blocks.length, 3, 'key, certificate and the intermediate');
+      assert.equal(blocks[2], intPem);
     });
 
     it('RSA issuers honour signature_bits and use_pss', async () => {
