@@ -6,8 +6,25 @@ import type { IssuedCertificate, CertMetadata } from './cert.js';
 
 export type Executor = Kysely<Database> | Transaction<Database>;
 
-/** SQLite allows 32766 bound values per statement; 8 columns a row keeps batches well below. */
-const ROWS_PER_STATEMENT = 400;
+/**
+ * Multi-row INSERTs in a few fixed sizes only, so the SQL texts stay few and their
+ * prepared statements are reused (see db/database.ts); 256 rows of 8 columns stay far
+ * below SQLite's limit of bound values.
+ */
+const CHUNK_SIZES = [256, 64, 16, 4, 1];
+
+/** Splits `items` into chunks whose sizes come from CHUNK_SIZES, largest first. */
+export function fixedChunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  let i = 0;
+  for (const size of CHUNK_SIZES) {
+    while (items.length - i >= size) {
+      out.push(items.slice(i, i + size));
+      i += size;
+    }
+  }
+  return out;
+}
 
 /** SQL of stored certificates (pki_certs) and their metadata (pki_cert_metadata). */
 export class CertRepo {
@@ -31,11 +48,11 @@ export class CertRepo {
   }
 
   async #insertMany(ex: Executor, certs: readonly IssuedCertificate[], metadata: readonly CertMetadata[]): Promise<void> {
-    for (let i = 0; i < certs.length; i += ROWS_PER_STATEMENT) {
+    for (const chunk of fixedChunks(certs)) {
       await ex
         .insertInto('pki_certs')
         .values(
-          certs.slice(i, i + ROWS_PER_STATEMENT).map((c) => ({
+          chunk.map((c) => ({
             mount_id: c.mountId,
             serial: c.serial,
             issuer_id: c.issuerId,
@@ -48,11 +65,11 @@ export class CertRepo {
         )
         .execute();
     }
-    for (let i = 0; i < metadata.length; i += ROWS_PER_STATEMENT) {
+    for (const chunk of fixedChunks(metadata)) {
       await ex
         .insertInto('pki_cert_metadata')
         .values(
-          metadata.slice(i, i + ROWS_PER_STATEMENT).map((m) => ({
+          chunk.map((m) => ({
             mount_id: m.mountId,
             serial: m.serial,
             issuer_id: m.issuerId,

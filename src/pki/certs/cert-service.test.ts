@@ -4,12 +4,22 @@ import { after, before, describe, it } from 'node:test';
 import { createTestDb, dbKinds } from '../../../test/support/test-db.js';
 import type { TestDatabase } from '../../../test/support/test-db.js';
 import { ManualClock } from '../../shared/clock.js';
-import { CertRepo } from './cert-repo.js';
+import { CertRepo, fixedChunks } from './cert-repo.js';
 import { CertService } from './cert-service.js';
 import type { IssuedCertificate } from './cert.js';
 
 const cert = (mountId: string, serial = randomBytes(20).toString('hex')): IssuedCertificate => ({
   mountId, serial, issuerId: 'issuer-1', der: randomBytes(300), notAfter: new Date('2031-01-01T00:00:00Z'), createdAt: new Date('2030-01-01T00:00:00Z'),
+});
+
+describe('fixed insert chunks', () => {
+  it('splits any count into the few fixed sizes, keeping order', () => {
+    const items = Array.from({ length: 347 }, (_, i) => i);
+    const chunks = fixedChunks(items);
+    assert.deepEqual(chunks.map((c) => c.length), [256, 64, 16, 4, 4, 1, 1, 1]);
+    assert.deepEqual(chunks.flat(), items);
+    assert.deepEqual(fixedChunks([]), []);
+  });
 });
 
 for (const kind of dbKinds()) {
