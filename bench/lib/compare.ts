@@ -56,7 +56,7 @@ export async function compareRounds(ctx: RunContext, contenders: Contender[]): P
 }
 
 export function medianMeasurement(ms: Measurement[]): Measurement {
-  const pick = (f: (m: Measurement) => number) => median(ms.map(f));
+  const pick = (f: (m: Measurement) => number) => median(ms.map(f).filter((v) => Number.isFinite(v)));
   return {
     reqPerSec: pick((m) => m.reqPerSec),
     mbPerSec: pick((m) => m.mbPerSec),
@@ -78,8 +78,11 @@ export function ratiosOf(rows: ContenderRow[], metric: 'req/s' | 'MB/s'): Ratio[
     .map((peer) => {
       const n = Math.min(ours.rounds.length, peer.rounds.length);
       const per: number[] = [];
-      for (let i = 0; i < n; i++) per.push(get(ours.rounds[i] as Measurement) / get(peer.rounds[i] as Measurement));
-      return { against: peer.label, metric, value: median(per) };
+      for (let i = 0; i < n; i++) {
+        const r = get(ours.rounds[i] as Measurement) / get(peer.rounds[i] as Measurement);
+        if (Number.isFinite(r)) per.push(r);
+      }
+      return { against: peer.label, metric, value: per.length > 0 ? median(per) : NaN };
     });
 }
 

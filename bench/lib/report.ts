@@ -10,7 +10,8 @@ function n(v: number, digits = 1): string {
 export function resultTable(r: ScenarioResult, s: Scenario): string[] {
   const out: string[] = [];
   if (r.status !== 'ok') {
-    out.push(`**${r.status === 'skipped' ? 'Skipped' : 'Failed'}:** ${r.message ?? ''}`);
+    const message = (r.message ?? '').replace(/^skipped: /, '');
+    out.push(`**${r.status === 'skipped' ? 'Skipped' : 'Failed'}:** ${message}`);
     return out;
   }
   if (r.rows.length > 0) {
@@ -19,7 +20,7 @@ export function resultTable(r: ScenarioResult, s: Scenario): string[] {
     for (const row of r.rows) {
       const m = row.median;
       const ratio = row.kind === 'strongroom' ? '' : r.ratios.find((x) => x.against === row.label);
-      const ratioText = ratio ? `${ratio.value.toFixed(2)}x (${ratio.metric})` : row.kind === 'strongroom' ? '1.00x' : '-';
+      const ratioText = ratio && Number.isFinite(ratio.value) ? `${ratio.value.toFixed(2)}x (${ratio.metric})` : row.kind === 'strongroom' ? '1.00x' : '-';
       out.push(
         `| ${row.label} | ${n(m.reqPerSec)} | ${n(m.mbPerSec, 2)} | ${n(m.p50Ms, 2)} | ${n(m.p99Ms, 2)} | ` +
           `${row.peakRssMb === null ? '-' : n(row.peakRssMb, 0)} | ${row.rssGrowthMb === null ? '-' : n(row.rssGrowthMb, 0)} | ${ratioText} |`,
@@ -50,7 +51,7 @@ export function summaryLines(results: { r: ScenarioResult; s: Scenario }[]): str
     const metric = r.ratios[0]?.metric ?? 'req/s';
     const val = (row: typeof ours) =>
       row ? (metric === 'MB/s' ? `${n(row.median.mbPerSec, 1)} MB/s` : `${n(row.median.reqPerSec)} req/s, p99 ${n(row.median.p99Ms, 1)} ms`) : '';
-    const ratio = r.ratios.map((x) => `${x.value.toFixed(2)}x ${x.against}`).join('; ');
+    const ratio = r.ratios.filter((x) => Number.isFinite(x.value)).map((x) => `${x.value.toFixed(2)}x ${x.against}`).join('; ');
     const status = r.status === 'ok' ? (r.verdict === 'no target' ? '-' : r.verdict) : r.status;
     const oursText = r.status !== 'ok' ? '-' : ours ? val(ours) : (r.facts.find((f) => /time|rebuild/.test(f.label))?.value ?? '');
     out.push(`| [${s.name}](#${s.name}) | ${oursText} | ${peer ? `${peer.label}: ${val(peer)}` : '-'} | ${ratio || '-'} | ${s.target} | ${status} |`);
@@ -105,6 +106,8 @@ export function docsMarkdown(opts: {
     '',
     ...summaryLines(opts.results),
     '',
+    tally(opts.results.map((x) => x.r)),
+    '',
   ];
   for (const { r, s } of opts.results) {
     lines.push(`## ${s.name}`, '', `${s.title}.`, '', `Peer: ${s.peer}.`, '', ...resultTable(r, s), '', `Where the time goes: ${s.notes}`, '');
@@ -125,4 +128,21 @@ export function docsMarkdown(opts: {
     '',
   );
   return lines.join('\n');
+}
+
+function tally(results: ScenarioResult[]): string {
+  const count = (f: (r: ScenarioResult) => boolean) => results.filter(f).length;
+  const ok = count((r) => r.status === 'ok');
+  const skipped = results.filter((r) => r.status === 'skipped');
+  const missing = skipped.filter((r) => (r.message ?? '').includes('feature not available yet')).map((r) => r.name);
+  const parts = [
+    `${ok} of ${results.length} scenarios ran`,
+    `${count((r) => r.verdict === 'met')} targets met, ${count((r) => r.verdict === 'missed')} missed`,
+  ];
+  if (missing.length > 0) parts.push(`skipped because the feature is not available yet in this build: ${missing.join(', ')}`);
+  const otherSkips = skipped.length - missing.length;
+  if (otherSkips > 0) parts.push(`${otherSkips} skipped for another reason (see below)`);
+  const failed = count((r) => r.status === 'failed');
+  if (failed > 0) parts.push(`${failed} failed (see below)`);
+  return `${parts.join('; ')}.`;
 }

@@ -187,9 +187,9 @@ export const pkiCrl100k: Scenario = {
     await probeRevoke(sr);
     const deferred = await deferCrlRebuilds(sr);
     const t0 = performance.now();
-    const serials = await issueMany(sr, want, ctx.size(120, 30));
+    const serials = await issueMany(sr, want, ctx.size(90, 30));
     const t1 = performance.now();
-    const revoked = await revokeAll(sr, serials, ctx.size(120, 30));
+    const revoked = await revokeAll(sr, serials, ctx.size(90, 30));
     const t2 = performance.now();
     ctx.log(`seeded ${revoked} revoked certificates (sign ${((t1 - t0) / 1000).toFixed(1)} s, revoke ${((t2 - t1) / 1000).toFixed(1)} s)`);
     const times: number[] = [];

@@ -124,8 +124,8 @@ function uploadScenario(name: string, bytes: number, smokeBytes: number, perRoun
   };
 }
 
-export const stateUpload1m = uploadScenario('state-upload-1m', 1 * MB, 64 * 1024, 100, 8);
-export const stateUpload200m = uploadScenario('state-upload-200m', 200 * MB, 2 * MB, 2, 1);
+export const stateUpload1m = uploadScenario('state-upload-1m', 1 * MB, 64 * 1024, 60, 8);
+export const stateUpload200m = uploadScenario('state-upload-200m', 200 * MB, 2 * MB, 1, 1);
 
 export const stateDownload50m: Scenario = {
   name: 'state-download-50m',
