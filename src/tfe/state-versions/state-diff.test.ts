@@ -68,6 +68,14 @@ describe('state diff on v4 states', () => {
     assert.deepEqual(d.resourcesRemoved, []);
   });
 
+  it('tells values apart by type and structure, nested or not', async () => {
+    const attrs = (n: unknown, e: unknown, deep: unknown) => v4([res('x_thing', 'a', [inst({ id: '1', n, e, deep, same: { k: [1, { z: null }] } })])]);
+    const before = await digest(attrs('1', [], { a: { b: [1, 2] } }));
+    const after = await digest(attrs(1, {}, { a: { b: [1, 3] } }));
+    assert.deepEqual(diffDigests(before, after).resourcesChanged.map((r) => r.changedAttributes), [['deep', 'e', 'n']]);
+    assert.deepEqual(diffDigests(before, await digest(attrs('1', [], { a: { b: [1, 2] } }), 1)).resourcesChanged, []);
+  });
+
   it('keys for_each instances by their string keys, escaped', async () => {
     const one = await digest(v4([res('aws_s3_bucket', 'b', [inst({ id: 'a' }, { index_key: 'a.b' }), inst({ id: 'c' }, { index_key: 'c' })], { module: 'module.app["x.y"]' })]));
     assert.deepEqual([...one.instances.keys()], ['module.app["x.y"].aws_s3_bucket.b["a.b"]', 'module.app["x.y"].aws_s3_bucket.b["c"]']);

@@ -75,18 +75,48 @@ export interface StateDiff {
  * several times cheaper than a crypto hash call per attribute on states with millions.
  */
 export function hashValue(v: unknown): string {
-  const text = JSON.stringify(v) ?? 'undefined';
-  let h1 = 0x811c9dc5;
-  let h2 = 0x01000193 ^ text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 0x01000193);
-    h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-    h2 ^= h2 >>> 15;
+  const h = new RunningHash();
+  h.text(JSON.stringify(v) ?? 'undefined');
+  return h.digest();
+}
+
+/** The hash of hashValue, fed piece by piece (attribute values arrive as scanner events). */
+class RunningHash {
+  private h1 = 0x811c9dc5;
+  private h2 = 0x01000193;
+
+  reset(): void {
+    this.h1 = 0x811c9dc5;
+    this.h2 = 0x01000193;
   }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 0x85ebca6b) ^ Math.imul(h2 ^ (h2 >>> 13), 0xc2b2ae35);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 0x27d4eb2f) ^ h1;
-  return (h1 >>> 0).toString(36) + ':' + (h2 >>> 0).toString(36);
+
+  text(t: string): void {
+    let h1 = this.h1;
+    let h2 = this.h2;
+    for (let i = 0; i < t.length; i++) {
+      const c = t.charCodeAt(i);
+      h1 = Math.imul(h1 ^ c, 0x01000193);
+      h2 = Math.imul(h2 ^ c, 0x5bd1e995);
+      h2 ^= h2 >>> 15;
+    }
+    this.h1 = h1;
+    this.h2 = h2;
+  }
+
+  /** A scalar with its type, so that "1" and 1 differ. */
+  scalar(v: string | number | boolean | null): void {
+    if (typeof v === 'string') {
+      this.text('\u0002s');
+      this.text(v);
+      this.text('\u0003');
+    } else this.text(`\u0002${v === null ? 'z' : typeof v === 'number' ? `n${v}` : v ? 't' : 'f'}`);
+  }
+
+  digest(): string {
+    const h1 = Math.imul(this.h1 ^ (this.h1 >>> 16), 0x85ebca6b) ^ Math.imul(this.h2 ^ (this.h2 >>> 13), 0xc2b2ae35);
+    const h2 = Math.imul(this.h2 ^ (this.h2 >>> 16), 0x27d4eb2f) ^ h1;
+    return `${(h1 >>> 0).toString(36)}:${(h2 >>> 0).toString(36)}`;
+  }
 }
 
 /** `module.app["a"]` + `data` + `aws_ami` + `base` + `0` → `module.app["a"].data.aws_ami.base[0]`. */
@@ -111,20 +141,17 @@ const V3_RESOURCE = 10;
 const V3_PRIMARY = 11;
 const V3_OUTPUTS = 12;
 const OTHER = 13;
+/** An `attributes` object: its keys are hashed value by value from the events. */
+const ATTRS = 14;
 
 const ELEMENT: Record<number, number> = { [RESOURCES]: RESOURCE, [INSTANCES]: INSTANCE, [MODULES]: MODULE };
 
 interface Resource { module?: unknown; mode?: unknown; type?: unknown; name?: unknown }
-interface Instance { indexKey?: unknown; deposed: boolean; attributes?: unknown; flat?: unknown }
+interface Instance { indexKey?: unknown; deposed: boolean; attributes?: string; flat?: string }
 
 function str(v: unknown, what: string): string {
   if (typeof v !== 'string') throw new StateContentError(`${what} must be a string`);
   return v;
-}
-
-function attributeHashes(attrs: unknown): string {
-  if (attrs === null || typeof attrs !== 'object' || Array.isArray(attrs)) return '';
-  return Object.entries(attrs as Record<string, unknown>).map(([k, v]) => `${k}\u0001${hashValue(v)}`).join('\u0000');
 }
 
 function attributeMap(attrs: string): Map<string, string> {
@@ -145,7 +172,6 @@ class DigestCollector implements JsonEvents {
   private readonly v3Outputs = new Map<string, OutputDigest>();
   private stack: number[] = [];
   private next = 0;
-  private resources: Array<{ r: Resource; instances: Instance[] }> = [];
   private resource: Resource = {};
   private instList: Instance[] = [];
   private instance: Instance = { deposed: false };
@@ -154,6 +180,13 @@ class DigestCollector implements JsonEvents {
   private moduleOutputs: OutputDigest[] = [];
   private v3Key = '';
   private v3Attrs = '';
+  // The attributes object being read: finished pairs, the attribute whose value is being
+  // hashed, how deep inside that value the scanner is, and where the result goes.
+  private attrPairs: string[] = [];
+  private attrName: string | null = null;
+  private valueDepth = 0;
+  private readonly hash = new RunningHash();
+  private attrsTarget: 'attributes' | 'flat' | 'v3' = 'attributes';
 
   private push(isObject: boolean): void {
     const top = this.stack[this.stack.length - 1];
@@ -173,26 +206,63 @@ class DigestCollector implements JsonEvents {
       this.moduleOutputs = [];
     }
     if (ctx === V3_RESOURCE) this.v3Attrs = '';
+    if (ctx === ATTRS) this.attrPairs = [];
     this.stack.push(ctx);
   }
 
+  private finishAttribute(): void {
+    this.attrPairs.push(`${this.attrName as string}\u0001${this.hash.digest()}`);
+    this.attrName = null;
+  }
+
+  private finishAttributes(): void {
+    const joined = this.attrPairs.join('\u0000');
+    this.attrPairs = [];
+    if (this.attrsTarget === 'v3') this.v3Attrs = joined;
+    else this.instance[this.attrsTarget] = joined;
+  }
+
   startObject(): void {
+    if (this.attrName !== null) {
+      this.valueDepth++;
+      return this.hash.text('\u0002{');
+    }
     this.push(true);
   }
   startArray(): void {
+    if (this.attrName !== null) {
+      this.valueDepth++;
+      return this.hash.text('\u0002[');
+    }
     this.push(false);
   }
   endArray(): void {
+    if (this.attrName !== null) {
+      this.hash.text('\u0002]');
+      if (--this.valueDepth === 0) this.finishAttribute();
+      return;
+    }
     this.stack.pop();
   }
-  scalar(): void {
+  scalar(v: string | number | boolean | null): void {
+    if (this.attrName !== null) {
+      this.hash.scalar(v);
+      if (this.valueDepth === 0) this.finishAttribute();
+      return;
+    }
     const top = this.stack[this.stack.length - 1];
     if (top === undefined) throw new StateContentError('state must be a JSON object');
     this.next = 0;
   }
 
   endObject(): void {
+    if (this.attrName !== null) {
+      this.hash.text('\u0002}');
+      if (--this.valueDepth === 0) this.finishAttribute();
+      return;
+    }
     const ctx = this.stack.pop();
+    if (ctx === ATTRS) return this.finishAttributes();
     if (ctx === INSTANCE) this.instList.push(this.instance);
     else if (ctx === RESOURCE) this.finishResource();
     else if (ctx === V3_RESOURCE) this.moduleResources.push([this.v3Key, this.v3Attrs]);
@@ -200,8 +270,16 @@ class DigestCollector implements JsonEvents {
   }
 
   key(name: string): void {
+    if (this.attrName !== null) {
+      this.hash.text('\u0002k');
+      return this.hash.text(name);
+    }
     const s = this.scanner;
     switch (this.stack[this.stack.length - 1]) {
+      case ATTRS:
+        this.attrName = name;
+        this.valueDepth = 0;
+        return this.hash.reset();
       case ROOT:
         if (name === 'version') return s.captureValue((v) => (this.version = v));
         if (name === 'resources') return void (this.next = RESOURCES);
@@ -217,9 +295,11 @@ class DigestCollector implements JsonEvents {
       case INSTANCE:
         if (name === 'index_key') return s.captureValue((v) => (this.instance.indexKey = v));
         if (name === 'deposed') return s.captureValue((v) => (this.instance.deposed = typeof v === 'string' && v !== ''));
-        // One instance's attributes are small next to the whole state; they are hashed and dropped.
-        if (name === 'attributes') return s.captureValue((v) => (this.instance.attributes = attributeHashes(v)));
-        if (name === 'attributes_flat') return s.captureValue((v) => (this.instance.flat = attributeHashes(v)));
+        // Attribute values are hashed from the scanner's events, never built as objects.
+        if (name === 'attributes' || name === 'attributes_flat') {
+          this.attrsTarget = name === 'attributes' ? 'attributes' : 'flat';
+          return void (this.next = ATTRS);
+        }
         return s.skipValue();
       case MODULE:
         if (name === 'path') return s.captureValue((v) => (this.modulePath = v));
@@ -233,7 +313,10 @@ class DigestCollector implements JsonEvents {
         if (name === 'primary') return void (this.next = V3_PRIMARY);
         return s.skipValue();
       case V3_PRIMARY:
-        if (name === 'attributes') return s.captureValue((v) => (this.v3Attrs = attributeHashes(v)));
+        if (name === 'attributes') {
+          this.attrsTarget = 'v3';
+          return void (this.next = ATTRS);
+        }
         return s.skipValue();
       case V3_OUTPUTS:
         return s.captureValue((v) => this.moduleOutputs.push(outputDigest(name, v)));
