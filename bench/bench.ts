@@ -192,7 +192,8 @@ async function main(): Promise<number> {
   process.stdout.write(`\n${summaryLines(results).join('\n')}\n\n${results.length} scenario(s) in ${totalSec.toFixed(1)} s\n`);
   if (json) writeFileSync(json, `${JSON.stringify(results.map((x) => x.r), null, 2)}\n`);
   if (writeDocs) {
-    const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`;
+    const shown = process.argv.slice(2).filter((a, i, all) => a !== '--json' && all[i - 1] !== '--json');
+    const command = `npm run bench -- ${shown.join(' ')}`;
     const md = docsMarkdown({ results, command, db: opts.db, date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC', totalSec, loadAtStart });
     writeFileSync(join(ROOT, 'docs', 'benchmarks.md'), md);
     process.stdout.write('wrote docs/benchmarks.md\n');
