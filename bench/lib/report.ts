@@ -91,6 +91,7 @@ export function docsMarkdown(opts: {
     ...machineLines(opts.db, opts.loadAtStart),
     `- Run: ${opts.date}, ${(opts.totalSec / 60).toFixed(1)} minutes in all`,
     '',
+    ...busyWarning(opts.loadAtStart),
     'Each scenario starts Strongroom as a separate process (`node dist/src/cli.js server --dev`) with fresh storage, ' +
       'starts its peer, warms both up, then measures them in turn (A, B, A, B...) for several rounds so that drift of ' +
       'the machine hits both alike. Numbers are medians over the rounds; the ratio is the median of the per-round ' +
@@ -145,4 +146,17 @@ function tally(results: ScenarioResult[]): string {
   const failed = count((r) => r.status === 'failed');
   if (failed > 0) parts.push(`${failed} failed (see below)`);
   return `${parts.join('; ')}.`;
+}
+
+/** A machine busy with other work understates every absolute number; the page should say so. */
+function busyWarning(loadAtStart: number[]): string[] {
+  const cores = cpus().length;
+  const load = Math.max(loadAtStart[0] ?? 0, loadavg()[0] ?? 0);
+  if (load <= cores) return [];
+  return [
+    `**This run shared the machine with other work** (load average ${load.toFixed(1)} on ${cores} cores), so absolute ` +
+      'numbers are well below what an idle machine gives and vary from round to round; the ratios, measured in ' +
+      'alternating rounds, hold up better. Rerun on a quiet machine before drawing conclusions from absolute numbers.',
+    '',
+  ];
 }
