@@ -1,11 +1,11 @@
 /**
  * A quick load check of issue/sign run by hand (not part of the suite):
- *   node dist/test/e2e/pki-issue-load.js [sign-p256|issue-p256|issue-rsa|latency-rsa|read-role] [seconds] [connections] [--prof]
+ *   node dist/test/e2e/pki-issue-load.js [sign-p256|issue-p256|issue-rsa|latency-rsa|latency-ec|read-role] [seconds] [connections] [--prof]
  * Starts the built server as its own process on 127.0.0.1 with a fresh SQLite directory,
  * creates a P-256 root and roles, then drives the endpoint with autocannon and prints
  * req/s and latency. `--prof` writes a V8 CPU profile of the server into the current directory.
  * latency-rsa issues one RSA-2048 certificate a second (after the key pool warmed up) and
- * reports p50/p99, the 1 req/s target of the RSA key pool.
+ * reports p50/p99, the 1 req/s target of the RSA key pool; latency-ec is the same with EC keys, for comparison.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -70,20 +70,20 @@ try {
   await call('POST', 'pki/roles/ec', { allowed_domains: 'example.com', allow_subdomains: true, key_type: 'ec', ttl: '24h' });
   await call('POST', 'pki/roles/rsa', { allowed_domains: 'example.com', allow_subdomains: true, key_type: 'rsa', ttl: '24h' });
 
-  if (mode === 'latency-rsa') {
+  if (mode === 'latency-rsa' || mode === 'latency-ec') {
     await new Promise((r) => setTimeout(r, 3000));
     const times: number[] = [];
     const n = Number(secondsArg);
     for (let i = 0; i < n; i++) {
       const t = performance.now();
-      const r = await call('POST', 'pki/issue/rsa', { common_name: `h${i}.example.com` });
+      const r = await call('POST', mode === 'latency-rsa' ? 'pki/issue/rsa' : 'pki/issue/ec', { common_name: `h${i}.example.com` });
       times.push(performance.now() - t);
       if (r.status !== 200) throw new Error(`status ${r.status}`);
       await new Promise((res) => setTimeout(res, 1000));
     }
     times.sort((a, b) => a - b);
     const q = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))]!.toFixed(1);
-    console.log(`latency-rsa: ${n} requests at 1/s: p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms`);
+    console.log(`${mode}: ${n} requests at 1/s: p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms`);
   } else {
     let bodies: string[];
     let path: string;
