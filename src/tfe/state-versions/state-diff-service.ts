@@ -1,7 +1,7 @@
 import type { BlobStore } from '../../blob/blob-store.js';
 import { conflict, invalid, notFound } from '../../shared/errors.js';
 import type { Actor } from '../identity/actor.js';
-import { diffAgainstState, digestState } from './state-diff.js';
+import { diffInWorker } from './state-diff-worker.js';
 import type { StateDiff } from './state-diff.js';
 import type { StateVersionService } from './state-version-service.js';
 import type { StateVersion } from './state-version.js';
@@ -20,8 +20,8 @@ export interface StateDiffResult {
 /**
  * `GET /state-versions/:id/diff?against=:other` (beyond HCP Terraform; see
  * docs/state-diff.md). Both versions must belong to one workspace the actor may read
- * state of. The two states are streamed from the blob store one after the other and
- * reduced to digests, so neither is held in memory.
+ * state of. The two states are streamed from the blob store one after the other into a
+ * worker thread (see state-diff.ts), so neither is held in memory and the event loop stays free.
  */
 export class StateDiffService {
   constructor(private readonly deps: StateDiffServiceDeps) {}
@@ -38,10 +38,8 @@ export class StateDiffService {
     const afterSha = contentOf(version);
     // One diff at a time on this node: each holds a digest of a whole state in memory.
     return this.exclusive(async () => {
-      const before = await digestState(await this.deps.blobs.get(beforeSha), { signal });
-      if (!before.ok) throw unreadable(against, before.error);
-      const r = await diffAgainstState(before.digest, await this.deps.blobs.get(afterSha), { signal });
-      if (!r.ok) throw unreadable(version, r.error);
+      const r = await diffInWorker(await this.deps.blobs.get(beforeSha), () => this.deps.blobs.get(afterSha), { signal });
+      if (!r.ok) throw unreadable(r.which === 'against' ? against : version, r.error);
       return { version, against, diff: r.diff };
     });
   }

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { diffDigests, digestState, instanceAddress } from './state-diff.js';
+import { diffInWorker } from './state-diff-worker.js';
 import type { StateDigest } from './state-diff.js';
 import { V4StateGenerator, v4StateBuffers } from '../../../bench/generators/tfstate.js';
 
@@ -163,4 +164,25 @@ describe('state diff on unreadable content', () => {
       assert.match(r.ok ? '' : r.error, pattern);
     });
   }
+});
+
+describe('diffInWorker', () => {
+  it('gives the same diff as the in-process comparison, and names the unreadable side', async () => {
+    const a = fixture('v4-empty.tfstate');
+    const b = fixture('worked-example.tfstate');
+    const r = await diffInWorker(chunks(a, 5), async () => chunks(b, 5));
+    assert.ok(r.ok);
+    assert.deepEqual(r.diff, diffDigests(await digest(a.toString('utf8')), await digest(b.toString('utf8'))));
+    const broken = Buffer.from('{"version":4,"resources":[');
+    assert.deepEqual(await diffInWorker(chunks(broken, 4), async () => chunks(b, 5)), { ok: false, which: 'against', error: 'state is truncated: input ended inside a container nested 2 deep at byte 26' });
+    const late = await diffInWorker(chunks(b, 64), async () => chunks(broken, 4));
+    assert.equal(late.ok, false);
+    assert.equal(late.ok ? '' : late.which, 'version');
+  });
+
+  it('rejects when aborted', async () => {
+    const controller = new AbortController();
+    controller.abort(new Error('client went away'));
+    await assert.rejects(diffInWorker(chunks(fixture('v4-empty.tfstate'), 5), async () => chunks(fixture('v4-empty.tfstate'), 5), { signal: controller.signal }), /client went away/);
+  });
 });
