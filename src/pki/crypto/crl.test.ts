@@ -14,6 +14,7 @@ import { parseCrl, verifyCrlSignature } from './crl-parser.js';
 import type { RevokedEntry } from './crl.js';
 import { generateKeySync } from './key-generation.js';
 import type { GeneratedKey, KeyType } from './key-generation.js';
+import { generalizedTime } from './der.js';
 import { encodeSubject } from './names.js';
 import { pemEncode } from './pem.js';
 import { randomSerial, serialToHex } from './serial.js';
@@ -129,6 +130,30 @@ test('delta CRL carries a critical Delta CRL Indicator; complete CRL carries Fre
   assert.equal(parsed.deltaBaseCrlNumber, 7n);
   assert.equal(parsed.crlNumber, 8n);
   assert.equal(delta.deltaBaseCrlNumber, 7n);
+});
+
+test('entry extensions and extra CRL extensions are written; a duplicate CRL Number is skipped', () => {
+  const ca = makeCa('ec', 256);
+  const invalidity = { oid: '2.5.29.24', critical: false, value: generalizedTime(new Date('2026-01-15T08:00:00Z')) };
+  const crl = buildCrl(ca.ctx, {
+    thisUpdate: NOW, nextUpdate: new Date(NOW.getTime() + DAY), crlNumber: 3,
+    entries: [
+      { serial: '0101', revocationDate: NOW, reason: 1, extensions: [invalidity] },
+      { serial: '0202', revocationDate: NOW, extensions: [invalidity] },
+    ],
+    extraExtensions: [
+      { oid: '2.5.29.20', critical: false, value: Buffer.from([0x02, 0x01, 0x63]) },
+      { oid: '1.3.6.1.4.1.99999.7', critical: false, value: Buffer.from([0x05, 0x00]) },
+    ],
+  });
+  const t = crlText(crl.der);
+  assert.match(t, /Serial Number: 0101\s+Revocation Date: .*\s+CRL entry extensions:\s+X509v3 CRL Reason Code:\s+Key Compromise\s+Invalidity Date:\s+Jan 15 08:00:00 2026 GMT/);
+  assert.match(t, /Serial Number: 0202\s+Revocation Date: .*\s+CRL entry extensions:\s+Invalidity Date:\s+Jan 15 08:00:00 2026 GMT/);
+  assert.match(t, /X509v3 CRL Number:\s+3\s/);
+  assert.equal(t.match(/CRL Number/g)?.length, 1);
+  assert.match(t, /1\.3\.6\.1\.4\.1\.99999\.7:/);
+  assert.equal(verifyCrl(ca, crl.der).status, 0);
+  assert.deepEqual(parseCrl(crl.der).entries.map((e) => e.reason), [1, undefined]);
 });
 
 test('an empty CRL has no revokedCertificates list', () => {

@@ -87,6 +87,8 @@ function parseCertId(el: DerElement): OcspCertId {
   };
 }
 
+const NONCE_OID_DER = oid(OCSP_NONCE_OID);
+
 /** Finds the nonce in an `Extensions` element; other extensions are ignored. */
 function findNonce(exts: DerElement): { ext: Buffer; value: Buffer } | undefined {
   const r = expectTag(exts, TAG.SEQUENCE, 'Extensions').children();
@@ -94,11 +96,11 @@ function findNonce(exts: DerElement): { ext: Buffer; value: Buffer } | undefined
   while (r.hasMore()) {
     const ext = r.next();
     const e = expectTag(ext, TAG.SEQUENCE, 'Extension').children();
-    const extOid = decodeOid(e.expect(TAG.OID, 'extnID'));
+    const extOid = e.expect(TAG.OID, 'extnID').raw();
     e.optional(TAG.BOOLEAN);
     const value = e.expect(TAG.OCTET_STRING, 'extnValue').content();
     e.done('Extension');
-    if (extOid === OCSP_NONCE_OID) {
+    if (extOid.equals(NONCE_OID_DER)) {
       if (found) throw new OcspRequestError('duplicate nonce extension');
       found = { ext: ext.raw(), value };
     }
@@ -342,12 +344,13 @@ export async function answerOcspRequest(req: OcspRequest, ctx: OcspAnswerContext
   const times = { thisUpdate: ctx.now, nextUpdate: ctx.nextUpdateMs ? new Date(nowMs + ctx.nextUpdateMs) : undefined };
   const singles: Buffer[] = [];
   for (const id of req.certIds) {
-    const cached = cache?.get(id, nowMs)?.single;
+    const mine = matched !== undefined && (id === first || responder.matches(id));
+    // Only answers about this responder's CA come from the cache: another CA's would not verify under this signer.
+    const cached = mine ? cache?.get(id, nowMs)?.single : undefined;
     if (cached) {
       singles.push(cached);
       continue;
     }
-    const mine = matched !== undefined && (id === first || responder.matches(id));
     const status: OcspCertStatus = mine ? await ctx.status(id, responder) : { status: 'unknown' };
     const single = responder.singleResponse(id, status, times);
     if (cache && mine) cache.set(id, nowMs + ttl, { single });
