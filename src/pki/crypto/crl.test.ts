@@ -62,7 +62,7 @@ function crlText(der: Buffer): string {
 const ENTRIES: RevokedEntry[] = [
   { serial: '1a2b3c', revocationDate: new Date('2026-02-01T10:00:00Z'), reason: 1 },
   { serial: '00:ff:01', revocationDate: Date.parse('2026-02-02T11:30:15Z') },
-  { serial: '8', revocationDate: new Date('2026-02-03T00:00:00Z'), reason: 4 },
+  { serial: '8', revocationDate: '2026-02-03T00:00:00.000Z', reason: 4 },
   { serial: '7fffffffffffffffffffffffffffffffffffffff', revocationDate: new Date('2051-06-01T00:00:00Z'), reason: 6 },
 ];
 
@@ -140,6 +140,8 @@ test('entry extensions and extra CRL extensions are written; a duplicate CRL Num
     entries: [
       { serial: '0101', revocationDate: NOW, reason: 1, extensions: [invalidity] },
       { serial: '0202', revocationDate: NOW, extensions: [invalidity] },
+      // An extension with a long OID, beyond the size estimate of its entry.
+      { serial: '0303', revocationDate: NOW, extensions: [{ oid: `1.3.6.1.4.1.${'99999.'.repeat(20)}1`, critical: false, value: Buffer.from([0x05, 0x00]) }] },
     ],
     extraExtensions: [
       { oid: '2.5.29.20', critical: false, value: Buffer.from([0x02, 0x01, 0x63]) },
@@ -153,7 +155,13 @@ test('entry extensions and extra CRL extensions are written; a duplicate CRL Num
   assert.equal(t.match(/CRL Number/g)?.length, 1);
   assert.match(t, /1\.3\.6\.1\.4\.1\.99999\.7:/);
   assert.equal(verifyCrl(ca, crl.der).status, 0);
-  assert.deepEqual(parseCrl(crl.der).entries.map((e) => e.reason), [1, undefined]);
+  assert.match(t, /Serial Number: 0303\s+Revocation Date: .*\s+CRL entry extensions:\s+1\.3\.6\.1\.4\.1\.99999\.99999/);
+  assert.deepEqual(parseCrl(crl.der).entries.map((e) => e.reason), [1, undefined, undefined]);
+  // Alone, so no other entry's slack covers its size estimate.
+  const longOid = { oid: `1.3.6.1.4.1.${'99999.'.repeat(40)}1`, critical: true, value: Buffer.from([0x05, 0x00]) };
+  const alone = buildCrl(ca.ctx, { thisUpdate: NOW, nextUpdate: new Date(NOW.getTime() + DAY), crlNumber: 4, entries: [{ serial: '04', revocationDate: NOW, extensions: [longOid] }] });
+  assert.equal(parseCrl(alone.der).entries[0]!.serialHex, '04');
+  assert.match(crlText(alone.der), /Serial Number: 04\s+Revocation Date: .*\s+CRL entry extensions:\s+1\.3\.6\.1\.4\.1\.99999\.99999.*: critical/);
 });
 
 test('an empty CRL has no revokedCertificates list', () => {

@@ -36,8 +36,8 @@ export function isValidReason(code: number): boolean {
 export interface RevokedEntry {
   /** Serial as lowercase hex (storage form); `:`/`-` separated forms are accepted too, more slowly. */
   serial: string;
-  /** Date, or milliseconds since the epoch (saves a Date per entry for callers reading numbers). */
-  revocationDate: Date | number;
+  /** Date, milliseconds since the epoch, or an ISO 8601 string (as stored); numbers save a Date per entry. */
+  revocationDate: Date | number | string;
   /** CRLReason code. Absent or 0 writes no reason extension, as RFC 5280 5.3.1 recommends for unspecified. */
   reason?: number;
   /** Further entry extensions (e.g. from `sign-revocation-list`), written after the reason. */
@@ -182,7 +182,7 @@ export function encodeRevokedEntries(entries: readonly RevokedEntry[]): Buffer {
   // Upper bound: serial (<= 2 + 1 + bytes), time (<= 17), reason (14), header (<= 4).
   let capacity = 0;
   for (const e of entries) capacity += 40 + (e.serial.length >> 1) + (e.extensions ? e.extensions.reduce((s, x) => s + x.value.length + 40, 0) : 0);
-  const out = Buffer.allocUnsafe(capacity);
+  let out = Buffer.allocUnsafe(capacity);
   let off = 0;
   for (const e of entries) {
     let hex = e.serial;
@@ -196,7 +196,8 @@ export function encodeRevokedEntries(entries: readonly RevokedEntry[]): Buffer {
     const signPad = !odd && HEX[hex.charCodeAt(start)]! >= 8;
     const intContent = ((hex.length - start + 1) >> 1) + (signPad ? 1 : 0);
     if (intContent > 64) throw new DomainError('invalid', `serial number ${e.serial} is too long`);
-    const ms = typeof e.revocationDate === 'number' ? e.revocationDate : e.revocationDate.getTime();
+    const d = e.revocationDate;
+    const ms = typeof d === 'number' ? d : typeof d === 'string' ? Date.parse(d) : d.getTime();
     const timeLen = ms >= UTC_TIME_FROM && ms < UTC_TIME_UNTIL ? 15 : 17;
     const reason = e.reason ?? 0;
     if (!isValidReason(reason)) throw new DomainError('invalid', `invalid CRL reason code ${e.reason}`);
@@ -208,6 +209,13 @@ export function encodeRevokedEntries(entries: readonly RevokedEntry[]): Buffer {
       extLen = inner + 1 + (inner < 0x80 ? 1 : inner < 0x100 ? 2 : 3);
     }
     const contentLen = 2 + intContent + timeLen + extLen;
+    if (contentLen > 0xffff) throw new DomainError('invalid', `revoked entry ${e.serial} is too large`);
+    if (off + contentLen + 4 > out.length) {
+      // Only unusually long extension OIDs outgrow the estimate.
+      const grown = Buffer.allocUnsafe(Math.max(out.length * 2, off + contentLen + 4));
+      out.copy(grown, 0, 0, off);
+      out = grown;
+    }
     out[off++] = TAG.SEQUENCE;
     off += writeLength(out, off, contentLen);
     out[off++] = TAG.INTEGER;
