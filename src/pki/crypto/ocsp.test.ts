@@ -224,6 +224,28 @@ test('cache: nonce-less answers are served whole, nonce answers reuse the Single
   assert.equal(lookups, 3);
 });
 
+test('answers pre-computed with certIdFor are served without a status lookup', async () => {
+  const ca = makeCa('ec', 256);
+  const cache = new OcspCache();
+  for (const [serial, hash] of [['00c0ffee', 'sha1'], ['c0ffee', 'sha256']] as const) {
+    const id = ca.responder.certIdFor(serial, hash);
+    assert.equal(ca.responder.matches(id), true);
+    cache.set(id, NOW.getTime() + 60_000, { single: ca.responder.singleResponse(id, { status: 'revoked', revocationTime: REVOKED_AT, reason: 5 }, { thisUpdate: NOW }) });
+  }
+  let lookups = 0;
+  const ctx = context(ca, () => {
+    lookups++;
+    return { status: 'good' };
+  }, { cache });
+  for (const digest of [[], ['-sha256']]) {
+    const req = opensslRequest(ca, ['c0ffee'], digest);
+    const resp = await answerOcspRequest(parseOcspRequest(req), ctx);
+    assert.equal(opensslVerifyAgainst(ca, req, resp).status, 0);
+    assert.match(opensslStatus(ca, resp, ['c0ffee'], digest), /0xc0ffee: revoked[\s\S]*Reason: cessationOfOperation/);
+  }
+  assert.equal(lookups, 0);
+});
+
 test('responder certificate on request, byName responder ID, and a delegated responder', async () => {
   const ca = makeCa('ec', 256);
   const req: OcspRequest = parseOcspRequest(opensslRequest(ca, ['5150'], ['-no_nonce']));

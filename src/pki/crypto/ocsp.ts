@@ -11,10 +11,11 @@
 import { createHash } from 'node:crypto';
 import { DomainError } from '../../shared/errors.js';
 import {
-  TAG, bitString, decodeBitString, decodeOid, enumerated, explicit, generalizedTime, octetString, oid, parseDer, sequence, tlv,
+  NULL_DER, TAG, bitString, decodeBitString, decodeOid, enumerated, explicit, generalizedTime, integer, octetString, oid, parseDer, sequence, tlv,
 } from './der.js';
 import type { DerElement } from './der.js';
 import type { IssuerContext } from './cert-builder.js';
+import { normalizeSerial, serialFromHex } from './serial.js';
 import type { HashName } from './signature.js';
 
 /** OCSPResponseStatus values (RFC 6960 4.2.1). */
@@ -232,6 +233,17 @@ export class OcspResponder {
     if (!id.hash) return false;
     const h = this.hashesFor(id.hash);
     return h.key.equals(id.issuerKeyHash) && h.name.equals(id.issuerNameHash);
+  }
+
+  /**
+   * The CertID a client would send for `serialHex` of this CA (hash AlgorithmIdentifier with
+   * NULL parameters, as openssl and Go write it), to pre-compute answers before any request.
+   */
+  certIdFor(serialHex: string, hash: HashName = 'sha1'): OcspCertId {
+    const h = this.hashesFor(hash);
+    const hashOid = HASHES.find(([name]) => name === hash)![1];
+    const der = sequence(sequence(oid(hashOid), NULL_DER), octetString(h.name), octetString(h.key), integer(serialFromHex(serialHex)));
+    return { der, hash, hashOid, issuerNameHash: h.name, issuerKeyHash: h.key, serialHex: normalizeSerial(serialHex) };
   }
 
   /** The DER of one SingleResponse; `nextUpdate` omitted writes none. */
