@@ -21,7 +21,8 @@ import type { RevokedEntry } from '../../src/pki/crypto/crl.js';
 import { generateKeySync } from '../../src/pki/crypto/key-generation.js';
 import type { GeneratedKey, KeyType } from '../../src/pki/crypto/key-generation.js';
 import { encodeSubject } from '../../src/pki/crypto/names.js';
-import { OcspCache, OcspResponder, answerOcspRequest, parseOcspRequest } from '../../src/pki/crypto/ocsp.js';
+import { OcspResponder, parseOcspRequest } from '../../src/pki/crypto/ocsp.js';
+import { OcspCache, answerOcspRequest } from '../../src/pki/crypto/ocsp-answer.js';
 import { randomSerial, serialToHex } from '../../src/pki/crypto/serial.js';
 import { NULL_DER, TAG, decodeBitString, explicit, integer, octetString, oid, parseDer, sequence } from '../../src/pki/crypto/der.js';
 

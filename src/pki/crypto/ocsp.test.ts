@@ -9,10 +9,10 @@ import type { IssuerContext } from './cert-builder.js';
 import { generateKeySync } from './key-generation.js';
 import type { GeneratedKey, KeyType } from './key-generation.js';
 import { encodeSubject } from './names.js';
-import {
-  OCSP_STATUS, OcspCache, OcspRequestError, OcspResponder, answerOcspRequest, decodeOcspGetRequest, ocspErrorResponse, parseOcspRequest,
-} from './ocsp.js';
-import type { OcspAnswerContext, OcspCertId, OcspCertStatus, OcspRequest } from './ocsp.js';
+import { OCSP_STATUS, OcspRequestError, OcspResponder, decodeOcspGetRequest, ocspErrorResponse, parseOcspRequest } from './ocsp.js';
+import type { OcspCertId, OcspCertStatus, OcspRequest } from './ocsp.js';
+import { OcspCache, answerOcspRequest } from './ocsp-answer.js';
+import type { OcspAnswerContext } from './ocsp-answer.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ocsp-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
