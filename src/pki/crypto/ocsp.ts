@@ -1,6 +1,5 @@
 /**
- * OCSP (RFC 6960): request parsing, signed BasicOCSPResponses, bare error responses and a
- * cache of answers.
+ * OCSP (RFC 6960): request parsing, signed BasicOCSPResponses and bare error responses.
  *
  * Everything that depends only on the issuer (name and key hashes for each CertID hash
  * algorithm, the responder ID, the signature algorithm) is computed once per responder.
