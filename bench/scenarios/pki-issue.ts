@@ -166,8 +166,9 @@ export const pkiIssueRsa2048: Scenario = {
   defaultConnections: 4,
   notes:
     'RSA key generation (a search for two 1024-bit primes) costs far more than everything else in the request, ' +
-    'so under load the rate is bounded by keygen on both cores; the keygen rate is measured with node:crypto, one ' +
-    'generation per core. At 1 req/s the latency shows whether a request waits for a fresh key.',
+    'so under load the rate is bounded by keygen on both cores. The machine\'s keygen rate is measured with ' +
+    'node:crypto, one generation per core, in the same alternating rounds as the servers. A rate above it means ' +
+    'keys were generated ahead of the requests; at 1 req/s the latency shows whether a request waits for a fresh key.',
   async run(ctx) {
     const sr = await ctx.strongroom();
     await benchPki(sr);
@@ -175,12 +176,26 @@ export const pkiIssueRsa2048: Scenario = {
     const body = issueBody('rsa');
     await api(sr, 'vault', 'POST', path, { body: JSON.parse(body.ours) });
     const cores = Math.max(1, (await import('node:os')).availableParallelism());
-    const keygen = await rsaKeygenRate(ctx.size(5, 0.5), cores);
-    ctx.log(`machine RSA-2048 keygen: ${keygen.toFixed(1)} keys/s`);
-    const facts: { label: string; value: string }[] = [{ label: 'machine RSA-2048 keygen rate', value: `${keygen.toFixed(1)} keys/s (${cores} in parallel)` }];
-    const contenders = [strongroomContender(ctx, sr, path, [body.ours])];
+    const facts: { label: string; value: string }[] = [];
+    // The machine's keygen rate is measured in the same alternating rounds, so that other load on the
+    // machine weighs on it as on the servers.
+    const keygenLabel = `node:crypto RSA-2048 keygen, ${cores} in parallel`;
+    const contenders: Contender[] = [
+      strongroomContender(ctx, sr, path, [body.ours]),
+      {
+        label: keygenLabel,
+        kind: 'peer',
+        pid: null,
+        measure: async (seconds) => {
+          const rate = await rsaKeygenRate(seconds, cores);
+          return { reqPerSec: rate, mbPerSec: 0, p50Ms: NaN, p99Ms: NaN, requests: Math.round(rate * seconds), failures: 0, seconds };
+        },
+      },
+    ];
     await withCfssl(ctx, contenders, facts, '/api/v1/cfssl/newcert', [body.cfssl]);
     const rows = await compareRounds(ctx, contenders);
+    const keygen = rows.find((r) => r.label === keygenLabel)?.median.reqPerSec ?? NaN;
+    facts.push({ label: 'machine RSA-2048 keygen rate', value: `${keygen.toFixed(1)} keys/s (${cores} in parallel, median of the rounds)` });
     // Latency at 1 req/s: sequential requests a second apart.
     const samples: number[] = [];
     for (let i = 0; i < ctx.size(10, 1); i++) {
@@ -192,14 +207,15 @@ export const pkiIssueRsa2048: Scenario = {
     }
     const p50 = percentile(samples, 0.5);
     facts.push({ label: 'p50 at 1 req/s', value: `${p50.toFixed(1)} ms over ${samples.length} requests` });
-    const rps = rows.find((r) => r.kind === 'strongroom')?.median.reqPerSec ?? 0;
+    const ratios = ratiosOf(rows, 'req/s');
+    const ofKeygen = ratios.find((r) => r.against === keygenLabel)?.value ?? 0;
     return {
       rows,
-      ratios: ratiosOf(rows, 'req/s'),
+      ratios,
       facts,
       verdict: {
-        met: rps >= 0.9 * keygen && p50 < 20,
-        detail: `${((rps / keygen) * 100).toFixed(0)}% of the keygen rate (target >= 90%), p50 ${p50.toFixed(1)} ms at 1 req/s (target < 20 ms)`,
+        met: ofKeygen >= 0.9 && p50 < 20,
+        detail: `${(ofKeygen * 100).toFixed(0)}% of the keygen rate (target >= 90%), p50 ${p50.toFixed(1)} ms at 1 req/s (target < 20 ms)`,
       },
     };
   },
