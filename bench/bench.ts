@@ -18,7 +18,7 @@ Options:
   --connections N     concurrent connections (default: each scenario's own, mostly 64)
   --duration S        seconds per measured run (default 5; 1 with --smoke)
   --rounds N          measured rounds per server, alternating A, B, A, B (default 3; 1 with --smoke)
-  --warmup S          warm-up seconds per server (default 2; 0.2 with --smoke)
+  --warmup S          warm-up seconds per server (default 2; none with --smoke)
   --db sqlite|postgres  storage of the Strongroom under test (default sqlite)
   --postgres-url URL  where to create the fresh database (default postgres://postgres@127.0.0.1:5432/postgres)
   --no-install        skip peers that are not installed instead of installing their Debian packages
@@ -66,7 +66,7 @@ function parse(argv: string[]): { names: string[]; opts: RunOptions; json?: stri
     connections: values.connections === undefined ? null : Math.round(num(values.connections, 'connections', 64, 1)),
     seconds: num(values.duration, 'duration', smoke ? 1 : 5, 0.2),
     rounds: Math.round(num(values.rounds, 'rounds', smoke ? 1 : 3, 1)),
-    warmupSeconds: num(values.warmup, 'warmup', smoke ? 0.2 : 2, 0),
+    warmupSeconds: num(values.warmup, 'warmup', smoke ? 0 : 2, 0),
     smoke,
     install: !smoke && values['no-install'] !== true,
     postgresUrl: values['postgres-url'] ?? 'postgres://postgres@127.0.0.1:5432/postgres',
