@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { freePort, waitForHttp } from './processes.js';
@@ -75,7 +75,10 @@ export async function startStrongroom(
     output: () => m.output(),
     fixtures: new Map(),
     stop: async () => {
+      const dir = /storage in (\S+strongroom-dev-\S+) is thrown away/.exec(m.output())?.[1];
       await group.stop(m, 15_000);
+      // The server removes its throwaway directory itself, unless it had to be killed.
+      if (dir) rmSync(dir, { recursive: true, force: true });
       if (dropDb) await dropDb();
     },
   };
