@@ -76,7 +76,6 @@ export async function runServer(config: Config): Promise<void> {
   } else {
     banner += '\n';
   }
-  process.stdout.write(banner);
   let signals = 0;
   const onSignal = (sig: NodeJS.Signals) => {
     signals++;
@@ -94,4 +93,6 @@ export async function runServer(config: Config): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // Only now: whoever waits for the banner may signal at once, and must reach the handler.
+  process.stdout.write(banner);
 }
