@@ -70,7 +70,7 @@ export const SETTINGS: readonly SettingDef[] = [
   { key: 'job_concurrency', flag: 'job-concurrency', env: 'STRONGROOM_JOB_CONCURRENCY', description: 'Jobs run at once by this node.', default: '2' },
   { key: 'job_poll_interval', flag: 'job-poll-interval', env: 'STRONGROOM_JOB_POLL_INTERVAL', description: 'How often an idle worker looks for jobs (ms).', default: '250' },
   { key: 'job_lease', flag: 'job-lease', env: 'STRONGROOM_JOB_LEASE', description: 'How long a claimed job is held before another node may retry it.', default: '60s' },
-  { key: 'job_worker', flag: 'job-worker', env: 'STRONGROOM_JOB_WORKER', description: 'Run the job worker in this process (true/false).', default: 'true', boolean: true },
+  { key: 'job_worker', flag: 'job-worker', env: 'STRONGROOM_JOB_WORKER', description: 'Run the job worker in this process (true/false).', default: 'true' },
   { key: 'pg_pool_size', flag: 'pg-pool-size', env: 'STRONGROOM_PG_POOL_SIZE', description: 'PostgreSQL connections per node.', default: '10' },
   { key: 'state_allow_serial_mismatch', flag: 'state-allow-serial-mismatch', env: 'STRONGROOM_STATE_ALLOW_SERIAL_MISMATCH', description: 'Accept state versions whose serial/lineage attributes differ from those inside the state file (HCP Terraform accepts them; older go-tfe test suites need it).', default: 'false', boolean: true },
   { key: 'state_upload_url_ttl', flag: 'state-upload-url-ttl', env: 'STRONGROOM_STATE_UPLOAD_URL_TTL', description: 'How long the one-time upload URLs of a pending state version stay valid.', default: '1h' },
