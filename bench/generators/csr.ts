@@ -1,7 +1,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { findCommand } from '../lib/peers.js';
+import { Skip } from '../lib/types.js';
 
 const exec = promisify(execFile);
+const OPENSSL = 'openssl';
 
 export type CsrKeyType = 'ec-p256' | 'rsa-2048';
 
@@ -21,10 +24,11 @@ const KEY_ARGS: Record<CsrKeyType, string[]> = {
  * the code under test; the private keys are thrown away.
  */
 export async function generateCsrs(opts: { count: number; keyType?: CsrKeyType; domain?: string; prefix?: string }): Promise<GeneratedCsr[]> {
+  if (!findCommand(OPENSSL)) throw new Skip('peer not installed: openssl, which makes the CSRs (Debian package openssl)');
   const keyArgs = KEY_ARGS[opts.keyType ?? 'ec-p256'];
   const one = async (i: number): Promise<GeneratedCsr> => {
     const commonName = `${opts.prefix ?? 'host'}-${i}.${opts.domain ?? 'bench.test'}`;
-    const { stdout } = await exec('openssl', [
+    const { stdout } = await exec(OPENSSL, [
       'req', '-new', ...keyArgs, '-nodes', '-keyout', '/dev/null', '-subj', `/CN=${commonName}`,
       '-addext', `subjectAltName=DNS:${commonName}`, '-sha256',
     ]);
