@@ -1,7 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  SUDO_SYS_PATTERNS,
+  SUDO_TOKEN_PATTERNS,
   UNAUTHENTICATED_PKI_PATTERNS,
+  compilePathPatterns,
   isSudoPkiPath,
   isSudoSystemPath,
   isUnauthenticatedPkiPath,
@@ -70,6 +73,24 @@ test('pattern matching: exact, +, trailing *', () => {
     ['a/+/b*', 'a/x/c', false],
   ];
   for (const [pattern, path, expected] of cases) assert.equal(matchesPathPattern(pattern, path), expected, `${pattern} ~ ${path}`);
+});
+
+test('a compiled pattern set matches exactly the paths one of its patterns matches', () => {
+  const sets = [UNAUTHENTICATED_PKI_PATTERNS, SUDO_SYS_PATTERNS, SUDO_TOKEN_PATTERNS, ['a/+/b*', '+/x', 'ab*', 'a/b']];
+  const paths = [
+    '', 'a', 'a/b', 'a/x/bc/d', 'a/x/c', 'q/x', 'x', 'abc', 'ab', 'cert', 'cert/', 'cert/01', 'ca', 'ca/pem', 'ca/der', 'issuers', 'issuers/',
+    'issuer/default/pem', 'issuer/a/b/pem', 'issuer/x/crl/delta/pem', 'issuer/x/crl/delta/der/y', 'ocsp', 'ocsp/', 'ocsp/abc', 'ocspx',
+    'acme/directory', 'roles/r/acme/new-order', 'issuer/i/roles/r/acme/order/o/cert', 'issuer/i/roles/r/acme/order/o/cert/x',
+    'sign/ec', 'issue/ec', 'auth/x', 'auth', 'raw', 'raw/x', 'leases', 'leases/lookup/a', 'accessors', 'accessors/', 'accessorsx', 'revoke-orphan/t',
+  ];
+  for (const patterns of sets) {
+    const compiled = compilePathPatterns(patterns);
+    for (const path of paths) {
+      assert.equal(compiled(path), patterns.some((p) => matchesPathPattern(p, path)), `${path} against ${patterns.slice(0, 3).join(',')}...`);
+    }
+  }
+  assert.equal(compilePathPatterns(['a/+/b*'])('a/x/bc/d'), true);
+  assert.equal(compilePathPatterns(['+/x'])('q/x'), true);
 });
 
 // Reference §2.1, pattern by pattern, with a concrete request for each.

@@ -64,22 +64,74 @@ export function normalizeRequestPath(path: string, isList: boolean): string {
   return isList && !p.endsWith('/') ? `${p}/` : p;
 }
 
+/** A compiled special-path pattern (see compilePathPattern). */
+export type PathMatcher = (path: string) => boolean;
+
 /**
- * Matches a special-path pattern: `+` is exactly one segment, a trailing `*` is a prefix
- * match, anything else must be equal.
+ * Compiles a special-path pattern: `+` is exactly one segment, a trailing `*` is a prefix
+ * match, anything else must be equal. Patterns are compiled once at load time so a request
+ * costs no pattern parsing.
  */
-export function matchesPathPattern(pattern: string, path: string): boolean {
+export function compilePathPattern(pattern: string): PathMatcher {
   const isPrefix = pattern.endsWith('*');
   const stem = isPrefix ? pattern.slice(0, -1) : pattern;
-  if (!stem.split('/').includes('+')) return isPrefix ? path.startsWith(stem) : path === stem;
   const segs = stem.split('/');
-  const parts = path.split('/');
-  if (parts.length < segs.length || (!isPrefix && parts.length !== segs.length)) return false;
-  return segs.every((seg, i) => {
-    const part = parts[i] as string;
-    if (seg === '+' || seg === part) return true;
-    return isPrefix && i === segs.length - 1 && part.startsWith(seg);
-  });
+  if (!segs.includes('+')) return isPrefix ? (path) => path.startsWith(stem) : (path) => path === stem;
+  const n = segs.length;
+  return (path) => {
+    const parts = path.split('/');
+    if (parts.length < n || (!isPrefix && parts.length !== n)) return false;
+    for (let i = 0; i < n; i++) {
+      const seg = segs[i] as string;
+      const part = parts[i] as string;
+      if (seg === '+' || seg === part) continue;
+      if (isPrefix && i === n - 1 && part.startsWith(seg)) continue;
+      return false;
+    }
+    return true;
+  };
+}
+
+/** Matches one pattern against a path (compiles it on each call: for tests and rare paths). */
+export function matchesPathPattern(pattern: string, path: string): boolean {
+  return compilePathPattern(pattern)(path);
+}
+
+/**
+ * Compiles a set of patterns into one matcher: exact patterns become a Set lookup, and the
+ * rest are grouped by their literal first segment so a path only tries the few patterns
+ * that could match it.
+ */
+export function compilePathPatterns(patterns: readonly string[]): PathMatcher {
+  const exact = new Set<string>();
+  const byFirst = new Map<string, PathMatcher[]>();
+  const anyFirst: PathMatcher[] = [];
+  for (const pattern of patterns) {
+    const isPrefix = pattern.endsWith('*');
+    const stem = isPrefix ? pattern.slice(0, -1) : pattern;
+    const segs = stem.split('/');
+    if (!isPrefix && !segs.includes('+')) {
+      exact.add(stem);
+      continue;
+    }
+    const first = segs[0] as string;
+    // A first segment that is a wildcard, or partial under a prefix match, can match any first segment.
+    if (first === '+' || (isPrefix && segs.length === 1)) {
+      anyFirst.push(compilePathPattern(pattern));
+      continue;
+    }
+    const list = byFirst.get(first) ?? [];
+    list.push(compilePathPattern(pattern));
+    byFirst.set(first, list);
+  }
+  return (path) => {
+    if (exact.has(path)) return true;
+    const slash = path.indexOf('/');
+    const group = byFirst.get(slash < 0 ? path : path.slice(0, slash));
+    if (group) for (const m of group) if (m(path)) return true;
+    for (const m of anyFirst) if (m(path)) return true;
+    return false;
+  };
 }
 
 const ACME_PATHS = [
@@ -126,6 +178,8 @@ export const UNAUTHENTICATED_PKI_PATTERNS: readonly string[] = [
   ...ACME_PREFIXES.flatMap((prefix) => ACME_PATHS.map((p) => prefix + p)),
 ];
 
+const isUnauthenticated = compilePathPatterns(UNAUTHENTICATED_PKI_PATTERNS);
+
 /**
  * True when a request to `relativePath` (relative to the PKI mount, no query string) needs no
  * token. The method matters only through listing: `LIST issuers` (or `GET issuers?list=true`)
@@ -138,8 +192,7 @@ export function isUnauthenticatedPkiPath(relativePath: string, method: string, q
   } catch {
     // A bad `list` value is reported when the request is resolved; it grants nothing here.
   }
-  const path = normalizeRequestPath(relativePath, isList);
-  return UNAUTHENTICATED_PKI_PATTERNS.some((p) => matchesPathPattern(p, path));
+  return isUnauthenticated(normalizeRequestPath(relativePath, isList));
 }
 
 /** PKI paths that need `sudo` as well as the operation's capability, relative to the mount. */
@@ -155,16 +208,20 @@ export const SUDO_SYS_PATTERNS: readonly string[] = [
 /** Token store paths (relative to `auth/token/`) that need `sudo`. */
 export const SUDO_TOKEN_PATTERNS: readonly string[] = ['revoke-orphan/*', 'accessors*'];
 
+const isSudoPki = compilePathPatterns(SUDO_PKI_PATTERNS);
+const isSudoSys = compilePathPatterns(SUDO_SYS_PATTERNS);
+const isSudoToken = compilePathPatterns(SUDO_TOKEN_PATTERNS);
+
 /** `relativePath` is relative to the PKI mount; pass the normalized path for list requests. */
 export function isSudoPkiPath(relativePath: string): boolean {
   const path = relativePath.replace(/^\/+/, '');
-  return SUDO_PKI_PATTERNS.some((p) => matchesPathPattern(p, path));
+  return isSudoPki(path);
 }
 
 /** `path` is relative to /v1 (e.g. `sys/leases/lookup/pki/`); covers `sys/` and `auth/token/`. */
 export function isSudoSystemPath(path: string): boolean {
   const p = path.replace(/^\/+/, '');
-  if (p.startsWith('sys/')) return SUDO_SYS_PATTERNS.some((pat) => matchesPathPattern(pat, p.slice(4)));
-  if (p.startsWith('auth/token/')) return SUDO_TOKEN_PATTERNS.some((pat) => matchesPathPattern(pat, p.slice(11)));
+  if (p.startsWith('sys/')) return isSudoSys(p.slice(4));
+  if (p.startsWith('auth/token/')) return isSudoToken(p.slice(11));
   return false;
 }

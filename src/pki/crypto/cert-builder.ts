@@ -141,6 +141,40 @@ const EMPTY_NAME = Buffer.from([0x30, 0x00]);
 
 /** Builds the TBSCertificate, signs it with the issuer key and returns DER and PEM. */
 export function buildCertificate(issuer: IssuerContext, t: CertificateTemplate): BuiltCertificate {
+  const u = buildUnsigned(issuer, t);
+  return assemble(u, u.alg.sign(u.tbs, issuer.privateKey));
+}
+
+/** buildCertificate with the signature made on the libuv threadpool (the hot issue/sign path). */
+export async function buildCertificateAsync(issuer: IssuerContext, t: CertificateTemplate): Promise<BuiltCertificate> {
+  const u = buildUnsigned(issuer, t);
+  return assemble(u, await u.alg.signAsync(u.tbs, issuer.privateKey));
+}
+
+interface Unsigned {
+  tbs: Buffer;
+  alg: SignatureAlgorithm;
+  serial: Buffer;
+  notBefore: Date;
+  notAfter: Date;
+  ski: Buffer;
+}
+
+function assemble(u: Unsigned, signature: Buffer): BuiltCertificate {
+  const der = sequence(u.tbs, u.alg.identifier, bitString(signature));
+  return {
+    der,
+    pem: pemEncode('CERTIFICATE', der),
+    serial: u.serial,
+    serialHex: serialToHex(u.serial),
+    notBefore: u.notBefore,
+    notAfter: u.notAfter,
+    signatureAlgorithm: u.alg.name,
+    subjectKeyId: u.ski,
+  };
+}
+
+function buildUnsigned(issuer: IssuerContext, t: CertificateTemplate): Unsigned {
   const serial = t.serial ?? randomSerial();
   const subjectDer = Buffer.isBuffer(t.subject) ? t.subject : encodeName(t.subject as readonly NameInput[]);
   const alg = issuer.signatureAlgorithm(t.signatureBits, t.usePss);
@@ -191,18 +225,7 @@ export function buildCertificate(issuer: IssuerContext, t: CertificateTemplate):
     t.spki,
     explicit(3, sequence(...exts)),
   );
-  const signature = alg.sign(tbs, issuer.privateKey);
-  const der = sequence(tbs, alg.identifier, bitString(signature));
-  return {
-    der,
-    pem: pemEncode('CERTIFICATE', der),
-    serial,
-    serialHex: serialToHex(serial),
-    notBefore,
-    notAfter,
-    signatureAlgorithm: alg.name,
-    subjectKeyId: ski,
-  };
+  return { tbs, alg, serial, notBefore, notAfter, ski };
 }
 
 /** Extensions that re-signing replaces with the new issuer's values. */

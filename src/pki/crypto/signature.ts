@@ -19,6 +19,26 @@ export interface SignatureAlgorithm {
   identifier: Buffer;
   /** Signs `data` with the issuer's private key. */
   sign(data: Buffer, key: KeyObject): Buffer;
+  /** The same signature made on the libuv threadpool, leaving the event loop free. */
+  signAsync(data: Buffer, key: KeyObject): Promise<Buffer>;
+}
+
+type SignKey = KeyObject | { key: KeyObject; padding: number; saltLength: number };
+
+/** One-shot signature on the threadpool (the callback form of crypto.sign). */
+function signOnPool(hash: HashName | null, data: Buffer, key: SignKey): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    cryptoSign(hash, data, key, (err, sig) => (err ? reject(err) : resolve(sig)));
+  });
+}
+
+function algorithm(name: string, identifier: Buffer, hash: HashName | null, key: (k: KeyObject) => SignKey): SignatureAlgorithm {
+  return {
+    name,
+    identifier,
+    sign: (data, k) => cryptoSign(hash, data, key(k)),
+    signAsync: (data, k) => signOnPool(hash, data, key(k)),
+  };
 }
 
 const HASH_OID: Readonly<Record<HashName, string>> = {
@@ -73,20 +93,17 @@ export function chooseSignatureAlgorithm(key: KeyDescription, opts: { signatureB
   const hit = cache.get(cacheKey);
   if (hit) return hit;
   let alg: SignatureAlgorithm;
+  const plain = (k: KeyObject): SignKey => k;
   if (key.type === 'rsa') {
     const h = hashForBits(bits);
     alg = pss
-      ? {
-          name: `SHA${hashBits(h)}WithRSAPSS`,
-          identifier: pssIdentifier(h),
-          sign: (data, k) => cryptoSign(h, data, { key: k, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: HASH_LEN[h] }),
-        }
-      : { name: `SHA${hashBits(h)}WithRSA`, identifier: sequence(oid(RSA_PKCS1_OID[h]), NULL_DER), sign: (data, k) => cryptoSign(h, data, k) };
+      ? algorithm(`SHA${hashBits(h)}WithRSAPSS`, pssIdentifier(h), h, (k) => ({ key: k, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: HASH_LEN[h] }))
+      : algorithm(`SHA${hashBits(h)}WithRSA`, sequence(oid(RSA_PKCS1_OID[h]), NULL_DER), h, plain);
   } else if (key.type === 'ec') {
     const h: HashName = key.bits === 384 ? 'sha384' : key.bits === 521 ? 'sha512' : 'sha256';
-    alg = { name: `ECDSAWithSHA${hashBits(h)}`, identifier: sequence(oid(ECDSA_OID[h])), sign: (data, k) => cryptoSign(h, data, k) };
+    alg = algorithm(`ECDSAWithSHA${hashBits(h)}`, sequence(oid(ECDSA_OID[h])), h, plain);
   } else {
-    alg = { name: 'PureEd25519', identifier: sequence(oid(ED25519_OID)), sign: (data, k) => cryptoSign(null, data, k) };
+    alg = algorithm('PureEd25519', sequence(oid(ED25519_OID)), null, plain);
   }
   cache.set(cacheKey, alg);
   return alg;
@@ -141,24 +158,41 @@ export function parseSignatureAlgorithm(el: DerElement): VerifyParams {
   return { name: `SHA${hash === 'sha1' ? '1' : hashBits(hash)}WithRSAPSS`, kind: 'rsa-pss', hash, saltLength };
 }
 
+/** The key argument node:crypto needs for `params`, or undefined when the key type cannot match. */
+function verifyKey(params: VerifyParams, publicKey: KeyObject): KeyObject | { key: KeyObject; padding: number; saltLength: number } | undefined {
+  const t = publicKey.asymmetricKeyType;
+  switch (params.kind) {
+    case 'rsa':
+      return t === 'rsa' ? publicKey : undefined;
+    case 'rsa-pss':
+      return t === 'rsa' || t === 'rsa-pss' ? { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: params.saltLength ?? 20 } : undefined;
+    case 'ecdsa':
+      return t === 'ec' ? publicKey : undefined;
+    case 'ed25519':
+      return t === 'ed25519' ? publicKey : undefined;
+  }
+}
+
 /** Verifies a signature made with `params` over `data`; a key of the wrong type is simply a failed verification. */
 export function verifySignature(params: VerifyParams, data: Buffer, signature: Buffer, publicKey: KeyObject): boolean {
-  const t = publicKey.asymmetricKeyType;
+  const key = verifyKey(params, publicKey);
+  if (!key) return false;
   try {
-    switch (params.kind) {
-      case 'rsa':
-        return t === 'rsa' && cryptoVerify(params.hash, data, publicKey, signature);
-      case 'rsa-pss':
-        return (
-          (t === 'rsa' || t === 'rsa-pss') &&
-          cryptoVerify(params.hash, data, { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: params.saltLength ?? 20 }, signature)
-        );
-      case 'ecdsa':
-        return t === 'ec' && cryptoVerify(params.hash, data, publicKey, signature);
-      case 'ed25519':
-        return t === 'ed25519' && cryptoVerify(null, data, publicKey, signature);
-    }
+    return cryptoVerify(params.hash, data, key, signature);
   } catch {
     return false;
   }
+}
+
+/** verifySignature on the libuv threadpool, leaving the event loop free. */
+export function verifySignatureAsync(params: VerifyParams, data: Buffer, signature: Buffer, publicKey: KeyObject): Promise<boolean> {
+  const key = verifyKey(params, publicKey);
+  if (!key) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    try {
+      cryptoVerify(params.hash, data, key, signature, (err, ok) => resolve(!err && ok));
+    } catch {
+      resolve(false);
+    }
+  });
 }

@@ -2,9 +2,10 @@ import type { Clock } from '../../shared/clock.js';
 import { invalid } from '../../shared/errors.js';
 import { CERT_LEASE_KIND } from '../certs/cert.js';
 import type { CertService, InTransaction } from '../certs/cert-service.js';
-import { buildCertificate } from '../crypto/cert-builder.js';
+import { buildCertificateAsync } from '../crypto/cert-builder.js';
 import { isSelfSigned, parseCertificate } from '../crypto/cert-parser.js';
-import { parseCsr } from '../crypto/csr.js';
+import { parseCsrAsync } from '../crypto/csr.js';
+import type { ParsedCsr } from '../crypto/csr.js';
 import { generateKey } from '../crypto/key-generation.js';
 import type { GeneratedKey, KeyType } from '../crypto/key-generation.js';
 import { checkKeyAgainstRole, exportPrivateKeyDer, resolveKeyParams } from '../crypto/keys.js';
@@ -100,7 +101,7 @@ export class IssuanceService {
   async sign(req: IssueRequest): Promise<IssueResult> {
     const role = await this.deps.roles.forIssuance(req.mount.id, req.roleName);
     if (req.input.csr.trim() === '') throw invalid('"csr" is empty', 'csr');
-    const csr = parseCsr(req.input.csr);
+    const csr = await parseCsrAsync(req.input.csr);
     const keyError = checkKeyAgainstRole(csr.key, role.key_type, role.key_bits);
     if (keyError) throw invalid(keyError, 'csr');
     const prepared = await this.#prepare(req, role, csr);
@@ -111,7 +112,7 @@ export class IssuanceService {
   }
 
   /** Everything checked before any key is made or signed: names, validity, format, metadata. */
-  async #prepare(req: IssueRequest, role: PkiRole, csr: ReturnType<typeof parseCsr> | undefined): Promise<Prepared> {
+  async #prepare(req: IssueRequest, role: PkiRole, csr: ParsedCsr | undefined): Promise<Prepared> {
     const input = req.input;
     const format = parseFormat(input.format);
     parsePrivateKeyFormat(input.private_key_format);
@@ -146,7 +147,7 @@ export class IssuanceService {
   ): Promise<IssueResult> {
     const { names, signing, validity } = p;
     const input = req.input;
-    const built = buildCertificate(signing.context, {
+    const built = await buildCertificateAsync(signing.context, {
       subject: encodeSubject({
         commonName: names.commonName, country: role.country, province: role.province, locality: role.locality,
         streetAddress: role.street_address, postalCode: role.postal_code, organization: role.organization, ou: role.ou,

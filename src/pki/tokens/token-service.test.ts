@@ -9,7 +9,7 @@ import { LeaseService } from '../sys/lease-service.js';
 import { EXPIRY_SWEEP_JOB } from '../sys/expiry-sweep.js';
 import type { CallerToken } from '../sys/system-route.js';
 import { TokenRepo } from './token-repo.js';
-import { ADMIN_TOKEN_INFO, TokenService } from './token-service.js';
+import { ADMIN_TOKEN_INFO, TOKEN_CACHE_MS, TokenService } from './token-service.js';
 import type { CreateTokenRequest } from './token.js';
 
 const base: CreateTokenRequest = {
@@ -88,6 +88,29 @@ for (const kind of dbKinds()) {
       const c2 = await tokens.create(await asCaller(c1.token), false, base);
       await tokens.revokeTree(c1.entry.accessor);
       assert.equal(await tokens.findValid(c2.token), undefined);
+    });
+
+    it('remembers a check for at most TOKEN_CACHE_MS, forgets it on revocation here, never past expiry', async () => {
+      const { token, entry } = await tokens.create(admin, true, { ...base, policies: ['web'], ttl: 3600 });
+      assert.ok(await tokens.authenticate(token));
+      // Deleted behind the service's back (as another node would): still valid within the bound...
+      await tdb.db.kysely.deleteFrom('pki_tokens').where('accessor', '=', entry.accessor).execute();
+      assert.ok(await tokens.authenticate(token));
+      clock.advance(TOKEN_CACHE_MS / 1000);
+      // ...and not after it.
+      assert.equal(await tokens.authenticate(token), undefined);
+
+      const revoked = await tokens.create(admin, true, { ...base, policies: ['web'] });
+      const child = await tokens.create(await asCaller(revoked.token), false, base);
+      assert.ok(await tokens.authenticate(child.token));
+      await tokens.revokeTree(revoked.entry.accessor);
+      assert.equal(await tokens.authenticate(revoked.token), undefined);
+      assert.equal(await tokens.authenticate(child.token), undefined);
+
+      const short = await tokens.create(admin, true, { ...base, policies: ['web'], ttl: 1 });
+      assert.ok(await tokens.authenticate(short.token));
+      clock.advance(1);
+      assert.equal(await tokens.authenticate(short.token), undefined);
     });
   });
 }

@@ -22,6 +22,15 @@ export interface Authenticated {
 
 export const ADMIN_TOKEN_INFO: TokenInfo = Object.freeze({ accessor: '', policies: [ROOT_POLICY], isRoot: true, displayName: 'root' });
 
+/**
+ * How long a successful token check is remembered. A token revoked, renewed or exhausted
+ * through this node is forgotten at once; one revoked through another node (or an admin
+ * token removed from the admin table) keeps working here for at most this long. Tokens
+ * with a use limit are never remembered, and no entry outlives the token's own expiry.
+ */
+export const TOKEN_CACHE_MS = 1000;
+const TOKEN_CACHE_MAX = 10_000;
+
 /** num_uses value of a token whose last use is spent: dead, as are its descendants. */
 const USES_EXHAUSTED = -1;
 
@@ -35,6 +44,8 @@ export function tokenInfoOf(e: TokenEntry): TokenInfo {
  * its children with it without any background sweep.
  */
 export class TokenService {
+  readonly #cache = new Map<string, { until: number; at: number; auth: Authenticated }>();
+
   constructor(
     private readonly deps: {
       db: Kysely<Database>;
@@ -52,20 +63,46 @@ export class TokenService {
    */
   async authenticate(token: string, opts: { spendUse?: boolean } = {}): Promise<Authenticated | undefined> {
     if (!token) return undefined;
+    const hash = hashToken(token);
+    const now = this.deps.clock.now().getTime();
+    const hit = this.#cache.get(hash);
+    if (hit && now < hit.until && now >= hit.at) return hit.auth;
+    if (hit) this.#cache.delete(hash);
     const ours = token.startsWith(TOKEN_PREFIX);
-    if (!ours && (await this.deps.adminTokens.isAdmin(token))) return { info: ADMIN_TOKEN_INFO, entry: undefined };
-    const entry = await this.findValid(token);
-    if (!entry) {
-      if (ours && (await this.deps.adminTokens.isAdmin(token))) return { info: ADMIN_TOKEN_INFO, entry: undefined };
+    if (!ours && (await this.deps.adminTokens.isAdmin(token))) return this.#remember(hash, now, { info: ADMIN_TOKEN_INFO, entry: undefined }, null);
+    const chain = await this.#validChain(hash);
+    const entry = chain?.[0];
+    if (!chain || !entry) {
+      if (ours && (await this.deps.adminTokens.isAdmin(token))) return this.#remember(hash, now, { info: ADMIN_TOKEN_INFO, entry: undefined }, null);
       return undefined;
     }
     if (entry.numUses > 0 && opts.spendUse !== false) {
       // The last use marks the token exhausted rather than 0, which would mean unlimited.
       const next = entry.numUses === 1 ? USES_EXHAUSTED : entry.numUses - 1;
       if (!(await this.deps.repo.spendUse(entry.accessor, entry.numUses, next))) return undefined;
-      if (next === USES_EXHAUSTED) await scheduleExpirySweep(this.deps.jobs, this.deps.db, this.deps.clock.now());
+      if (next === USES_EXHAUSTED) {
+        // Its descendants die with it.
+        this.#forgetAll();
+        await scheduleExpirySweep(this.deps.jobs, this.deps.db, this.deps.clock.now());
+      }
     }
-    return { info: tokenInfoOf(entry), entry };
+    const auth = { info: tokenInfoOf(entry), entry };
+    if (chain.some((t) => t.numUses !== 0)) return auth;
+    let expiry: number | null = null;
+    for (const t of chain) if (t.expiresAt && (expiry === null || t.expiresAt.getTime() < expiry)) expiry = t.expiresAt.getTime();
+    return this.#remember(hash, now, auth, expiry);
+  }
+
+  #remember(hash: string, now: number, auth: Authenticated, expiry: number | null): Authenticated {
+    const until = expiry === null ? now + TOKEN_CACHE_MS : Math.min(now + TOKEN_CACHE_MS, expiry);
+    if (this.#cache.size >= TOKEN_CACHE_MAX) this.#cache.delete(this.#cache.keys().next().value!);
+    this.#cache.set(hash, { until, at: now, auth });
+    return auth;
+  }
+
+  /** Any revocation, renewal or exhaustion may affect a whole subtree: forget every remembered check. */
+  #forgetAll(): void {
+    this.#cache.clear();
   }
 
   /** The entry of a valid token (no use spent), or undefined. */
@@ -115,6 +152,7 @@ export class TokenService {
   }
 
   async renew(entry: TokenEntry, increment: number): Promise<{ entry: TokenEntry; ttl: number; warnings: string[] }> {
+    this.#forgetAll();
     const now = this.deps.clock.now();
     const plan = planRenewal(entry, increment, now);
     await this.deps.db.transaction().execute(async (trx) => {
@@ -126,16 +164,21 @@ export class TokenService {
 
   /** Revokes a token, its descendants and every lease they obtained. */
   async revokeTree(accessor: string): Promise<void> {
+    this.#forgetAll();
     const accessors = await this.deps.repo.subtreeAccessors(accessor);
     await this.deps.leases.revokeForTokens(accessors);
     await this.deps.repo.deleteByAccessors(accessors);
+    // A check that started before the delete may have remembered the token meanwhile.
+    this.#forgetAll();
   }
 
   /** Revokes one token and its leases; its children become orphans. */
   async revokeOrphan(accessor: string): Promise<void> {
+    this.#forgetAll();
     await this.deps.leases.revokeForTokens([accessor]);
     await this.deps.repo.orphanChildren(accessor);
     await this.deps.repo.deleteByAccessors([accessor]);
+    this.#forgetAll();
   }
 
   /**
@@ -157,6 +200,11 @@ export class TokenService {
   }
 
   private async validByHash(hash: string): Promise<TokenEntry | undefined> {
+    return (await this.#validChain(hash))?.[0];
+  }
+
+  /** The token and its ancestors when all of them are alive, else undefined. */
+  async #validChain(hash: string): Promise<TokenEntry[] | undefined> {
     const chain = await this.deps.repo.findWithAncestors(hash);
     const now = this.deps.clock.now();
     for (let i = 0; i < chain.length; i++) {
@@ -164,6 +212,6 @@ export class TokenService {
       if (isExpired(t, now) || t.numUses === USES_EXHAUSTED) return undefined;
       if (t.parentAccessor !== null && chain[i + 1]?.accessor !== t.parentAccessor) return undefined;
     }
-    return chain[0];
+    return chain;
   }
 }
