@@ -7,6 +7,7 @@ import { registerIdentityRoutes } from './identity/identity-routes.js';
 import { IdentityService } from './identity/identity-service.js';
 import { registerAuthHook } from './identity/request-actor.js';
 import { TeamService } from './identity/team-service.js';
+import { TokenActorCache } from './identity/token-actor-cache.js';
 import { TokenService } from './identity/token-service.js';
 import { OrganizationRepo } from './organizations/organization-repo.js';
 import { registerOrganizationRoutes } from './organizations/organization-routes.js';
@@ -58,10 +59,11 @@ export interface TfeServices {
 export function buildTfeIdentityLayer(core: Pick<CoreDeps, 'db' | 'clock' | 'adminTokens'>) {
   const { db, clock } = core;
   const identityRepo = new IdentityRepo({ db: db.kysely });
-  const identity = new IdentityService({ repo: identityRepo, adminTokens: core.adminTokens, clock });
+  const tokenCache = new TokenActorCache({ clock });
+  const identity = new IdentityService({ repo: identityRepo, adminTokens: core.adminTokens, clock, tokenCache });
   const organizations = new OrganizationService({ db, repo: new OrganizationRepo({ db: db.kysely }), identity, clock });
-  const teams = new TeamService({ repo: identityRepo, organizations, clock });
-  const tokens = new TokenService({ db, repo: identityRepo, organizations, clock });
+  const teams = new TeamService({ repo: identityRepo, organizations, clock, tokenCache });
+  const tokens = new TokenService({ db, repo: identityRepo, organizations, clock, tokenCache });
   const workspaces = new WorkspaceService({ db, repo: new WorkspaceRepo({ db: db.kysely }), organizations, identity, clock });
   const teamAccess = new TeamAccessService({ repo: new TeamAccessRepo({ db: db.kysely }), workspaces, teams, clock });
   return { identity, organizations, teams, tokens, workspaces, teamAccess };

@@ -203,6 +203,41 @@ export class IdentityRepo {
     return rows.map((r) => ({ id: r.id, isOwners: r.is_owners === 1, manageWorkspaces: r.manage_workspaces === 1, readWorkspaces: r.read_workspaces === 1 }));
   }
 
+  /**
+   * accessTeams and grantsOf in one query: the actor's teams in the organization, each
+   * with its grants on the given workspaces (a team with no grant there comes once with none).
+   */
+  async accessTeamsWithGrants(
+    organizationId: string,
+    by: { userId: string } | { teamId: string },
+    workspaceIds: string[],
+  ): Promise<{ teams: AccessTeam[]; grants: Map<string, TeamGrant[]> }> {
+    let q = this.deps.db
+      .selectFrom('tfe_teams as t')
+      .leftJoin('tfe_team_workspaces as tw', (j) =>
+        j.onRef('tw.team_id', '=', 't.id').on('tw.workspace_id', 'in', workspaceIds.length > 0 ? workspaceIds : ['']),
+      )
+      .select(['t.id', 't.is_owners', 't.manage_workspaces', 't.read_workspaces', 'tw.workspace_id', 'tw.access', 'tw.state_versions', 'tw.workspace_locking'])
+      .where('t.organization_id', '=', organizationId);
+    if ('userId' in by) {
+      const userId = by.userId;
+      q = q.where('t.id', 'in', (eb) => eb.selectFrom('tfe_team_members').select('team_id').where('user_id', '=', userId));
+    } else {
+      q = q.where('t.id', '=', by.teamId);
+    }
+    const rows = await q.execute();
+    const teams = new Map<string, AccessTeam>();
+    const grants = new Map<string, TeamGrant[]>();
+    for (const r of rows) {
+      if (!teams.has(r.id)) teams.set(r.id, { id: r.id, isOwners: r.is_owners === 1, manageWorkspaces: r.manage_workspaces === 1, readWorkspaces: r.read_workspaces === 1 });
+      if (r.workspace_id === null || r.access === null) continue;
+      const list = grants.get(r.workspace_id) ?? [];
+      list.push({ access: r.access as TeamGrant['access'], stateVersions: r.state_versions as TeamGrant['stateVersions'], workspaceLocking: r.workspace_locking === 1 });
+      grants.set(r.workspace_id, list);
+    }
+    return { teams: [...teams.values()], grants };
+  }
+
   /** Organization ids where the user is in some team. */
   async organizationIdsOfUser(userId: string): Promise<string[]> {
     const rows = await this.deps.db

@@ -5,6 +5,7 @@ import { hashToken, tfeId } from '../../shared/ids.js';
 import type { Actor } from './actor.js';
 import type { AccessTeam, Executor, IdentityRepo } from './identity-repo.js';
 import type { Team, User } from './identity.js';
+import type { TokenActorCache } from './token-actor-cache.js';
 import { SITE_ADMIN_USERNAME, isExpired, isValidUsername, looksLikeApiToken } from './identity.js';
 import type { OrganizationFacts, TeamGrant } from './permissions.js';
 
@@ -21,12 +22,19 @@ export interface AccountDetails {
  * other TFE service asks this one who an actor is and which teams it acts through.
  */
 export class IdentityService {
-  constructor(private readonly deps: { repo: IdentityRepo; adminTokens: AdminTokenService; clock: Clock }) {}
+  constructor(private readonly deps: { repo: IdentityRepo; adminTokens: AdminTokenService; clock: Clock; tokenCache: TokenActorCache }) {}
 
-  /** The actor of a bearer token, or null for unknown, revoked or expired tokens. */
+  /**
+   * The actor of a bearer token, or null for unknown, revoked or expired tokens. Answers
+   * come from a short-lived cache (token-actor-cache.ts) that token, team and organization
+   * changes on this node clear; other nodes see a revocation within its TTL.
+   */
   async authenticate(token: string): Promise<Actor | null> {
+    const tokenHash = hashToken(token);
+    const cached = this.deps.tokenCache.get(tokenHash);
+    if (cached) return cached;
     if (looksLikeApiToken(token)) {
-      const t = await this.deps.repo.tokenByHash(hashToken(token));
+      const t = await this.deps.repo.tokenByHash(tokenHash);
       if (!t) return null;
       const now = this.deps.clock.now();
       if (isExpired(t, now)) return null;
@@ -34,13 +42,21 @@ export class IdentityService {
       // Record use at most once a minute, and skip the write entirely when it is recent:
       // on SQLite even an UPDATE that matches nothing takes the write lock.
       if (actor && (t.lastUsedAt === null || now.getTime() - t.lastUsedAt.getTime() >= 60_000)) await this.deps.repo.touchToken(t.id, now);
+      if (actor) this.deps.tokenCache.set(tokenHash, actor, t.expiredAt);
       return actor;
     }
     if (await this.deps.adminTokens.isAdmin(token)) {
       const admin = await this.siteAdminUser();
-      return { kind: 'user', userId: admin.id, username: admin.username, siteAdmin: true, tokenId: null };
+      const actor: Actor = { kind: 'user', userId: admin.id, username: admin.username, siteAdmin: true, tokenId: null };
+      this.deps.tokenCache.set(tokenHash, actor);
+      return actor;
     }
     return null;
+  }
+
+  /** Drops every cached token → actor answer; call after a change that revokes tokens or renames their owners. */
+  forgetTokens(): void {
+    this.deps.tokenCache.clear();
   }
 
   private async actorOfToken(kind: 'user' | 'team' | 'organization', ownerId: string, tokenId: string): Promise<Actor | null> {
@@ -134,9 +150,15 @@ export class IdentityService {
 
   /** Teams of the organization the actor acts through: its memberships, or its own team. */
   async teamsOf(actor: Actor, organizationId: string): Promise<AccessTeam[]> {
-    if (actor.kind === 'user') return this.deps.repo.accessTeams(organizationId, { userId: actor.userId });
-    if (actor.kind === 'team' && actor.organizationId === organizationId) return this.deps.repo.accessTeams(organizationId, { teamId: actor.teamId });
-    return [];
+    const by = this.teamsBy(actor, organizationId);
+    return by ? this.deps.repo.accessTeams(organizationId, by) : [];
+  }
+
+  /** Whose teams count in the organization: a user's, a team token's own team there, or none. */
+  private teamsBy(actor: Actor, organizationId: string): { userId: string } | { teamId: string } | undefined {
+    if (actor.kind === 'user') return { userId: actor.userId };
+    if (actor.kind === 'team' && actor.organizationId === organizationId) return { teamId: actor.teamId };
+    return undefined;
   }
 
   async organizationFacts(actor: Actor, organizationId: string): Promise<OrganizationFacts> {
@@ -145,8 +167,9 @@ export class IdentityService {
 
   /** Organization facts and the grants on the given workspaces, from one lookup of the actor's teams. */
   async accessFacts(actor: Actor, organizationId: string, workspaceIds: string[]): Promise<{ facts: OrganizationFacts; grants: Map<string, TeamGrant[]> }> {
-    const teams = await this.teamsOf(actor, organizationId);
-    const grants = await this.deps.repo.grantsOf(teams.map((t) => t.id), workspaceIds);
+    const by = this.teamsBy(actor, organizationId);
+    if (!by) return { facts: this.factsFrom(actor, organizationId, []), grants: new Map() };
+    const { teams, grants } = await this.deps.repo.accessTeamsWithGrants(organizationId, by, workspaceIds);
     return { facts: this.factsFrom(actor, organizationId, teams), grants };
   }
 

@@ -6,6 +6,7 @@ import type { Actor } from './actor.js';
 import type { IdentityRepo } from './identity-repo.js';
 import type { Team, User } from './identity.js';
 import { isValidTeamName } from './identity.js';
+import type { TokenActorCache } from './token-actor-cache.js';
 
 export interface TeamInput {
   name?: string;
@@ -19,7 +20,7 @@ export interface TeamInput {
  * team (created with it) that cannot be deleted or renamed.
  */
 export class TeamService {
-  constructor(private readonly deps: { repo: IdentityRepo; organizations: OrganizationService; clock: Clock }) {}
+  constructor(private readonly deps: { repo: IdentityRepo; organizations: OrganizationService; clock: Clock; tokenCache: TokenActorCache }) {}
 
   private check(input: TeamInput): void {
     if (input.name !== undefined && !isValidTeamName(input.name)) throw invalid('name may contain letters, digits, spaces, "-", "_" and "."', '/data/attributes/name');
@@ -75,6 +76,8 @@ export class TeamService {
     this.check(input);
     if (team.isOwners && input.name !== undefined && input.name !== team.name) throw invalid('the owners team cannot be renamed', '/data/attributes/name');
     await this.deps.repo.updateTeam(team.id, input);
+    // A team token's actor carries the team name.
+    this.deps.tokenCache.clear();
     return this.get(actor, team.id);
   }
 
@@ -82,6 +85,7 @@ export class TeamService {
     const team = await this.manageable(actor, teamId);
     if (team.isOwners) throw forbidden('the owners team cannot be deleted');
     await this.deps.repo.deleteTeam(team.id);
+    this.deps.tokenCache.clear();
   }
 
   async members(actor: Actor, teamId: string): Promise<User[]> {

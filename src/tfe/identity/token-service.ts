@@ -7,6 +7,7 @@ import type { Actor } from './actor.js';
 import type { IdentityRepo } from './identity-repo.js';
 import type { AuthToken, CreatedToken, Team } from './identity.js';
 import { generateTokenSecret } from './identity.js';
+import type { TokenActorCache } from './token-actor-cache.js';
 
 export interface TokenInput {
   description?: string | null;
@@ -20,7 +21,7 @@ export interface TokenInput {
  * the organization token by owners and by the organization token itself.
  */
 export class TokenService {
-  constructor(private readonly deps: { db: Db; repo: IdentityRepo; organizations: OrganizationService; clock: Clock }) {}
+  constructor(private readonly deps: { db: Db; repo: IdentityRepo; organizations: OrganizationService; clock: Clock; tokenCache: TokenActorCache }) {}
 
   private checkExpiry(input: TokenInput): void {
     if (input.expiredAt && input.expiredAt.getTime() <= this.deps.clock.now().getTime()) {
@@ -36,6 +37,8 @@ export class TokenService {
       if (replaceSingleton) await this.deps.repo.deleteSingletonTokens(replaceSingleton.kind, replaceSingleton.ownerId, trx);
       await this.deps.repo.insertToken(token, hashToken(secret), trx);
     });
+    // Revocation must show at once on this node (other nodes: within the cache TTL).
+    if (replaceSingleton) this.deps.tokenCache.clear();
     return { token, secret };
   }
 
@@ -78,6 +81,7 @@ export class TokenService {
   async deleteToken(actor: Actor, tokenId: string): Promise<void> {
     const t = await this.getToken(actor, tokenId);
     await this.deps.repo.deleteToken(t.id);
+    this.deps.tokenCache.clear();
   }
 
   private async mayManage(actor: Actor, t: AuthToken): Promise<boolean> {
@@ -137,6 +141,7 @@ export class TokenService {
   async deleteTeamToken(actor: Actor, teamId: string): Promise<void> {
     const team = await this.teamFor(actor, teamId);
     if ((await this.deps.repo.deleteSingletonTokens('team', team.id)) === 0) throw notFound('team has no authentication token');
+    this.deps.tokenCache.clear();
   }
 
   /**
@@ -198,5 +203,6 @@ export class TokenService {
   async deleteOrganizationToken(actor: Actor, organization: string): Promise<void> {
     const { organization: org } = await this.deps.organizations.authorize(actor, organization, 'manageOrganizationToken');
     if ((await this.deps.repo.deleteSingletonTokens('organization', org.id)) === 0) throw notFound('organization has no authentication token');
+    this.deps.tokenCache.clear();
   }
 }

@@ -26,6 +26,8 @@ export interface OrganizationMembership {
   memberOrganizationIds(actor: Actor): Promise<string[] | 'all'>;
   /** Creates the owners team of a new organization inside its create transaction. */
   createOwnersTeam(executor: Kysely<Database>, organizationId: string, creator: Actor): Promise<void>;
+  /** Drops cached token answers: organization and team tokens name their organization, and deleting it revokes them. */
+  forgetTokens(): void;
 }
 
 /**
@@ -116,6 +118,7 @@ export class OrganizationService {
     };
     if (Object.values(patch).every((v) => v === undefined)) return this.authorize(actor, name);
     await this.deps.repo.update(organization.id, patch, this.deps.clock.now());
+    if (patch.name !== undefined) this.deps.identity.forgetTokens();
     return this.authorize(actor, input.name ?? name);
   }
 
@@ -126,6 +129,7 @@ export class OrganizationService {
       for (const hook of this.deleteHooks) await hook(trx, organization.id);
       await this.deps.repo.delete(organization.id, trx);
     });
+    this.deps.identity.forgetTokens();
   }
 
   async entitlements(actor: Actor, name: string): Promise<Entitlements> {

@@ -1,0 +1,81 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { dbKinds } from '../../../test/support/test-db.js';
+import { createTfeFixture } from '../../../test/support/tfe-fixture.js';
+import type { TfeFixture } from '../../../test/support/tfe-fixture.js';
+import { ManualClock } from '../../shared/clock.js';
+import type { Actor } from './actor.js';
+import { TOKEN_ACTOR_TTL_MS, TokenActorCache } from './token-actor-cache.js';
+
+const alice: Actor = { kind: 'user', userId: 'user-a', username: 'alice', siteAdmin: false, tokenId: 'at-a' };
+
+describe('token actor cache', () => {
+  it('answers within the TTL and forgets at its end', () => {
+    const clock = new ManualClock('2026-03-01T10:00:00.000Z');
+    const cache = new TokenActorCache({ clock });
+    cache.set('h1', alice);
+    assert.deepEqual(cache.get('h1'), alice);
+    clock.advance((TOKEN_ACTOR_TTL_MS - 1) / 1000);
+    assert.deepEqual(cache.get('h1'), alice);
+    clock.advance(0.001);
+    assert.equal(cache.get('h1'), undefined);
+  });
+
+  it('never keeps an entry past the token expiry', () => {
+    const clock = new ManualClock('2026-03-01T10:00:00.000Z');
+    const cache = new TokenActorCache({ clock });
+    cache.set('h1', alice, new Date(clock.now().getTime() + 500));
+    clock.advance(0.5);
+    assert.equal(cache.get('h1'), undefined);
+  });
+
+  it('is bounded and clears on demand', () => {
+    const clock = new ManualClock('2026-03-01T10:00:00.000Z');
+    const cache = new TokenActorCache({ clock, max: 2 });
+    cache.set('h1', alice);
+    cache.set('h2', alice);
+    cache.set('h3', alice);
+    assert.equal(cache.get('h1'), undefined);
+    assert.deepEqual(cache.get('h3'), alice);
+    cache.clear();
+    assert.equal(cache.get('h2'), undefined);
+    assert.equal(cache.get('h3'), undefined);
+  });
+});
+
+for (const kind of dbKinds()) {
+  describe(`token revocation through the cache [${kind}]`, () => {
+    let f: TfeFixture;
+    before(async () => {
+      f = await createTfeFixture(kind);
+    });
+    after(() => f.cleanup());
+
+    it('a token deleted on this node stops working at once', async () => {
+      const u = await f.identity.createUser(f.admin, { username: 'revoked-here' });
+      const t = await f.tokens.createUserToken(f.admin, u.id, {});
+      assert.ok(await f.identity.authenticate(t.secret));
+      await f.tokens.deleteToken(f.admin, t.token.id);
+      assert.equal(await f.identity.authenticate(t.secret), null);
+    });
+
+    it('a regenerated organization token revokes the old one at once', async () => {
+      await f.org('cache-org');
+      const first = await f.tokens.createOrganizationToken(f.admin, 'cache-org', {});
+      assert.ok(await f.identity.authenticate(first.secret));
+      await f.tokens.createOrganizationToken(f.admin, 'cache-org', {});
+      assert.equal(await f.identity.authenticate(first.secret), null);
+    });
+
+    it('a token deleted elsewhere stops working once the TTL has passed', async () => {
+      const u = await f.identity.createUser(f.admin, { username: 'revoked-elsewhere' });
+      const t = await f.tokens.createUserToken(f.admin, u.id, {});
+      assert.ok(await f.identity.authenticate(t.secret));
+      // Another node (or the CLI) deletes the row; this node's cache does not hear of it.
+      await f.tdb.db.kysely.deleteFrom('tfe_tokens').where('id', '=', t.token.id).execute();
+      assert.ok(await f.identity.authenticate(t.secret), 'still cached within the TTL');
+      f.clock.advance(TOKEN_ACTOR_TTL_MS / 1000);
+      assert.equal(await f.identity.authenticate(t.secret), null);
+    });
+  });
+}
