@@ -81,6 +81,21 @@ for (const kind of dbKinds()) {
         assert.equal(await repo.findById(repo.db, 'sv-b'), undefined);
       });
 
+      it('reads the current version with its output ids in position order', async () => {
+        const ws = 'ws-current-outputs';
+        assert.equal(await repo.findCurrentWithOutputIds(repo.db, ws), undefined);
+        await repo.batched((trx) => append(repo, trx, ws, 'sv-co1'));
+        const none = await repo.findCurrentWithOutputIds(repo.db, ws);
+        assert.equal(none?.version.id, 'sv-co1');
+        assert.deepEqual(none?.outputIds, []);
+        const out = (id: string, name: string) => ({ id, name, sensitive: false, type: 'string', detailedType: 'string', value: name });
+        await repo.batched((trx) => repo.insertOutputs(trx, 'sv-co1', [out('wsout-z', 'first'), out('wsout-a', 'second'), out('wsout-m', 'third')]));
+        const found = await repo.findCurrentWithOutputIds(repo.db, ws);
+        assert.deepEqual(found?.outputIds, ['wsout-z', 'wsout-a', 'wsout-m']);
+        assert.deepEqual(found?.version, await repo.findCurrent(repo.db, ws));
+        assert.deepEqual(found?.outputIds, (await repo.outputIds(repo.db, ['sv-co1'])).get('sv-co1'));
+      });
+
       it('lists by position ranges, and by index after retention left holes', async () => {
         const ws = 'ws-list';
         for (let i = 1; i <= 7; i++) await repo.batched((trx) => append(repo, trx, ws, `sv-l${i}`, i % 2 === 0 ? 'discarded' : 'finalized'));

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { OneParamQuery } from '../../db/one-param-query.js';
 import type { TfeStateVersionsTable } from '../../db/schema-tfe-state.js';
 import type { StateVersion, StateVersionOutput, StateVersionStatus } from './state-version.js';
 
@@ -218,6 +219,27 @@ export class StateVersionRepo {
       .where('h.workspace_id', '=', workspaceId)
       .executeTakeFirst();
     return r ? toStateVersion(r) : undefined;
+  }
+
+  /**
+   * findCurrent and outputIds in one query, for the hot current-state-version read.
+   * `string_agg(… order by …)` reads the same on PostgreSQL and SQLite (>= 3.44); output
+   * ids never contain a comma.
+   */
+  private readonly currentWithOutputIdsQuery = new OneParamQuery((workspaceId: string) =>
+    this.deps.db
+      .selectFrom('tfe_state_heads as h')
+      .innerJoin('tfe_state_versions as v', 'v.id', 'h.current_id')
+      .selectAll('v')
+      .select(sql<string | null>`(select string_agg(o.id, ',' order by o.position) from tfe_state_version_outputs o where o.state_version_id = v.id)`.as('output_ids'))
+      .where('h.workspace_id', '=', workspaceId),
+  );
+
+  async findCurrentWithOutputIds(ex: Executor, workspaceId: string): Promise<{ version: StateVersion; outputIds: string[] } | undefined> {
+    const r = await this.currentWithOutputIdsQuery.first(ex, workspaceId);
+    if (!r) return undefined;
+    const { output_ids: ids, ...row } = r;
+    return { version: toStateVersion(row), outputIds: ids ? ids.split(',') : [] };
   }
 
   async insert(trx: Executor, row: TfeStateVersionsTable): Promise<void> {

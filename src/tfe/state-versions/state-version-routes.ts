@@ -75,19 +75,19 @@ function send(reply: FastifyReply, status: number, doc: unknown): FastifyReply {
 export async function registerStateVersionRoutes(app: FastifyInstance, deps: StateVersionRoutesDeps): Promise<void> {
   const { versions, uploads } = deps;
 
-  async function render(request: FastifyRequest, list: StateVersion[], includes: StateVersionInclude[]) {
+  async function render(request: FastifyRequest, list: StateVersion[], includes: StateVersionInclude[], knownOutputIds?: Map<string, string[]>) {
     const baseUrl = baseUrlOf(request, deps.publicUrl);
     const [ids, outputs] = await Promise.all([
-      versions.outputIds(list),
+      knownOutputIds ?? versions.outputIds(list),
       includes.includes('outputs') ? versions.outputs(list) : Promise.resolve([]),
     ]);
     const ctxOf = (v: StateVersion): StateVersionRenderContext => ({ baseUrl, uploadTokens: versions.uploadTokens(v), outputIds: ids.get(v.id) ?? [] });
     return { ctxOf, included: includedResources(list, includes, outputs) };
   }
 
-  async function one(request: FastifyRequest, reply: FastifyReply, v: StateVersion, status = 200) {
+  async function one(request: FastifyRequest, reply: FastifyReply, v: StateVersion, status = 200, outputIds?: string[]) {
     const includes = parseIncludes((request.query as Record<string, unknown>).include);
-    const { ctxOf, included } = await render(request, [v], includes);
+    const { ctxOf, included } = await render(request, [v], includes, outputIds ? new Map([[v.id, outputIds]]) : undefined);
     return send(reply, status, stateVersionDocument(v, ctxOf(v), included));
   }
 
@@ -111,7 +111,8 @@ export async function registerStateVersionRoutes(app: FastifyInstance, deps: Sta
   });
 
   app.get<{ Params: { workspaceId: string } }>('/workspaces/:workspaceId/current-state-version', async (request, reply) => {
-    return one(request, reply, await versions.current(requireActor(request), request.params.workspaceId));
+    const { version, outputIds } = await versions.currentWithOutputIds(requireActor(request), request.params.workspaceId);
+    return one(request, reply, version, 200, outputIds);
   });
 
   app.get('/state-versions', async (request, reply) => {

@@ -268,6 +268,14 @@ export class StateVersionService {
     return v;
   }
 
+  /** current() with the ids of its outputs, read together (the hot read of `GET …/current-state-version`). */
+  async currentWithOutputIds(actor: Actor, workspaceId: string): Promise<{ version: StateVersion; outputIds: string[] }> {
+    const ws = await this.deps.workspaces.authorize(actor, workspaceId, 'read-state-versions');
+    const found = await this.deps.repo.findCurrentWithOutputIds(this.deps.repo.db, ws.id);
+    if (!found) throw notFound(`workspace ${workspaceId} has no current state version`);
+    return found;
+  }
+
   /** The state versions of one workspace, newest first. */
   async list(actor: Actor, q: { organization: string; workspace: string; statuses?: StateVersionStatus[]; page: PageRequest }): Promise<Page<StateVersion>> {
     const view = await this.deps.workspaces.getByName(actor, q.organization, q.workspace);

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable, Updateable } from 'kysely';
 import { isUniqueViolation } from '../../db/constraint-errors.js';
+import { OneParamQuery } from '../../db/one-param-query.js';
 import type { Database } from '../../db/schema.js';
 import type { WorkspacesTable } from '../../db/schema-tfe.js';
 import { invalid } from '../../shared/errors.js';
@@ -139,8 +140,11 @@ export class WorkspaceRepo {
     }
   }
 
+  // Every workspace-scoped request starts here, so the query is compiled once.
+  private readonly byIdQuery = new OneParamQuery((id: string) => this.base().where('w.id', '=', id));
+
   async byId(id: string): Promise<Workspace | undefined> {
-    const r = await this.base().where('w.id', '=', id).executeTakeFirst();
+    const r = await this.byIdQuery.first(this.deps.db, id);
     return r && toWorkspace(r);
   }
 
