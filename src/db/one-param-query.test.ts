@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDb, dbKinds } from '../../test/support/test-db.js';
 import type { TestDatabase } from '../../test/support/test-db.js';
-import { OneParamQuery } from './one-param-query.js';
+import { OneParamQuery, ParamQuery } from './one-param-query.js';
 
 for (const kind of dbKinds()) {
   describe(`OneParamQuery [${kind}]`, () => {
@@ -23,10 +23,24 @@ for (const kind of dbKinds()) {
       assert.deepEqual(await q.first(t.db.kysely, 'h-one'), { token_hash: 'h-one' });
       assert.deepEqual(await q.first(t.db.kysely, 'h-two'), { token_hash: 'h-two' });
       assert.equal(await q.first(t.db.kysely, 'h-none'), undefined);
-      assert.equal(builds, 1);
+      // Once with the first value, once with probes; never again.
+      assert.equal(builds, 2);
     });
 
-    it('builds anew every time when the query does not have exactly that one parameter', async () => {
+    it('puts several values where the builder put them, whatever the order', async () => {
+      let builds = 0;
+      const q = new ParamQuery((a: string, b: string) => {
+        builds++;
+        return t.db.kysely.selectFrom('admin_tokens').select('token_hash').where('created_at', '>=', b).where('token_hash', '=', a).orderBy('token_hash');
+      });
+      const epoch = new Date(0).toISOString();
+      assert.deepEqual(await q.execute(t.db.kysely, 'h-one', epoch), [{ token_hash: 'h-one' }]);
+      assert.deepEqual(await q.execute(t.db.kysely, 'h-two', epoch), [{ token_hash: 'h-two' }]);
+      assert.deepEqual(await q.execute(t.db.kysely, 'h-two', '2999-01-01'), []);
+      assert.equal(builds, 2);
+    });
+
+    it('builds anew every time when the query carries a constant parameter', async () => {
       let builds = 0;
       const q = new OneParamQuery((hash: string) => {
         builds++;
@@ -34,7 +48,7 @@ for (const kind of dbKinds()) {
       });
       assert.deepEqual((await q.execute(t.db.kysely, 'h-one')).map((r) => r.token_hash).sort(), ['h-one', 'h-two']);
       assert.deepEqual((await q.execute(t.db.kysely, 'h-none')).map((r) => r.token_hash), ['h-two']);
-      assert.equal(builds, 2);
+      assert.equal(builds, 3);
     });
   });
 }

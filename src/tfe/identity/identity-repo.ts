@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Updateable } from 'kysely';
 import { isUniqueViolation } from '../../db/constraint-errors.js';
+import { ParamQuery } from '../../db/one-param-query.js';
 import type { Database } from '../../db/schema.js';
 import type { TfeTeamsTable, TfeTokensTable, TfeUsersTable } from '../../db/schema-tfe.js';
 import { conflict, invalid } from '../../shared/errors.js';
@@ -47,6 +48,17 @@ export type Executor = Kysely<Database>;
 
 /** A team as the permission rules see it. */
 export type AccessTeam = Pick<Team, 'id' | 'isOwners' | 'manageWorkspaces' | 'readWorkspaces'>;
+
+interface AccessRow {
+  id: string;
+  is_owners: number;
+  manage_workspaces: number;
+  read_workspaces: number;
+  workspace_id: string | null;
+  access: string | null;
+  state_versions: string | null;
+  workspace_locking: number | null;
+}
 
 /** All SQL for users, teams, memberships and tokens. */
 export class IdentityRepo {
@@ -203,15 +215,7 @@ export class IdentityRepo {
     return rows.map((r) => ({ id: r.id, isOwners: r.is_owners === 1, manageWorkspaces: r.manage_workspaces === 1, readWorkspaces: r.read_workspaces === 1 }));
   }
 
-  /**
-   * accessTeams and grantsOf in one query: the actor's teams in the organization, each
-   * with its grants on the given workspaces (a team with no grant there comes once with none).
-   */
-  async accessTeamsWithGrants(
-    organizationId: string,
-    by: { userId: string } | { teamId: string },
-    workspaceIds: string[],
-  ): Promise<{ teams: AccessTeam[]; grants: Map<string, TeamGrant[]> }> {
+  private accessQuery(organizationId: string, by: { userId: string } | { teamId: string }, workspaceIds: string[]) {
     let q = this.deps.db
       .selectFrom('tfe_teams as t')
       .leftJoin('tfe_team_workspaces as tw', (j) =>
@@ -225,7 +229,29 @@ export class IdentityRepo {
     } else {
       q = q.where('t.id', '=', by.teamId);
     }
-    const rows = await q.execute();
+    return q;
+  }
+
+  private readonly userAccessQuery = new ParamQuery((org: string, userId: string, ws: string) => this.accessQuery(org, { userId }, [ws]));
+  private readonly teamAccessQuery = new ParamQuery((org: string, teamId: string, ws: string) => this.accessQuery(org, { teamId }, [ws]));
+
+  /**
+   * accessTeams and grantsOf in one query: the actor's teams in the organization, each
+   * with its grants on the given workspaces (a team with no grant there comes once with none).
+   */
+  async accessTeamsWithGrants(
+    organizationId: string,
+    by: { userId: string } | { teamId: string },
+    workspaceIds: string[],
+  ): Promise<{ teams: AccessTeam[]; grants: Map<string, TeamGrant[]> }> {
+    let rows: AccessRow[];
+    // One workspace (every workspace-scoped request) runs a compiled template.
+    const [only] = workspaceIds;
+    if (workspaceIds.length === 1 && only !== undefined) {
+      rows = 'userId' in by ? await this.userAccessQuery.execute(this.deps.db, organizationId, by.userId, only) : await this.teamAccessQuery.execute(this.deps.db, organizationId, by.teamId, only);
+    } else {
+      rows = await this.accessQuery(organizationId, by, workspaceIds).execute();
+    }
     const teams = new Map<string, AccessTeam>();
     const grants = new Map<string, TeamGrant[]>();
     for (const r of rows) {
