@@ -272,3 +272,17 @@ export function parseVaultBody(contentType: string | undefined, text: string): R
   if (!isRecord(parsed)) throw invalid('failed to parse JSON input: the body must be a JSON object');
   return parsed;
 }
+
+/**
+ * The X.500 subject attributes that CA generation, roles and issuance all take, each a
+ * comma list defaulting to empty (Vault's `ou`, `organization`, `country`, …).
+ */
+export const SUBJECT_NAME_FIELDS = {
+  ou: { type: 'commaList', default: [] },
+  organization: { type: 'commaList', default: [] },
+  country: { type: 'commaList', default: [] },
+  locality: { type: 'commaList', default: [] },
+  province: { type: 'commaList', default: [] },
+  street_address: { type: 'commaList', default: [] },
+  postal_code: { type: 'commaList', default: [] },
+} as const;

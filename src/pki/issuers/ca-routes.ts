@@ -11,7 +11,7 @@ import { emptyResult, jsonResult, mountLimits, parseInput } from '../config/rout
 import { exportPrivateKey } from '../crypto/keys.js';
 import { formatSerial } from '../crypto/serial.js';
 import type { PkiRequestContext, PkiRoute } from '../pki-route.js';
-import { defineFields } from '../vault-fields.js';
+import { SUBJECT_NAME_FIELDS, defineFields } from '../vault-fields.js';
 import { parseFormat, parseGenerateType, parsePrivateKeyFormat } from './ca-request.js';
 import type { CaSubjectRequest, KeyRequest, OutputFormat, PrivateKeyFormat } from './ca-request.js';
 import type { CaService, ImportResult } from './ca-service.js';
@@ -24,13 +24,7 @@ const subjectFields = {
   uri_sans: { type: 'commaList', default: [] },
   other_sans: { type: 'commaList', default: [] },
   exclude_cn_from_sans: { type: 'bool', default: false },
-  ou: { type: 'commaList', default: [] },
-  organization: { type: 'commaList', default: [] },
-  country: { type: 'commaList', default: [] },
-  locality: { type: 'commaList', default: [] },
-  province: { type: 'commaList', default: [] },
-  street_address: { type: 'commaList', default: [] },
-  postal_code: { type: 'commaList', default: [] },
+  ...SUBJECT_NAME_FIELDS,
   serial_number: { type: 'string', default: '' },
 } as const;
 

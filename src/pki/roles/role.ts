@@ -8,7 +8,7 @@
  */
 import { invalid } from '../../shared/errors.js';
 import { resolveKeyParams } from '../crypto/keys.js';
-import { defineFields } from '../vault-fields.js';
+import { SUBJECT_NAME_FIELDS, defineFields } from '../vault-fields.js';
 import { parseOtherSanSpec } from './role-policy.js';
 
 export interface PkiRole {
@@ -98,13 +98,7 @@ export const ROLE_FIELDS = defineFields({
   use_csr_common_name: { type: 'bool', default: true },
   use_csr_sans: { type: 'bool', default: true },
   serial_number_source: { type: 'string', default: 'json-csr' },
-  ou: { type: 'commaList', default: [] },
-  organization: { type: 'commaList', default: [] },
-  country: { type: 'commaList', default: [] },
-  locality: { type: 'commaList', default: [] },
-  province: { type: 'commaList', default: [] },
-  street_address: { type: 'commaList', default: [] },
-  postal_code: { type: 'commaList', default: [] },
+  ...SUBJECT_NAME_FIELDS,
   generate_lease: { type: 'bool', default: false },
   no_store: { type: 'bool', default: false },
   no_store_metadata: { type: 'bool', default: false },
