@@ -24,7 +24,6 @@ import { CertRepo } from './certs/cert-repo.js';
 import { certRoutes } from './certs/cert-routes.js';
 import { CertService } from './certs/cert-service.js';
 import { CERT_LEASE_KIND } from './certs/cert.js';
-import type { CertLeaseData } from './certs/cert.js';
 import { RsaKeyPool } from './crypto/rsa-key-pool.js';
 import { issuanceRoutes } from './issuance/issuance-routes.js';
 import { IssuanceService } from './issuance/issuance-service.js';
@@ -83,7 +82,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config: mountConfig, clock });
   const ca = new CaService({ issuers, clock });
   // Paginated LIST certs is registered before the authority routes so it is the one served.
-  const certs = new CertService({ repo: new CertRepo({ db }), clock });
+  const certs = new CertService({ repo: new CertRepo({ db }), clock, leases });
   mountRoutes.addAll(certRoutes(certs));
   mountRoutes.addAll([...mountConfigRoutes(mountConfig), ...keyRoutes(keys), ...issuerRoutes(issuers, ca), ...caRoutes(ca), ...authorityRoutes(issuers)]);
   mounts.onDisable((m) => issuers.purgeMount(m.id));
@@ -98,9 +97,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     await roles.purgeMount(m.id);
     await certs.purgeMount(m.id);
   });
-  leases.registerRevoker(CERT_LEASE_KIND, async (lease) => {
-    await certs.markRevoked(lease.mountId, (lease.data as CertLeaseData).serial);
-  });
+  leases.registerRevoker(CERT_LEASE_KIND, (lease) => issuance.revokeLeased(lease));
 
   return {
     async registerRoutes(app, opts) {

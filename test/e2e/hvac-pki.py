@@ -55,7 +55,7 @@ assert urls["data"]["issuing_certificates"] == [ADDR + "/v1/" + MOUNT + "/ca"], 
 step("root")
 
 role = client.secrets.pki.create_or_update_role(
-    "web", extra_params={"allowed_domains": ["example.com"], "allow_subdomains": True, "key_type": "ec", "ttl": "1h", "max_ttl": "24h", "generate_lease": True},
+    "web", extra_params={"allowed_domains": ["example.com"], "allow_subdomains": True, "key_type": "ec", "ttl": "1h", "max_ttl": "24h"},
     mount_point=MOUNT,
 )
 assert any("[name]" in w for w in role["warnings"]), role["warnings"]
@@ -87,6 +87,9 @@ step("issue")
 signed = client.secrets.pki.sign_certificate("web", make_csr("csr.example.com"), "csr.example.com", mount_point=MOUNT)
 verify(signed["data"]["certificate"], root_pem)
 assert "private_key" not in signed["data"]
+# Every role-based certificate has a lease, generate_lease or not; revoking it revokes the certificate.
+assert signed["lease_id"].startswith(MOUNT + "/sign/web/") and signed["renewable"] is False, signed
+assert 3590 <= signed["lease_duration"] <= 3600, signed["lease_duration"]
 step("sign")
 
 serials = client.secrets.pki.list_certificates(mount_point=MOUNT)["data"]["keys"]
@@ -113,6 +116,8 @@ step("policies and tokens")
 # Revoking the lease revokes the certificate; revoking the token revokes its leases.
 client.sys.revoke_lease(issued["lease_id"])
 assert client.secrets.pki.read_certificate(d["serial_number"], mount_point=MOUNT)["data"]["revocation_time"] > 0
+client.sys.revoke_lease(signed["lease_id"])
+assert client.secrets.pki.read_certificate(signed["data"]["serial_number"], mount_point=MOUNT)["data"]["revocation_time"] > 0
 client.auth.token.revoke(tok)
 assert client.secrets.pki.read_certificate(got["data"]["serial_number"], mount_point=MOUNT)["data"]["revocation_time"] > 0
 step("leases")

@@ -40,7 +40,8 @@ for (const kind of dbKinds()) {
       const d = r.json.data;
       assert.deepEqual(Object.keys(d).sort(), ['ca_chain', 'certificate', 'expiration', 'issuing_ca', 'serial_number']);
       assert.match(d.serial_number, SERIAL);
-      assert.equal(r.json.lease_id, '');
+      assert.match(r.json.lease_id, new RegExp(`^${mount}/sign/web/[1-9A-Za-z]{24}$`));
+      assert.equal(r.json.renewable, false);
       const text = x509Text(d.certificate);
       assert.match(text, /Subject: CN=csr\.example\.com\n/);
       assert.match(text, /DNS:csr-alt\.example\.com, DNS:csr\.example\.com, IP Address:10\.9\.9\.9|DNS:csr\.example\.com, DNS:csr-alt\.example\.com, IP Address:10\.9\.9\.9/);
@@ -63,9 +64,9 @@ for (const kind of dbKinds()) {
       assert.doesNotMatch(text, /csr-alt/);
     });
 
-    it('pem_bundle holds the certificate and its chain; issuer/:ref/sign/:role uses the path issuer; a lease when the role asks', async () => {
+    it('pem_bundle holds the certificate and its chain; issuer/:ref/sign/:role uses the path issuer; a lease as long as the certificate', async () => {
       const { mount, rootPem } = await mountWithRoot(v, { issuerName: 'main' });
-      await role(v, mount, 'l', { allow_any_name: true, key_type: 'ec', generate_lease: true, ttl: '30m' });
+      await role(v, mount, 'l', { allow_any_name: true, key_type: 'ec', ttl: '30m' });
       const r = await v('POST', `${mount}/issuer/main/sign/l`, { body: { csr: P256.csr, format: 'pem_bundle' } });
       assert.equal(r.status, 200, r.text);
       const blocks = (r.json.data.certificate as string).split(/(?=-----BEGIN )/).map((b) => b.trim());

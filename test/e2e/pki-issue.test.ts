@@ -27,8 +27,8 @@ for (const kind of dbKinds()) {
       assert.match(r.contentType, /^application\/json/);
       const d = r.json.data;
       assert.deepEqual(Object.keys(d).sort(), ISSUE_FIELDS);
-      assert.equal(r.json.lease_id, '');
-      assert.equal(r.json.lease_duration, 0);
+      assert.match(r.json.lease_id, new RegExp(`^${mount}/issue/web/[1-9A-Za-z]{24}$`));
+      assert.ok(r.json.lease_duration >= 3598 && r.json.lease_duration <= 3600, String(r.json.lease_duration));
       assert.equal(r.json.renewable, false);
       assert.match(d.serial_number, SERIAL);
       assert.equal(d.private_key_type, 'ec');
@@ -175,23 +175,64 @@ for (const kind of dbKinds()) {
       assert.equal(r.json.data.expiration, Date.parse(far) / 1000);
     });
 
-    it('leases: generate_lease gives a lease id and duration; revoking the lease revokes the certificate', async () => {
+    it('leases: every certificate of a role has one, generate_lease or not; revoking the lease revokes the certificate', async () => {
+      const { mount, rootPem } = await mountWithRoot(v);
+      await role(v, mount, 'plain', { allow_any_name: true, key_type: 'ec', ttl: '1h' });
+      await role(v, mount, 'leased', { allow_any_name: true, key_type: 'ec', generate_lease: true, ttl: '2h' });
+      for (const [name, ttl] of [['plain', 3600], ['leased', 7200]] as const) {
+        const r = await v('POST', `${mount}/issue/${name}`, { body: { common_name: 'l.test' } });
+        assert.equal(r.status, 200, r.text);
+        assert.match(r.json.lease_id, new RegExp(`^${mount}/issue/${name}/[1-9A-Za-z]{24}$`));
+        assert.equal(r.json.renewable, false);
+        assert.ok(r.json.lease_duration >= ttl - 2 && r.json.lease_duration <= ttl, String(r.json.lease_duration));
+        const lookup = await v('PUT', 'sys/leases/lookup', { body: { lease_id: r.json.lease_id } });
+        assert.equal(lookup.status, 200, lookup.text);
+        assert.equal(lookup.json.data.renewable, false);
+        assert.equal(lookup.json.data.id, r.json.lease_id);
+        const revoke = await v('PUT', 'sys/leases/revoke', { body: { lease_id: r.json.lease_id } });
+        assert.equal(revoke.status, 204, revoke.text);
+        const c = await v('GET', `${mount}/cert/${r.json.data.serial_number}`, { token: undefined });
+        assert.ok(c.json.data.revocation_time > 0);
+        assert.match(c.json.data.revocation_time_rfc3339, /^\d{4}-\d{2}-\d{2}T/);
+        assert.equal((await v('PUT', 'sys/leases/lookup', { body: { lease_id: r.json.lease_id } })).status, 400);
+        assert.match(verifyChain(r.json.data.certificate, [rootPem]), /OK/);
+      }
+    });
+
+    it('concurrent issues share commits and each gets its own lease', async () => {
       const { mount } = await mountWithRoot(v);
-      await role(v, mount, 'leased', { allow_any_name: true, key_type: 'ec', generate_lease: true, ttl: '1h' });
-      const r = await v('POST', `${mount}/issue/leased`, { body: { common_name: 'l.test' } });
+      await role(v, mount, 'many', { allow_any_name: true, key_type: 'ec', ttl: '1h' });
+      const rs = await Promise.all(Array.from({ length: 24 }, (_, i) => v('POST', `${mount}/issue/many`, { body: { common_name: `c${i}.test` } })));
+      for (const r of rs) assert.equal(r.status, 200, r.text);
+      const ids = rs.map((r) => (r.json.lease_id as string).slice(`${mount}/issue/many/`.length)).sort();
+      const listed = await v('LIST', `sys/leases/lookup/${mount}/issue/many/`);
+      assert.equal(listed.status, 200, listed.text);
+      assert.deepEqual(listed.json.data.keys, ids);
+      const serials = await storedSerials(v, mount);
+      for (const r of rs) assert.ok(serials.includes(r.json.data.serial_number));
+    });
+
+    it('no_store: the certificate is not stored, but its lease is, and revoking the lease records the revocation', async () => {
+      const { mount, rootPem } = await mountWithRoot(v);
+      await role(v, mount, 'ephemeral', { allow_any_name: true, key_type: 'ec', no_store: true, ttl: '1h' });
+      const before = await storedSerials(v, mount);
+      const r = await v('POST', `${mount}/issue/ephemeral`, { body: { common_name: 'e.test' } });
       assert.equal(r.status, 200, r.text);
-      assert.match(r.json.lease_id, new RegExp(`^${mount}/issue/leased/[A-Za-z0-9]{24}$`));
-      assert.equal(r.json.renewable, false);
+      assert.match(r.json.lease_id, new RegExp(`^${mount}/issue/ephemeral/[1-9A-Za-z]{24}$`));
       assert.ok(r.json.lease_duration >= 3598 && r.json.lease_duration <= 3600, String(r.json.lease_duration));
-      const lookup = await v('PUT', 'sys/leases/lookup', { body: { lease_id: r.json.lease_id } });
-      assert.equal(lookup.status, 200, lookup.text);
-      assert.equal(lookup.json.data.renewable, false);
-      const revoke = await v('PUT', 'sys/leases/revoke', { body: { lease_id: r.json.lease_id } });
-      assert.equal(revoke.status, 204, revoke.text);
+      assert.deepEqual(await storedSerials(v, mount), before);
+      assert.equal((await v('GET', `${mount}/cert/${r.json.data.serial_number}`)).status, 404);
+      assert.equal((await v('PUT', 'sys/leases/lookup', { body: { lease_id: r.json.lease_id } })).status, 200);
+
+      assert.equal((await v('PUT', 'sys/leases/revoke', { body: { lease_id: r.json.lease_id } })).status, 204);
       const c = await v('GET', `${mount}/cert/${r.json.data.serial_number}`, { token: undefined });
+      assert.equal(c.status, 200, c.text);
+      assert.equal(c.json.data.certificate, r.json.data.certificate);
       assert.ok(c.json.data.revocation_time > 0);
-      assert.match(c.json.data.revocation_time_rfc3339, /^\d{4}-\d{2}-\d{2}T/);
-      assert.equal((await v('PUT', 'sys/leases/lookup', { body: { lease_id: r.json.lease_id } })).status, 400);
+      assert.match(verifyChain(c.json.data.certificate, [rootPem]), /OK/);
+      // Revoking again (another node, a retry) changes nothing.
+      assert.equal((await v('PUT', 'sys/leases/revoke', { body: { lease_id: r.json.lease_id } })).status, 204);
+      assert.equal((await v('GET', `${mount}/cert/${r.json.data.serial_number}`, { token: undefined })).json.data.revocation_time, c.json.data.revocation_time);
     });
 
     it('no_store keeps certificates out of storage; cert_metadata is stored unless no_store_metadata', async () => {

@@ -1,30 +1,13 @@
 import type { Kysely, Transaction } from 'kysely';
 import { isUniqueViolation } from '../../db/constraint-errors.js';
+import { fixedChunks } from '../../db/fixed-chunks.js';
 import type { Database } from '../../db/schema.js';
 import { conflict } from '../../shared/errors.js';
 import type { IssuedCertificate, CertMetadata } from './cert.js';
 
 export type Executor = Kysely<Database> | Transaction<Database>;
 
-/**
- * Multi-row INSERTs in a few fixed sizes only, so the SQL texts stay few and their
- * prepared statements are reused (see db/database.ts); 256 rows of 8 columns stay far
- * below SQLite's limit of bound values.
- */
-const CHUNK_SIZES = [256, 64, 16, 4, 1];
-
-/** Splits `items` into chunks whose sizes come from CHUNK_SIZES, largest first. */
-export function fixedChunks<T>(items: readonly T[]): T[][] {
-  const out: T[][] = [];
-  let i = 0;
-  for (const size of CHUNK_SIZES) {
-    while (items.length - i >= size) {
-      out.push(items.slice(i, i + size));
-      i += size;
-    }
-  }
-  return out;
-}
+export { fixedChunks };
 
 /** SQL of stored certificates (pki_certs) and their metadata (pki_cert_metadata). */
 export class CertRepo {
@@ -58,8 +41,8 @@ export class CertRepo {
             issuer_id: c.issuerId,
             certificate_der: c.der,
             not_after: c.notAfter.toISOString(),
-            revoked_at: null,
-            revocation_issuer_id: null,
+            revoked_at: c.revokedAt ? c.revokedAt.toISOString() : null,
+            revocation_issuer_id: c.revokedAt ? c.issuerId : null,
             created_at: c.createdAt.toISOString(),
           })),
         )

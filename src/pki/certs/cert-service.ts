@@ -1,14 +1,27 @@
 import type { Clock } from '../../shared/clock.js';
+import { isDomainError } from '../../shared/errors.js';
+import type { Lease } from '../sys/lease.js';
 import type { CertMetadata, IssuedCertificate } from './cert.js';
 import type { CertRepo, Executor } from './cert-repo.js';
 
 /** Extra work done in the certificate's own transaction (e.g. recording its lease). */
 export type InTransaction = (tx: Executor) => Promise<void>;
 
-interface Pending {
-  cert: IssuedCertificate;
-  metadata: CertMetadata | undefined;
-  also: InTransaction | undefined;
+/** What one issuance writes: the certificate (absent under no_store), its metadata, its lease. */
+export interface IssuedRecord {
+  cert?: IssuedCertificate;
+  metadata?: CertMetadata;
+  lease?: Lease;
+  /** Extra work in the same transaction; prefer the data fields, which are written in bulk. */
+  also?: InTransaction;
+}
+
+/** Writes leases inside a transaction of ours (LeaseService.insertMany). */
+export interface LeaseWriter {
+  insertMany(ex: Executor, leases: readonly Lease[]): Promise<void>;
+}
+
+interface Pending extends IssuedRecord {
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -27,15 +40,24 @@ export class CertService {
   #queue: Pending[] = [];
   #flushing = false;
 
-  constructor(private readonly deps: { repo: CertRepo; clock: Clock }) {}
+  constructor(private readonly deps: { repo: CertRepo; clock: Clock; leases?: LeaseWriter }) {}
 
   /**
    * Stores a certificate (and its metadata), resolving once it is committed. `also` runs
    * in the same transaction, so e.g. a lease exists exactly when its certificate does.
    */
   store(cert: IssuedCertificate, metadata?: CertMetadata, also?: InTransaction): Promise<void> {
+    return this.record({ cert, metadata, also });
+  }
+
+  /**
+   * Writes a certificate, its metadata and its lease in one transaction shared with
+   * concurrent requests (the group commit below), resolving once that is committed. A
+   * record may lack the certificate (no_store) and still carry its lease.
+   */
+  record(r: IssuedRecord): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ cert, metadata, also, resolve, reject });
+      this.#queue.push({ ...r, resolve, reject });
       if (!this.#flushing) this.#flush();
     });
   }
@@ -54,11 +76,14 @@ export class CertService {
 
   async #write(batch: Pending[]): Promise<void> {
     if (batch.length === 0) return;
-    const certs = batch.map((p) => p.cert);
+    const certs = batch.flatMap((p) => (p.cert ? [p.cert] : []));
     const meta = batch.flatMap((p) => (p.metadata ? [p.metadata] : []));
+    const leases = batch.flatMap((p) => (p.lease ? [p.lease] : []));
     try {
+      if (leases.length > 0 && !this.deps.leases) throw new Error('CertService was built without a lease writer');
       await this.deps.repo.transaction(async (tx) => {
         await this.deps.repo.insertMany(tx, certs, meta);
+        if (leases.length > 0) await this.deps.leases!.insertMany(tx, leases);
         for (const p of batch) if (p.also) await p.also(tx);
       });
       for (const p of batch) p.resolve();
@@ -69,6 +94,23 @@ export class CertService {
       }
       // One bad row must not fail its neighbours: retry each on its own.
       for (const p of batch) await this.#write([p]);
+    }
+  }
+
+  /**
+   * Records a certificate that was never stored (no_store) as revoked, e.g. when its lease
+   * is revoked; a stored one is only marked revoked. Idempotent.
+   */
+  async recordRevoked(cert: Omit<IssuedCertificate, 'createdAt' | 'revokedAt'>): Promise<void> {
+    const marked = await this.markRevoked(cert.mountId, cert.serial);
+    if (marked.exists) return;
+    const now = this.deps.clock.now();
+    try {
+      await this.deps.repo.insertMany(this.deps.repo.executor, [{ ...cert, createdAt: now, revokedAt: now }], []);
+    } catch (err) {
+      // Stored meanwhile by another writer: mark that row instead.
+      if (!isDomainError(err) || err.kind !== 'conflict') throw err;
+      await this.markRevoked(cert.mountId, cert.serial);
     }
   }
 

@@ -10,6 +10,8 @@ export interface IssuedCertificate {
   der: Buffer;
   notAfter: Date;
   createdAt: Date;
+  /** Set only when a certificate is first written already revoked (a no_store one, by its lease). */
+  revokedAt?: Date;
 }
 
 export interface CertMetadata {
@@ -22,9 +24,15 @@ export interface CertMetadata {
   metadata: string;
 }
 
-/** Lease kind of certificates issued by roles with generate_lease. */
+/** Lease kind of certificates issued or signed under a role (and by sign-verbatim). */
 export const CERT_LEASE_KIND = 'pki-certificate';
 
 export interface CertLeaseData {
   serial: string;
+  /**
+   * Only for certificates that are not stored (no_store): what revoking the lease needs to
+   * record the revocation, the issuer id and the certificate as base64 DER.
+   */
+  issuerId?: string;
+  certificate?: string;
 }

@@ -30,7 +30,8 @@ export function issuanceRoutes(issuance: IssuanceService): PkiRoute[] {
       kind: 'json',
       data: r.data,
       ...(warnings.length > 0 ? { warnings } : {}),
-      ...(r.leaseId ? { leaseId: r.leaseId, leaseDuration: r.leaseDuration } : {}),
+      leaseId: r.leaseId,
+      leaseDuration: r.leaseDuration,
     };
   };
   return [

@@ -1,7 +1,8 @@
 import type { Clock } from '../../shared/clock.js';
 import { invalid } from '../../shared/errors.js';
 import { CERT_LEASE_KIND } from '../certs/cert.js';
-import type { CertService, InTransaction } from '../certs/cert-service.js';
+import type { CertLeaseData } from '../certs/cert.js';
+import type { CertService } from '../certs/cert-service.js';
 import { buildCertificateAsync } from '../crypto/cert-builder.js';
 import { isSelfSigned, parseCertificate } from '../crypto/cert-parser.js';
 import { parseCsrAsync } from '../crypto/csr.js';
@@ -20,6 +21,8 @@ import type { PkiRole } from '../roles/role.js';
 import { computeValidity, leafExtKeyUsages, resolveNames } from '../roles/role-policy.js';
 import type { CertNames } from '../roles/role-policy.js';
 import type { RoleService } from '../roles/role-service.js';
+import { leaseEnvelope } from '../sys/lease.js';
+import type { Lease } from '../sys/lease.js';
 import type { LeaseService } from '../sys/lease-service.js';
 import {
   certificateData, checkCertMetadata, checkSignatureBits, csrNames, parseFormat, parsePrivateKeyFormat, subjectAltNames,
@@ -48,6 +51,19 @@ export interface IssueRequest {
   mountMaxTtl: number;
 }
 
+export interface RecordIssuedInput {
+  mount: MountInfo;
+  /** Request path relative to the mount (the lease id starts with `<mount>/<path>/`). */
+  path: string;
+  tokenAccessor: string | undefined;
+  issuerId: string;
+  cert: { serialHex: string; der: Buffer; notAfter: Date };
+  /** The role applied, if any: its name goes with cert_metadata, no_store keeps the certificate out of storage. */
+  role?: { name: string; noStore: boolean };
+  /** cert_metadata as given ('' for none); not stored under no_store. */
+  metadata: string;
+}
+
 interface Prepared {
   format: OutputFormat;
   names: CertNames;
@@ -59,8 +75,8 @@ interface Prepared {
 export interface IssueResult {
   data: Record<string, unknown>;
   warnings: string[];
-  leaseId?: string;
-  leaseDuration?: number;
+  leaseId: string;
+  leaseDuration: number;
 }
 
 /** issue/:role and sign/:role (and their issuer/:ref/ forms) under role policy. */
@@ -165,29 +181,10 @@ export class IssuanceService {
       usePss: input.use_pss || role.use_pss,
     });
 
-    const now = this.deps.clock.now();
-    let lease: { leaseId: string; leaseDuration: number } | undefined;
-    if (!role.no_store) {
-      // The lease (generate_lease) is written in the certificate's transaction.
-      const withLease = role.generate_lease
-        ? async (tx: Parameters<InTransaction>[0]) => {
-            lease = await this.deps.leases.create(
-              {
-                mount: req.mount, path: req.path, kind: CERT_LEASE_KIND, data: { serial: built.serialHex },
-                ttlSeconds: Math.floor((built.notAfter.getTime() - now.getTime()) / 1000), tokenAccessor: req.tokenAccessor,
-              },
-              tx,
-            );
-          }
-        : undefined;
-      await this.deps.certs.store(
-        { mountId: req.mount.id, serial: built.serialHex, issuerId: signing.issuer.id, der: built.der, notAfter: built.notAfter, createdAt: now },
-        input.cert_metadata !== ''
-          ? { mountId: req.mount.id, serial: built.serialHex, issuerId: signing.issuer.id, role: req.roleName, notAfter: built.notAfter, metadata: input.cert_metadata }
-          : undefined,
-        withLease,
-      );
-    }
+    const lease = await this.recordIssued({
+      mount: req.mount, path: req.path, tokenAccessor: req.tokenAccessor, issuerId: signing.issuer.id,
+      cert: built, role: { name: req.roleName, noStore: role.no_store }, metadata: input.cert_metadata,
+    });
 
     const chain = input.remove_roots_from_chain ? this.#withoutRoots(signing) : signing.caChainPems;
     const data = certificateData(
@@ -203,7 +200,48 @@ export class IssuanceService {
     );
     // The key inside a pem_bundle keeps its native encoding whatever private_key_format says.
     if (p.format === 'pem_bundle' && privateKey) data.certificate = [privateKey.bundlePem, built.pem.trimEnd(), ...chain].join('\n');
-    return { data, warnings: p.warnings, ...(lease ?? {}) };
+    return { data, warnings: p.warnings, ...lease };
+  }
+
+  /**
+   * Makes an issued certificate durable together with its lease, the way issue and sign do,
+   * for any path that hands out a leased certificate (sign-verbatim too): the certificate
+   * row (unless the role has no_store), its cert_metadata, and a lease lasting until the
+   * certificate expires are written in one transaction of the group commit. Resolves once
+   * committed, with the envelope's lease_id and lease_duration. A no_store certificate's
+   * lease carries the certificate, so revoking the lease can still put it on the CRL
+   * (docs/decisions/0007-a-lease-for-every-role-certificate.md).
+   */
+  async recordIssued(r: RecordIssuedInput): Promise<{ leaseId: string; leaseDuration: number }> {
+    const now = this.deps.clock.now();
+    const noStore = r.role?.noStore ?? false;
+    const data: CertLeaseData = noStore
+      ? { serial: r.cert.serialHex, issuerId: r.issuerId, certificate: r.cert.der.toString('base64') }
+      : { serial: r.cert.serialHex };
+    const lease = this.deps.leases.prepare({
+      mount: r.mount, path: r.path, kind: CERT_LEASE_KIND, data,
+      ttlSeconds: (r.cert.notAfter.getTime() - now.getTime()) / 1000, tokenAccessor: r.tokenAccessor,
+    });
+    const cert = { mountId: r.mount.id, serial: r.cert.serialHex, issuerId: r.issuerId, der: r.cert.der, notAfter: r.cert.notAfter, createdAt: now };
+    await this.deps.certs.record({
+      cert: noStore ? undefined : cert,
+      metadata: r.metadata !== '' && !noStore
+        ? { mountId: r.mount.id, serial: r.cert.serialHex, issuerId: r.issuerId, role: r.role?.name ?? '', notAfter: r.cert.notAfter, metadata: r.metadata }
+        : undefined,
+      lease,
+    });
+    return leaseEnvelope(lease);
+  }
+
+  /** The revoker of certificate leases: revokes the stored certificate, or records a no_store one as revoked. */
+  async revokeLeased(lease: Lease): Promise<void> {
+    const d = lease.data as CertLeaseData;
+    if (d.certificate !== undefined && d.issuerId !== undefined) {
+      const der = Buffer.from(d.certificate, 'base64');
+      await this.deps.certs.recordRevoked({ mountId: lease.mountId, serial: d.serial, issuerId: d.issuerId, der, notAfter: parseCertificate(der).notAfter });
+    } else {
+      await this.deps.certs.markRevoked(lease.mountId, d.serial);
+    }
   }
 
   async #generate(type: KeyType, bits: number): Promise<GeneratedKey> {

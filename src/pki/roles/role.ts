@@ -158,9 +158,9 @@ export function normalizeRole(input: Record<RoleFieldName, unknown>): { role: Pk
   if (r.issuer_ref.trim() === '') r.issuer_ref = 'default';
   if (r.no_store && r.generate_lease) {
     r.generate_lease = false;
-    warnings.push('no_store is set, so generate_lease was set to false: certificates that are not stored cannot have leases');
+    warnings.push('no_store is set, so generate_lease was set to false; issue and sign still give every certificate a lease');
   } else if (r.generate_lease) {
-    warnings.push('it is encouraged to disable generate_lease and rely on PKI native revocation and tidy; leases add storage and revocation load');
+    warnings.push('generate_lease has no effect here: issue and sign give every certificate a lease, whatever this flag says');
   }
   return { role: r, warnings };
 }

@@ -13,8 +13,13 @@ export const EXPIRY_SWEEP_JOB = 'pki.expiry-sweep';
 
 const BUCKET_SECONDS = 3600;
 
+/** The sweep hour in which something expiring at `expiresAt` is swept. */
+export function expiryBucket(expiresAt: Date): number {
+  return Math.ceil(expiresAt.getTime() / 1000 / BUCKET_SECONDS);
+}
+
 export async function scheduleExpirySweep(jobs: JobQueue, ex: Kysely<Database> | Transaction<Database>, expiresAt: Date): Promise<void> {
-  const bucket = Math.ceil(expiresAt.getTime() / 1000 / BUCKET_SECONDS);
+  const bucket = expiryBucket(expiresAt);
   await jobs.enqueue(ex, {
     kind: EXPIRY_SWEEP_JOB,
     runAt: new Date((bucket * BUCKET_SECONDS + 1) * 1000),

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import { fixedChunks } from '../../db/fixed-chunks.js';
 import type { Database } from '../../db/schema.js';
 import type { PkiLeasesTable } from '../../db/schema-pki.js';
 import type { Lease } from './lease.js';
@@ -10,18 +11,27 @@ export class LeaseRepo {
   constructor(private readonly deps: { db: Kysely<Database> }) {}
 
   async insert(l: Lease, ex: Executor = this.deps.db): Promise<void> {
-    await ex
-      .insertInto('pki_leases')
-      .values({
-        id: l.id,
-        mount_id: l.mountId,
-        kind: l.kind,
-        data: JSON.stringify(l.data ?? null),
-        token_accessor: l.tokenAccessor,
-        issued_at: l.issuedAt.toISOString(),
-        expires_at: l.expiresAt.toISOString(),
-      })
-      .execute();
+    await this.insertMany(ex, [l]);
+  }
+
+  /** Several leases in a few multi-row INSERTs (one transaction's worth, e.g. a group commit). */
+  async insertMany(ex: Executor, leases: readonly Lease[]): Promise<void> {
+    for (const chunk of fixedChunks(leases)) {
+      await ex
+        .insertInto('pki_leases')
+        .values(
+          chunk.map((l) => ({
+            id: l.id,
+            mount_id: l.mountId,
+            kind: l.kind,
+            data: JSON.stringify(l.data ?? null),
+            token_accessor: l.tokenAccessor,
+            issued_at: l.issuedAt.toISOString(),
+            expires_at: l.expiresAt.toISOString(),
+          })),
+        )
+        .execute();
+    }
   }
 
   async find(id: string): Promise<Lease | undefined> {

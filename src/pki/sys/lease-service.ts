@@ -5,7 +5,8 @@ import type { Clock } from '../../shared/clock.js';
 import { invalid } from '../../shared/errors.js';
 import { randomBase58 } from '../../shared/ids.js';
 import type { MountInfo } from '../pki-route.js';
-import { scheduleExpirySweep } from './expiry-sweep.js';
+import { expiryBucket, scheduleExpirySweep } from './expiry-sweep.js';
+import { leaseEnvelope } from './lease.js';
 import type { Lease } from './lease.js';
 import type { LeaseRepo } from './lease-repo.js';
 
@@ -38,25 +39,37 @@ export class LeaseService {
    * caller's transaction so the lease exists exactly when the secret does.
    */
   async create(input: CreateLeaseInput, ex?: Kysely<Database> | Transaction<Database>): Promise<{ leaseId: string; leaseDuration: number }> {
+    const lease = this.prepare(input);
+    await this.insertMany(ex ?? this.deps.db, [lease]);
+    return leaseEnvelope(lease);
+  }
+
+  /**
+   * A lease ready to be written, without writing it: a caller that batches writes (the
+   * certificate group commit) hands it to `insertMany` later in its own transaction.
+   */
+  prepare(input: CreateLeaseInput): Lease {
     const now = this.deps.clock.now();
     const path = input.path.replace(/^\/+/, '').replace(/\/+$/, '');
-    const id = `${input.mount.path}${path}/${randomBase58(24)}`;
     const ttl = Math.max(0, Math.floor(input.ttlSeconds));
-    const expiresAt = new Date(now.getTime() + ttl * 1000);
-    await this.deps.repo.insert(
-      {
-        id,
-        mountId: input.mount.id,
-        kind: input.kind,
-        data: input.data,
-        tokenAccessor: input.tokenAccessor ? input.tokenAccessor : null,
-        issuedAt: now,
-        expiresAt,
-      },
-      ex,
-    );
-    await scheduleExpirySweep(this.deps.jobs, ex ?? this.deps.db, expiresAt);
-    return { leaseId: id, leaseDuration: ttl };
+    return {
+      id: `${input.mount.path}${path}/${randomBase58(24)}`,
+      mountId: input.mount.id,
+      kind: input.kind,
+      data: input.data,
+      tokenAccessor: input.tokenAccessor ? input.tokenAccessor : null,
+      issuedAt: now,
+      expiresAt: new Date(now.getTime() + ttl * 1000),
+    };
+  }
+
+  /** Writes prepared leases and schedules their expiry sweeps (one per expiry hour), in `ex`. */
+  async insertMany(ex: Kysely<Database> | Transaction<Database>, leases: readonly Lease[]): Promise<void> {
+    if (leases.length === 0) return;
+    await this.deps.repo.insertMany(ex, leases);
+    const buckets = new Map<number, Date>();
+    for (const l of leases) buckets.set(expiryBucket(l.expiresAt), l.expiresAt);
+    for (const at of buckets.values()) await scheduleExpirySweep(this.deps.jobs, ex, at);
   }
 
   async lookup(id: string): Promise<Lease> {

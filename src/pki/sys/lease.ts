@@ -1,6 +1,6 @@
 /**
- * Leases: secrets handed out with a lifetime (PKI certificates from roles with
- * `generate_lease`). Revoking a lease revokes the secret through the revoker registered
+ * Leases: secrets handed out with a lifetime (PKI certificates issued or signed under a
+ * role, see docs/decisions/0007-a-lease-for-every-role-certificate.md). Revoking a lease revokes the secret through the revoker registered
  * for its kind; revoking the token that obtained it revokes it too.
  * https://developer.hashicorp.com/vault/api-docs/system/leases
  */
@@ -32,4 +32,9 @@ export function leaseListKeys(ids: readonly string[], prefix: string): string[] 
 
 export function leaseTtl(l: Pick<Lease, 'expiresAt'>, now: Date): number {
   return Math.max(0, Math.floor((l.expiresAt.getTime() - now.getTime()) / 1000));
+}
+
+/** The lease fields of a response envelope: the id and the whole lifetime in seconds. */
+export function leaseEnvelope(l: Pick<Lease, 'id' | 'issuedAt' | 'expiresAt'>): { leaseId: string; leaseDuration: number } {
+  return { leaseId: l.id, leaseDuration: Math.max(0, Math.floor((l.expiresAt.getTime() - l.issuedAt.getTime()) / 1000)) };
 }
