@@ -6,6 +6,7 @@ import { tfeMigration } from './migrations/0002-tfe.js';
 import { pkiMigration } from './migrations/0003-pki.js';
 import { tfeStateVersionsMigration } from './migrations/0004-tfe-state-versions.js';
 import { pkiIssuanceMigration } from './migrations/0005-pki-issuance.js';
+import { pkiTidyMigration } from './migrations/0008-pki-tidy.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -19,6 +20,7 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0003-pki': pkiMigration(ctx),
     '0004-tfe-state-versions': tfeStateVersionsMigration(ctx),
     '0005-pki-issuance': pkiIssuanceMigration(ctx),
+    '0008-pki-tidy': pkiTidyMigration(ctx),
   };
 }
 

@@ -3,6 +3,7 @@ import type { TfeTables } from './schema-tfe.js';
 import type { PkiTables } from './schema-pki.js';
 import type { TfeStateTables } from './schema-tfe-state.js';
 import type { PkiIssuanceTables } from './schema-pki-issuance.js';
+import type { PkiTidyTables } from './schema-pki-tidy.js';
 
 /**
  * Table types as both drivers return them. Instants are ISO-8601 UTC strings and
@@ -57,6 +58,6 @@ export interface SettingsTable {
   value: string;
 }
 
-export interface Database extends CoreTables, TfeTables, TfeStateTables, PkiTables, PkiIssuanceTables {}
+export interface Database extends CoreTables, TfeTables, TfeStateTables, PkiTables, PkiIssuanceTables, PkiTidyTables {}
 
 export type { Generated };

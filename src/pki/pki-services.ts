@@ -39,6 +39,10 @@ import { sysRoutes } from './sys/sys-routes.js';
 import { TokenRepo } from './tokens/token-repo.js';
 import { tokenRoutes } from './tokens/token-routes.js';
 import { TokenService } from './tokens/token-service.js';
+import { TidyRepo } from './tidy/tidy-repo.js';
+import { tidyRoutes } from './tidy/tidy-routes.js';
+import { AUTO_TIDY_JOB, TIDY_JOB, TidyService } from './tidy/tidy-service.js';
+import type { TidyJobPayload } from './tidy/tidy-service.js';
 
 /**
  * The PKI engine's composition root: builds its repos and services from the core
@@ -99,8 +103,23 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   });
   leases.registerRevoker(CERT_LEASE_KIND, (lease) => issuance.revokeLeased(lease));
 
+  // Tidy: removes expired certificates, revocation entries, issuers and metadata as a job.
+  const tidy = new TidyService({
+    repo: new TidyRepo({ db }),
+    certs,
+    issuers,
+    jobs: core.jobs,
+    clock,
+    logger: core.logger.child({ component: 'pki-tidy' }),
+    // CRLs are rebuilt by the revocation module; until it is wired here there is none to rebuild.
+    rebuildCrl: async () => {},
+  });
+  mountRoutes.addAll(tidyRoutes(tidy));
+  mounts.onDisable((m) => tidy.purgeMount(m.id));
+
   return {
     async registerRoutes(app, opts) {
+      app.addHook('onReady', () => tidy.scheduleAutoTidyCheck());
       registerDispatcher(app, {
         config: opts.config,
         mounts,
@@ -117,6 +136,11 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     },
     jobHandlers: {
       [MOUNT_PURGE_JOB]: async (payload) => mounts.purge((payload as { mount: MountInfo }).mount),
+      [TIDY_JOB]: async (payload, ctx) => tidy.runJob(payload as TidyJobPayload, ctx.signal),
+      [AUTO_TIDY_JOB]: async () => {
+        await tidy.runAutoTidyCheck();
+        await tidy.scheduleAutoTidyCheck();
+      },
       [EXPIRY_SWEEP_JOB]: async () => {
         await tokens.sweepExpired();
         await leases.sweepExpired();

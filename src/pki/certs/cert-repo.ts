@@ -94,6 +94,83 @@ export class CertRepo {
     return (await ex.selectFrom('pki_cert_metadata').select('serial').where('mount_id', '=', mountId).orderBy('serial').execute()).map((r) => r.serial);
   }
 
+  // ---------------------------------------------------------------- tidy
+
+  /** How many stored certificates (revoked or not) expired before `cutoff`. */
+  async countExpired(ex: Executor, mountId: string, cutoff: Date, revoked: boolean): Promise<number> {
+    const r = await ex
+      .selectFrom('pki_certs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('mount_id', '=', mountId)
+      .where('not_after', '<', cutoff.toISOString())
+      .where('revoked_at', revoked ? 'is not' : 'is', null)
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+
+  /** Deletes up to `limit` stored certificates (revoked or not) that expired before `cutoff`; returns how many. */
+  async deleteExpired(ex: Executor, mountId: string, cutoff: Date, revoked: boolean, limit: number): Promise<number> {
+    const batch = ex
+      .selectFrom('pki_certs')
+      .select('serial')
+      .where('mount_id', '=', mountId)
+      .where('not_after', '<', cutoff.toISOString())
+      .where('revoked_at', revoked ? 'is not' : 'is', null)
+      .orderBy('serial')
+      .limit(limit);
+    const r = await ex.deleteFrom('pki_certs').where('mount_id', '=', mountId).where('serial', 'in', batch).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
+  async countExpiredMetadata(ex: Executor, mountId: string, cutoff: Date): Promise<number> {
+    const r = await ex
+      .selectFrom('pki_cert_metadata')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('mount_id', '=', mountId)
+      .where('not_after', '<', cutoff.toISOString())
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+
+  async deleteExpiredMetadata(ex: Executor, mountId: string, cutoff: Date, limit: number): Promise<number> {
+    const batch = ex
+      .selectFrom('pki_cert_metadata')
+      .select('serial')
+      .where('mount_id', '=', mountId)
+      .where('not_after', '<', cutoff.toISOString())
+      .orderBy('serial')
+      .limit(limit);
+    const r = await ex.deleteFrom('pki_cert_metadata').where('mount_id', '=', mountId).where('serial', 'in', batch).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
+  /** Revoked certificates after `afterSerial` whose revocation issuer is unset or not among `issuerIds`. */
+  async revokedWithoutIssuer(ex: Executor, mountId: string, issuerIds: readonly string[], afterSerial: string, limit: number): Promise<{ serial: string; der: Buffer }[]> {
+    let q = ex
+      .selectFrom('pki_certs')
+      .select(['serial', 'certificate_der'])
+      .where('mount_id', '=', mountId)
+      .where('revoked_at', 'is not', null)
+      .where('serial', '>', afterSerial);
+    q = issuerIds.length === 0 ? q : q.where((eb) => eb.or([eb('revocation_issuer_id', 'is', null), eb('revocation_issuer_id', 'not in', [...issuerIds])]));
+    const rows = await q.orderBy('serial').limit(limit).execute();
+    return rows.map((r) => ({ serial: r.serial, der: Buffer.from(r.certificate_der) }));
+  }
+
+  async setRevocationIssuer(ex: Executor, mountId: string, serial: string, issuerId: string | null): Promise<void> {
+    await ex.updateTable('pki_certs').set({ revocation_issuer_id: issuerId }).where('mount_id', '=', mountId).where('serial', '=', serial).execute();
+  }
+
+  /** Stored certificates of a mount and how many of them are revoked. */
+  async countStored(ex: Executor, mountId: string): Promise<{ total: number; revoked: number }> {
+    const r = await ex
+      .selectFrom('pki_certs')
+      .select((eb) => [eb.fn.countAll<number>().as('total'), eb.fn.count<number>('revoked_at').as('revoked')])
+      .where('mount_id', '=', mountId)
+      .executeTakeFirst();
+    return { total: Number(r?.total ?? 0), revoked: Number(r?.revoked ?? 0) };
+  }
+
   async deleteAll(ex: Executor, mountId: string): Promise<void> {
     await ex.deleteFrom('pki_cert_metadata').where('mount_id', '=', mountId).execute();
   }

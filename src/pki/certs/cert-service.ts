@@ -135,6 +135,37 @@ export class CertService {
     await this.deps.repo.deleteAll(this.deps.repo.executor, mountId);
   }
 
+  // Tidy: expired stored certificates and metadata, revocation issuer associations.
+
+  async countExpired(mountId: string, cutoff: Date, revoked: boolean): Promise<number> {
+    return this.deps.repo.countExpired(this.deps.repo.executor, mountId, cutoff, revoked);
+  }
+
+  /** Deletes up to `limit` certificates (revoked ones or the others) whose NotAfter is before `cutoff`. */
+  async deleteExpired(mountId: string, cutoff: Date, revoked: boolean, limit: number): Promise<number> {
+    return this.deps.repo.deleteExpired(this.deps.repo.executor, mountId, cutoff, revoked, limit);
+  }
+
+  async countExpiredMetadata(mountId: string, cutoff: Date): Promise<number> {
+    return this.deps.repo.countExpiredMetadata(this.deps.repo.executor, mountId, cutoff);
+  }
+
+  async deleteExpiredMetadata(mountId: string, cutoff: Date, limit: number): Promise<number> {
+    return this.deps.repo.deleteExpiredMetadata(this.deps.repo.executor, mountId, cutoff, limit);
+  }
+
+  async revokedWithoutIssuer(mountId: string, issuerIds: readonly string[], afterSerial: string, limit: number): Promise<{ serial: string; der: Buffer }[]> {
+    return this.deps.repo.revokedWithoutIssuer(this.deps.repo.executor, mountId, issuerIds, afterSerial, limit);
+  }
+
+  async setRevocationIssuer(mountId: string, serial: string, issuerId: string | null): Promise<void> {
+    await this.deps.repo.setRevocationIssuer(this.deps.repo.executor, mountId, serial, issuerId);
+  }
+
+  async countStored(mountId: string): Promise<{ total: number; revoked: number }> {
+    return this.deps.repo.countStored(this.deps.repo.executor, mountId);
+  }
+
   /** Waits for queued inserts (shutdown). */
   async drain(): Promise<void> {
     while (this.#flushing || this.#queue.length > 0) await new Promise((r) => setTimeout(r, 5));
