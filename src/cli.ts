@@ -6,6 +6,7 @@ import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { runServer } from './main.js';
 import { runPolicyCommand } from './cli/policy-command.js';
+import { runPolicyServiceCommand } from './cli/policy-service-command.js';
 import { runTokenCommand } from './cli/token-command.js';
 import { runTfeCommand } from './cli/tfe-command.js';
 import { CliError } from './cli/vault-api.js';
@@ -19,6 +20,7 @@ Commands:
   token       Create, look up and revoke tokens of a running server (strongroom token help)
   policy      Write, read, list and delete ACL policies of a running server (strongroom policy help)
   tfe         Create Terraform state users, organizations, teams and API tokens in the database (strongroom tfe help)
+  policy-service  Run the reference external policy service for external-policy issuance (strongroom policy-service --help)
   help        Show this help
 
 Settings (flag, then environment variable, then config file key of the same name):
@@ -38,6 +40,14 @@ async function main(argv: string[]): Promise<number> {
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(USAGE);
     return command === undefined ? 2 : 0;
+  }
+  if (command === 'policy-service') {
+    const r = await runPolicyServiceCommand(rest, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
+    if (typeof r === 'number') return r;
+    const stop = () => void r.close().then(() => process.exit(0));
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    return -1; // keeps running until a signal
   }
   if (rest.includes('--help') || rest.includes('-h')) {
     process.stdout.write(USAGE);

@@ -4,6 +4,7 @@ import type { PkiTables } from './schema-pki.js';
 import type { TfeStateTables } from './schema-tfe-state.js';
 import type { PkiIssuanceTables } from './schema-pki-issuance.js';
 import type { PkiTidyTables } from './schema-pki-tidy.js';
+import type { PkiExternalPolicyTables } from './schema-pki-external-policy.js';
 
 /**
  * Table types as both drivers return them. Instants are ISO-8601 UTC strings and
@@ -58,6 +59,6 @@ export interface SettingsTable {
   value: string;
 }
 
-export interface Database extends CoreTables, TfeTables, TfeStateTables, PkiTables, PkiIssuanceTables, PkiTidyTables {}
+export interface Database extends CoreTables, TfeTables, TfeStateTables, PkiTables, PkiIssuanceTables, PkiTidyTables, PkiExternalPolicyTables {}
 
 export type { Generated };

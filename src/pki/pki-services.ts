@@ -27,6 +27,9 @@ import { CERT_LEASE_KIND } from './certs/cert.js';
 import { RsaKeyPool } from './crypto/rsa-key-pool.js';
 import { issuanceRoutes } from './issuance/issuance-routes.js';
 import { IssuanceService } from './issuance/issuance-service.js';
+import { ExternalPolicyRepo } from './external-policy/external-policy-repo.js';
+import { externalPolicyRoutes } from './external-policy/external-policy-routes.js';
+import { ExternalPolicyService } from './external-policy/external-policy-service.js';
 import { RoleRepo } from './roles/role-repo.js';
 import { roleRoutes } from './roles/role-routes.js';
 import { RoleService } from './roles/role-service.js';
@@ -101,6 +104,10 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     await roles.purgeMount(m.id);
     await certs.purgeMount(m.id);
   });
+  // Issuance decided by an external policy service (CIEPS).
+  const externalPolicy = new ExternalPolicyService({ repo: new ExternalPolicyRepo({ db }), issuers, certs, secrets: core.secrets, clock, keyPool });
+  mountRoutes.addAll(externalPolicyRoutes(externalPolicy));
+  mounts.onDisable((m) => externalPolicy.purgeMount(m.id));
   leases.registerRevoker(CERT_LEASE_KIND, (lease) => issuance.revokeLeased(lease));
 
   // Tidy: removes expired certificates, revocation entries, issuers and metadata as a job.
