@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:https';
 import type { Server } from 'node:https';
+import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { parseRules } from '../../src/pki/external-policy/reference-service-rules.js';
@@ -182,6 +183,13 @@ describe('external-policy issuance over HTTPS', () => {
         r = await v('POST', `${mount}/config/external-policy`, { body: { vault_client_cert_bundle: '' } });
         assert.equal(r.json.data.vault_client_cert_bundle, '');
         assert.equal((await server.deps.core.db.kysely.selectFrom('pki_external_policy').select('sealed_client_key').executeTakeFirstOrThrow()).sealed_client_key, null);
+
+        // Disabling the mount removes its configuration.
+        const count = async () => (await server.deps.core.db.kysely.selectFrom('pki_external_policy').select('mount_id').execute()).length;
+        const rows = await count();
+        assert.equal((await v('DELETE', `sys/mounts/${mount}`)).status, 204);
+        await server.deps.worker.runUntilIdle();
+        assert.equal(await count(), rows - 1);
       });
 
       it('issue: the key is made here, the service sees only a CSR, the default issuer signs', async () => {
@@ -366,6 +374,18 @@ describe('external-policy issuance over HTTPS', () => {
         await rootOnly(v, mount);
         const status = (await v('GET', `${mount}/config/external-policy`)).json.data;
         assert.equal(status.last_successful_request, null, 'no failure counts as a successful request');
+
+        // A server that accepts the connection but never completes the handshake runs into the timeout too.
+        const silent = createNetServer(() => undefined);
+        await new Promise<void>((res) => silent.listen(0, '127.0.0.1', () => res()));
+        try {
+          assert.equal((await cfg({ external_service_url: `https://127.0.0.1:${(silent.address() as AddressInfo).port}/` })).status, 200);
+          r = await v('POST', `${mount}/external-policy/issue`, { body: { common_name: 'a.example.com', key_type: 'ec' } });
+          assert.equal(r.status, 502, r.text);
+          assert.match(r.json.errors[0], /no answer within the timeout of 1s/);
+        } finally {
+          silent.close();
+        }
 
         // Mutual TLS: the reference service refuses a client without a certificate.
         assert.equal((await cfg({ external_service_url: `${reference.url}cieps`, trusted_leaf_certificate_bundle: '', trusted_ca: ca.certPem })).status, 200);

@@ -35,56 +35,52 @@ export const MAX_ANSWER_BYTES = 1024 * 1024;
 /** POSTs `body` as JSON; throws ExternalPolicyFailure on connection, TLS, size or time problems. */
 export async function postToPolicyService(ep: PolicyServiceEndpoint, body: string): Promise<PolicyServiceReply> {
   const url = new URL(ep.url);
-  const seconds = ep.timeoutMs / 1000;
-  let socket: TLSSocket | undefined;
+  const { socket, ready } = openTls(url, ep);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      socket?.destroy();
-      reject(new ExternalPolicyFailure(`no answer within the timeout of ${seconds}s`));
-    }, ep.timeoutMs);
+    timer = setTimeout(() => reject(new ExternalPolicyFailure(`no answer within the timeout of ${ep.timeoutMs / 1000}s`)), ep.timeoutMs);
   });
+  const exchange = ready.then(() => sendRequest(socket, url, body));
+  // The losing promise must not surface as an unhandled rejection.
+  exchange.catch(() => undefined);
   try {
-    const exchange = (async () => {
-      socket = await openTls(url, ep);
-      return await sendRequest(socket, url, body);
-    })();
-    // The losing promise must not surface as an unhandled rejection.
-    exchange.catch(() => undefined);
     return await Promise.race([exchange, timeout]);
   } finally {
     clearTimeout(timer);
-    socket?.destroy();
+    // Also ends a handshake or an answer still under way when the time ran out.
+    socket.destroy();
   }
 }
 
-function openTls(url: URL, ep: PolicyServiceEndpoint): Promise<TLSSocket> {
+function openTls(url: URL, ep: PolicyServiceEndpoint): { socket: TLSSocket; ready: Promise<void> } {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const pinned = ep.pinnedLeaves ? pemDecodeAll(ep.pinnedLeaves).filter((b) => b.label === 'CERTIFICATE').map((b) => b.der) : undefined;
-  return new Promise<TLSSocket>((resolve, reject) => {
-    const s = tlsConnect({
-      host,
-      port: url.port === '' ? 443 : Number(url.port),
-      ...(isIP(host) === 0 ? { servername: host } : {}),
-      ALPNProtocols: ['http/1.1'],
-      // Pinned mode judges the presented certificate itself below; CA mode lets OpenSSL verify chain and name.
-      rejectUnauthorized: pinned === undefined,
-      ...(ep.trustedCa ? { ca: ep.trustedCa } : {}),
-      ...(ep.clientCertPem && ep.clientKeyPem ? { cert: ep.clientCertPem, key: ep.clientKeyPem } : {}),
-    });
-    s.once('secureConnect', () => {
+  const socket = tlsConnect({
+    host,
+    port: url.port === '' ? 443 : Number(url.port),
+    ...(isIP(host) === 0 ? { servername: host } : {}),
+    ALPNProtocols: ['http/1.1'],
+    // Pinned mode judges the presented certificate itself below; CA mode lets OpenSSL verify chain and name.
+    rejectUnauthorized: pinned === undefined,
+    ...(ep.trustedCa ? { ca: ep.trustedCa } : {}),
+    ...(ep.clientCertPem && ep.clientKeyPem ? { cert: ep.clientCertPem, key: ep.clientKeyPem } : {}),
+  });
+  const ready = new Promise<void>((resolve, reject) => {
+    socket.once('secureConnect', () => {
       if (pinned) {
-        const presented = s.getPeerCertificate().raw;
+        const presented = socket.getPeerCertificate().raw;
         if (!presented || !pinned.some((der) => der.equals(presented))) {
-          s.destroy();
+          socket.destroy();
           reject(new ExternalPolicyFailure('the service presented a certificate that is not in trusted_leaf_certificate_bundle'));
           return;
         }
       }
-      resolve(s);
+      resolve();
     });
-    s.once('error', (err) => reject(new ExternalPolicyFailure(`cannot reach ${url.origin}: ${err.message}`, err)));
+    // A persistent listener: a late error on this socket must never go unhandled.
+    socket.on('error', (err) => reject(new ExternalPolicyFailure(`cannot reach ${url.origin}: ${err.message}`, err)));
   });
+  return { socket, ready };
 }
 
 function sendRequest(socket: TLSSocket, url: URL, body: string): Promise<PolicyServiceReply> {
