@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:https';
 import type { Server } from 'node:https';
 import { createServer as createNetServer } from 'node:net';
@@ -27,6 +30,9 @@ const RULES = {
 };
 
 type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const PYTHON = '/usr/bin/python3';
+const hvacSkip = existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import hvac'], { encoding: 'utf8' }).status === 0 ? false : 'python3-hvac is not installed';
 
 const EXTERNAL_PATHS = ['issue', 'sign', 'sign-intermediate'].flatMap((op) =>
   ['', 'issuer/default/'].flatMap((prefix) => [`${prefix}external-policy/${op}`, `${prefix}external-policy/${op}/web`]),
@@ -340,6 +346,45 @@ describe('external-policy issuance over HTTPS', () => {
         assert.match(id.token_accessor, /\S/);
         assert.equal((await v('POST', `${mount}/external-policy/issue`, { token: issuer, body: { common_name: 'acl.example.com' } })).status, 403);
         assert.equal((await v('POST', `${mount}/external-policy/sign/web`, { token: issuer, body: {} })).status, 403);
+      });
+
+      it('hvac (a real Vault client) issues and signs through external-policy paths over HTTPS', { skip: hvacSkip }, async () => {
+        const { mount, rootPem } = await setup();
+        const csr = opensslCsr('EC:P-256', '/CN=hvac.example.com');
+        const caFile = join(ca.dir, 'ca-for-hvac.pem');
+        writeFileSync(caFile, ca.certPem + '\n');
+        const script = [
+          'import hvac, json, os',
+          'c = hvac.Client(url=os.environ["VAULT_ADDR"], token=os.environ["VAULT_TOKEN"], verify=os.environ["CA_FILE"])',
+          'm = os.environ["MOUNT"]',
+          'issued = c.write(m + "/external-policy/issue/web", common_name="hvac.example.com", key_type="ec")',
+          'signed = c.write(m + "/issuer/default/external-policy/sign", csr=os.environ["CSR"], common_name="hvac.example.com")',
+          'try:',
+          '    c.write(m + "/external-policy/issue/blocked", common_name="hvac.example.com")',
+          '    denied = None',
+          'except hvac.exceptions.InvalidRequest as e:',
+          '    denied = str(e)',
+          'print(json.dumps({"issued": issued, "signed": signed, "denied": denied}))',
+        ].join('\n');
+        // Asynchronous: the server under test runs in this process.
+        const child = spawn(PYTHON, ['-c', script], {
+          env: { PATH: process.env.PATH ?? '', VAULT_ADDR: server.url, VAULT_TOKEN: server.rootToken, CA_FILE: caFile, MOUNT: mount, CSR: csr.csr },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        const code = await new Promise<number | null>((done) => child.on('close', done));
+        assert.equal(code, 0, stderr);
+        const out = JSON.parse(stdout) as Body;
+        assert.equal(out.issued.lease_id, '');
+        assert.deepEqual(out.issued.warnings, ['reviewed by the web policy']);
+        assert.ok(keyMatchesCert(out.issued.data.private_key, out.issued.data.certificate));
+        assert.match(verifyChain(out.issued.data.certificate, [rootPem]), /OK/);
+        assert.ok(keyMatchesCert(csr.key, out.signed.data.certificate));
+        assert.match(verifyChain(out.signed.data.certificate, [rootPem]), /OK/);
+        assert.match(out.denied, /requests under this policy are refused/);
       });
 
       it('service failures are 502s with a clear message; nothing is issued or stored', async () => {
