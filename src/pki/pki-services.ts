@@ -30,6 +30,8 @@ import { IssuanceService } from './issuance/issuance-service.js';
 import { ExternalPolicyRepo } from './external-policy/external-policy-repo.js';
 import { externalPolicyRoutes } from './external-policy/external-policy-routes.js';
 import { ExternalPolicyService } from './external-policy/external-policy-service.js';
+import { privilegedSigningRoutes } from './issuance/privileged-signing-routes.js';
+import { PrivilegedSigningService } from './issuance/privileged-signing-service.js';
 import { RoleRepo } from './roles/role-repo.js';
 import { roleRoutes } from './roles/role-routes.js';
 import { RoleService } from './roles/role-service.js';
@@ -100,6 +102,9 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const roles = new RoleService({ repo: new RoleRepo({ db }), issuers, clock });
   const issuance = new IssuanceService({ roles, issuers, certs, leases, clock, keyPool });
   mountRoutes.addAll([...roleRoutes(roles), ...issuanceRoutes(issuance)]);
+  // sign-intermediate, sign-self-issued and sign-verbatim: no role policy, trusted operators only.
+  const privileged = new PrivilegedSigningService({ issuers, roles, certs, leases, clock });
+  mountRoutes.addAll(privilegedSigningRoutes(privileged));
   mounts.onDisable(async (m) => {
     await roles.purgeMount(m.id);
     await certs.purgeMount(m.id);

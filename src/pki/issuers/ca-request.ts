@@ -7,6 +7,7 @@ import { isValidOid } from '../crypto/der.js';
 import { ipToBytes } from '../crypto/general-names.js';
 import type { GeneralName } from '../crypto/general-names.js';
 import { encodeSubject } from '../crypto/names.js';
+import { SUBJECT_NAME_FIELDS } from '../vault-fields.js';
 
 export type OutputFormat = 'pem' | 'der' | 'pem_bundle';
 export type PrivateKeyFormat = 'der' | 'pem' | 'pkcs8';
@@ -27,6 +28,41 @@ export interface CaSubjectRequest {
   streetAddress: string[];
   postalCode: string[];
   serialNumber: string;
+}
+
+/** Request fields of a CA's subject and SANs (root and intermediate generation, sign-intermediate). */
+export const CA_SUBJECT_FIELDS = {
+  common_name: { type: 'string', default: '' },
+  alt_names: { type: 'commaList', default: [] },
+  ip_sans: { type: 'commaList', default: [] },
+  uri_sans: { type: 'commaList', default: [] },
+  other_sans: { type: 'commaList', default: [] },
+  exclude_cn_from_sans: { type: 'bool', default: false },
+  ...SUBJECT_NAME_FIELDS,
+  serial_number: { type: 'string', default: '' },
+} as const;
+
+type CaSubjectValues = {
+  [K in keyof typeof CA_SUBJECT_FIELDS]: K extends 'exclude_cn_from_sans' ? boolean : K extends 'common_name' | 'serial_number' ? string : string[];
+};
+
+export function subjectRequest(v: CaSubjectValues): CaSubjectRequest {
+  return {
+    commonName: v.common_name,
+    altNames: v.alt_names,
+    ipSans: v.ip_sans,
+    uriSans: v.uri_sans,
+    otherSans: v.other_sans,
+    excludeCnFromSans: v.exclude_cn_from_sans,
+    ou: v.ou,
+    organization: v.organization,
+    country: v.country,
+    locality: v.locality,
+    province: v.province,
+    streetAddress: v.street_address,
+    postalCode: v.postal_code,
+    serialNumber: v.serial_number,
+  };
 }
 
 export interface KeyRequest {

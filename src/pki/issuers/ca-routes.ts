@@ -11,22 +11,11 @@ import { emptyResult, jsonResult, mountLimits, parseInput } from '../config/rout
 import { exportPrivateKey } from '../crypto/keys.js';
 import { formatSerial } from '../crypto/serial.js';
 import type { PkiRequestContext, PkiRoute } from '../pki-route.js';
-import { SUBJECT_NAME_FIELDS, defineFields } from '../vault-fields.js';
-import { parseFormat, parseGenerateType, parsePrivateKeyFormat } from './ca-request.js';
-import type { CaSubjectRequest, KeyRequest, OutputFormat, PrivateKeyFormat } from './ca-request.js';
+import { defineFields } from '../vault-fields.js';
+import { CA_SUBJECT_FIELDS, parseFormat, parseGenerateType, parsePrivateKeyFormat, subjectRequest } from './ca-request.js';
+import type { KeyRequest, OutputFormat, PrivateKeyFormat } from './ca-request.js';
 import type { CaService, ImportResult } from './ca-service.js';
 import { certificatePem } from './issuer-service.js';
-
-const subjectFields = {
-  common_name: { type: 'string', default: '' },
-  alt_names: { type: 'commaList', default: [] },
-  ip_sans: { type: 'commaList', default: [] },
-  uri_sans: { type: 'commaList', default: [] },
-  other_sans: { type: 'commaList', default: [] },
-  exclude_cn_from_sans: { type: 'bool', default: false },
-  ...SUBJECT_NAME_FIELDS,
-  serial_number: { type: 'string', default: '' },
-} as const;
 
 const keyFields = {
   exported: { type: 'string', default: 'existing' },
@@ -43,7 +32,7 @@ const keyFields = {
 } as const;
 
 const rootFields = defineFields({
-  ...subjectFields,
+  ...CA_SUBJECT_FIELDS,
   ...keyFields,
   ttl: { type: 'duration' },
   not_after: { type: 'string', default: '' },
@@ -55,34 +44,13 @@ const rootFields = defineFields({
 });
 
 const intermediateFields = defineFields({
-  ...subjectFields,
+  ...CA_SUBJECT_FIELDS,
   ...keyFields,
   add_basic_constraints: { type: 'bool', default: false },
 });
 
 const bundleFields = defineFields({ pem_bundle: { type: 'string', required: true } });
 const setSignedFields = defineFields({ certificate: { type: 'string', required: true } });
-
-type SubjectValues = { [K in keyof typeof subjectFields]: K extends 'exclude_cn_from_sans' ? boolean : K extends 'common_name' | 'serial_number' ? string : string[] };
-
-function subjectRequest(v: SubjectValues): CaSubjectRequest {
-  return {
-    commonName: v.common_name,
-    altNames: v.alt_names,
-    ipSans: v.ip_sans,
-    uriSans: v.uri_sans,
-    otherSans: v.other_sans,
-    excludeCnFromSans: v.exclude_cn_from_sans,
-    ou: v.ou,
-    organization: v.organization,
-    country: v.country,
-    locality: v.locality,
-    province: v.province,
-    streetAddress: v.street_address,
-    postalCode: v.postal_code,
-    serialNumber: v.serial_number,
-  };
-}
 
 function keyRequest(v: { exported: string; key_type: string; key_bits: number; key_name: string; key_ref: string; managed_key_name: string; managed_key_id: string }): KeyRequest {
   return {
