@@ -103,7 +103,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const issuance = new IssuanceService({ roles, issuers, certs, leases, clock, keyPool });
   mountRoutes.addAll([...roleRoutes(roles), ...issuanceRoutes(issuance)]);
   // sign-intermediate, sign-self-issued and sign-verbatim: no role policy, trusted operators only.
-  const privileged = new PrivilegedSigningService({ issuers, roles, certs, leases, clock });
+  const privileged = new PrivilegedSigningService({ issuers, roles, certs, issuance, clock });
   mountRoutes.addAll(privilegedSigningRoutes(privileged));
   mounts.onDisable(async (m) => {
     await roles.purgeMount(m.id);

@@ -114,14 +114,6 @@ export class CertService {
     }
   }
 
-  /**
-   * Stores cert_metadata alone, for a certificate that is itself not stored (no_store):
-   * reference 12 keeps the metadata under the serial either way.
-   */
-  async storeMetadata(metadata: CertMetadata): Promise<void> {
-    await this.deps.repo.insertMany(this.deps.repo.executor, [], [metadata]);
-  }
-
   /** Marks a stored certificate revoked (idempotent). */
   async markRevoked(mountId: string, serial: string): Promise<{ exists: boolean; revokedAt: Date | null }> {
     return this.deps.repo.markRevoked(this.deps.repo.executor, mountId, serial, this.deps.clock.now());

@@ -19,16 +19,17 @@ import type { MountInfo } from '../pki-route.js';
 import { computeValidity } from '../roles/role-policy.js';
 import type { ValidityInput } from '../roles/role-policy.js';
 import type { RoleService } from '../roles/role-service.js';
-import type { LeaseService } from '../sys/lease-service.js';
 import { certificateData, checkCertMetadata, checkSignatureBits, parseFormat, parsePrivateKeyFormat } from './issuance.js';
 import type { OutputFormat } from './issuance.js';
-import type { IssueResult } from './issuance-service.js';
-import { storeIssued } from './issued-storage.js';
+import type { IssuanceService, IssueResult } from './issuance-service.js';
 import {
   copiedCsrExtensions, intermediateKeyUsage, intermediatePathLength, nameConstraintsFrom, notAfterBehavior, parseSkid, pemBundle,
   signatureOptionsOf, subjectWithUserIds, verbatimUsages,
 } from './privileged-signing.js';
 import type { SignIntermediateInput, SignVerbatimInput } from './privileged-signing.js';
+
+/** The envelope of an answer without a lease. */
+const NO_LEASE = { leaseId: '', leaseDuration: 0 } as const;
 
 export interface PrivilegedRequest {
   mount: MountInfo;
@@ -48,7 +49,7 @@ export interface PrivilegedRequest {
  */
 export class PrivilegedSigningService {
   constructor(
-    private readonly deps: { issuers: IssuerService; roles: RoleService; certs: CertService; leases: LeaseService; clock: Clock },
+    private readonly deps: { issuers: IssuerService; roles: RoleService; certs: CertService; issuance: IssuanceService; clock: Clock },
   ) {}
 
   /** Signs a CA CSR as an intermediate of the selected issuer; the result is stored under certs. */
@@ -100,12 +101,10 @@ export class PrivilegedSigningService {
     if (!signing.urls.issuingCertificates?.length && !signing.urls.crlDistributionPoints?.length && !signing.urls.ocspServers?.length) {
       warnings.push('no authority information access URLs are configured (config/urls); clients may be unable to fetch the chain or revocation status');
     }
-    // Signed intermediates are always stored (reference 16.13).
-    await storeIssued(this.deps, {
-      mount: req.mount, path: req.path, built, issuerId: signing.issuer.id, store: true, lease: false, metadata: undefined, tokenAccessor: req.tokenAccessor,
-    });
+    // Signed intermediates are always stored (reference 16.13), without a lease.
+    await this.#storeWithoutLease(req, built, signing);
     const certificatePem = built.pem.trimEnd();
-    return { data: this.#data(built, signing, signer, format, [certificatePem, ...signing.caChainPems]), warnings };
+    return { data: this.#data(built, signing, signer, format, [certificatePem, ...signing.caChainPems]), warnings, ...NO_LEASE };
   }
 
   /**
@@ -132,7 +131,7 @@ export class PrivilegedSigningService {
     }
     // With different key types the issuer's default signature algorithm is used.
     const built = resignCertificate(signing.context, cert, sameKeyType ? signatureOptionsOf(cert.signatureAlgorithm) : {});
-    return { data: { certificate: built.pem.trimEnd(), issuing_ca: signing.certificatePem }, warnings: [] };
+    return { data: { certificate: built.pem.trimEnd(), issuing_ca: signing.certificatePem }, warnings: [], ...NO_LEASE };
   }
 
   /**
@@ -172,19 +171,23 @@ export class PrivilegedSigningService {
       signatureBits: v.signature_bits,
       usePss: v.use_pss,
     });
-    const lease = await storeIssued(this.deps, {
-      mount: req.mount,
-      path: req.path,
-      built,
-      issuerId: signing.issuer.id,
-      store: !(role?.no_store ?? false),
-      lease: role?.generate_lease ?? false,
-      metadata: v.cert_metadata !== '' && req.roleName ? { role: req.roleName, value: v.cert_metadata } : undefined,
-      tokenAccessor: req.tokenAccessor,
-    });
+    // With a role the certificate is leased like sign/:role (its no_store applies); without
+    // one it is stored with no lease (docs/decisions/0009-privileged-signing.md).
+    const lease = role
+      ? await this.deps.issuance.recordIssued({
+          mount: req.mount, path: req.path, tokenAccessor: req.tokenAccessor, issuerId: signing.issuer.id, cert: built,
+          role: { name: req.roleName!, noStore: role.no_store }, metadata: v.cert_metadata,
+        })
+      : await this.#storeWithoutLease(req, built, signing);
     const signer = parseCertificate(signing.issuer.certificateDer);
     const chain = v.remove_roots_from_chain ? signing.caChainPems.filter((p) => !isSelfSigned(parseCertificate(p))) : signing.caChainPems;
-    return { data: this.#data(built, signing, signer, format, chain), warnings, ...(lease ?? {}) };
+    return { data: this.#data(built, signing, signer, format, chain), warnings, ...lease };
+  }
+
+  async #storeWithoutLease(req: PrivilegedRequest, built: BuiltCertificate, signing: SigningContext): Promise<typeof NO_LEASE> {
+    const cert = { mountId: req.mount.id, serial: built.serialHex, issuerId: signing.issuer.id, der: built.der, notAfter: built.notAfter };
+    await this.deps.certs.store({ ...cert, createdAt: this.deps.clock.now() });
+    return NO_LEASE;
   }
 
   /** A CSR whose self-signature verifies and whose key any role could accept (RSA >= 2048, EC >= P-224, Ed25519). */
