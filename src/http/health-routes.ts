@@ -23,6 +23,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { db: Db; jobs:
   app.get('/metrics', async (_request, reply) => {
     const depth = await deps.jobs.depth().catch(() => undefined);
     if (depth) for (const [status, n] of Object.entries(depth)) deps.metrics.jobQueueDepth.set({ status }, n);
+    await deps.metrics.refresh();
     return reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
 }

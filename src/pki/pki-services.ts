@@ -128,6 +128,18 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   });
   mountRoutes.addAll(tidyRoutes(tidy));
   mounts.onDisable((m) => tidy.purgeMount(m.id));
+  core.metrics.onScrape(async () => {
+    const [counts, all] = await Promise.all([tidy.publishedStoredCounts(), mounts.list()]);
+    const paths = new Map(all.map((m) => [m.id, `${m.path}/`]));
+    core.metrics.pkiCertificatesStored.reset();
+    core.metrics.pkiRevokedCertificatesStored.reset();
+    for (const c of counts) {
+      const mount = paths.get(c.mountId);
+      if (mount === undefined) continue;
+      core.metrics.pkiCertificatesStored.set({ mount }, c.total);
+      core.metrics.pkiRevokedCertificatesStored.set({ mount }, c.revoked);
+    }
+  });
 
   return {
     async registerRoutes(app, opts) {

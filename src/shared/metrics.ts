@@ -35,6 +35,30 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly pkiCertificatesStored = new Gauge({
+    name: 'strongroom_pki_certificates_stored',
+    help: 'Certificates stored in a PKI mount (mounts with publish_stored_certificate_count_metrics in config/auto-tidy).',
+    labelNames: ['mount'] as const,
+    registers: [this.registry],
+  });
+  readonly pkiRevokedCertificatesStored = new Gauge({
+    name: 'strongroom_pki_revoked_certificates_stored',
+    help: 'Revoked certificates stored in a PKI mount (mounts with publish_stored_certificate_count_metrics in config/auto-tidy).',
+    labelNames: ['mount'] as const,
+    registers: [this.registry],
+  });
+  readonly #scrapeHooks: (() => Promise<void>)[] = [];
+
+  /** Registers work that refreshes gauges from the database just before a scrape. */
+  onScrape(hook: () => Promise<void>): void {
+    this.#scrapeHooks.push(hook);
+  }
+
+  /** Runs the scrape hooks; a failing hook leaves its gauges as they were. */
+  async refresh(): Promise<void> {
+    await Promise.all(this.#scrapeHooks.map((h) => h().catch(() => {})));
+  }
+
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'strongroom_' });
   }

@@ -451,6 +451,20 @@ for (const kind of dbKinds()) {
       await runJobs();
       assert.notEqual((await status(mount)).time_finished, finished);
 
+      // Published as metrics only when asked.
+      const metric = async () => {
+        const text = await (await fetch(`${server.url}/metrics`)).text();
+        const line = (name: string) => text.split('\n').find((l) => l.startsWith(`${name}{mount="${mount}/"}`));
+        return { total: line('strongroom_pki_certificates_stored'), revoked: line('strongroom_pki_revoked_certificates_stored') };
+      };
+      assert.deepEqual(await metric(), { total: undefined, revoked: undefined });
+      r = await v('POST', `${mount}/config/auto-tidy`, { body: { publish_stored_certificate_count_metrics: true } });
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual(await metric(), {
+        total: `strongroom_pki_certificates_stored{mount="${mount}/"} ${storedBefore - 1}`,
+        revoked: `strongroom_pki_revoked_certificates_stored{mount="${mount}/"} 0`,
+      });
+
       // Disabled: nothing more runs.
       r = await v('POST', `${mount}/config/auto-tidy`, { body: { enabled: false } });
       assert.equal(r.json.data.enabled, false);
@@ -458,6 +472,18 @@ for (const kind of dbKinds()) {
       clock.advance(5 * 3600);
       await runJobs();
       assert.equal((await status(mount)).time_finished, last);
+    });
+
+    it('forgets the mount\'s tidy status and configuration when the mount is disabled', async () => {
+      const { mount } = await setup();
+      assert.equal((await v('POST', `${mount}/config/auto-tidy`, { body: { enabled: true, tidy_cert_store: true } })).status, 200);
+      await tidy(mount, { tidy_cert_store: true });
+      const mountId = (await status(mount)).internal_backend_uuid as string;
+      const rows = () => server.deps.core.db.kysely.selectFrom('pki_tidy').select('mount_id').where('mount_id', '=', mountId).execute();
+      assert.equal((await rows()).length, 1);
+      assert.equal((await v('DELETE', `sys/mounts/${mount}`)).status, 204);
+      await runJobs();
+      assert.equal((await rows()).length, 0);
     });
 
     // Several nodes share one database on PostgreSQL (SQLite serves a single node).

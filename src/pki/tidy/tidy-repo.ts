@@ -167,6 +167,12 @@ export class TidyRepo {
     }));
   }
 
+  /** Every mount's stored auto-tidy configuration. */
+  async autoConfigs(ex: Executor): Promise<{ mountId: string; config: AutoTidyConfig }[]> {
+    const rows = await ex.selectFrom('pki_tidy').select(['mount_id', 'auto_config']).where('auto_config', 'is not', null).execute();
+    return rows.map((r) => ({ mountId: r.mount_id, config: toConfig(r.auto_config) }));
+  }
+
   async delete(ex: Executor, mountId: string): Promise<void> {
     await ex.deleteFrom('pki_tidy').where('mount_id', '=', mountId).execute();
   }

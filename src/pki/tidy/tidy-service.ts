@@ -143,6 +143,12 @@ export class TidyService {
     });
   }
 
+  /** Stored and revoked certificate counts of the mounts whose auto-tidy config asks to publish them as metrics. */
+  async publishedStoredCounts(): Promise<{ mountId: string; total: number; revoked: number }[]> {
+    const mounts = (await this.deps.repo.autoConfigs(this.deps.repo.executor)).filter((m) => m.config.publishStoredCertificateCountMetrics);
+    return Promise.all(mounts.map(async (m) => ({ mountId: m.mountId, ...(await this.deps.certs.countStored(m.mountId)) })));
+  }
+
   /** Removes the mount's tidy row (the mount was disabled). */
   async purgeMount(mountId: string): Promise<void> {
     await this.deps.repo.delete(this.deps.repo.executor, mountId);
