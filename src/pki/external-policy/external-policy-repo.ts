@@ -62,18 +62,19 @@ export class ExternalPolicyRepo {
    */
   async recordAnswer(mountId: string, settingsUpdatedAt: Date, at: Date): Promise<void> {
     const iso = at.toISOString();
+    // One statement (one commit on SQLite) per answer, conditional column by column.
     await this.deps.db
       .updateTable('pki_external_policy')
-      .set({ last_success_at: iso })
+      .set((eb) => ({
+        last_success_at: eb.case().when(eb.or([eb('last_success_at', 'is', null), eb('last_success_at', '<', iso)])).then(iso).else(eb.ref('last_success_at')).end(),
+        validated_at: eb
+          .case()
+          .when(eb.and([eb('updated_at', '=', settingsUpdatedAt.toISOString()), eb.or([eb('validated_at', 'is', null), eb('validated_at', '<', iso)])]))
+          .then(iso)
+          .else(eb.ref('validated_at'))
+          .end(),
+      }))
       .where('mount_id', '=', mountId)
-      .where((eb) => eb.or([eb('last_success_at', 'is', null), eb('last_success_at', '<', iso)]))
-      .execute();
-    await this.deps.db
-      .updateTable('pki_external_policy')
-      .set({ validated_at: iso })
-      .where('mount_id', '=', mountId)
-      .where('updated_at', '=', settingsUpdatedAt.toISOString())
-      .where((eb) => eb.or([eb('validated_at', 'is', null), eb('validated_at', '<', iso)]))
       .execute();
   }
 
