@@ -6,6 +6,7 @@ import { tfeMigration } from './migrations/0002-tfe.js';
 import { pkiMigration } from './migrations/0003-pki.js';
 import { tfeStateVersionsMigration } from './migrations/0004-tfe-state-versions.js';
 import { pkiIssuanceMigration } from './migrations/0005-pki-issuance.js';
+import { pkiRevocationMigration } from './migrations/0006-pki-revocation.js';
 import { pkiTidyMigration } from './migrations/0008-pki-tidy.js';
 import { pkiExternalPolicyMigration } from './migrations/0009-pki-external-policy.js';
 
@@ -21,6 +22,7 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0003-pki': pkiMigration(ctx),
     '0004-tfe-state-versions': tfeStateVersionsMigration(ctx),
     '0005-pki-issuance': pkiIssuanceMigration(ctx),
+    '0006-pki-revocation': pkiRevocationMigration(ctx),
     '0008-pki-tidy': pkiTidyMigration(ctx),
     '0009-pki-external-policy': pkiExternalPolicyMigration(),
   };

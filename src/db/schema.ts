@@ -3,6 +3,7 @@ import type { TfeTables } from './schema-tfe.js';
 import type { PkiTables } from './schema-pki.js';
 import type { TfeStateTables } from './schema-tfe-state.js';
 import type { PkiIssuanceTables } from './schema-pki-issuance.js';
+import type { PkiRevocationTables } from './schema-pki-revocation.js';
 import type { PkiTidyTables } from './schema-pki-tidy.js';
 import type { PkiExternalPolicyTables } from './schema-pki-external-policy.js';
 
@@ -59,6 +60,6 @@ export interface SettingsTable {
   value: string;
 }
 
-export interface Database extends CoreTables, TfeTables, TfeStateTables, PkiTables, PkiIssuanceTables, PkiTidyTables, PkiExternalPolicyTables {}
+export interface Database extends CoreTables, TfeTables, TfeStateTables, PkiTables, PkiIssuanceTables, PkiRevocationTables, PkiTidyTables, PkiExternalPolicyTables {}
 
 export type { Generated };

@@ -32,6 +32,10 @@ import { externalPolicyRoutes } from './external-policy/external-policy-routes.j
 import { ExternalPolicyService } from './external-policy/external-policy-service.js';
 import { privilegedSigningRoutes } from './issuance/privileged-signing-routes.js';
 import { PrivilegedSigningService } from './issuance/privileged-signing-service.js';
+import { CRL_AUTO_REBUILD_JOB, CRL_DELTA_JOB, CrlService } from './revocation/crl-service.js';
+import { RevocationRepo } from './revocation/revocation-repo.js';
+import { revocationRoutes } from './revocation/revocation-routes.js';
+import { RevocationService } from './revocation/revocation-service.js';
 import { RoleRepo } from './roles/role-repo.js';
 import { roleRoutes } from './roles/role-routes.js';
 import { RoleService } from './roles/role-service.js';
@@ -64,6 +68,9 @@ export interface PkiServices {
   leases: LeaseService;
   tokens: TokenService;
   policies: PolicyService;
+  /** Revocation status, revocations and their event; CRL builds (for OCSP, tidy and tests). */
+  revocation: RevocationService;
+  crls: CrlService;
 }
 
 export function buildPkiServices(core: CoreDeps): PkiServices {
@@ -115,6 +122,14 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   mounts.onDisable((m) => externalPolicy.purgeMount(m.id));
   leases.registerRevoker(CERT_LEASE_KIND, (lease) => issuance.revokeLeased(lease));
 
+  // Revocation and CRLs. Revoking a certificate's lease revokes it exactly as `revoke` does.
+  const revocationRepo = new RevocationRepo({ db });
+  const crls = new CrlService({ repo: revocationRepo, issuers, jobs: core.jobs, clock, logger: core.logger.child({ component: 'pki-crl' }) });
+  const revocation = new RevocationService({ repo: revocationRepo, crls, issuers, certs, clock });
+  mountRoutes.addAll(revocationRoutes(revocation, crls, issuers));
+  mounts.onDisable((m) => crls.purgeMount(m.id));
+  leases.registerRevoker(CERT_LEASE_KIND, (lease) => revocation.revokeLease(lease));
+
   // Tidy: removes expired certificates, revocation entries, issuers and metadata as a job.
   const tidy = new TidyService({
     repo: new TidyRepo({ db }),
@@ -123,8 +138,9 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     jobs: core.jobs,
     clock,
     logger: core.logger.child({ component: 'pki-tidy' }),
-    // CRLs are rebuilt by the revocation module; until it is wired here there is none to rebuild.
-    rebuildCrl: async () => {},
+    rebuildCrl: async (mountId) => {
+      await crls.request(mountId, { complete: true, delta: true, issuers: 'all' });
+    },
   });
   mountRoutes.addAll(tidyRoutes(tidy));
   mounts.onDisable((m) => tidy.purgeMount(m.id));
@@ -165,6 +181,8 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
         await tidy.runAutoTidyCheck();
         await tidy.scheduleAutoTidyCheck();
       },
+      [CRL_AUTO_REBUILD_JOB]: async (payload) => crls.runAutoRebuild((payload as { mountId: string }).mountId),
+      [CRL_DELTA_JOB]: async (payload) => crls.runDeltaRebuild((payload as { mountId: string }).mountId),
       [EXPIRY_SWEEP_JOB]: async () => {
         await tokens.sweepExpired();
         await leases.sweepExpired();
@@ -173,11 +191,14 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     async close() {
       await keyPool.stop();
       await certs.drain();
+      await revocation.drain();
     },
     addRoutes: (routes) => mountRoutes.addAll(routes),
     mounts,
     leases,
     tokens,
     policies,
+    revocation,
+    crls,
   };
 }

@@ -1,3 +1,4 @@
+import { BatchQueue } from '../../shared/batch-queue.js';
 import type { Clock } from '../../shared/clock.js';
 import { isDomainError } from '../../shared/errors.js';
 import type { Lease } from '../sys/lease.js';
@@ -37,8 +38,7 @@ const MAX_BATCH = 2000;
  * concurrency; alone, a request still commits at once.
  */
 export class CertService {
-  #queue: Pending[] = [];
-  #flushing = false;
+  readonly #batches = new BatchQueue<Pending>((batch) => this.#write(batch), MAX_BATCH);
 
   constructor(private readonly deps: { repo: CertRepo; clock: Clock; leases?: LeaseWriter }) {}
 
@@ -57,20 +57,7 @@ export class CertService {
    */
   record(r: IssuedRecord): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ ...r, resolve, reject });
-      if (!this.#flushing) this.#flush();
-    });
-  }
-
-  #flush(): void {
-    this.#flushing = true;
-    // Let requests already running reach store() before the batch is cut.
-    setImmediate(() => {
-      const batch = this.#queue.splice(0, MAX_BATCH);
-      void this.#write(batch).finally(() => {
-        if (this.#queue.length > 0) this.#flush();
-        else this.#flushing = false;
-      });
+      this.#batches.push({ ...r, resolve, reject });
     });
   }
 
@@ -168,6 +155,6 @@ export class CertService {
 
   /** Waits for queued inserts (shutdown). */
   async drain(): Promise<void> {
-    while (this.#flushing || this.#queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+    await this.#batches.drain();
   }
 }

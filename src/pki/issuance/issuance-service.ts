@@ -93,7 +93,12 @@ export class IssuanceService {
       clock: Clock;
       keyPool?: RsaKeyPool;
     },
-  ) {}
+  ) {
+    // A local issuer change (e.g. a revoked issuer losing issuing-certificates) applies at once.
+    deps.issuers.onIssuersChanged((mountId) => {
+      for (const k of [...this.#contexts.keys()]) if (k.startsWith(`${mountId}\n`)) this.#contexts.delete(k);
+    });
+  }
 
   /** Generates a key and issues a certificate for it. The private key is returned, never stored or logged. */
   async issue(req: IssueRequest): Promise<IssueResult> {
