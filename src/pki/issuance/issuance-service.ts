@@ -60,7 +60,7 @@ export interface RecordIssuedInput {
   cert: { serialHex: string; der: Buffer; notAfter: Date };
   /** The role applied, if any: its name goes with cert_metadata, no_store keeps the certificate out of storage. */
   role?: { name: string; noStore: boolean };
-  /** cert_metadata as given ('' for none); not stored under no_store. */
+  /** cert_metadata as given ('' for none); kept under the serial even under no_store (reference 12). */
   metadata: string;
 }
 
@@ -230,7 +230,7 @@ export class IssuanceService {
     const cert = { mountId: r.mount.id, serial: r.cert.serialHex, issuerId: r.issuerId, der: r.cert.der, notAfter: r.cert.notAfter, createdAt: now };
     await this.deps.certs.record({
       cert: noStore ? undefined : cert,
-      metadata: r.metadata !== '' && !noStore
+      metadata: r.metadata !== ''
         ? { mountId: r.mount.id, serial: r.cert.serialHex, issuerId: r.issuerId, role: r.role?.name ?? '', notAfter: r.cert.notAfter, metadata: r.metadata }
         : undefined,
       lease,
