@@ -4,12 +4,21 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
+import { configureSqlite } from './sqlite-pragmas.js';
+import { SqliteWriter } from './sqlite-writer.js';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 
 export interface Db {
   readonly kind: DatabaseKind;
   readonly kysely: Kysely<Database>;
+  /**
+   * Runs a write-only transaction: `fn` may only write, and must not depend on what its
+   * statements return (they answer no rows on SQLite). On a SQLite file it runs on the
+   * writer thread (sqlite-writer.ts) so the commit's fsync does not block the event loop;
+   * elsewhere it is an ordinary transaction.
+   */
+  writeTransaction(fn: (tx: Kysely<Database>) => Promise<void>): Promise<void>;
   /** Closes every connection. */
   destroy(): Promise<void>;
 }
@@ -29,29 +38,42 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
     // A dropped idle connection must not crash the process; the pool replaces it.
     pool.on('error', () => {});
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { kind: 'postgres', kysely, destroy: () => kysely.destroy() };
+    return { kind: 'postgres', kysely, writeTransaction: (fn) => kysely.transaction().execute(fn), destroy: () => kysely.destroy() };
   }
   const path = opts.url.replace(/^sqlite:/, '');
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const inMemory = path === ':memory:' || path === '';
+  if (!inMemory) mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SqliteDatabase(path);
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = FULL');
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 10000');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { kind: 'sqlite', kysely, destroy: () => kysely.destroy() };
+  configureSqlite(sqlite);
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, { beginImmediate: !inMemory }) }) });
+  // An in-memory database is private to its connection: no second writer there.
+  const writer = inMemory ? undefined : new SqliteWriter(path);
+  return {
+    kind: 'sqlite',
+    kysely,
+    writeTransaction: (fn) => (writer ? writer.transaction(fn) : kysely.transaction().execute(fn)),
+    destroy: async () => {
+      await writer?.close();
+      await kysely.destroy();
+    },
+  };
 }
 
 /**
  * Kysely prepares every query anew, and preparing costs more than running most of our
  * queries. Statements are reusable (the driver runs one query at a time), so they are
  * kept by SQL text, a bounded number of them.
+ *
+ * With `beginImmediate`, Kysely's transactions take the write lock when they begin: the
+ * writer thread is a second writer, and a deferred transaction that read before that
+ * thread committed could not write afterwards (SQLITE_BUSY_SNAPSHOT, which no wait cures).
  */
-function withStatementCache(db: SqliteDatabase.Database, max = 1000) {
+function withStatementCache(db: SqliteDatabase.Database, opts: { beginImmediate: boolean }, max = 1000) {
   const cache = new Map<string, SqliteDatabase.Statement>();
   return {
     close: () => db.close(),
-    prepare(sql: string): SqliteDatabase.Statement {
+    prepare(text: string): SqliteDatabase.Statement {
+      const sql = opts.beginImmediate && text === 'begin' ? 'begin immediate' : text;
       let stmt = cache.get(sql);
       if (stmt) return stmt;
       stmt = db.prepare(sql);

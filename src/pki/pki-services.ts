@@ -98,7 +98,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config: mountConfig, clock });
   const ca = new CaService({ issuers, clock });
   // Paginated LIST certs is registered before the authority routes so it is the one served.
-  const certs = new CertService({ repo: new CertRepo({ db }), clock, leases });
+  const certs = new CertService({ repo: new CertRepo({ db, writeTransaction: core.db.writeTransaction }), clock, leases });
   mountRoutes.addAll(certRoutes(certs));
   mountRoutes.addAll([...mountConfigRoutes(mountConfig), ...keyRoutes(keys), ...issuerRoutes(issuers, ca), ...caRoutes(ca), ...authorityRoutes(issuers)]);
   mounts.onDisable((m) => issuers.purgeMount(m.id));

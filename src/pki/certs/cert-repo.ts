@@ -11,7 +11,7 @@ export { fixedChunks };
 
 /** SQL of stored certificates (pki_certs) and their metadata (pki_cert_metadata). */
 export class CertRepo {
-  constructor(private readonly deps: { db: Kysely<Database> }) {}
+  constructor(private readonly deps: { db: Kysely<Database>; writeTransaction?: (fn: (tx: Executor) => Promise<void>) => Promise<void> }) {}
 
   get executor(): Executor {
     return this.deps.db;
@@ -19,6 +19,20 @@ export class CertRepo {
 
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
     return this.deps.db.transaction().execute(fn);
+  }
+
+  /**
+   * A transaction that only writes (Db.writeTransaction: on SQLite, off the event loop).
+   * What `fn`'s statements return must not matter; a unique violation becomes a conflict.
+   */
+  async writeTransaction(fn: (tx: Executor) => Promise<void>): Promise<void> {
+    if (!this.deps.writeTransaction) return this.transaction(fn);
+    try {
+      await this.deps.writeTransaction(fn);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict('a certificate with this serial already exists in this mount');
+      throw err;
+    }
   }
 
   async insertMany(ex: Executor, certs: readonly IssuedCertificate[], metadata: readonly CertMetadata[]): Promise<void> {

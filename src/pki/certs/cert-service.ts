@@ -13,7 +13,10 @@ export interface IssuedRecord {
   cert?: IssuedCertificate;
   metadata?: CertMetadata;
   lease?: Lease;
-  /** Extra work in the same transaction; prefer the data fields, which are written in bulk. */
+  /**
+   * Extra work in the same transaction; prefer the data fields, which are written in bulk
+   * and, on SQLite, off the event loop (a batch with a callback commits on the event loop).
+   */
   also?: InTransaction;
 }
 
@@ -68,11 +71,15 @@ export class CertService {
     const leases = batch.flatMap((p) => (p.lease ? [p.lease] : []));
     try {
       if (leases.length > 0 && !this.deps.leases) throw new Error('CertService was built without a lease writer');
-      await this.deps.repo.transaction(async (tx) => {
+      const work = async (tx: Executor) => {
         await this.deps.repo.insertMany(tx, certs, meta);
         if (leases.length > 0) await this.deps.leases!.insertMany(tx, leases);
         for (const p of batch) if (p.also) await p.also(tx);
-      });
+      };
+      // Pure data goes to the write-only transaction (off the event loop on SQLite); an
+      // `also` callback may read, so a batch with one runs as an ordinary transaction.
+      if (batch.some((p) => p.also)) await this.deps.repo.transaction(work);
+      else await this.deps.repo.writeTransaction(work);
       for (const p of batch) p.resolve();
     } catch (err) {
       if (batch.length === 1) {

@@ -1,0 +1,118 @@
+import { Worker } from 'node:worker_threads';
+import { Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import type { CompiledQuery, DatabaseConnection, Driver, QueryResult } from 'kysely';
+import type { Database } from './schema.js';
+
+/**
+ * Write-only transactions on a thread of their own, for SQLite. better-sqlite3 runs
+ * every statement synchronously, so on the event loop a commit blocks the whole server
+ * for its fsync (synchronous=FULL). Batched writes whose statements do not depend on
+ * each other's results (the certificate group commit) are instead recorded on the event
+ * loop with Kysely, as SQL text and parameters, and run by a worker thread with its own
+ * connection, in one `BEGIN IMMEDIATE … COMMIT`. The promise resolves once the commit is
+ * durable, or rejects with the driver's error code (unique violations stay recognisable).
+ *
+ * The database has then two writers, which SQLite serialises with its write lock; the
+ * event-loop connection opens its transactions with BEGIN IMMEDIATE (see database.ts) so
+ * that a transaction that reads and then writes waits for the lock instead of failing
+ * with a stale snapshot.
+ */
+export interface Statement {
+  sql: string;
+  parameters: readonly unknown[];
+}
+
+export type WriterRequest = { type: 'run'; id: number; statements: Statement[] } | { type: 'close' };
+export type WriterReply = { id: number; ok: true } | { id: number; ok: false; code: string | undefined; message: string };
+
+const WORKER_URL = new URL('./sqlite-writer-thread.js', import.meta.url);
+
+export class SqliteWriter {
+  #worker: Worker | undefined;
+  #nextId = 1;
+  readonly #pending = new Map<number, { resolve(): void; reject(err: unknown): void }>();
+  #closed = false;
+
+  constructor(private readonly path: string) {}
+
+  /** Records what `fn` writes (every query answers no rows) and runs it on the writer thread in one transaction. */
+  async transaction(fn: (tx: Kysely<Database>) => Promise<void>): Promise<void> {
+    const statements: Statement[] = [];
+    await recorder(statements).transaction().execute(fn);
+    if (statements.length > 0) await this.run(statements);
+  }
+
+  run(statements: Statement[]): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error('the SQLite writer is closed'));
+    const worker = this.#start();
+    const id = this.#nextId++;
+    return new Promise<void>((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      worker.postMessage({ type: 'run', id, statements } satisfies WriterRequest);
+    });
+  }
+
+  /** Lets queued batches finish, then stops the thread and closes its connection. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const worker = this.#worker;
+    if (!worker) return;
+    while (this.#pending.size > 0) await new Promise((r) => setTimeout(r, 5));
+    const exited = new Promise((r) => worker.once('exit', r));
+    worker.postMessage({ type: 'close' } satisfies WriterRequest);
+    await exited;
+  }
+
+  #start(): Worker {
+    if (this.#worker) return this.#worker;
+    const worker = new Worker(WORKER_URL, { workerData: { path: this.path } });
+    worker.on('message', (m: WriterReply) => {
+      const p = this.#pending.get(m.id);
+      if (!p) return;
+      this.#pending.delete(m.id);
+      if (m.ok) p.resolve();
+      else p.reject(Object.assign(new Error(m.message), { code: m.code }));
+    });
+    const fail = (err: unknown) => {
+      for (const p of this.#pending.values()) p.reject(err);
+      this.#pending.clear();
+      if (this.#worker === worker) this.#worker = undefined;
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`the SQLite writer thread exited with code ${code}`)));
+    this.#worker = worker;
+    return worker;
+  }
+}
+
+/** A Kysely whose queries are only recorded into `into`, with SQLite's SQL dialect. */
+function recorder(into: Statement[]): Kysely<Database> {
+  const connection: DatabaseConnection = {
+    executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
+      into.push({ sql: q.sql, parameters: q.parameters });
+      return Promise.resolve({ rows: [], numAffectedRows: 1n });
+    },
+    // eslint-disable-next-line require-yield
+    async *streamQuery() {
+      throw new Error('the SQLite writer records writes only');
+    },
+  };
+  const driver: Driver = {
+    init: async () => {},
+    acquireConnection: async () => connection,
+    beginTransaction: async () => {},
+    commitTransaction: async () => {},
+    rollbackTransaction: async () => {},
+    releaseConnection: async () => {},
+    destroy: async () => {},
+  };
+  return new Kysely<Database>({
+    dialect: {
+      createAdapter: () => new SqliteAdapter(),
+      createDriver: () => driver,
+      createIntrospector: (db) => new SqliteIntrospector(db),
+      createQueryCompiler: () => new SqliteQueryCompiler(),
+    },
+  });
+}
