@@ -120,7 +120,6 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const externalPolicy = new ExternalPolicyService({ repo: new ExternalPolicyRepo({ db }), issuers, certs, secrets: core.secrets, clock, keyPool });
   mountRoutes.addAll(externalPolicyRoutes(externalPolicy));
   mounts.onDisable((m) => externalPolicy.purgeMount(m.id));
-  leases.registerRevoker(CERT_LEASE_KIND, (lease) => issuance.revokeLeased(lease));
 
   // Revocation and CRLs. Revoking a certificate's lease revokes it exactly as `revoke` does.
   const revocationRepo = new RevocationRepo({ db });

@@ -55,8 +55,8 @@ export class CertRepo {
             issuer_id: c.issuerId,
             certificate_der: c.der,
             not_after: c.notAfter.toISOString(),
-            revoked_at: c.revokedAt ? c.revokedAt.toISOString() : null,
-            revocation_issuer_id: c.revokedAt ? c.issuerId : null,
+            revoked_at: null,
+            revocation_issuer_id: null,
             created_at: c.createdAt.toISOString(),
           })),
         )

@@ -1,6 +1,5 @@
 import { BatchQueue } from '../../shared/batch-queue.js';
 import type { Clock } from '../../shared/clock.js';
-import { isDomainError } from '../../shared/errors.js';
 import type { Lease } from '../sys/lease.js';
 import type { CertMetadata, IssuedCertificate } from './cert.js';
 import type { CertRepo, Executor } from './cert-repo.js';
@@ -88,23 +87,6 @@ export class CertService {
       }
       // One bad row must not fail its neighbours: retry each on its own.
       for (const p of batch) await this.#write([p]);
-    }
-  }
-
-  /**
-   * Records a certificate that was never stored (no_store) as revoked, e.g. when its lease
-   * is revoked; a stored one is only marked revoked. Idempotent.
-   */
-  async recordRevoked(cert: Omit<IssuedCertificate, 'createdAt' | 'revokedAt'>): Promise<void> {
-    const marked = await this.markRevoked(cert.mountId, cert.serial);
-    if (marked.exists) return;
-    const now = this.deps.clock.now();
-    try {
-      await this.deps.repo.insertMany(this.deps.repo.executor, [{ ...cert, createdAt: now, revokedAt: now }], []);
-    } catch (err) {
-      // Stored meanwhile by another writer: mark that row instead.
-      if (!isDomainError(err) || err.kind !== 'conflict') throw err;
-      await this.markRevoked(cert.mountId, cert.serial);
     }
   }
 

@@ -10,8 +10,6 @@ export interface IssuedCertificate {
   der: Buffer;
   notAfter: Date;
   createdAt: Date;
-  /** Set only when a certificate is first written already revoked (a no_store one, by its lease). */
-  revokedAt?: Date;
 }
 
 export interface CertMetadata {

@@ -22,7 +22,6 @@ import { computeValidity, leafExtKeyUsages, resolveNames } from '../roles/role-p
 import type { CertNames } from '../roles/role-policy.js';
 import type { RoleService } from '../roles/role-service.js';
 import { leaseEnvelope } from '../sys/lease.js';
-import type { Lease } from '../sys/lease.js';
 import type { LeaseService } from '../sys/lease-service.js';
 import {
   certificateData, checkCertMetadata, checkSignatureBits, csrNames, parseFormat, parsePrivateKeyFormat, subjectAltNames,
@@ -236,17 +235,6 @@ export class IssuanceService {
       lease,
     });
     return leaseEnvelope(lease);
-  }
-
-  /** The revoker of certificate leases: revokes the stored certificate, or records a no_store one as revoked. */
-  async revokeLeased(lease: Lease): Promise<void> {
-    const d = lease.data as CertLeaseData;
-    if (d.certificate !== undefined && d.issuerId !== undefined) {
-      const der = Buffer.from(d.certificate, 'base64');
-      await this.deps.certs.recordRevoked({ mountId: lease.mountId, serial: d.serial, issuerId: d.issuerId, der, notAfter: parseCertificate(der).notAfter });
-    } else {
-      await this.deps.certs.markRevoked(lease.mountId, d.serial);
-    }
   }
 
   async #generate(type: KeyType, bits: number): Promise<GeneratedKey> {
