@@ -54,8 +54,10 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
 
     const target = await findTarget(routePath, ops);
     const route = target.kind === 'none' ? undefined : target.match?.route;
+    // Inside a mount only Vault's list of unauthenticated PKI paths decides (a route's own
+    // flag cannot make a path public); system routes (sys/health, sys/seal-status) carry theirs.
     const unauthenticated =
-      route?.unauthenticated === true || (target.kind === 'mount' && isUnauthenticatedPkiPath(target.rest, method, query));
+      target.kind === 'mount' ? isUnauthenticatedPkiPath(target.rest, method, query) : target.kind === 'system' && route?.unauthenticated === true;
 
     let auth: Authenticated | undefined;
     let token = '';

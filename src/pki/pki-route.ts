@@ -57,7 +57,11 @@ export interface PkiRoute {
   /** Operations served; GET→read, LIST or ?list=true→list, POST/PUT→update (or create), PATCH→patch, DELETE→delete. */
   operations: VaultOperation[];
   handler(ctx: PkiRequestContext): Promise<PkiResult>;
-  /** Served without a token (Vault's unauthenticated PKI paths). */
+  /**
+   * Documents that the path is one of Vault's unauthenticated PKI paths. The dispatcher
+   * decides from that list alone (UNAUTHENTICATED_PKI_PATTERNS in vault-paths.ts), so this
+   * flag never makes a path public by itself.
+   */
   unauthenticated?: boolean;
   /** Needs the sudo capability on top of the operation's. */
   sudo?: boolean;

@@ -64,6 +64,8 @@ export interface PkiServices {
   close?(): Promise<void>;
   /** Adds routes served inside every PKI mount (also after registerRoutes). */
   addRoutes(routes: readonly PkiRoute[]): void;
+  /** Every route served inside PKI mounts (for checks over all paths, such as the ACL audit). */
+  mountRoutes(): readonly PkiRoute[];
   mounts: MountService;
   leases: LeaseService;
   tokens: TokenService;
@@ -193,6 +195,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
       await revocation.drain();
     },
     addRoutes: (routes) => mountRoutes.addAll(routes),
+    mountRoutes: () => mountRoutes.routes(),
     mounts,
     leases,
     tokens,

@@ -26,7 +26,9 @@ const testRoutes: PkiRoute[] = [
   },
   { pattern: 'echo', operations: ['list'], handler: async () => ({ kind: 'json', data: { keys: ['a', 'b'] } }) },
   { pattern: 'empty', operations: ['list'], handler: async () => ({ kind: 'json', data: { keys: [] } }) },
+  // Flagged public, but not on Vault's list: the flag alone must not open it.
   { pattern: 'public/thing', operations: ['read'], unauthenticated: true, handler: async (ctx) => ({ kind: 'json', data: { token: ctx.token === undefined ? 'none' : 'some' } }) },
+  { pattern: 'unified-crl/pem', operations: ['read'], handler: async (ctx) => ({ kind: 'json', data: { token: ctx.token === undefined ? 'none' : 'some' } }) },
   { pattern: 'guarded', operations: ['update'], sudo: true, handler: async () => ({ kind: 'empty' }) },
   { pattern: 'zzissue/:role', operations: ['update'], handler: async (ctx) => ({ kind: 'json', data: { role: ctx.params['role'] } }) },
   { pattern: 'zzsign/:role', operations: ['update'], handler: async (ctx) => ({ kind: 'json', data: { role: ctx.params['role'] } }) },
@@ -243,9 +245,15 @@ for (const kind of dbKinds()) {
     });
 
     it('serves unauthenticated paths without a token, even with a bad one', async () => {
-      let r = await vault(server.url, 'GET', 'acl/public/thing', { token: 'garbage' });
+      let r = await vault(server.url, 'GET', 'acl/unified-crl/pem', { token: 'garbage' });
       assert.equal(r.status, 200);
       assert.equal(r.json.data.token, 'none');
+      // Only Vault's list of unauthenticated paths opens a path, never a route's own flag.
+      r = await vault(server.url, 'GET', 'acl/public/thing');
+      assert.equal(r.status, 403);
+      r = await vault(server.url, 'GET', 'acl/public/thing', { token: server.rootToken });
+      assert.equal(r.status, 200);
+      assert.equal(r.json.data.token, 'some');
       r = await vault(server.url, 'GET', 'acl/unified-ocsp/MEow/Ab+c');
       assert.equal(r.status, 200);
       assert.equal(r.contentType, 'application/ocsp-response');

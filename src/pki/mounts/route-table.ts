@@ -36,8 +36,15 @@ const newNode = <R>(): Node<R> => ({ statics: new Map(), param: undefined, rest:
 
 export class RouteTable<R extends RoutePattern> {
   private readonly root: Node<R> = newNode();
+  private readonly added: R[] = [];
+
+  /** Every route added so far, in order (for checks that walk the whole table). */
+  routes(): readonly R[] {
+    return [...this.added];
+  }
 
   add(route: R): void {
+    this.added.push(route);
     const segments = route.pattern.replace(/^\/+/, '').split('/');
     const names: Array<string | undefined> = [];
     let node = this.root;
