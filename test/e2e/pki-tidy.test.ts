@@ -57,6 +57,8 @@ const STATUS_KEYS = [
 ].sort();
 
 const unix = (d: Date) => Math.floor(d.getTime() / 1000);
+/** Times in tidy-status print as Go does: RFC 3339, fraction without trailing zeros. */
+const goTime = (d: Date) => d.toISOString().replace(/\.?0+Z$/, 'Z');
 
 for (const kind of dbKinds()) {
   describe(`pki tidy [${kind}]`, () => {
@@ -121,7 +123,7 @@ for (const kind of dbKinds()) {
       assert.deepEqual(warnings, [STARTED]);
       let s = await status(mount);
       assert.equal(s.state, 'Running');
-      assert.equal(s.time_started, clock.now().toISOString());
+      assert.equal(s.time_started, goTime(clock.now()));
       assert.equal(s.time_finished, null);
       assert.equal(s.tidy_cert_store, true);
       assert.equal(s.tidy_revoked_certs, false);
@@ -138,8 +140,8 @@ for (const kind of dbKinds()) {
       assert.equal(s.state, 'Finished');
       assert.equal(s.cert_store_deleted_count, 1);
       assert.equal(s.revoked_cert_deleted_count, 0);
-      assert.equal(s.time_finished, clock.now().toISOString());
-      assert.equal(s.last_auto_tidy_finished, clock.now().toISOString());
+      assert.equal(s.time_finished, goTime(clock.now()));
+      assert.equal(s.last_auto_tidy_finished, goTime(clock.now()));
       assert.equal(s.message, null);
       assert.equal(s.error, null);
       const after = await storedSerials(v, mount);
@@ -321,7 +323,7 @@ for (const kind of dbKinds()) {
       await runJobs();
       const s = await status(mount);
       assert.equal(s.state, 'Cancelled');
-      assert.equal(s.time_finished, clock.now().toISOString());
+      assert.equal(s.time_finished, goTime(clock.now()));
       assert.equal(s.cert_store_deleted_count, 0);
       assert.deepEqual(await storedSerials(v, mount), before);
     });
@@ -436,7 +438,7 @@ for (const kind of dbKinds()) {
       const cert = await issue(mount, 'short', { ttl: '30m' });
       let s = await status(mount);
       assert.equal(s.state, 'Inactive');
-      assert.equal(s.last_auto_tidy_finished, enabledAt.toISOString(), 'enabling auto-tidy starts its interval');
+      assert.equal(s.last_auto_tidy_finished, goTime(enabledAt), 'enabling auto-tidy starts its interval');
       assert.equal(typeof s.current_cert_store_count, 'number');
       const storedBefore = s.current_cert_store_count as number;
 
@@ -457,7 +459,7 @@ for (const kind of dbKinds()) {
       assert.equal(s.cert_store_deleted_count, 1);
       assert.equal(s.current_cert_store_count, storedBefore - 1);
       assert.equal(s.current_revoked_cert_count, 0);
-      assert.equal(s.last_auto_tidy_finished, clock.now().toISOString());
+      assert.equal(s.last_auto_tidy_finished, goTime(clock.now()));
       assert.ok(!(await storedSerials(v, mount)).includes(cert.serial));
 
       // The interval counts from the end of that run.

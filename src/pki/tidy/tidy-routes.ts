@@ -7,6 +7,7 @@
  */
 import { jsonResult, parseInput } from '../config/route-kit.js';
 import type { PkiRoute } from '../pki-route.js';
+import { rfc3339Nano } from '../revocation/revocation.js';
 import { defineFields } from '../vault-fields.js';
 import type { FieldValues } from '../vault-fields.js';
 import { formatGoDuration, TIDY_COUNTERS, TIDY_FLAGS } from './tidy.js';
@@ -96,7 +97,8 @@ function autoTidyData(c: AutoTidyConfig) {
   };
 }
 
-const rfc3339 = (d: Date | null): string | null => (d === null ? null : d.toISOString());
+/** Go's RFC 3339 with nanoseconds, as Vault's status times print. */
+const rfc3339 = (d: Date | null): string | null => (d === null ? null : rfc3339Nano(d));
 
 /** tidy-status: every field null and state Inactive before the first run (reference 10.3). */
 export function statusData(view: TidyStatusView, backendUuid: string) {
