@@ -87,6 +87,22 @@ for (const kind of dbKinds()) {
       assert.match(vaultBadBody.errors[0] as string, /malformed JSON/);
     });
 
+    it('makes the initial admin token a Vault root token: root policy, no expiry, sudo paths', async () => {
+      const call = (method: string, path: string, body?: unknown) =>
+        fetch(`${server.url}/v1/${path}`, { method, headers: { 'x-vault-token': firstToken }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      const self = (await (await call('GET', 'auth/token/lookup-self')).json()) as { data: { policies: string[]; ttl: number; expire_time: unknown } };
+      assert.deepEqual(self.data.policies, ['root']);
+      assert.equal(self.data.ttl, 0);
+      assert.equal(self.data.expire_time, null);
+      const caps = (await (await call('POST', 'sys/capabilities-self', { paths: ['pki-admin-check/root'] })).json()) as { capabilities: string[] };
+      assert.deepEqual(caps.capabilities, ['root']);
+      assert.equal((await call('POST', 'sys/mounts/pki-admin-check', { type: 'pki' })).status, 204);
+      assert.equal((await call('POST', 'pki-admin-check/root/generate/internal', { common_name: 'admin check', key_type: 'ec' })).status, 200);
+      // DELETE root needs sudo, which only a root token has without a policy granting it.
+      assert.equal((await call('DELETE', 'pki-admin-check/root')).status, 204);
+      assert.equal((await call('DELETE', 'sys/mounts/pki-admin-check')).status, 204);
+    });
+
     it('keeps tokens and request ids out of trouble: ids echoed, credentials never logged', async () => {
       const res = await fetch(`${server.url}/healthz`, { headers: { authorization: 'Bearer sekrit-value-123', 'x-vault-token': 'sekrit-value-456' } });
       assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
