@@ -1,8 +1,21 @@
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { classifyError } from '../http/error-kind.js';
 import type { Config } from '../config.js';
+import { OCSP_STATUS, ocspErrorResponse } from './crypto/ocsp.js';
 import { vaultError, vaultStatusFor } from './vault-envelope.js';
 import type { PkiServices } from './pki-services.js';
+
+const OCSP_REQUEST_TYPE = 'application/ocsp-request';
+const OCSP_BODY_LIMIT = 64 * 1024;
+
+/**
+ * Requests an OCSP client made: a DER body, or a GET of `<mount>/ocsp/<base64>` (whose URL
+ * may fail to decode before any route runs).
+ */
+function isOcspRequest(request: FastifyRequest): boolean {
+  if ((request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() === OCSP_REQUEST_TYPE) return true;
+  return request.method === 'GET' && /^\/v1\/.+\/ocsp\//.test(request.url);
+}
 
 export interface PkiPluginOptions {
   services: PkiServices;
@@ -37,10 +50,20 @@ export const pkiPlugin: FastifyPluginAsync<PkiPluginOptions> = async (app: Fasti
     json(req, text, done);
   });
 
+  // OCSP requests (RFC 6960 appendix A.1) are raw DER. The parser's limit is generous; the
+  // responder itself answers anything above Vault's 2048 bytes as malformedRequest.
+  app.addContentTypeParser(OCSP_REQUEST_TYPE, { parseAs: 'buffer', bodyLimit: OCSP_BODY_LIMIT }, (_req, body, done) => done(null, body));
+
   app.setErrorHandler((err, request, reply) => {
     const c = classifyError(err);
     const status = c.kind === 'http' ? (c.status ?? 400) : vaultStatusFor(c.kind);
     if (status >= 500) request.log.error({ err }, 'request failed');
+    if (isOcspRequest(request)) {
+      // An OCSP client understands only OCSP: a body too large or unreadable is a malformed request.
+      const ocsp = status >= 500 ? OCSP_STATUS.internalError : OCSP_STATUS.malformedRequest;
+      void reply.status(status >= 500 ? 500 : 400).type('application/ocsp-response').send(ocspErrorResponse(ocsp));
+      return;
+    }
     const message = status >= 500 ? 'internal error' : status === 403 ? 'permission denied' : c.message;
     void reply.status(status).type('application/json').send(vaultError([message]));
   });

@@ -36,6 +36,9 @@ import { CRL_AUTO_REBUILD_JOB, CRL_DELTA_JOB, CrlService } from './revocation/cr
 import { RevocationRepo } from './revocation/revocation-repo.js';
 import { revocationRoutes } from './revocation/revocation-routes.js';
 import { RevocationService } from './revocation/revocation-service.js';
+import { DEFAULT_OCSP_SETTINGS } from './ocsp/ocsp.js';
+import { ocspRoutes } from './ocsp/ocsp-routes.js';
+import { OcspService } from './ocsp/ocsp-service.js';
 import { RoleRepo } from './roles/role-repo.js';
 import { roleRoutes } from './roles/role-routes.js';
 import { RoleService } from './roles/role-service.js';
@@ -157,6 +160,16 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
       core.metrics.pkiRevokedCertificatesStored.set({ mount }, c.revoked);
     }
   });
+
+  // OCSP: answers signed by each certificate's issuer; revocation status read per request.
+  const ocsp = new OcspService({
+    issuers,
+    clock,
+    sources: { revocationStatus: (mountId, serial) => certs.revocationStatus(mountId, serial), settings: async () => DEFAULT_OCSP_SETTINGS },
+  });
+  mountRoutes.addAll(ocspRoutes(ocsp));
+  issuers.onIssuersChanged((mountId) => ocsp.forgetMount(mountId));
+  mounts.onDisable(async (m) => ocsp.forgetMount(m.id));
 
   return {
     async registerRoutes(app, opts) {

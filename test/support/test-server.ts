@@ -60,3 +60,27 @@ export async function startTestServer(kind: DatabaseKind, opts: { config?: Parti
     },
   };
 }
+
+/**
+ * A second node on the database (and master key) of `server`, with its own in-process
+ * state and caches, as two servers behind a load balancer run. Closing it leaves the
+ * database to `server`.
+ */
+export async function startSecondNode(server: TestServer): Promise<Omit<TestServer, 'config'>> {
+  const deps = await buildDeps({ ...server.config, listenPort: 0 });
+  const app = await buildApp(deps);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    app,
+    deps,
+    rootToken: server.rootToken,
+    async close() {
+      await app.close();
+      await deps.worker.stop(1000);
+      await deps.close();
+    },
+  };
+}
