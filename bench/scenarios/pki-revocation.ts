@@ -16,7 +16,8 @@ export const pkiOcsp: Scenario = {
   peer: 'openssl ocsp -index ... -port (one process, EC P-256 CA, index with the certificate)',
   defaultConnections: 64,
   notes:
-    'Each response is signed afresh (no nonce is echoed, as in Vault) after a lookup of the serial. openssl\'s ' +
+    'The request carries no nonce, so Strongroom serves the answer it signed before, after reading the serial\'s ' +
+    'revocation status from the database (docs/decisions/0009). openssl\'s ' +
     'responder handles one connection at a time and closes it after each answer, so its numbers include a TCP ' +
     'connect per request; Strongroom keeps connections alive.',
   async run(ctx) {
