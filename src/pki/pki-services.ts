@@ -36,7 +36,7 @@ import { CRL_AUTO_REBUILD_JOB, CRL_DELTA_JOB, CrlService } from './revocation/cr
 import { RevocationRepo } from './revocation/revocation-repo.js';
 import { revocationRoutes } from './revocation/revocation-routes.js';
 import { RevocationService } from './revocation/revocation-service.js';
-import { DEFAULT_OCSP_SETTINGS } from './ocsp/ocsp.js';
+import { ocspSettings } from './ocsp/ocsp.js';
 import { ocspRoutes } from './ocsp/ocsp-routes.js';
 import { OcspService } from './ocsp/ocsp-service.js';
 import { RoleRepo } from './roles/role-repo.js';
@@ -165,10 +165,11 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const ocsp = new OcspService({
     issuers,
     clock,
-    sources: { revocationStatus: (mountId, serial) => certs.revocationStatus(mountId, serial), settings: async () => DEFAULT_OCSP_SETTINGS },
+    sources: { revocationStatus: (mountId, serial) => revocation.status(mountId, serial), settings: async (mountId) => ocspSettings(await crls.getConfig(mountId)) },
   });
   mountRoutes.addAll(ocspRoutes(ocsp));
   issuers.onIssuersChanged((mountId) => ocsp.forgetMount(mountId));
+  crls.onConfigChanged((mountId) => ocsp.forgetMount(mountId));
   mounts.onDisable(async (m) => ocsp.forgetMount(m.id));
 
   return {

@@ -9,6 +9,7 @@ import { startSecondNode, startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
 import { mountWithRoot, role } from './pki-issue-helpers.js';
 import type { Vault } from './pki-issue-helpers.js';
+import { defaultCrl, opensslSerial } from './pki-revocation-helpers.js';
 import { vaultClient } from './vault-http.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pki-ocsp-'));
@@ -250,6 +251,56 @@ for (const kind of dbKinds()) {
       assert.match(out, /Responder Error: malformedrequest \(1\)/);
       // No token is needed, and nothing else about the mount changed.
       assert.equal((await post(s.ocspUrl, valid)).status, 200);
+    });
+
+    it('revoke: OCSP answers revoked with the time the CRL lists', async () => {
+      const s = await setup();
+      const cert = await issueLeased(v, s.mount, 'crl.test');
+      const serialColon = cert.serial.replace(/(..)(?!$)/g, '$1:');
+      assert.doesNotMatch((await defaultCrl(server.url, s.mount, s.rootPem)).text, new RegExp(opensslSerial(serialColon)));
+      assert.match(await ocspQuery({ url: s.ocspUrl, issuerPem: s.rootPem, certPem: cert.certPem, nonce: false }), /: good\n/);
+      const r = await v('POST', `${s.mount}/revoke`, { body: { serial_number: serialColon } });
+      assert.equal(r.status, 200, r.text);
+      const crl = await defaultCrl(server.url, s.mount, s.rootPem);
+      const entry = new RegExp(`Serial Number: ${opensslSerial(serialColon)}\\s+Revocation Date: (.+)`).exec(crl.text);
+      assert.ok(entry, crl.text);
+      const out = await ocspQuery({ url: s.ocspUrl, issuerPem: s.rootPem, certPem: cert.certPem, nonce: false });
+      assert.match(out, /Response verify OK/);
+      assert.match(out, /: revoked\n/);
+      assert.equal(/Revocation Time: (.+)/.exec(out)![1], entry[1]);
+      assert.equal(/Revocation Time: (.+)/.exec(out)![1], opensslTime(r.json.data.revocation_time));
+    });
+
+    it('config/crl: ocsp_expiry sets nextUpdate (0: none), ocsp_disable answers unauthorized', async () => {
+      const s = await setup();
+      const cert = await issueLeased(v, s.mount, 'config.test');
+      const windowOf = (out: string): number | undefined => {
+        const next = /Next Update: (.*)/.exec(out);
+        return next ? Date.parse(next[1]!) - Date.parse(/This Update: (.*)/.exec(out)![1]!) : undefined;
+      };
+      const query = () => ocspQuery({ url: s.ocspUrl, issuerPem: s.rootPem, certPem: cert.certPem, nonce: false });
+      assert.equal(windowOf(await query()), 12 * 3600_000);
+      const config = async (body: Record<string, unknown>) => {
+        const r = await v('POST', `${s.mount}/config/crl`, { body });
+        assert.equal(r.status, 200, r.text);
+      };
+      // The answer kept under the old window is not served again.
+      await config({ ocsp_expiry: '1h' });
+      assert.equal(windowOf(await query()), 3600_000);
+      await config({ ocsp_expiry: '0' });
+      const none = await query();
+      assert.match(none, /: good\n/);
+      assert.equal(windowOf(none), undefined);
+
+      await config({ ocsp_disable: true });
+      const req = ocspRequest(s.rootPem, cert.serial);
+      for (const res of [await post(s.ocspUrl, req), await get(`${s.ocspUrl}/${encodeURIComponent(req.toString('base64'))}`)]) {
+        assert.equal(res.status, 401);
+        assert.equal(res.type, OCSP_TYPE);
+        assert.deepEqual(res.body, UNAUTHORIZED);
+      }
+      await config({ ocsp_disable: false });
+      assert.equal((await post(s.ocspUrl, req)).status, 200);
     });
 
     it('two nodes on one database: after a revocation on one, the other answers revoked at once', async () => {

@@ -1,10 +1,9 @@
 import type { Kysely, Transaction } from 'kysely';
 import { isUniqueViolation } from '../../db/constraint-errors.js';
 import { fixedChunks } from '../../db/fixed-chunks.js';
-import { ParamQuery } from '../../db/one-param-query.js';
 import type { Database } from '../../db/schema.js';
 import { conflict } from '../../shared/errors.js';
-import type { CertRevocationStatus, IssuedCertificate, CertMetadata } from './cert.js';
+import type { IssuedCertificate, CertMetadata } from './cert.js';
 
 export type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -91,17 +90,6 @@ export class CertRepo {
       .execute();
     const r = await ex.selectFrom('pki_certs').select('revoked_at').where('mount_id', '=', mountId).where('serial', '=', serial).executeTakeFirst();
     return { exists: r !== undefined, revokedAt: r?.revoked_at ? new Date(r.revoked_at) : null };
-  }
-
-  private readonly statusQuery = new ParamQuery((mountId: string, serial: string) =>
-    this.deps.db.selectFrom('pki_certs').select(['issuer_id', 'revoked_at', 'revocation_issuer_id']).where('mount_id', '=', mountId).where('serial', '=', serial),
-  );
-
-  /** Revocation status of a stored certificate (one primary-key read, compiled once). */
-  async revocationStatus(mountId: string, serial: string): Promise<CertRevocationStatus | undefined> {
-    const r = await this.statusQuery.first(this.deps.db, mountId, serial);
-    if (!r) return undefined;
-    return { issuerId: r.revocation_issuer_id ?? r.issuer_id ?? '', revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at) };
   }
 
   async listSerials(ex: Executor, mountId: string, opts: { after?: string; limit?: number }): Promise<string[]> {

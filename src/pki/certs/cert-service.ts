@@ -1,7 +1,7 @@
 import { BatchQueue } from '../../shared/batch-queue.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Lease } from '../sys/lease.js';
-import type { CertMetadata, CertRevocationStatus, IssuedCertificate } from './cert.js';
+import type { CertMetadata, IssuedCertificate } from './cert.js';
 import type { CertRepo, Executor } from './cert-repo.js';
 
 /** Extra work done in the certificate's own transaction (e.g. recording its lease). */
@@ -93,11 +93,6 @@ export class CertService {
   /** Marks a stored certificate revoked (idempotent). */
   async markRevoked(mountId: string, serial: string): Promise<{ exists: boolean; revokedAt: Date | null }> {
     return this.deps.repo.markRevoked(this.deps.repo.executor, mountId, serial, this.deps.clock.now());
-  }
-
-  /** The revocation status of a stored certificate, read from the database on every call; undefined when not stored. */
-  async revocationStatus(mountId: string, serial: string): Promise<CertRevocationStatus | undefined> {
-    return this.deps.repo.revocationStatus(mountId, serial);
   }
 
   async listSerials(mountId: string, opts: { after?: string; limit?: number } = {}): Promise<string[]> {

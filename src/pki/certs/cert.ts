@@ -12,13 +12,6 @@ export interface IssuedCertificate {
   createdAt: Date;
 }
 
-/** What OCSP and CRLs need of a stored certificate: who issued it and whether it is revoked. */
-export interface CertRevocationStatus {
-  /** The issuer recorded for the certificate ('' when unknown). */
-  issuerId: string;
-  revokedAt: Date | null;
-}
-
 export interface CertMetadata {
   mountId: string;
   serial: string;

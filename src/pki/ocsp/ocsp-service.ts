@@ -1,7 +1,7 @@
 import type { Clock } from '../../shared/clock.js';
 import { OCSP_STATUS, OcspRequestError, OcspResponder, ocspErrorResponse, parseOcspRequest } from '../crypto/ocsp.js';
 import type { OcspCertId, OcspCertStatus, OcspRequest } from '../crypto/ocsp.js';
-import type { CertRevocationStatus } from '../certs/cert.js';
+import type { RevocationStatus } from '../revocation/revocation.js';
 import type { IssuerService } from '../issuers/issuer-service.js';
 import { hasUsage } from '../issuers/issuer.js';
 import type { PkiIssuer } from '../issuers/issuer.js';
@@ -23,10 +23,11 @@ export interface OcspAnswer {
   error?: unknown;
 }
 
-/** Where the responder reads revocation state and settings; both are read from the database. */
+/** Where the responder reads revocation state and settings; both come from the database. */
 export interface OcspSources {
-  /** The stored certificate's issuer and revocation, undefined when the serial is not stored. */
-  revocationStatus(mountId: string, serialHex: string): Promise<CertRevocationStatus | undefined>;
+  /** The serial's status in the mount, read afresh on every call (RevocationService.status). */
+  revocationStatus(mountId: string, serialHex: string): Promise<Pick<RevocationStatus, 'status' | 'issuerId' | 'revokedAt'>>;
+  /** The OCSP part of config/crl. */
   settings(mountId: string): Promise<OcspSettings>;
 }
 
@@ -107,13 +108,14 @@ export class OcspService {
     const id = request.certIds[0]!;
     const matching = mount.candidates.filter((c) => c.matcher.matches(id));
     const stored = matching.length > 0 ? await this.deps.sources.revocationStatus(mountId, id.serialHex) : undefined;
+    // A serial the mount never stored is `good` under an issuer that matches, as Vault answers (reference 11).
     const defaultIssuer = mount.candidates.find((c) => c.issuerId === mount.defaultIssuerId);
-    const choice = chooseResponder(matching, { recordedIssuerId: stored?.issuerId, defaultIssuer });
+    const choice = chooseResponder(matching, { recordedIssuerId: stored?.issuerId || undefined, defaultIssuer });
     if (choice.kind === 'unauthorized') return failure('unauthorized');
     const issuer = choice.candidate.issuer;
     const status: OcspCertStatus = choice.kind === 'unknown'
       ? { status: 'unknown' }
-      : stored?.revokedAt ? { status: 'revoked', revocationTime: stored.revokedAt, reason: 0 } : { status: 'good' };
+      : stored?.status === 'revoked' && stored.revokedAt ? { status: 'revoked', revocationTime: stored.revokedAt, reason: 0 } : { status: 'good' };
     const revokedAtMs = status.status === 'revoked' ? status.revocationTime.getTime() : 0;
     const now = this.deps.clock.now();
     const key = `${mountId}|${issuer.id}|${status.status === 'unknown' ? 'u' : 'k'}|${hex(id)}`;

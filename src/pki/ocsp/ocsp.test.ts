@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { CertIdMatcher, MAX_REUSE_MS, NO_NEXT_UPDATE_REUSE_MS, answerWindow, cacheHeaders, chooseResponder, ocspSignatureOptions, reuseUntil } from './ocsp.js';
+import { CertIdMatcher, MAX_REUSE_MS, NO_NEXT_UPDATE_REUSE_MS, answerWindow, cacheHeaders, chooseResponder, ocspSettings, ocspSignatureOptions, reuseUntil } from './ocsp.js';
 import type { ResponderCandidate } from './ocsp.js';
 import { TAG, decodeBitString, parseDer } from '../crypto/der.js';
 
@@ -25,6 +25,12 @@ test('chooseResponder: the recorded issuer, else the first that may sign; unauth
   for (const [label, matching, recorded, def, want] of cases) {
     assert.deepEqual(chooseResponder(matching, { recordedIssuerId: recorded, defaultIssuer: def }), want, label);
   }
+});
+
+test('ocspSettings: ocsp_disable and ocsp_expiry of config/crl', () => {
+  assert.deepEqual(ocspSettings({ ocspDisable: false, ocspExpiry: '12h' }), { disabled: false, expirySeconds: 43200 });
+  assert.deepEqual(ocspSettings({ ocspDisable: true, ocspExpiry: '0' }), { disabled: true, expirySeconds: 0 });
+  assert.deepEqual(ocspSettings({ ocspDisable: false, ocspExpiry: '90' }), { disabled: false, expirySeconds: 90 });
 });
 
 test('answerWindow: nextUpdate is thisUpdate + ocsp_expiry, none for 0', () => {

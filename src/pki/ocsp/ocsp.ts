@@ -8,6 +8,8 @@ import { createHash } from 'node:crypto';
 import { TAG, decodeBitString, parseDer } from '../crypto/der.js';
 import type { OcspCertId } from '../crypto/ocsp.js';
 import type { HashName } from '../crypto/signature.js';
+import type { CrlConfig } from '../revocation/revocation.js';
+import { parseDurationSeconds } from '../../shared/durations.js';
 
 /** The OCSP part of config/crl (reference 9.3). */
 export interface OcspSettings {
@@ -17,8 +19,10 @@ export interface OcspSettings {
   expirySeconds: number;
 }
 
-/** Vault's stored defaults (the schema says 1h, the stored default is 12h; only the stored one is ever seen). */
-export const DEFAULT_OCSP_SETTINGS: Readonly<OcspSettings> = Object.freeze({ disabled: false, expirySeconds: 12 * 3600 });
+/** The OCSP settings of a mount's config/crl (its defaults: enabled, 12h). */
+export function ocspSettings(config: Pick<CrlConfig, 'ocspDisable' | 'ocspExpiry'>): OcspSettings {
+  return { disabled: config.ocspDisable, expirySeconds: parseDurationSeconds(config.ocspExpiry, 'ocsp_expiry') };
+}
 
 /** What the responder needs to know about an issuer of the mount. */
 export interface ResponderCandidate {

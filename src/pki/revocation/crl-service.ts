@@ -45,11 +45,17 @@ export interface RevocationListInput {
  */
 export class CrlService {
   readonly #runs = new Map<string, MountRuns>();
+  readonly #configListeners: ((mountId: string) => void)[] = [];
 
   constructor(private readonly deps: { repo: RevocationRepo; issuers: IssuerService; jobs: JobQueue; clock: Clock; logger?: Logger }) {}
 
   async getConfig(mountId: string, ex: Executor = this.deps.repo.executor): Promise<CrlConfig> {
     return this.deps.repo.getConfig(ex, mountId);
+  }
+
+  /** Registers a listener called after a mount's config/crl was written (committed) through this node. */
+  onConfigChanged(listener: (mountId: string) => void): void {
+    this.#configListeners.push(listener);
   }
 
   /** config/crl write: partial, checked; rebuilds every CRL when the change calls for it. Returns warnings. */
@@ -62,6 +68,7 @@ export class CrlService {
       if (turnedAutoOn) await this.#scheduleAutoRebuild(tx, mountId, this.deps.clock.now());
       return { ...r, turnedAutoOn };
     });
+    for (const l of this.#configListeners) l(mountId);
     let warnings: string[] = [];
     if (rebuild || turnedAutoOn) {
       warnings = (await this.request(mountId, { complete: true, delta: config.enableDelta, issuers: 'all' })).map((w, i) => `Warning ${i + 1} during CRL rebuild: ${w}`);

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { fixedChunks } from '../../db/fixed-chunks.js';
+import { ParamQuery } from '../../db/one-param-query.js';
 import type { Database } from '../../db/schema.js';
 import { DEFAULT_CRL_CONFIG } from './revocation.js';
 import type { CrlConfig, CrlKind, StoredCrl } from './revocation.js';
@@ -37,13 +38,13 @@ export class RevocationRepo {
     return this.deps.db.transaction().execute(fn);
   }
 
+  /** Compiled once: OCSP reads it on every request. */
+  private readonly certStateQuery = new ParamQuery((mountId: string, serial: string) =>
+    this.deps.db.selectFrom('pki_certs').select(['serial', 'issuer_id', 'not_after', 'revoked_at']).where('mount_id', '=', mountId).where('serial', '=', serial),
+  );
+
   async certState(ex: Executor, mountId: string, serial: string): Promise<CertState | undefined> {
-    const r = await ex
-      .selectFrom('pki_certs')
-      .select(['serial', 'issuer_id', 'not_after', 'revoked_at'])
-      .where('mount_id', '=', mountId)
-      .where('serial', '=', serial)
-      .executeTakeFirst();
+    const r = await this.certStateQuery.first<Database>(ex, mountId, serial);
     return r ? { serial: r.serial, issuerId: r.issuer_id ?? '', notAfter: new Date(r.not_after), revokedAt: r.revoked_at ? new Date(r.revoked_at) : null } : undefined;
   }
 
