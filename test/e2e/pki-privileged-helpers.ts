@@ -1,6 +1,7 @@
 /** Shared setup of the sign-intermediate, sign-self-issued and sign-verbatim end-to-end tests. */
 import assert from 'node:assert/strict';
 import { X509Certificate, createHash, createPublicKey } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openssl, withTmp } from './pki-issuers-openssl.js';
 import type { Vault } from './pki-issue-helpers.js';
@@ -78,4 +79,31 @@ export async function intermediateMount(
   r = await v('POST', `${mount}/config/urls`, { body: { issuing_certificates: `http://ca.test/v1/${mount}/ca` } });
   assert.equal(r.status, 200, r.text);
   return { mount, certificate, issuerId, signed };
+}
+
+const toPem = (s: string): string =>
+  s.includes('BEGIN') ? s.split(/(?=-----BEGIN )/)[0]!.trim() : `-----BEGIN CERTIFICATE-----\n${s.replace(/(.{64})/g, '$1\n').trimEnd()}\n-----END CERTIFICATE-----`;
+
+/**
+ * openssl's verdict on a signed certificate answer (`certificate` and `ca_chain`, new
+ * certificate first): the chain must verify up to its last certificate, taken as trusted
+ * (`-partial_chain` when that one is not a self-signed root). Any format is accepted.
+ */
+export function verifySignedAnswer(data: { certificate: string; ca_chain?: string[]; issuing_ca: string }): string {
+  const cert = toPem(data.certificate);
+  const chain = (data.ca_chain ?? [data.certificate, data.issuing_ca]).map(toPem).filter((p) => p !== cert);
+  const anchor = chain[chain.length - 1]!;
+  const selfSigned = openssl(['x509', '-noout', '-subject', '-nameopt', 'RFC2253'], anchor).replace('subject=', '') ===
+    openssl(['x509', '-noout', '-issuer', '-nameopt', 'RFC2253'], anchor).replace('issuer=', '');
+  return withTmp((dir) => {
+    const file = (n: string, t: string): string => {
+      const p = join(dir, n);
+      writeFileSync(p, t + '\n');
+      return p;
+    };
+    const args = ['verify', '-x509_strict', '-CAfile', file('ca.pem', anchor)];
+    if (!selfSigned) args.push('-partial_chain');
+    if (chain.length > 1) args.push('-untrusted', file('untrusted.pem', chain.slice(0, -1).join('\n')));
+    return openssl([...args, file('cert.pem', cert)]);
+  });
 }

@@ -6,7 +6,7 @@ import type { TestServer } from '../support/test-server.js';
 import { openssl, verifyChain, x509Text } from './pki-issuers-openssl.js';
 import { SERIAL, makeServerClient, mountWithRoot, pemToDer, role, storedSerials } from './pki-issue-helpers.js';
 import type { Vault } from './pki-issue-helpers.js';
-import { csrWith, intermediateMount, keyIdOf, tamperedCsr, validity } from './pki-privileged-helpers.js';
+import { csrWith, intermediateMount, keyIdOf, tamperedCsr, validity, verifySignedAnswer } from './pki-privileged-helpers.js';
 
 const RESULT_FIELDS = ['ca_chain', 'certificate', 'expiration', 'issuing_ca', 'serial_number'];
 
@@ -22,7 +22,13 @@ for (const kind of dbKinds()) {
     let rsaCsr: { csr: string; key: string };
     before(async () => {
       server = await startTestServer(kind);
-      v = makeServerClient(server);
+      const raw = makeServerClient(server);
+      // Every intermediate this file gets signed is also checked by openssl against its chain.
+      v = async (method, path, opts) => {
+        const r = await raw(method, path, opts);
+        if (r.status === 200 && path.endsWith('sign-intermediate')) assert.match(verifySignedAnswer(r.json.data), /OK/, `${path}: openssl verify`);
+        return r;
+      };
       ecCsr = csrWith('EC:P-256', '/CN=Requested CA/O=From CSR', ['subjectAltName=DNS:csr-only.example', 'keyUsage=critical,digitalSignature,keyCertSign']);
       rsaCsr = csrWith('RSA:2048', '/CN=RSA CA');
     });

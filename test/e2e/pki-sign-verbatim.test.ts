@@ -6,7 +6,7 @@ import type { TestServer } from '../support/test-server.js';
 import { openssl, verifyChain, x509Text } from './pki-issuers-openssl.js';
 import { SERIAL, makeServerClient, mountWithRoot, pemToDer, role, storedSerials } from './pki-issue-helpers.js';
 import type { Vault } from './pki-issue-helpers.js';
-import { csrWith, tamperedCsr, validity } from './pki-privileged-helpers.js';
+import { csrWith, tamperedCsr, validity, verifySignedAnswer } from './pki-privileged-helpers.js';
 
 const RESULT_FIELDS = ['ca_chain', 'certificate', 'expiration', 'issuing_ca', 'serial_number'];
 
@@ -21,7 +21,13 @@ for (const kind of dbKinds()) {
     let withUsages: { csr: string };
     before(async () => {
       server = await startTestServer(kind);
-      v = makeServerClient(server);
+      const raw = makeServerClient(server);
+      // Every certificate this file gets signed is also checked by openssl against its chain.
+      v = async (method, path, opts) => {
+        const r = await raw(method, path, opts);
+        if (r.status === 200 && /sign-verbatim(\/[^/]+)?$/.test(path)) assert.match(verifySignedAnswer(r.json.data), /OK/, `${path}: openssl verify`);
+        return r;
+      };
       plain = csrWith('EC:P-256', '/C=US/O=Acme/OU=Ops/CN=Not A Host Name', [
         'subjectAltName=DNS:anything.invalid,IP:192.0.2.7,URI:urn:example:device:1,email:dev@nowhere.invalid',
         'certificatePolicies=1.2.3.4',
