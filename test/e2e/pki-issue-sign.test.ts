@@ -77,6 +77,61 @@ for (const kind of dbKinds()) {
       assert.equal(r.json.data.private_key, undefined);
     });
 
+    it('takes every shared parameter: der, ttl, not_after, signature_bits, use_pss, SANs, user ids, exclude_cn_from_sans, remove_roots_from_chain, cert_metadata', async () => {
+      const { mount, rootPem } = await mountWithRoot(v, { keyType: 'rsa', keyBits: 2048 });
+      await role(v, mount, 'p', {
+        allowed_domains: 'example.com', allow_subdomains: true, key_type: 'ec', use_csr_common_name: false, use_csr_sans: false,
+        allowed_uri_sans: 'spiffe://example.com/*', allowed_other_sans: '*', allowed_user_ids: 'svc-*', max_ttl: '10h',
+      });
+      const sign = async (body: Record<string, unknown>) => {
+        const r = await v('POST', `${mount}/sign/p`, { body: { csr: P256.csr, common_name: 'p.example.com', ...body } });
+        assert.equal(r.status, 200, `${JSON.stringify(body)}: ${r.text}`);
+        return r.json;
+      };
+      const now = Date.now() / 1000;
+
+      let r = await sign({ format: 'der', ttl: '2h', signature_bits: 384, remove_roots_from_chain: true, private_key_format: 'pkcs8' });
+      const der = Buffer.from(r.data.certificate, 'base64');
+      const pem = openssl(['x509', '-inform', 'DER'], der).trim();
+      let text = x509Text(pem);
+      assert.match(text, /Signature Algorithm: sha384WithRSAEncryption/);
+      assert.deepEqual(Buffer.from(r.data.issuing_ca, 'base64'), Buffer.from(rootPem.replace(/-----[^-]+-----|\s/g, ''), 'base64'));
+      assert.equal(r.data.ca_chain, undefined, 'the only chain member is the root');
+      assert.equal(r.data.private_key, undefined);
+      assert.ok(Math.abs(r.data.expiration - (now + 7200)) < 5);
+      assert.match(verifyChain(pem, [rootPem]), /OK/);
+
+      const notAfter = new Date((Math.floor(now) + 5 * 3600) * 1000).toISOString().replace('.000', '');
+      r = await sign({ not_after: notAfter, use_pss: true, exclude_cn_from_sans: true, alt_names: 'a.example.com', ip_sans: '10.2.2.2', uri_sans: 'spiffe://example.com/p', other_sans: '1.2.3.4;UTF8:x', user_ids: 'svc-9' });
+      text = x509Text(r.data.certificate);
+      assert.equal(r.data.expiration, Date.parse(notAfter) / 1000);
+      assert.match(text, /Signature Algorithm: rsassaPss/);
+      assert.match(text, /Subject: CN=p\.example\.com,UID=svc-9|Subject: UID=svc-9,CN=p\.example\.com/);
+      assert.match(text, /DNS:a\.example\.com, IP Address:10\.2\.2\.2, URI:spiffe:\/\/example\.com\/p, othername: 1\.2\.3\.4[:;]+\s*x/);
+      assert.doesNotMatch(text, /DNS:p\.example\.com/);
+      assert.match(verifyChain(r.data.certificate, [rootPem]), /OK/);
+
+      const meta = Buffer.from('signed by a test').toString('base64');
+      r = await sign({ cert_metadata: meta });
+      const m = await v('GET', `${mount}/cert-metadata/${r.data.serial_number}`);
+      assert.equal(m.status, 200, m.text);
+      assert.equal(m.json.data.cert_metadata, meta);
+
+      const before = await storedSerials(v, mount);
+      for (const [body, re] of [
+        [{ ttl: '11h' }, /role's max_ttl/],
+        [{ format: 'p7b' }, /unknown format "p7b"/],
+        [{ signature_bits: 1 }, /unsupported hash signature algorithm: 1/],
+        [{ user_ids: 'root' }, /user_id root is not allowed/],
+        [{ alt_names: 'a.evil.org' }, /subject alternate name a\.evil\.org not allowed/],
+      ] as const) {
+        const bad = await v('POST', `${mount}/sign/p`, { body: { csr: P256.csr, common_name: 'p.example.com', ...body } });
+        assert.equal(bad.status, 400, JSON.stringify(body));
+        assert.match(bad.json.errors[0], re);
+      }
+      assert.deepEqual(await storedSerials(v, mount), before);
+    });
+
     it('checks the CSR key against the role: type, size, any', async () => {
       const { mount, rootPem } = await mountWithRoot(v);
       await role(v, mount, 'rsa', { allow_any_name: true, key_type: 'rsa', key_bits: 3072 });
