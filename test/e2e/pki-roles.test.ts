@@ -79,6 +79,12 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.data.ttl, 300);
       assert.deepEqual(r.json.data.allowed_domains, ['example.com']);
+      // null removes a field in a merge patch: it takes its default again.
+      await v('PATCH', `${m}/roles/r`, { body: { allow_localhost: false, not_before_duration: '1m', key_type: 'ec' }, headers: { 'content-type': 'application/merge-patch+json' } });
+      r = await v('PATCH', `${m}/roles/r`, { body: { allow_localhost: null, not_before_duration: null, key_type: null, ttl: '6m' }, headers: { 'content-type': 'application/merge-patch+json' } });
+      assert.equal(r.status, 200, r.text);
+      assert.deepEqual([r.json.data.allow_localhost, r.json.data.not_before_duration, r.json.data.key_type, r.json.data.key_bits, r.json.data.ttl], [true, 30, 'rsa', 2048, 360]);
+      assert.deepEqual(r.json.data.allowed_domains, ['example.com']);
       r = await v('PATCH', `${m}/roles/r`, { body: { ttl: '5m' } });
       assert.equal(r.status, 415);
       r = await v('PATCH', `${m}/roles/missing`, { body: { ttl: 1 }, headers: { 'content-type': 'application/merge-patch+json' } });

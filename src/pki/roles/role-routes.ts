@@ -43,7 +43,8 @@ export function roleRoutes(roles: RoleService): PkiRoute[] {
       handler: async (ctx) => {
         const input = parseInput(ctx, ROLE_FIELDS);
         const changes: Record<string, unknown> = {};
-        for (const k of ROLE_FIELD_NAMES) if (input.supplied.has(k)) changes[k] = input.values[k];
+        // A merge patch sets a field to null to remove it, which puts back its default.
+        for (const k of ROLE_FIELD_NAMES) if (input.supplied.has(k) || ctx.body[k] === null) changes[k] = input.values[k];
         const { role, warnings } = await roles.patch(ctx.mount.id, ctx.params.name ?? '', changes);
         return jsonResult(roleData(role), warnings, input.warnings);
       },
