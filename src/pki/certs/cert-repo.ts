@@ -130,7 +130,6 @@ export class CertRepo {
       .where('mount_id', '=', mountId)
       .where('not_after', '<', cutoff.toISOString())
       .where('revoked_at', revoked ? 'is not' : 'is', null)
-      .orderBy('serial')
       .limit(limit);
     const r = await ex.deleteFrom('pki_certs').where('mount_id', '=', mountId).where('serial', 'in', batch).executeTakeFirst();
     return Number(r.numDeletedRows);
@@ -152,7 +151,6 @@ export class CertRepo {
       .select('serial')
       .where('mount_id', '=', mountId)
       .where('not_after', '<', cutoff.toISOString())
-      .orderBy('serial')
       .limit(limit);
     const r = await ex.deleteFrom('pki_cert_metadata').where('mount_id', '=', mountId).where('serial', 'in', batch).executeTakeFirst();
     return Number(r.numDeletedRows);

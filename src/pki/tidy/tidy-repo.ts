@@ -55,11 +55,6 @@ export class TidyRepo {
     return r ? toStatus(r) : undefined;
   }
 
-  async state(ex: Executor, mountId: string, runId: string): Promise<TidyState | undefined> {
-    const r = await ex.selectFrom('pki_tidy').select('state').where('mount_id', '=', mountId).where('run_id', '=', runId).executeTakeFirst();
-    return r?.state as TidyState | undefined;
-  }
-
   /** Starts a run unless one is active (the conditional write is what keeps one run per mount across nodes). */
   async tryStart(ex: Executor, mountId: string, run: { runId: string; params: TidyParams; at: Date }): Promise<boolean> {
     const at = run.at.toISOString();
@@ -88,14 +83,14 @@ export class TidyRepo {
     await ex.updateTable('pki_tidy').set({ job_id: jobId }).where('mount_id', '=', mountId).where('run_id', '=', runId).execute();
   }
 
-  /** Records progress of an active run; false when the run is no longer the mount's active one. */
+  /** Records progress of a run still Running; false when it was asked to cancel or is no longer the mount's run. */
   async progress(ex: Executor, mountId: string, runId: string, counts: TidyCounts, message: string | null, now: Date): Promise<boolean> {
     const r = await ex
       .updateTable('pki_tidy')
       .set({ counts: JSON.stringify(counts), message, updated_at: now.toISOString() })
       .where('mount_id', '=', mountId)
       .where('run_id', '=', runId)
-      .where('state', 'in', ACTIVE)
+      .where('state', '=', 'Running')
       .executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
   }

@@ -17,7 +17,7 @@ export const AUTO_TIDY_JOB = 'pki.auto-tidy';
 /** How often the auto-tidy check runs (Vault's periodic function runs about once a minute). */
 const AUTO_TIDY_CHECK_SECONDS = 60;
 /** Rows removed per statement; progress and cancellation are checked between batches. */
-const DEFAULT_BATCH = 500;
+const DEFAULT_BATCH = 1000;
 
 export interface TidyJobPayload {
   mountId: string;
@@ -258,9 +258,11 @@ class TidyRun {
   async #checkpoint(message?: string): Promise<void> {
     this.signal?.throwIfAborted();
     if (message !== undefined) this.message = message;
-    const still = await this.deps.repo.progress(this.deps.repo.executor, this.mountId, this.runId, this.counts, this.message, this.deps.clock.now());
-    const state = still ? await this.deps.repo.state(this.deps.repo.executor, this.mountId, this.runId) : undefined;
-    if (state !== 'Running') throw new Cancelled();
+    // One statement: it saves progress only while the run is still Running, so a cancel
+    // request (or a newer run) shows up as nothing updated.
+    if (!(await this.deps.repo.progress(this.deps.repo.executor, this.mountId, this.runId, this.counts, this.message, this.deps.clock.now()))) {
+      throw new Cancelled();
+    }
   }
 
   /** Between certificates when pause_duration is set (then one certificate per batch). */
