@@ -13,6 +13,8 @@ const ED = opensslCsr('ED25519', '/CN=ed.example.com');
 const RSA1024 = opensslCsr('RSA:1024', '/CN=small.example.com');
 const RSA2048 = opensslCsr('RSA:2048', '/CN=rsa.example.com');
 const RSA_PSS = opensslCsr('RSA-PSS:2048', '/CN=pss.example.com');
+const ED448 = opensslCsr('ED448', '/CN=ed448.example.com');
+const K256 = opensslCsr('EC:secp256k1', '/CN=k256.example.com');
 
 /** The same CSR with one byte of its signature flipped. */
 function tamperedCsr(pem: string): string {
@@ -166,6 +168,8 @@ for (const kind of dbKinds()) {
         [{ csr: other.csr }, /common name evil\.org not allowed by this role/],
         [{ csr: P256.csr, ttl: '1x' }, /field "ttl"/],
         [{ csr: RSA_PSS.csr }, /unsupported|unknown|algorithm/i],
+        [{ csr: ED448.csr }, /unsupported key algorithm ed448/],
+        [{ csr: K256.csr }, /unsupported EC curve secp256k1/],
       ];
       for (const [body, re] of cases) {
         const r = await v('POST', `${mount}/sign/web`, { body });
