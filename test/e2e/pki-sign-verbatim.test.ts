@@ -159,6 +159,11 @@ for (const kind of dbKinds()) {
       r = await v('POST', `${mount}/sign-verbatim`, { body: { csr: plain.csr, not_after: '2027-03-04T05:06:07Z', enforce_leaf_not_after_behavior: true } });
       assert.equal(r.status, 200, r.text);
       assert.equal(validity(r.json.data.certificate).notAfter, Date.parse('2027-03-04T05:06:07Z') / 1000);
+      // The IEEE 802.1AR "no well-defined expiration" value.
+      r = await v('POST', `${mount}/sign-verbatim`, { body: { csr: plain.csr, not_after: '9999-12-31T23:59:59Z', enforce_leaf_not_after_behavior: true } });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.data.expiration, 253402300799);
+      assert.match(openssl(['x509', '-noout', '-enddate'], r.json.data.certificate), /Dec 31 23:59:59 9999 GMT/);
     });
 
     it('adds user_ids, honours format, remove_roots_from_chain, signature_bits and use_pss', async () => {
