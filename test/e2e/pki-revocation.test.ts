@@ -44,6 +44,7 @@ for (const kind of dbKinds()) {
       assert.match(r.contentType, /^application\/json/);
       assert.deepEqual(Object.keys(r.json.data).sort(), ['revocation_time', 'revocation_time_rfc3339', 'state']);
       assert.equal(r.json.data.state, 'revoked');
+      assert.equal(r.json.warnings, null);
       assert.ok(Math.abs(r.json.data.revocation_time - t0) <= 2);
       assert.match(r.json.data.revocation_time_rfc3339, RFC3339);
       assert.equal(Math.floor(Date.parse(r.json.data.revocation_time_rfc3339) / 1000), r.json.data.revocation_time);
