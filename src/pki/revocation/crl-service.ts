@@ -60,17 +60,17 @@ export class CrlService {
 
   /** config/crl write: partial, checked; rebuilds every CRL when the change calls for it. Returns warnings. */
   async updateConfig(mountId: string, patch: CrlConfigPatch): Promise<{ config: CrlConfig; warnings: string[] }> {
-    const { config, rebuild, turnedAutoOn } = await this.deps.repo.transaction(async (tx) => {
+    const { config, rebuild } = await this.deps.repo.transaction(async (tx) => {
       const current = await this.deps.repo.getConfig(tx, mountId);
       const r = applyCrlConfig(current, patch);
       await this.deps.repo.putConfig(tx, mountId, r.config, this.deps.clock.now());
-      const turnedAutoOn = r.config.autoRebuild && !current.autoRebuild;
-      if (turnedAutoOn) await this.#scheduleAutoRebuild(tx, mountId, this.deps.clock.now());
-      return { ...r, turnedAutoOn };
+      // The automatic rebuild job looks at the CRLs at once, then keeps itself scheduled.
+      if (r.config.autoRebuild && !current.autoRebuild) await this.#scheduleAutoRebuild(tx, mountId, this.deps.clock.now());
+      return r;
     });
     for (const l of this.#configListeners) l(mountId);
     let warnings: string[] = [];
-    if (rebuild || turnedAutoOn) {
+    if (rebuild) {
       warnings = (await this.request(mountId, { complete: true, delta: config.enableDelta, issuers: 'all' })).map((w, i) => `Warning ${i + 1} during CRL rebuild: ${w}`);
     }
     return { config, warnings };
