@@ -102,3 +102,77 @@ async function seedPostgres(url: string, workspaceId: string, count: number): Pr
     await client.end();
   }
 }
+
+/** A positive 20-byte serial in the storage form (minimal lowercase hex, first digit non-zero). */
+function randomStoredSerial(): string {
+  const b = randomBytes(20);
+  b[0] = (b[0]! & 0x7f) | 0x10;
+  return b.toString('hex');
+}
+
+/**
+ * Adds `count` revoked certificates to a PKI mount straight into the database: copies of
+ * the row of one certificate already revoked through the API, each with a fresh serial
+ * and the given revocation time. A CRL build reads only the serial and time of revoked
+ * rows, so the copies stand for certificates signed and revoked one by one, which through
+ * the API would take far longer than the benchmark may. Returns null when the storage
+ * layout is not the one this knows.
+ */
+export async function seedRevokedInDatabase(sr: Strongroom, templateSerial: string, count: number, revokedAt: Date): Promise<number | null> {
+  try {
+    if (sr.db === 'sqlite') return seedRevokedSqlite(sr, templateSerial, count, revokedAt);
+    if (sr.databaseUrl) return await seedRevokedPostgres(sr.databaseUrl, templateSerial, count, revokedAt);
+    return null;
+  } catch {
+    return null;
+  }
+}
+
+function revokedCopies(template: Row, count: number, revokedAt: Date): Row[] {
+  const at = revokedAt.toISOString();
+  return Array.from({ length: count }, () => ({ ...template, serial: randomStoredSerial(), revoked_at: at, revocation_issuer_id: template.issuer_id }));
+}
+
+function seedRevokedSqlite(sr: Strongroom, templateSerial: string, count: number, revokedAt: Date): number | null {
+  const dir = sr.dataDir();
+  if (!dir) return null;
+  const db = new Database(join(dir, 'strongroom.db'), { fileMustExist: true });
+  try {
+    db.pragma('busy_timeout = 10000');
+    const template = db.prepare('select * from pki_certs where serial = ?').get(templateSerial) as Row | undefined;
+    if (!template) return null;
+    const cols = Object.keys(template);
+    const insert = db.prepare(`insert into pki_certs (${cols.join(', ')}) values (${cols.map((c) => `@${c}`).join(', ')})`);
+    db.transaction(() => {
+      for (const r of revokedCopies(template, count, revokedAt)) insert.run(r);
+    })();
+    return count;
+  } finally {
+    db.close();
+  }
+}
+
+async function seedRevokedPostgres(url: string, templateSerial: string, count: number, revokedAt: Date): Promise<number | null> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const t = await client.query('select * from pki_certs where serial = $1', [templateSerial]);
+    const template = t.rows[0] as Row | undefined;
+    if (!template) return null;
+    const cols = Object.keys(template);
+    await client.query('begin');
+    const rows = revokedCopies(template, count, revokedAt);
+    for (let i = 0; i < rows.length; i += 1000) {
+      const params: unknown[] = [];
+      const tuples = rows.slice(i, i + 1000).map((r) => `(${cols.map((c) => `$${params.push(r[c])}`).join(', ')})`);
+      await client.query(`insert into pki_certs (${cols.join(', ')}) values ${tuples.join(', ')}`, params);
+    }
+    await client.query('commit');
+    return count;
+  } catch (err) {
+    await client.query('rollback').catch(() => undefined);
+    throw err;
+  } finally {
+    await client.end();
+  }
+}

@@ -9,7 +9,7 @@ import './reflect-metadata.js';
 import * as px from '@peculiar/x509';
 import { buildCertificate, selfSignedIssuerContext } from './cert-builder.js';
 import type { IssuerContext } from './cert-builder.js';
-import { buildCrl, crlToPem } from './crl.js';
+import { buildCrl, crlToPem, encodeRevokedEntries } from './crl.js';
 import { parseCrl, verifyCrlSignature } from './crl-parser.js';
 import type { RevokedEntry } from './crl.js';
 import { generateKeySync } from './key-generation.js';
@@ -234,5 +234,14 @@ test('100,000 entries: built, verified by openssl and read back', (t) => {
     assert.equal(p.entries[i]!.serialHex, entries[i]!.serial);
     assert.equal(p.entries[i]!.revocationDate.getTime(), entries[i]!.revocationDate);
     assert.equal(p.entries[i]!.reason, entries[i]!.reason || undefined);
+  }
+});
+
+test('stored ISO revocation times encode exactly like the same instants given as numbers', () => {
+  const times = ['1950-01-01T00:00:00.000Z', '2026-11-22T07:24:18.957Z', '2049-12-31T23:59:59.999Z', '2050-01-01T00:00:00.000Z', '1949-12-31T23:59:59Z', '2030-06-15T12:00:00Z'];
+  for (const t of times) {
+    const asText = encodeRevokedEntries([{ serial: '0a1b', revocationDate: t }]);
+    const asNumber = encodeRevokedEntries([{ serial: '0a1b', revocationDate: Date.parse(t) }]);
+    assert.deepEqual(asText, asNumber, t);
   }
 });

@@ -158,6 +158,36 @@ function writeTime(out: Buffer, off: number, ms: number): number {
   return p + 13 - off;
 }
 
+/** Positions of the digits in `YYYY-MM-DDTHH:MM:SS`, and of those a UTCTime keeps (YY onwards). */
+const ISO_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18];
+const ISO_UTC_TIME_DIGITS = ISO_DIGITS.slice(2);
+
+/**
+ * Whether `s` is `YYYY-MM-DDTHH:MM:SS(.fff)Z` (what toISOString() stores) with a year of
+ * 1950-2049, the range written as UTCTime. Fractions are dropped, as writeTime() does.
+ */
+function isIsoUtcTimeRange(s: string): boolean {
+  const n = s.length;
+  if ((n !== 24 && n !== 20) || s.charCodeAt(4) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(n - 1) !== 90) return false;
+  for (const i of ISO_DIGITS) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  const century = s.charCodeAt(0) * 10 + s.charCodeAt(1) - 528;
+  const yy = (s.charCodeAt(2) - 48) * 10 + s.charCodeAt(3) - 48;
+  return (century === 19 && yy >= 50) || (century === 20 && yy < 50);
+}
+
+/** UTCTime `YYMMDDHHMMSSZ` from a string accepted by isIsoUtcTimeRange(). */
+function writeIsoUtcTime(out: Buffer, off: number, s: string): number {
+  out[off] = TAG.UTC_TIME;
+  out[off + 1] = 13;
+  let p = off + 2;
+  for (const i of ISO_UTC_TIME_DIGITS) out[p++] = s.charCodeAt(i);
+  out[p] = 0x5a;
+  return 15;
+}
+
 /** 1950-01-01 and 2050-01-01: the range RFC 5280 writes as UTCTime. */
 const UTC_TIME_FROM = Date.UTC(1950, 0, 1);
 const UTC_TIME_UNTIL = Date.UTC(2050, 0, 1);
@@ -197,8 +227,10 @@ export function encodeRevokedEntries(entries: readonly RevokedEntry[]): Buffer {
     const intContent = ((hex.length - start + 1) >> 1) + (signPad ? 1 : 0);
     if (intContent > 64) throw new DomainError('invalid', `serial number ${e.serial} is too long`);
     const d = e.revocationDate;
-    const ms = typeof d === 'number' ? d : typeof d === 'string' ? Date.parse(d) : d.getTime();
-    const timeLen = ms >= UTC_TIME_FROM && ms < UTC_TIME_UNTIL ? 15 : 17;
+    // Stored ISO times of 1950-2049 are copied digit by digit, without a Date.parse per entry.
+    const iso = typeof d === 'string' && isIsoUtcTimeRange(d);
+    const ms = iso ? 0 : typeof d === 'number' ? d : typeof d === 'string' ? Date.parse(d) : d.getTime();
+    const timeLen = iso || (ms >= UTC_TIME_FROM && ms < UTC_TIME_UNTIL) ? 15 : 17;
     const reason = e.reason ?? 0;
     if (!isValidReason(reason)) throw new DomainError('invalid', `invalid CRL reason code ${e.reason}`);
     let extras: Buffer | undefined;
@@ -225,7 +257,7 @@ export function encodeRevokedEntries(entries: readonly RevokedEntry[]): Buffer {
     // Odd digit count: the first byte is the single leading digit.
     if (odd) out[off++] = HEX[hex.charCodeAt(i++)]!;
     for (; i < hex.length; i += 2) out[off++] = (HEX[hex.charCodeAt(i)]! << 4) | HEX[hex.charCodeAt(i + 1)]!;
-    off += writeTime(out, off, ms);
+    off += iso ? writeIsoUtcTime(out, off, d) : writeTime(out, off, ms);
     if (extLen) {
       if (reason !== 0 && !extras) {
         REASON_EXTS.copy(out, off);

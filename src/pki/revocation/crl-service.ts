@@ -216,6 +216,7 @@ export class CrlService {
     const sig = crlSignatureOptions(g.signer.revocationSignatureAlgorithm);
     for (let attempt = 0; ; attempt++) {
       const now = this.deps.clock.now();
+      const started = performance.now();
       const headers = (await repo.crlHeaders(ex, mountId)).filter((h) => g.issuerIds.includes(h.issuerId));
       const base = kind === 'delta' ? headers.find((h) => h.issuerId === g.signer.id && h.kind === 'complete') : undefined;
       if (kind === 'delta' && !base) return;
@@ -233,6 +234,7 @@ export class CrlService {
       if (config.maxCrlEntries !== -1 && entries.length > config.maxCrlEntries) {
         throw new Error(`error building CRL: refusing to build CRL with ${entries.length} entries; maximum allowed is ${config.maxCrlEntries} (max_crl_entries)`);
       }
+      const read = performance.now();
       const number = headers.reduce((m, h) => Math.max(m, h.crlNumber), 0) + 1;
       const built = buildCrl(signing.context, {
         thisUpdate: now,
@@ -242,6 +244,7 @@ export class CrlService {
         entries,
         ...sig,
       });
+      const signed = performance.now();
       const kept = await repo.putCrl(
         ex,
         {
@@ -259,7 +262,9 @@ export class CrlService {
         now,
       );
       if (kept || attempt >= 4) {
-        this.deps.logger?.info({ mountId, issuerId: g.signer.id, kind, crlNumber: number, entries: entries.length }, 'CRL rebuilt');
+        const ms = (a: number, b: number) => Math.round(b - a);
+        const timings = { readMs: ms(started, read), signMs: ms(read, signed), storeMs: ms(signed, performance.now()) };
+        this.deps.logger?.info({ mountId, issuerId: g.signer.id, kind, crlNumber: number, entries: entries.length, ...timings }, 'CRL rebuilt');
         return;
       }
       // Another node stored a CRL with this number meanwhile: build again over a fresh read.

@@ -99,17 +99,15 @@ export class RevocationRepo {
    * only those revoked at or after `since`. Reads the covering index pki_certs_revoked_idx.
    */
   async revokedRows(ex: Executor, mountId: string, issuerIds: readonly string[], opts: { orphans: boolean; since?: Date }): Promise<RevokedRow[]> {
-    let q = ex
-      .selectFrom('pki_certs')
-      .select(['serial', 'revoked_at'])
-      .where('mount_id', '=', mountId)
-      .where((eb) => {
-        const ors = [eb('revocation_issuer_id', 'in', issuerIds.length > 0 ? issuerIds : [''])];
-        if (opts.orphans) ors.push(eb('revocation_issuer_id', 'is', null));
-        return eb.or(ors);
-      });
-    q = opts.since ? q.where('revoked_at', '>=', opts.since.toISOString()) : q.where('revoked_at', 'is not', null);
-    return (await q.execute()) as RevokedRow[];
+    // One query per issuer (and one for unattributed rows), each an index range scan.
+    const parts: RevokedRow[][] = [];
+    for (const issuerId of [...issuerIds, ...(opts.orphans ? [null] : [])]) {
+      let q = ex.selectFrom('pki_certs').select(['serial', 'revoked_at']).where('mount_id', '=', mountId);
+      q = issuerId === null ? q.where('revocation_issuer_id', 'is', null) : q.where('revocation_issuer_id', '=', issuerId);
+      q = opts.since ? q.where('revoked_at', '>=', opts.since.toISOString()) : q.where('revoked_at', 'is not', null);
+      parts.push((await q.execute()) as RevokedRow[]);
+    }
+    return parts.length === 1 ? parts[0]! : parts.flat();
   }
 
   /** Whether any row of these issuers was revoked at or after `since`. */
