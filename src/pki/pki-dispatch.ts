@@ -86,6 +86,9 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
       sudo = check.sudo;
     }
 
+    // Response wrapping is not offered: refuse rather than hand out unwrapped what the client asked to have wrapped.
+    if (firstHeader(request.headers['x-vault-wrap-ttl'])) throw invalid('response wrapping (X-Vault-Wrap-TTL) is not supported by this server');
+
     if (target.kind === 'none' || !target.match) {
       if (target.kind !== 'none' && target.pathExists) throw httpError(405, 'unsupported operation');
       void reply.status(404).type('application/json').send(vaultError([]));
@@ -217,6 +220,10 @@ function flattenQuery(q: unknown): Record<string, string> {
     if (typeof first === 'string') out[k] = first;
   }
   return out;
+}
+
+function firstHeader(v: string | string[] | undefined): string {
+  return (Array.isArray(v) ? (v[0] ?? '') : (v ?? '')).trim();
 }
 
 function isMergePatch(contentType: string | undefined): boolean {

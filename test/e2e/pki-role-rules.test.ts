@@ -91,6 +91,20 @@ const CASES: Case[] = [
   { name: 'a CN that looks like an IP stays a DNS name', role: { allow_any_name: true }, body: { common_name: '10.1.2.3' }, sans: 'DNS:10.1.2.3' },
   { name: 'URI SANs matching a glob', role: { allow_any_name: true, allowed_uri_sans: 'spiffe://example.com/*' }, body: { common_name: 'x.test', uri_sans: 'spiffe://example.com/ns/a' }, sans: 'DNS:x.test, URI:spiffe://example.com/ns/a' },
   { name: 'URI SAN outside the globs', role: { allow_any_name: true, allowed_uri_sans: 'spiffe://example.com/*' }, body: { common_name: 'x.test', uri_sans: 'spiffe://other.org/a' }, error: /spiffe:\/\/other\.org\/a not allowed/ },
+  // Identity templates: tokens here have no identity entity, so a templated entry never fills and is skipped.
+  {
+    name: 'a templated URI entry is skipped, not matched literally',
+    role: { allow_any_name: true, allowed_uri_sans: 'spiffe://example.com/{{identity.entity.id}}', allowed_uri_sans_template: true },
+    body: { common_name: 'x.test', uri_sans: 'spiffe://example.com/{{identity.entity.id}}' },
+    error: /^URI Subject Alternative Name spiffe:\/\/example\.com\/\{\{identity\.entity\.id\}\} not allowed by this role$/,
+  },
+  {
+    name: 'a templated domain entry is skipped, not matched literally',
+    role: { allowed_domains: '{{identity.entity.name}}.example.com', allowed_domains_template: true, allow_bare_domains: true, enforce_hostnames: false },
+    body: { common_name: '{{identity.entity.name}}.example.com' },
+    error: /^common name \{\{identity\.entity\.name\}\}\.example\.com not allowed by this role$/,
+  },
+  { name: 'without the template flag the same entry is literal text', role: { allow_any_name: true, allowed_uri_sans: 'spiffe://example.com/{{identity.entity.id}}' }, body: { common_name: 'x.test', uri_sans: 'spiffe://example.com/{{identity.entity.id}}' }, sans: 'DNS:x.test, URI:spiffe://example.com/{{identity.entity.id}}' },
   { name: 'URI SANs refused by default', role: { allow_any_name: true }, body: { common_name: 'x.test', uri_sans: 'https://x.test/' }, error: /URI Subject Alternative Names are not allowed in this role.*https:\/\/x\.test\// },
   {
     name: 'other SAN matching OID and value glob',

@@ -114,6 +114,12 @@ for (const kind of dbKinds()) {
       r = await root('GET', 'acl/echo?list=maybe');
       assert.equal(r.status, 400);
       assert.match(r.json.errors[0], /list/);
+      // Response wrapping is refused, not ignored: the answer would otherwise come back unwrapped.
+      r = await root('POST', 'acl/echo/x', { body: { count: 1 }, headers: { 'x-vault-wrap-ttl': '60s' } });
+      assert.equal(r.status, 400);
+      assert.deepEqual(r.json, { errors: ['response wrapping (X-Vault-Wrap-TTL) is not supported by this server'] });
+      r = await vault(server.url, 'POST', 'acl/echo/x', { token: 'not-a-token', body: {}, headers: { 'x-vault-wrap-ttl': '60s' } });
+      assert.equal(r.status, 403, 'the token is checked first');
     });
 
     it('answers 404 with an empty error list for unknown paths and empty reads, 405 for unsupported operations', async () => {

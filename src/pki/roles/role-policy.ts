@@ -47,7 +47,7 @@ export function isHostname(name: string): boolean {
 /** Name matching of reference 16.2 for a DNS name or e-mail address. */
 export function nameAllowed(name: string, role: Pick<PkiRole,
   'allow_wildcard_certificates' | 'enforce_hostnames' | 'allow_any_name' | 'allow_localhost' | 'allow_subdomains' | 'allowed_domains' |
-  'allow_bare_domains' | 'allow_glob_domains'>): boolean {
+  'allow_bare_domains' | 'allow_glob_domains'> & Partial<Pick<PkiRole, 'allowed_domains_template'>>): boolean {
   if (name === '') return false;
   let reduced = name;
   let email = false;
@@ -83,7 +83,7 @@ export function nameAllowed(name: string, role: Pick<PkiRole,
     if (role.allow_subdomains && isWildcard && (reduced === 'localhost' || reduced === 'localdomain')) return true;
   }
   for (const d of role.allowed_domains) {
-    if (d === '') continue;
+    if (d === '' || (role.allowed_domains_template === true && isIdentityTemplate(d))) continue;
     if (role.allow_bare_domains && (name.toLowerCase() === d.toLowerCase() || (email && reduced.toLowerCase() === d.toLowerCase()))) return true;
     if (role.allow_subdomains) {
       if (reduced.endsWith(`.${d}`)) return true;
@@ -139,13 +139,23 @@ export function checkIpSans(ips: readonly string[], role: Pick<PkiRole, 'allow_i
   }
 }
 
-export function checkUriSans(uris: readonly string[], role: Pick<PkiRole, 'allowed_uri_sans'>, source: 'API' | 'CSR'): void {
+export function checkUriSans(uris: readonly string[], role: Pick<PkiRole, 'allowed_uri_sans'> & Partial<Pick<PkiRole, 'allowed_uri_sans_template'>>, source: 'API' | 'CSR'): void {
   if (uris.length === 0) return;
   if (role.allowed_uri_sans.length === 0) throw invalid(`URI Subject Alternative Names are not allowed in this role, but were provided via the ${source}: ${uris.join(', ')}`, 'uri_sans');
+  const usable = role.allowed_uri_sans_template === true ? role.allowed_uri_sans.filter((g) => !isIdentityTemplate(g)) : role.allowed_uri_sans;
   for (const u of uris) {
     if (!URL.canParse(u)) throw invalid(`the value "${u}" is not a valid URI`, 'uri_sans');
-    if (!role.allowed_uri_sans.some((g) => globMatch(g, u))) throw invalid(`URI Subject Alternative Name ${u} not allowed by this role`, 'uri_sans');
+    if (!usable.some((g) => globMatch(g, u))) throw invalid(`URI Subject Alternative Name ${u} not allowed by this role`, 'uri_sans');
   }
+}
+
+/**
+ * With `allowed_domains_template` / `allowed_uri_sans_template`, Vault fills `{{identity.…}}`
+ * from the requester's identity entity and skips an entry it cannot fill. Tokens here carry
+ * no identity entity, so such entries never fill and are skipped, never matched literally.
+ */
+function isIdentityTemplate(entry: string): boolean {
+  return /\{\{[^}]*\}\}/.test(entry);
 }
 
 /** Exact (case-insensitive) match, or case-sensitive glob for entries with `*` (reference 16.7). */
