@@ -149,6 +149,12 @@ for (const kind of dbKinds()) {
         assert.match(r.json.errors[0], re);
       }
       assert.equal((await v('GET', `${m}/roles/bad`)).status, 404);
+      for (const name of ['a%20b', '-x', 'x-', '.x', 'a%40b']) {
+        const r = await v('POST', `${m}/roles/${name}`, { body: {} });
+        assert.equal(r.status, 400, name);
+        assert.match(r.json.errors[0], /invalid role name/);
+      }
+      for (const name of ['a', 'a.b-c_d', 'A9']) assert.equal((await v('POST', `${m}/roles/${name}`, { body: {} })).status, 200, name);
     });
 
     it('needs a token and the ACL capability', async () => {

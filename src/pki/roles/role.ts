@@ -227,7 +227,12 @@ export function roleData(r: PkiRole): Record<string, unknown> {
   return out;
 }
 
-/** Role names are one path segment. */
+/** Vault's name pattern for roles: word characters, with `-` and `.` inside (reference 8.1 paths). */
+const ROLE_NAME = /^[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?$/;
+
+/** Role names are one path segment matching Vault's name pattern (elsewhere Vault finds no route: 404). */
 export function validateRoleName(name: string): void {
-  if (name.trim() === '' || name.includes('/')) throw invalid(`invalid role name "${name}"`, 'name');
+  if (!ROLE_NAME.test(name)) {
+    throw invalid(`invalid role name "${name}": use letters, digits and _, with - or . only between them`, 'name');
+  }
 }
