@@ -165,7 +165,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const ocsp = new OcspService({
     issuers,
     clock,
-    sources: { revocationStatus: (mountId, serial) => revocation.status(mountId, serial), settings: async (mountId) => ocspSettings(await crls.getConfig(mountId)) },
+    sources: { revocationStatuses: (mountId, serials) => revocation.statusMany(mountId, serials), settings: async (mountId) => ocspSettings(await crls.getConfig(mountId)) },
   });
   mountRoutes.addAll(ocspRoutes(ocsp));
   issuers.onIssuersChanged((mountId) => ocsp.forgetMount(mountId));

@@ -16,9 +16,7 @@ const HTTP_STATUS: Record<OcspAnswer['status'], number> = { successful: 200, mal
 export function ocspRoutes(ocsp: OcspService): PkiRoute[] {
   const reply = (ctx: PkiRequestContext, a: OcspAnswer): PkiResult => {
     if (a.status === 'internalError') ctx.request.log.error({ err: a.error, mountId: ctx.mount.id }, 'OCSP request failed');
-    if (a.status === 'successful' && a.thisUpdate) {
-      void ctx.reply.headers(cacheHeaders({ now: new Date(), thisUpdate: a.thisUpdate, nextUpdate: a.nextUpdate, hasNonce: a.hasNonce === true }));
-    }
+    if (a.status === 'successful' && a.dates && a.nowMs !== undefined) void ctx.reply.headers(cacheHeaders({ nowMs: a.nowMs, dates: a.dates, hasNonce: a.hasNonce === true }));
     return { kind: 'raw', status: HTTP_STATUS[a.status], contentType: OCSP_RESPONSE_TYPE, body: a.body };
   };
 

@@ -6,27 +6,30 @@ import type { IssuerService } from '../issuers/issuer-service.js';
 import { hasUsage } from '../issuers/issuer.js';
 import type { PkiIssuer } from '../issuers/issuer.js';
 import { parseCertificate } from '../crypto/cert-parser.js';
+import { BatchQueue } from '../../shared/batch-queue.js';
 import { BoundedCache } from '../keys/bounded-cache.js';
-import { CertIdMatcher, MAX_OCSP_REQUEST_BYTES, answerWindow, chooseResponder, ocspSignatureOptions, reuseUntil } from './ocsp.js';
-import type { OcspSettings, ResponderCandidate } from './ocsp.js';
+import { CertIdMatcher, MAX_OCSP_REQUEST_BYTES, answerDates, answerWindow, chooseResponder, ocspSignatureOptions, reuseUntil } from './ocsp.js';
+import type { AnswerDates, OcspSettings, ResponderCandidate } from './ocsp.js';
 
 /** The outcome of one OCSP request, in OCSP's own terms (the route maps it to HTTP). */
 export interface OcspAnswer {
   status: 'successful' | 'malformedRequest' | 'unauthorized' | 'internalError';
   /** A DER OCSPResponse, whatever the status. */
   body: Buffer;
-  /** For successful answers: the validity window, and whether a nonce was echoed (then it must not be cached). */
-  thisUpdate?: Date;
-  nextUpdate?: Date;
+  /** For successful answers: when it was answered, the validity window, and whether a nonce was echoed (then it must not be cached). */
+  nowMs?: number;
+  dates?: AnswerDates;
   hasNonce?: boolean;
   /** For internalError: the failure, to be logged by the caller. */
   error?: unknown;
 }
 
+type SerialStatus = Pick<RevocationStatus, 'status' | 'issuerId' | 'revokedAt'>;
+
 /** Where the responder reads revocation state and settings; both come from the database. */
 export interface OcspSources {
-  /** The serial's status in the mount, read afresh on every call (RevocationService.status). */
-  revocationStatus(mountId: string, serialHex: string): Promise<Pick<RevocationStatus, 'status' | 'issuerId' | 'revokedAt'>>;
+  /** The statuses of storage-form serials of a mount, read afresh on every call (RevocationService.statusMany). */
+  revocationStatuses(mountId: string, serials: readonly string[]): Promise<ReadonlyMap<string, SerialStatus>>;
   /** The OCSP part of config/crl. */
   settings(mountId: string): Promise<OcspSettings>;
 }
@@ -43,12 +46,19 @@ interface MountResponders {
   settings: OcspSettings;
 }
 
+interface StatusRead {
+  mountId: string;
+  serial: string;
+  resolve(s: SerialStatus | undefined): void;
+  reject(err: unknown): void;
+}
+
 interface CachedAnswer {
   response: Buffer;
   /** The revocation time the answer states, 0 for `good`. */
   revokedAtMs: number;
-  thisUpdate: Date;
-  nextUpdate: Date | undefined;
+  thisUpdateMs: number;
+  dates: AnswerDates;
   reuseUntilMs: number;
 }
 
@@ -68,6 +78,11 @@ export class OcspService {
   readonly #responders = new BoundedCache<OcspResponder>(1024);
   readonly #matchers = new BoundedCache<CertIdMatcher>(1024);
   readonly #refreshMs: number;
+  /**
+   * Status reads of concurrent requests share one query: a read queued while a query runs
+   * waits for the next one, so each answer rests on a read that began after its request.
+   */
+  readonly #reads = new BatchQueue<StatusRead>((batch) => this.#readStatuses(batch), 1024);
 
   constructor(private readonly deps: { issuers: IssuerService; sources: OcspSources; clock: Clock; refreshMs?: number; maxCachedAnswers?: number }) {
     this.#refreshMs = deps.refreshMs ?? 1000;
@@ -107,7 +122,7 @@ export class OcspService {
     // Only the first CertID is answered, as Vault does (reference 11).
     const id = request.certIds[0]!;
     const matching = mount.candidates.filter((c) => c.matcher.matches(id));
-    const stored = matching.length > 0 ? await this.deps.sources.revocationStatus(mountId, id.serialHex) : undefined;
+    const stored = matching.length > 0 ? await this.#status(mountId, id.serialHex) : undefined;
     // A serial the mount never stored is `good` under an issuer that matches, as Vault answers (reference 11).
     const defaultIssuer = mount.candidates.find((c) => c.issuerId === mount.defaultIssuerId);
     const choice = chooseResponder(matching, { recordedIssuerId: stored?.issuerId || undefined, defaultIssuer });
@@ -122,16 +137,39 @@ export class OcspService {
     const hasNonce = request.nonceExtension !== undefined;
     if (!hasNonce) {
       const hit = this.#answers.get(key);
-      if (hit && hit.revokedAtMs === revokedAtMs && now.getTime() < hit.reuseUntilMs && now.getTime() >= hit.thisUpdate.getTime()) {
-        return { status: 'successful', body: hit.response, thisUpdate: hit.thisUpdate, nextUpdate: hit.nextUpdate, hasNonce: false };
+      const nowMs = now.getTime();
+      if (hit && hit.revokedAtMs === revokedAtMs && nowMs < hit.reuseUntilMs && nowMs >= hit.thisUpdateMs) {
+        return { status: 'successful', body: hit.response, nowMs, dates: hit.dates, hasNonce: false };
       }
     }
     const responder = await this.#responder(mountId, issuer);
     const { thisUpdate, nextUpdate } = answerWindow(now, mount.settings);
     const single = responder.singleResponse(id, status, { thisUpdate, nextUpdate });
     const response = responder.respond([single], { producedAt: now, nonceExtension: request.nonceExtension });
-    if (!hasNonce) this.#answers.set(key, { response, revokedAtMs, thisUpdate, nextUpdate, reuseUntilMs: reuseUntil(thisUpdate, nextUpdate) });
-    return { status: 'successful', body: response, thisUpdate, nextUpdate, hasNonce };
+    const dates = answerDates(thisUpdate, nextUpdate);
+    if (!hasNonce) this.#answers.set(key, { response, revokedAtMs, thisUpdateMs: thisUpdate.getTime(), dates, reuseUntilMs: reuseUntil(thisUpdate, nextUpdate) });
+    return { status: 'successful', body: response, nowMs: now.getTime(), dates, hasNonce };
+  }
+
+  #status(mountId: string, serial: string): Promise<SerialStatus | undefined> {
+    return new Promise((resolve, reject) => this.#reads.push({ mountId, serial, resolve, reject }));
+  }
+
+  async #readStatuses(batch: StatusRead[]): Promise<void> {
+    const byMount = new Map<string, StatusRead[]>();
+    for (const r of batch) {
+      const list = byMount.get(r.mountId);
+      if (list) list.push(r);
+      else byMount.set(r.mountId, [r]);
+    }
+    for (const [mountId, reads] of byMount) {
+      try {
+        const statuses = await this.deps.sources.revocationStatuses(mountId, [...new Set(reads.map((r) => r.serial))]);
+        for (const r of reads) r.resolve(statuses.get(r.serial));
+      } catch (err) {
+        for (const r of reads) r.reject(err);
+      }
+    }
   }
 
   async #mount(mountId: string): Promise<MountResponders> {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { CertIdMatcher, MAX_REUSE_MS, NO_NEXT_UPDATE_REUSE_MS, answerWindow, cacheHeaders, chooseResponder, ocspSettings, ocspSignatureOptions, reuseUntil } from './ocsp.js';
+import { CertIdMatcher, MAX_REUSE_MS, NO_NEXT_UPDATE_REUSE_MS, answerDates, answerWindow, cacheHeaders, chooseResponder, ocspSettings, ocspSignatureOptions, reuseUntil } from './ocsp.js';
 import type { ResponderCandidate } from './ocsp.js';
 import { TAG, decodeBitString, parseDer } from '../crypto/der.js';
 
@@ -48,16 +48,16 @@ test('reuseUntil: half the validity, at most an hour; a minute without nextUpdat
 });
 
 test('cacheHeaders: cacheable until nextUpdate without a nonce; never with one or without nextUpdate', () => {
-  const now = new Date('2026-03-01T00:10:00Z');
+  const nowMs = Date.parse('2026-03-01T00:10:00Z');
   const thisUpdate = new Date('2026-03-01T00:00:00Z');
-  const nextUpdate = new Date('2026-03-01T12:00:00Z');
-  assert.deepEqual(cacheHeaders({ now, thisUpdate, nextUpdate, hasNonce: false }), {
+  const dates = answerDates(thisUpdate, new Date('2026-03-01T12:00:00Z'));
+  assert.deepEqual(cacheHeaders({ nowMs, dates, hasNonce: false }), {
     'cache-control': `max-age=${12 * 3600 - 600}, public, no-transform, must-revalidate`,
     'last-modified': 'Sun, 01 Mar 2026 00:00:00 GMT',
     expires: 'Sun, 01 Mar 2026 12:00:00 GMT',
   });
-  assert.deepEqual(cacheHeaders({ now, thisUpdate, nextUpdate, hasNonce: true }), { 'cache-control': 'no-cache, no-store' });
-  assert.deepEqual(cacheHeaders({ now, thisUpdate, nextUpdate: undefined, hasNonce: false }), { 'cache-control': 'no-cache, no-store' });
+  assert.deepEqual(cacheHeaders({ nowMs, dates, hasNonce: true }), { 'cache-control': 'no-cache, no-store' });
+  assert.deepEqual(cacheHeaders({ nowMs, dates: answerDates(thisUpdate, undefined), hasNonce: false }), { 'cache-control': 'no-cache, no-store' });
 });
 
 test('ocspSignatureOptions: the hash of revocation_signature_algorithm; PSS signs as PKCS#1 v1.5', () => {

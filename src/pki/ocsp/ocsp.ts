@@ -78,18 +78,27 @@ export function reuseUntil(thisUpdate: Date, nextUpdate: Date | undefined): numb
   return t + Math.min(MAX_REUSE_MS, Math.floor((nextUpdate.getTime() - t) / 2));
 }
 
+/** HTTP dates of a signed answer, formatted once when it is signed. */
+export interface AnswerDates {
+  lastModified: string;
+  /** undefined without nextUpdate. */
+  expires: string | undefined;
+  nextUpdateMs: number | undefined;
+}
+
+export function answerDates(thisUpdate: Date, nextUpdate: Date | undefined): AnswerDates {
+  return { lastModified: thisUpdate.toUTCString(), expires: nextUpdate?.toUTCString(), nextUpdateMs: nextUpdate?.getTime() };
+}
+
 /**
  * HTTP caching headers of an answer (RFC 5019 6.2): an answer without a nonce may be kept
  * until its nextUpdate; one with a nonce, or without nextUpdate, must not be reused.
  */
-export function cacheHeaders(o: { now: Date; thisUpdate: Date; nextUpdate: Date | undefined; hasNonce: boolean }): Record<string, string> {
-  if (o.hasNonce || !o.nextUpdate) return { 'cache-control': 'no-cache, no-store' };
-  const maxAge = Math.max(0, Math.floor((o.nextUpdate.getTime() - o.now.getTime()) / 1000));
-  return {
-    'cache-control': `max-age=${maxAge}, public, no-transform, must-revalidate`,
-    'last-modified': o.thisUpdate.toUTCString(),
-    expires: o.nextUpdate.toUTCString(),
-  };
+export function cacheHeaders(o: { nowMs: number; dates: AnswerDates; hasNonce: boolean }): Record<string, string> {
+  const { dates } = o;
+  if (o.hasNonce || dates.nextUpdateMs === undefined || dates.expires === undefined) return { 'cache-control': 'no-cache, no-store' };
+  const maxAge = Math.max(0, Math.floor((dates.nextUpdateMs - o.nowMs) / 1000));
+  return { 'cache-control': `max-age=${maxAge}, public, no-transform, must-revalidate`, 'last-modified': dates.lastModified, expires: dates.expires };
 }
 
 /**

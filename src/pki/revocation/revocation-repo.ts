@@ -43,6 +43,27 @@ export class RevocationRepo {
     this.deps.db.selectFrom('pki_certs').select(['serial', 'issuer_id', 'not_after', 'revoked_at']).where('mount_id', '=', mountId).where('serial', '=', serial),
   );
 
+  /** Compiled once per IN-list size; a list is padded to the next size by repeating its last serial. */
+  private readonly certStatesQueries = new Map(
+    [1, 4, 16, 64].map((n) => [n, new ParamQuery((mountId: string, ...serials: string[]) =>
+      this.deps.db.selectFrom('pki_certs').select(['serial', 'issuer_id', 'not_after', 'revoked_at']).where('mount_id', '=', mountId).where('serial', 'in', serials),
+    )] as const),
+  );
+
+  /** certState of many serials (distinct, storage form) in a few compiled queries. */
+  async certStates(mountId: string, serials: readonly string[]): Promise<CertState[]> {
+    const out: CertState[] = [];
+    for (let i = 0; i < serials.length; i += 64) {
+      const part = serials.slice(i, i + 64);
+      const size = [1, 4, 16, 64].find((n) => n >= part.length)!;
+      const padded = [...part, ...Array<string>(size - part.length).fill(part[part.length - 1]!)];
+      for (const r of await this.certStatesQueries.get(size)!.execute<Database>(this.deps.db, mountId, ...padded)) {
+        out.push({ serial: r.serial, issuerId: r.issuer_id ?? '', notAfter: new Date(r.not_after), revokedAt: r.revoked_at ? new Date(r.revoked_at) : null });
+      }
+    }
+    return out;
+  }
+
   async certState(ex: Executor, mountId: string, serial: string): Promise<CertState | undefined> {
     const r = await this.certStateQuery.first<Database>(ex, mountId, serial);
     return r ? { serial: r.serial, issuerId: r.issuer_id ?? '', notAfter: new Date(r.not_after), revokedAt: r.revoked_at ? new Date(r.revoked_at) : null } : undefined;

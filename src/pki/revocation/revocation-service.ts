@@ -66,11 +66,26 @@ export class RevocationService {
   /** The revocation status of a serial (any separator form) in a mount. */
   async status(mountId: string, serialText: string): Promise<RevocationStatus> {
     const serial = normalizeSerial(serialText);
-    const row = await this.deps.repo.certState(this.deps.repo.executor, mountId, serial);
-    if (row) return { serial, status: row.revokedAt ? 'revoked' : 'good', issuerId: row.issuerId, revokedAt: row.revokedAt, notAfter: row.notAfter };
-    const issuer = (await this.#issuers(mountId)).find((i) => i.serial === serial);
-    if (issuer) return { serial, status: issuer.revokedAt ? 'revoked' : 'good', issuerId: issuer.caChain[1] ?? issuer.id, revokedAt: issuer.revokedAt, notAfter: issuer.notAfter };
-    return { serial, status: 'unknown', issuerId: '', revokedAt: null, notAfter: null };
+    return (await this.statusMany(mountId, [serial])).get(serial)!;
+  }
+
+  /** status() of many storage-form serials of a mount, read together (OCSP reads them in batches). */
+  async statusMany(mountId: string, serials: readonly string[]): Promise<Map<string, RevocationStatus>> {
+    const out = new Map<string, RevocationStatus>();
+    for (const row of await this.deps.repo.certStates(mountId, serials)) {
+      out.set(row.serial, { serial: row.serial, status: row.revokedAt ? 'revoked' : 'good', issuerId: row.issuerId, revokedAt: row.revokedAt, notAfter: row.notAfter });
+    }
+    const missing = serials.filter((s) => !out.has(s));
+    if (missing.length > 0) {
+      const issuers = await this.#issuers(mountId);
+      for (const serial of missing) {
+        const issuer = issuers.find((i) => i.serial === serial);
+        out.set(serial, issuer
+          ? { serial, status: issuer.revokedAt ? 'revoked' : 'good', issuerId: issuer.caChain[1] ?? issuer.id, revokedAt: issuer.revokedAt, notAfter: issuer.notAfter }
+          : { serial, status: 'unknown', issuerId: '', revokedAt: null, notAfter: null });
+      }
+    }
+    return out;
   }
 
   /** revoke and revoke-with-key: exactly one of serial or certificate; with a key, it must match. */
