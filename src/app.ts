@@ -31,15 +31,18 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (request, reply) => {
+  // Hooks every request runs are in callback style: an async hook costs a promise each time.
+  app.addHook('onSend', (request, reply, payload, done) => {
     void reply.header('x-request-id', request.id);
     // A connection revived from a LIST request is served once, then closed.
     if (closing || isListRewrittenSocket(request.raw.socket)) void reply.header('connection', 'close');
+    done(null, payload);
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
     metrics.httpRequests.inc(labels);
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
 
   registerHealthRoutes(app, { db: deps.core.db, jobs: deps.core.jobs, metrics });

@@ -36,6 +36,8 @@ export interface Config {
   readonly stateAllowSerialMismatch: boolean;
   /** Lifetime of a state version's one-time upload URLs, in seconds. */
   readonly stateUploadUrlTtlSeconds: number;
+  /** States sent inline at creation up to this size (bytes) are stored in the database with their version. */
+  readonly stateInlineMaxSize: number;
   /** Days after which soft-deleted backing data is removed for good (unless the action named another number). */
   readonly stateSoftDeletePurgeDays: number;
   /** Retention: versions kept regardless of age, counted across all workspaces. */
@@ -74,6 +76,7 @@ export const SETTINGS: readonly SettingDef[] = [
   { key: 'pg_pool_size', flag: 'pg-pool-size', env: 'STRONGROOM_PG_POOL_SIZE', description: 'PostgreSQL connections per node.', default: '10' },
   { key: 'state_allow_serial_mismatch', flag: 'state-allow-serial-mismatch', env: 'STRONGROOM_STATE_ALLOW_SERIAL_MISMATCH', description: 'Accept state versions whose serial/lineage attributes differ from those inside the state file (HCP Terraform accepts them; older go-tfe test suites need it).', default: 'false', boolean: true },
   { key: 'state_upload_url_ttl', flag: 'state-upload-url-ttl', env: 'STRONGROOM_STATE_UPLOAD_URL_TTL', description: 'How long the one-time upload URLs of a pending state version stay valid.', default: '1h' },
+  { key: 'state_inline_max_size', flag: 'state-inline-max-size', env: 'STRONGROOM_STATE_INLINE_MAX_SIZE', description: 'State (and JSON state) sent inline when a state version is created is stored in the database, in the same commit as the version, up to this size; larger content goes to the blob store. 0 sends everything to the blob store.', default: '64KB' },
   { key: 'state_soft_delete_purge_days', flag: 'state-soft-delete-purge-days', env: 'STRONGROOM_STATE_SOFT_DELETE_PURGE_DAYS', description: 'Days after which soft-deleted state backing data is permanently deleted.', default: '30' },
   { key: 'state_retention_keep_latest', flag: 'state-retention-keep-latest', env: 'STRONGROOM_STATE_RETENTION_KEEP_LATEST', description: 'Retention: the most recent state versions (across all workspaces) that are never deleted by age.', default: '100' },
   { key: 'state_retention_max_age_days', flag: 'state-retention-max-age-days', env: 'STRONGROOM_STATE_RETENTION_MAX_AGE_DAYS', description: 'Retention: other state versions are deleted after this many days (the newest and current version of each workspace are always kept); 0 disables retention.', default: '180' },
@@ -155,10 +158,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
       return 0;
     }
   };
-  const bytes = (key: string): number => {
+  const bytes = (key: string, min = 1024): number => {
     try {
       const n = parseByteSize(str(key), key);
-      if (n < 1024) problems.push(`${key}: must be at least 1KB`);
+      if (n < min) problems.push(`${key}: must be at least ${min === 1024 ? '1KB' : `${min} bytes`}`);
       return n;
     } catch (err) {
       problems.push((err as Error).message);
@@ -225,6 +228,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     pgPoolSize: int('pg_pool_size', 1, 200),
     stateAllowSerialMismatch: bool('state_allow_serial_mismatch'),
     stateUploadUrlTtlSeconds: seconds('state_upload_url_ttl'),
+    stateInlineMaxSize: bytes('state_inline_max_size', 0),
     stateSoftDeletePurgeDays: int('state_soft_delete_purge_days', 0, 36_500),
     stateRetentionKeepLatest: int('state_retention_keep_latest', 0, 100_000_000),
     stateRetentionMaxAgeDays: int('state_retention_max_age_days', 0, 36_500),

@@ -19,6 +19,11 @@ export interface Db {
    * elsewhere it is an ordinary transaction.
    */
   writeTransaction(fn: (tx: Kysely<Database>) => Promise<void>): Promise<void>;
+  /**   * SQLite only: a number that changes whenever another connection (another process, a
+   * second handle) commits to the database file; commits made through `kysely` do not
+   * move it. In-process caches use it to drop what they hold when someone else wrote.
+   */
+  readonly externalChanges?: () => number;
   /** Closes every connection. */
   destroy(): Promise<void>;
 }
@@ -48,10 +53,12 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, { beginImmediate: !inMemory }) }) });
   // An in-memory database is private to its connection: no second writer there.
   const writer = inMemory ? undefined : new SqliteWriter(path);
+  const dataVersion = sqlite.prepare('pragma data_version').pluck();
   return {
     kind: 'sqlite',
     kysely,
     writeTransaction: (fn) => (writer ? writer.transaction(fn) : kysely.transaction().execute(fn)),
+    externalChanges: () => dataVersion.get() as number,
     destroy: async () => {
       await writer?.close();
       await kysely.destroy();

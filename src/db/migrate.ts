@@ -9,6 +9,7 @@ import { pkiIssuanceMigration } from './migrations/0005-pki-issuance.js';
 import { pkiRevocationMigration } from './migrations/0006-pki-revocation.js';
 import { pkiTidyMigration } from './migrations/0008-pki-tidy.js';
 import { pkiExternalPolicyMigration } from './migrations/0009-pki-external-policy.js';
+import { tfeInlineStateMigration } from './migrations/0011-tfe-inline-state.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -25,6 +26,7 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0006-pki-revocation': pkiRevocationMigration(ctx),
     '0008-pki-tidy': pkiTidyMigration(ctx),
     '0009-pki-external-policy': pkiExternalPolicyMigration(),
+    '0011-tfe-inline-state': tfeInlineStateMigration(ctx),
   };
 }
 

@@ -72,4 +72,6 @@ export interface TfeStateBlobsTable {
   size: number;
   deleting: number;
   updated_at: string;
+  /** The bytes of a blob stored inline (migration 0011); null when they are in the blob store. */
+  data?: Buffer | null;
 }

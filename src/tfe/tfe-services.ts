@@ -81,14 +81,17 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     retentionKeepLatest: config.stateRetentionKeepLatest,
     retentionMaxAgeDays: config.stateRetentionMaxAgeDays,
     maintenanceIntervalSeconds: config.stateMaintenanceIntervalSeconds,
+    inlineMaxSize: config.stateInlineMaxSize,
   };
   const stateRepo = new StateVersionRepo({ db: db.kysely, batchCommits: db.kind === 'sqlite' });
   const stateCore = { repo: stateRepo, blobs: core.blobs, jobs: core.jobs, clock, settings: stateSettings };
-  const stateVersions = new StateVersionService({ ...stateCore, workspaces, secrets: core.secrets });
+  // SQLite is one node by construction, so the current version can be kept in memory (decision 0011).
+  const currentVersionCache = db.kind === 'sqlite' ? { externalChanges: db.externalChanges } : undefined;
+  const stateVersions = new StateVersionService({ ...stateCore, workspaces, secrets: core.secrets, currentVersionCache });
   const stateUploads = new StateUploadService({ ...stateCore, versions: stateVersions });
   const stateMaintenance = new StateMaintenance({ ...stateCore, logger: core.logger.child({ component: 'tfe-state' }) });
   const stateOutputs = new StateVersionOutputService({ repo: new StateVersionOutputRepo({ db: db.kysely }), versions: stateVersions, workspaces });
-  const stateDiffs = new StateDiffService({ versions: stateVersions, blobs: core.blobs });
+  const stateDiffs = new StateDiffService({ versions: stateVersions });
   workspaces.setStateVersionHooks({
     latestIsPending: (id) => stateVersions.latestIsPending(id),
     currentIds: (ids) => stateVersions.currentIds(ids),
@@ -99,8 +102,9 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
   // Requests that may have committed an extraction job wake this node's worker at once
   // instead of leaving the job to the next poll (the response is sent after the commit).
   const nudgeAfterStateWrite = (app: FastifyInstance) =>
-    app.addHook('onResponse', async (request, reply) => {
+    app.addHook('onResponse', (request, reply, done) => {
       if (request.method !== 'GET' && reply.statusCode < 300 && /state-versions|^\/v1\/object\//.test(request.routeOptions.url ?? '')) jobsEnqueued();
+      done();
     });
 
   return {

@@ -11,18 +11,8 @@ import { HOUSEKEEPING_JOB } from '../../src/jobs/housekeeping.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { dbKinds, createDatabaseUrl } from '../support/test-db.js';
 import { spawnServer } from '../support/spawn-server.js';
+import { apiAt as api } from './tfe-state-versions-fixture.js';
 
-const JSONAPI = 'application/vnd.api+json';
-
-async function api(base: string, token: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${base}/api/v2${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': JSONAPI },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as { data: { id: string; attributes: Record<string, unknown> } }) : undefined };
-}
 
 /** Starts a PUT of `totalMb` MiB, sends `sendMb` of it, then calls `atPause` and never finishes. */
 function stalledUpload(url: string, totalMb: number, sendMb: number, atPause: () => void): Promise<string> {

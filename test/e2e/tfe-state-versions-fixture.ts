@@ -169,3 +169,38 @@ export async function count(srv: TestServer, f: WorkspaceFixture, status?: strin
   assert.equal(r.status, 200, r.text);
   return r.json.meta.pagination['total-count'] as number;
 }
+
+/** A new team of the workspace's organization with `access` on it (none when null), and a team token. */
+export async function teamWithAccess(srv: TestServer, f: WorkspaceFixture, access: string | null): Promise<{ token: string; grantId: string | null }> {
+  const t = await call(srv, 'POST', `/api/v2/organizations/${f.org}/teams`, { body: { data: { type: 'teams', attributes: { name: `t-${randomUUID().slice(0, 8)}` } } } });
+  assert.equal(t.status, 201, t.text);
+  const teamId = t.json.data.id as string;
+  let grantId: string | null = null;
+  if (access) {
+    const g = await call(srv, 'POST', '/api/v2/team-workspaces', {
+      body: {
+        data: {
+          type: 'team-workspaces',
+          attributes: { access },
+          relationships: { team: { data: { type: 'teams', id: teamId } }, workspace: { data: { type: 'workspaces', id: f.wsId } } },
+        },
+      },
+    });
+    assert.equal(g.status, 200, g.text);
+    grantId = g.json.data.id as string;
+  }
+  const tok = await call(srv, 'POST', `/api/v2/teams/${teamId}/authentication-token`, { body: { data: { type: 'authentication-tokens', attributes: {} } } });
+  assert.equal(tok.status, 201, tok.text);
+  return { token: tok.json.data.attributes.token as string, grantId };
+}
+
+/** A JSON:API call to a server known only by its base URL (a spawned process). */
+export async function apiAt(base: string, token: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${base}/api/v2${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': JSONAPI },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as { data: { id: string; attributes: Record<string, unknown> } }) : undefined };
+}

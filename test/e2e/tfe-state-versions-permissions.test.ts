@@ -1,6 +1,5 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
@@ -14,30 +13,14 @@ import {
   inlineAttrs,
   lock,
   stateFile,
+  teamWithAccess,
   unlock,
   workspace,
 } from './tfe-state-versions-fixture.js';
 import type { WorkspaceFixture } from './tfe-state-versions-fixture.js';
 
 async function teamToken(srv: TestServer, f: WorkspaceFixture, access: string | null): Promise<string> {
-  const t = await call(srv, 'POST', `/api/v2/organizations/${f.org}/teams`, { body: { data: { type: 'teams', attributes: { name: `t-${randomUUID().slice(0, 8)}` } } } });
-  assert.equal(t.status, 201, t.text);
-  const teamId = t.json.data.id as string;
-  if (access) {
-    const g = await call(srv, 'POST', '/api/v2/team-workspaces', {
-      body: {
-        data: {
-          type: 'team-workspaces',
-          attributes: { access },
-          relationships: { team: { data: { type: 'teams', id: teamId } }, workspace: { data: { type: 'workspaces', id: f.wsId } } },
-        },
-      },
-    });
-    assert.equal(g.status, 200, g.text);
-  }
-  const tok = await call(srv, 'POST', `/api/v2/teams/${teamId}/authentication-token`, { body: { data: { type: 'authentication-tokens', attributes: {} } } });
-  assert.equal(tok.status, 201, tok.text);
-  return tok.json.data.attributes.token as string;
+  return (await teamWithAccess(srv, f, access)).token;
 }
 
 async function orgToken(srv: TestServer, f: WorkspaceFixture): Promise<string> {

@@ -34,6 +34,21 @@ export interface OrganizationActor {
   tokenId: string;
 }
 
+/**
+ * Everything about an actor that workspace permissions depend on, as one string: the
+ * key of cached permission answers (a user's site-admin flag is part of it).
+ */
+export function actorAccessKey(actor: Actor): string {
+  switch (actor.kind) {
+    case 'user':
+      return actor.siteAdmin ? `user:${actor.userId}:admin` : `user:${actor.userId}`;
+    case 'team':
+      return `team:${actor.teamId}:${actor.organizationId}`;
+    case 'organization':
+      return `organization:${actor.organizationId}`;
+  }
+}
+
 /** A short stable label for logs (`user:user-…`, `team:team-…`, `organization:org-…`). */
 export function actorLabel(actor: Actor): string {
   switch (actor.kind) {

@@ -54,9 +54,23 @@ export class IdentityService {
     return null;
   }
 
+  /** The actor of a token from the cache alone (see authenticate); undefined on a miss. */
+  recentActor(token: string): Actor | undefined {
+    return this.deps.tokenCache.get(hashToken(token));
+  }
+
   /** Drops every cached token → actor answer; call after a change that revokes tokens or renames their owners. */
   forgetTokens(): void {
     this.deps.tokenCache.clear();
+  }
+
+  /**
+   * Calls `listener` after every change made through this node that can take a
+   * permission away: tokens, teams, memberships, organizations (whatever clears the
+   * token cache). Caches of permission answers forget them then.
+   */
+  onIdentityChange(listener: () => void): void {
+    this.deps.tokenCache.onClear(listener);
   }
 
   private async actorOfToken(kind: 'user' | 'team' | 'organization', ownerId: string, tokenId: string): Promise<Actor | null> {

@@ -98,12 +98,15 @@ export class TeamService {
     const team = await this.manageable(actor, teamId);
     const users = await this.resolve(usernames);
     for (const u of users) await this.deps.repo.addMember(team.id, u.id, this.deps.clock.now());
+    this.deps.tokenCache.clear();
   }
 
   async removeMembers(actor: Actor, teamId: string, usernames: string[]): Promise<void> {
     const team = await this.manageable(actor, teamId);
     const users = await this.resolve(usernames);
     for (const u of users) await this.deps.repo.removeMember(team.id, u.id);
+    // Membership decides workspace permissions, which are cached alongside the tokens.
+    this.deps.tokenCache.clear();
   }
 
   private async resolve(usernames: string[]): Promise<User[]> {

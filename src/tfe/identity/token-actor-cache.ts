@@ -22,6 +22,7 @@ interface Entry {
  */
 export class TokenActorCache {
   private readonly entries = new Map<string, Entry>();
+  private readonly clearListeners: Array<() => void> = [];
   private readonly ttlMs: number;
   private readonly max: number;
 
@@ -49,8 +50,17 @@ export class TokenActorCache {
     this.entries.set(tokenHash, { actor, until });
   }
 
-  /** Forgets every entry: called after anything that can revoke a token or change whom it stands for. */
+  /**
+   * Forgets every entry: called after anything that can revoke a token, change whom it
+   * stands for or what its teams may do. Listeners (other permission caches) are told too.
+   */
   clear(): void {
     this.entries.clear();
+    for (const l of this.clearListeners) l();
+  }
+
+  /** Calls `listener` on every clear(). */
+  onClear(listener: () => void): void {
+    this.clearListeners.push(listener);
   }
 }

@@ -1,5 +1,6 @@
 import type { BlobStore } from '../../blob/blob-store.js';
 import { extractInWorker } from './extract-worker.js';
+import { openStateContent } from './state-content.js';
 import { extractState } from './state-extract.js';
 import type { StateVersionRepo } from './state-version-repo.js';
 import { toNewOutputs } from './state-version-service.js';
@@ -28,7 +29,7 @@ export function extractStateJob(deps: ExtractStateJobDeps) {
     const v = await deps.repo.findById(db, id);
     if (!v || v.stateSha256 === null || v.resourcesProcessed) return;
     // Starting a thread costs more than reading a small state; those are read here (a few ms).
-    const source = await deps.blobs.get(v.stateSha256);
+    const source = await openStateContent(deps.repo, deps.blobs, v.stateSha256);
     const result = v.size !== null && v.size <= INLINE_EXTRACT_MAX_BYTES
       ? await extractState(source, { signal: ctx.signal })
       : await extractInWorker(source, { signal: ctx.signal });
@@ -48,7 +49,7 @@ export function extractStateJob(deps: ExtractStateJobDeps) {
         providers: x.providers,
         billableRumCount: x.billableRumCount,
       });
-      if (!(await deps.repo.hasOutputs(trx, id))) await deps.repo.insertOutputs(trx, id, toNewOutputs(x.outputs));
+      if (!(await deps.repo.hasOutputs(trx, id))) await deps.repo.insertOutputs(trx, v, toNewOutputs(x.outputs));
     });
   };
 }

@@ -2,6 +2,7 @@ import { BlobDigest } from '../../blob/blob-store.js';
 import type { BlobInfo, BlobStore } from '../../blob/blob-store.js';
 import { readStateHeader } from './state-file.js';
 import type { StateHeaderResult } from './state-file.js';
+import type { StateVersionRepo } from './state-version-repo.js';
 
 /**
  * Streams content into the blob store while a second reader looks at the same chunks
@@ -96,6 +97,18 @@ export async function storeStateUpload(blobs: BlobStore, source: AsyncIterable<B
     throw err;
   }
   return { blob, header: await headerPromise };
+}
+
+/**
+ * The bytes of stored content: from its database row when it was stored inline (small
+ * states sent at creation, see StateVersionService.create), otherwise from the blob store.
+ */
+export async function openStateContent(repo: StateVersionRepo, blobs: BlobStore, sha256: string): Promise<AsyncIterable<Buffer>> {
+  const inline = await repo.inlineBlob(repo.db, sha256);
+  if (inline === undefined) return blobs.get(sha256);
+  return (async function* () {
+    yield inline;
+  })();
 }
 
 /** Reads a stream to its end, returning its MD5 and SHA-256 without storing it (repeated uploads). */

@@ -1,4 +1,3 @@
-import type { BlobStore } from '../../blob/blob-store.js';
 import { conflict, invalid, notFound } from '../../shared/errors.js';
 import type { Actor } from '../identity/actor.js';
 import { diffInWorker } from './state-diff-worker.js';
@@ -8,7 +7,6 @@ import type { StateVersion } from './state-version.js';
 
 export interface StateDiffServiceDeps {
   versions: StateVersionService;
-  blobs: BlobStore;
 }
 
 export interface StateDiffResult {
@@ -20,7 +18,7 @@ export interface StateDiffResult {
 /**
  * `GET /state-versions/:id/diff?against=:other` (beyond HCP Terraform; see
  * docs/state-diff.md). Both versions must belong to one workspace the actor may read
- * state of. The two states are streamed from the blob store one after the other into a
+ * state of. The two states are streamed from storage one after the other into a
  * worker thread (see state-diff.ts), so neither is held in memory and the event loop stays free.
  */
 export class StateDiffService {
@@ -38,7 +36,7 @@ export class StateDiffService {
     const afterSha = contentOf(version);
     // One diff at a time on this node: each holds a digest of a whole state in memory.
     return this.exclusive(async () => {
-      const r = await diffInWorker(await this.deps.blobs.get(beforeSha), () => this.deps.blobs.get(afterSha), { signal });
+      const r = await diffInWorker(await this.deps.versions.content(beforeSha), () => this.deps.versions.content(afterSha), { signal });
       if (!r.ok) throw unreadable(r.which === 'against' ? against : version, r.error);
       return { version, against, diff: r.diff };
     });

@@ -4,7 +4,7 @@ import type { Clock } from '../../shared/clock.js';
 import { DomainError, conflict, invalid, notFound } from '../../shared/errors.js';
 import { hashToken } from '../../shared/ids.js';
 import type { Actor } from '../identity/actor.js';
-import { digestStream, storeStateUpload } from './state-content.js';
+import { digestStream, openStateContent, storeStateUpload } from './state-content.js';
 import type { Executor, StateVersionRepo } from './state-version-repo.js';
 import { isEncryptedStateEnvelope } from './encrypted-state.js';
 import { extractionJob } from './extraction-backfill.js';
@@ -99,7 +99,7 @@ export class StateUploadService {
     const sha = target === 'state' ? v.stateSha256 : v.jsonSha256;
     if (sha === null) throw notFound(target === 'state' ? `state version ${id} has no state content (status ${v.status})` : `state version ${id} has no JSON state`);
     const stat = target === 'state' ? v.size : null;
-    return { size: stat, body: await this.deps.blobs.get(sha) };
+    return { size: stat, body: await openStateContent(this.deps.repo, this.deps.blobs, sha) };
   }
 
   /**

@@ -89,7 +89,7 @@ for (const kind of dbKinds()) {
         assert.equal(none?.version.id, 'sv-co1');
         assert.deepEqual(none?.outputIds, []);
         const out = (id: string, name: string) => ({ id, name, sensitive: false, type: 'string', detailedType: 'string', value: name });
-        await repo.batched((trx) => repo.insertOutputs(trx, 'sv-co1', [out('wsout-z', 'first'), out('wsout-a', 'second'), out('wsout-m', 'third')]));
+        await repo.batched((trx) => repo.insertOutputs(trx, { id: 'sv-co1', workspaceId: ws }, [out('wsout-z', 'first'), out('wsout-a', 'second'), out('wsout-m', 'third')]));
         const found = await repo.findCurrentWithOutputIds(repo.db, ws);
         assert.deepEqual(found?.outputIds, ['wsout-z', 'wsout-a', 'wsout-m']);
         assert.deepEqual(found?.version, await repo.findCurrent(repo.db, ws));
@@ -124,6 +124,41 @@ for (const kind of dbKinds()) {
         assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, 5, now)), false);
         await repo.transaction((trx) => repo.reviveBlob(trx, sha, 5, now));
         assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, 5, now)), true);
+      });
+
+      it('keeps inline bytes until the collector marks the blob, and revives a tombstone with new bytes', async () => {
+        const sha = (kind === 'sqlite' ? 'c' : 'd').repeat(63) + (batchCommits ? '1' : '0');
+        const now = new Date('2026-01-01T00:00:00Z');
+        const bytes = Buffer.from('{"version":4}');
+        assert.equal(await repo.inlineBlob(repo.db, sha), undefined);
+        await repo.batched((trx) => repo.putInlineBlob(trx, sha, bytes, now));
+        assert.ok((await repo.inlineBlob(repo.db, sha))?.equals(bytes));
+        assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, bytes.length, now)), true, 'a live inline blob is shared');
+        assert.equal(await repo.transaction((trx) => repo.markBlobDeleting(trx, sha, now)), true);
+        assert.equal(await repo.inlineBlob(repo.db, sha), undefined);
+        assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, bytes.length, now)), false, 'a tombstone is reported');
+        await repo.batched((trx) => repo.putInlineBlob(trx, sha, bytes, now));
+        assert.ok((await repo.inlineBlob(repo.db, sha))?.equals(bytes));
+        assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, bytes.length, now)), true);
+      });
+
+      it('reports the workspaces each write touches', async () => {
+        const seen: string[] = [];
+        repo.onChange((ids) => seen.push(...ids));
+        const ws = `ws-changes-${batchCommits ? 'b' : 't'}`;
+        await repo.batched((trx) => append(repo, trx, ws, `sv-ch1-${batchCommits}`));
+        assert.ok(seen.length > 0 && seen.every((id) => id === ws));
+        const writes: Array<(trx: Executor) => Promise<unknown>> = [
+          (trx: Executor) => repo.markProcessed(trx, `sv-ch1-${batchCommits}`),
+          (trx: Executor) => repo.insertOutputs(trx, { id: `sv-ch1-${batchCommits}`, workspaceId: ws }, []),
+          (trx: Executor) => repo.transition(trx, `sv-ch1-${batchCommits}`, 'finalized', 'backing_data_soft_deleted'),
+          (trx: Executor) => repo.deleteWorkspaces(trx, [ws]),
+        ];
+        for (const write of writes) {
+          seen.length = 0;
+          await repo.transaction(write);
+          assert.deepEqual(seen, [ws]);
+        }
       });
     });
   }

@@ -3,7 +3,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { OneParamQuery } from '../../db/one-param-query.js';
 import type { TfeStateVersionsTable } from '../../db/schema-tfe-state.js';
-import type { StateVersion, StateVersionOutput, StateVersionStatus } from './state-version.js';
+import type { StateClaims, StateVersion, StateVersionOutput, StateVersionStatus } from './state-version.js';
 
 /** A database handle or the caller's transaction (a Transaction is a Kysely). */
 export type Executor = Kysely<Database>;
@@ -71,16 +71,35 @@ interface BatchItem {
 
 const MAX_BATCH = 256;
 
+/** Told which workspaces' versions, outputs or head a write touched (before its commit). */
+export type StateChangeListener = (workspaceIds: readonly string[]) => void;
+
 /** All SQL of the state versions module. */
 export class StateVersionRepo {
   #queue: BatchItem[] = [];
   #flushing = false;
+  #listeners: StateChangeListener[] = [];
 
   /** `batchCommits`: group concurrent write transactions into one commit (SQLite; see `batched`). */
   constructor(private readonly deps: { db: Kysely<Database>; batchCommits?: boolean }) {}
 
   get db(): Kysely<Database> {
     return this.deps.db;
+  }
+
+  /**
+   * Every method that writes state versions, their outputs or a workspace's head calls
+   * the listeners with the workspaces it touched, so in-process caches of what these
+   * tables hold cannot miss a write made through this repo. The call comes before the
+   * commit; see CurrentVersionCache for why that is enough.
+   */
+  onChange(listener: StateChangeListener): void {
+    this.#listeners.push(listener);
+  }
+
+  #changed(workspaceIds: readonly string[]): void {
+    if (workspaceIds.length === 0) return;
+    for (const l of this.#listeners) l(workspaceIds);
   }
 
   transaction<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
@@ -165,21 +184,33 @@ export class StateVersionRepo {
    * writers of one workspace queue here, on one node or many.
    */
   async advanceHead(trx: Executor, workspaceId: string): Promise<{ seq: number; currentId: string | null }> {
-    await trx
-      .insertInto('tfe_state_heads')
-      .values({ workspace_id: workspaceId, current_id: null, head_seq: 0, version_count: 0 })
-      .onConflict((oc) => oc.column('workspace_id').doNothing())
-      .execute();
+    this.#changed([workspaceId]);
     const r = await trx
-      .updateTable('tfe_state_heads')
-      .set((eb) => ({ head_seq: eb('head_seq', '+', 1), version_count: eb('version_count', '+', 1) }))
-      .where('workspace_id', '=', workspaceId)
+      .insertInto('tfe_state_heads')
+      .values({ workspace_id: workspaceId, current_id: null, head_seq: 1, version_count: 1 })
+      .onConflict((oc) =>
+        oc.column('workspace_id').doUpdateSet((eb) => ({
+          head_seq: eb('tfe_state_heads.head_seq', '+', 1),
+          version_count: eb('tfe_state_heads.version_count', '+', 1),
+        })),
+      )
       .returning(['head_seq', 'current_id'])
       .executeTakeFirstOrThrow();
     return { seq: Number(r.head_seq), currentId: r.current_id };
   }
 
+  private readonly claimsQuery = new OneParamQuery((id: string) =>
+    this.deps.db.selectFrom('tfe_state_versions').select(['serial', 'md5', 'lineage']).where('id', '=', id),
+  );
+
+  /** Serial, MD5 and lineage of a version (what a new version is checked against). */
+  async claimsOf(ex: Executor, id: string): Promise<StateClaims | undefined> {
+    const r = await this.claimsQuery.first(ex, id);
+    return r && { serial: Number(r.serial), md5: r.md5, lineage: r.lineage };
+  }
+
   async setCurrent(trx: Executor, workspaceId: string, stateVersionId: string): Promise<void> {
+    this.#changed([workspaceId]);
     await trx.updateTable('tfe_state_heads').set({ current_id: stateVersionId }).where('workspace_id', '=', workspaceId).execute();
   }
 
@@ -204,6 +235,7 @@ export class StateVersionRepo {
   /** Removes all state of the given workspaces; true when there was any. */
   async deleteWorkspaces(trx: Executor, workspaceIds: string[]): Promise<boolean> {
     if (workspaceIds.length === 0) return false;
+    this.#changed(workspaceIds);
     const ids = trx.selectFrom('tfe_state_versions').select('id').where('workspace_id', 'in', workspaceIds);
     await trx.deleteFrom('tfe_state_version_outputs').where('state_version_id', 'in', ids).execute();
     const res = await trx.deleteFrom('tfe_state_versions').where('workspace_id', 'in', workspaceIds).executeTakeFirst();
@@ -243,12 +275,16 @@ export class StateVersionRepo {
     return { version: toStateVersion(r), outputIds: ids ? ids.split(',') : [] };
   }
 
-  async insert(trx: Executor, row: TfeStateVersionsTable): Promise<void> {
+  /** Inserts a version and returns it as a read would. */
+  async insert(trx: Executor, row: TfeStateVersionsTable): Promise<StateVersion> {
+    this.#changed([row.workspace_id]);
     await trx.insertInto('tfe_state_versions').values(row).execute();
+    return toStateVersion({ ...row, processing_error: row.processing_error ?? null });
   }
 
   /** Pending versions of the workspace other than `exceptId` become discarded (they were superseded before upload). */
   async discardPending(trx: Executor, workspaceId: string, exceptId: string): Promise<void> {
+    this.#changed([workspaceId]);
     await trx
       .updateTable('tfe_state_versions')
       .set({ status: 'discarded' })
@@ -272,8 +308,9 @@ export class StateVersionRepo {
       })
       .where('id', '=', id)
       .where('status', '=', 'pending')
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) > 0;
+      .returning('workspace_id')
+      .execute();
+    return this.#changedRows(res);
   }
 
   /** Records the JSON state; false when it was already uploaded. */
@@ -283,12 +320,13 @@ export class StateVersionRepo {
       .set({ json_sha256: sha256, json_upload_token_sealed: null })
       .where('id', '=', id)
       .where('json_sha256', 'is', null)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) > 0;
+      .returning('workspace_id')
+      .execute();
+    return this.#changedRows(res);
   }
 
   async saveExtract(ex: Executor, id: string, f: ExtractedFields): Promise<void> {
-    await ex
+    const res = await ex
       .updateTable('tfe_state_versions')
       .set({
         size: f.size,
@@ -302,11 +340,25 @@ export class StateVersionRepo {
         processing_error: null,
       })
       .where('id', '=', id)
+      .returning('workspace_id')
       .execute();
+    this.#changedRows(res);
   }
 
   async markProcessed(ex: Executor, id: string, error: string | null = null): Promise<void> {
-    await ex.updateTable('tfe_state_versions').set({ resources_processed: 1, processing_error: error }).where('id', '=', id).execute();
+    const res = await ex
+      .updateTable('tfe_state_versions')
+      .set({ resources_processed: 1, processing_error: error })
+      .where('id', '=', id)
+      .returning('workspace_id')
+      .execute();
+    this.#changedRows(res);
+  }
+
+  /** Reports the workspaces of the rows an UPDATE … RETURNING workspace_id changed; true when there were any. */
+  #changedRows(rows: Array<{ workspace_id: string }>): boolean {
+    this.#changed(rows.map((r) => r.workspace_id));
+    return rows.length > 0;
   }
 
   /** Finalized versions with content whose extraction has not run (ordered by id, after `afterId`). */
@@ -337,8 +389,9 @@ export class StateVersionRepo {
       .set({ status: to, ...extra })
       .where('id', '=', id)
       .where('status', '=', from)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) > 0;
+      .returning('workspace_id')
+      .execute();
+    return this.#changedRows(res);
   }
 
   /**
@@ -402,7 +455,9 @@ export class StateVersionRepo {
     return r?.status === 'pending';
   }
 
-  async insertOutputs(trx: Executor, stateVersionId: string, outputs: NewOutput[]): Promise<void> {
+  async insertOutputs(trx: Executor, version: { id: string; workspaceId: string }, outputs: NewOutput[]): Promise<void> {
+    const stateVersionId = version.id;
+    this.#changed([version.workspaceId]);
     await trx.deleteFrom('tfe_state_version_outputs').where('state_version_id', '=', stateVersionId).execute();
     if (outputs.length === 0) return;
     await trx
@@ -485,6 +540,29 @@ export class StateVersionRepo {
     return r !== undefined;
   }
 
+  /**
+   * Stores a small blob's bytes in its row (written in the transaction of the version
+   * that references it). Always succeeds: a tombstone is revived with these bytes, and a
+   * live row is touched (its bytes, inline or in the blob store, are the same content).
+   */
+  async putInlineBlob(trx: Executor, sha256: string, data: Buffer, now: Date): Promise<void> {
+    await trx
+      .insertInto('tfe_state_blobs')
+      .values({ sha256, size: data.length, deleting: 0, updated_at: now.toISOString(), data })
+      .onConflict((oc) =>
+        oc.column('sha256').doUpdateSet((eb) => ({ deleting: 0, updated_at: eb.ref('excluded.updated_at'), data: eb.ref('excluded.data') })),
+      )
+      .execute();
+  }
+
+  /** The bytes of a live blob stored inline; undefined when they are in the blob store (or gone). */
+  async inlineBlob(ex: Executor, sha256: string): Promise<Buffer | undefined> {
+    const r = await ex.selectFrom('tfe_state_blobs').select('data').where('sha256', '=', sha256).where('deleting', '=', 0).executeTakeFirst();
+    const d = r?.data;
+    if (d === null || d === undefined) return undefined;
+    return Buffer.isBuffer(d) ? d : Buffer.from(d);
+  }
+
   /** After storing the bytes again: the blob is live. */
   async reviveBlob(trx: Executor, sha256: string, size: number, now: Date): Promise<void> {
     await trx
@@ -515,11 +593,14 @@ export class StateVersionRepo {
     return rows.map((r) => r.sha256);
   }
 
-  /** Locks the blob row by marking it deleted; false when another collector got there first. */
+  /**
+   * Locks the blob row by marking it deleted (inline bytes go with it, unless the
+   * transaction rolls back); false when another collector got there first.
+   */
   async markBlobDeleting(trx: Executor, sha256: string, now: Date): Promise<boolean> {
     const res = await trx
       .updateTable('tfe_state_blobs')
-      .set({ deleting: 1, updated_at: now.toISOString() })
+      .set({ deleting: 1, updated_at: now.toISOString(), data: null })
       .where('sha256', '=', sha256)
       .where('deleting', '=', 0)
       .executeTakeFirst();
@@ -595,6 +676,7 @@ export class StateVersionRepo {
     const owners = await trx.selectFrom('tfe_state_versions').select('workspace_id').where('id', 'in', del).execute();
     const perWorkspace = new Map<string, number>();
     for (const o of owners) perWorkspace.set(o.workspace_id, (perWorkspace.get(o.workspace_id) ?? 0) + 1);
+    this.#changed([...perWorkspace.keys()]);
     await trx.deleteFrom('tfe_state_version_outputs').where('state_version_id', 'in', del).execute();
     const res = await trx.deleteFrom('tfe_state_versions').where('id', 'in', del).executeTakeFirst();
     for (const [workspaceId, n] of perWorkspace) {

@@ -8,7 +8,7 @@ import { parsePageQuery } from '../pagination.js';
 import type { StateUploadService } from './state-upload-service.js';
 import { STATE_VERSION_INCLUDES, includedResources, stateVersionDocument, stateVersionListDocument } from './state-version-jsonapi.js';
 import type { StateVersionInclude, StateVersionRenderContext } from './state-version-jsonapi.js';
-import type { StateVersionService } from './state-version-service.js';
+import type { CurrentStateVersion, StateVersionService } from './state-version-service.js';
 import { BACKING_DATA_ACTIONS, MAX_SERIAL, isMd5Hex, isTransitionNotAllowed, parseStatusFilter } from './state-version.js';
 import type { BackingDataAction, StateVersion } from './state-version.js';
 
@@ -110,9 +110,23 @@ export async function registerStateVersionRoutes(app: FastifyInstance, deps: Sta
     return one(request, reply, v, 201);
   });
 
+  // The service hands out the same object while the current version is unchanged, so its
+  // document (without includes) is rendered once per base URL.
+  const renderedCurrent = new WeakMap<CurrentStateVersion, { baseUrl: string; body: string }>();
   app.get<{ Params: { workspaceId: string } }>('/workspaces/:workspaceId/current-state-version', async (request, reply) => {
-    const { version, outputIds } = await versions.currentWithOutputIds(requireActor(request), request.params.workspaceId);
-    return one(request, reply, version, 200, outputIds);
+    const current = await versions.currentWithOutputIds(requireActor(request), request.params.workspaceId);
+    const include = (request.query as Record<string, unknown>).include;
+    if (include !== undefined && include !== '') return one(request, reply, current.version, 200, [...current.outputIds]);
+    const baseUrl = baseUrlOf(request, deps.publicUrl);
+    let memo = renderedCurrent.get(current);
+    if (memo?.baseUrl !== baseUrl) {
+      const uploadTokens = versions.uploadTokens(current.version);
+      const body = JSON.stringify(stateVersionDocument(current.version, { baseUrl, uploadTokens, outputIds: [...current.outputIds] }));
+      memo = { baseUrl, body };
+      // A document with an upload URL changes when the URL expires.
+      if (uploadTokens.state === null && uploadTokens.json === null) renderedCurrent.set(current, memo);
+    }
+    return send(reply, 200, memo.body);
   });
 
   app.get('/state-versions', async (request, reply) => {

@@ -1,4 +1,4 @@
-import type { BlobInfo, BlobStore } from '../../blob/blob-store.js';
+import type { BlobStore } from '../../blob/blob-store.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import { addSeconds } from '../../shared/clock.js';
@@ -24,6 +24,8 @@ import type { BackingDataAction, StateClaims, StateVersion, StateVersionCreator,
 import { createHash } from 'node:crypto';
 import { isEncryptedStateEnvelope } from './encrypted-state.js';
 import { extractionJob } from './extraction-backfill.js';
+import { RecentCache } from '../recent-cache.js';
+import { openStateContent } from './state-content.js';
 
 export const EXTRACT_STATE_JOB = 'tfe.extract-state';
 export const STATE_BLOB_GC_JOB = 'tfe.state-blob-gc';
@@ -37,6 +39,18 @@ export interface StateVersionSettings {
   retentionKeepLatest: number;
   retentionMaxAgeDays: number;
   maintenanceIntervalSeconds: number;
+  /** Content sent inline at creation up to this many bytes is stored in the version's own transaction. */
+  inlineMaxSize: number;
+}
+
+/**
+ * Content a new version references: already in the blob store (BlobInfo), or `inline`
+ * bytes that are written into the database in the version's transaction.
+ */
+export interface VersionContent {
+  sha256: string;
+  size: number;
+  inline?: Buffer;
 }
 
 export interface StateVersionServiceDeps {
@@ -47,6 +61,18 @@ export interface StateVersionServiceDeps {
   secrets: SecretBox;
   clock: Clock;
   settings: StateVersionSettings;
+  /**
+   * Keep each workspace's current version in memory (see `currentWithOutputIds`). Only
+   * where every write goes through this process's repo or moves `externalChanges`:
+   * SQLite. PostgreSQL nodes share the database and read it on every request.
+   */
+  currentVersionCache?: { externalChanges?: () => number };
+}
+
+/** A workspace's current version with the ids of its outputs; treat as read-only (it may be shared between requests). */
+export interface CurrentStateVersion {
+  readonly version: StateVersion;
+  readonly outputIds: readonly string[];
 }
 
 /** A create request after type checks (routes check JSON types; this checks meaning). */
@@ -94,7 +120,18 @@ export function toNewOutputs(outputs: StateOutput[]): NewOutput[] {
  * the extraction job.
  */
 export class StateVersionService {
-  constructor(private readonly deps: StateVersionServiceDeps) {}
+  private readonly currentCache: RecentCache<CurrentStateVersion> | null = null;
+
+  constructor(private readonly deps: StateVersionServiceDeps) {
+    if (deps.currentVersionCache) {
+      const cache = new RecentCache<CurrentStateVersion>({ clock: deps.clock, ttlMs: Infinity, max: 10_000, externalChanges: deps.currentVersionCache.externalChanges });
+      // Every write to a workspace's versions, outputs or head goes through the repo, which reports it here.
+      deps.repo.onChange((workspaceIds) => {
+        for (const id of workspaceIds) cache.delete(id);
+      });
+      this.currentCache = cache;
+    }
+  }
 
   /** Create a state version (POST /workspaces/:id/state-versions). */
   async create(actor: Actor, workspaceId: string, input: CreateStateVersionInput): Promise<StateVersion> {
@@ -132,8 +169,16 @@ export class StateVersionService {
       outputs = toNewOutputs(parsed.outputs);
     }
 
+    // Small content rides in the version's own commit (one fsync or commit for everything,
+    // shared with concurrent creates); larger content is written to the blob store first.
     const contents = [state?.bytes, jsonBytes];
-    const put = async () => Promise.all(contents.map((b) => (b ? this.deps.blobs.put(once(b)) : undefined)));
+    const inlineMax = this.deps.settings.inlineMaxSize;
+    const put = async () =>
+      Promise.all(
+        contents.map((b): Promise<VersionContent> | undefined =>
+          b === undefined ? undefined : b.length <= inlineMax ? Promise.resolve(inlineContent(b)) : this.deps.blobs.put(once(b)),
+        ),
+      );
     let infos = await put();
     const id = tfeId('sv');
     const now = this.deps.clock.now();
@@ -144,11 +189,11 @@ export class StateVersionService {
       try {
         return await this.deps.repo.batched(async (trx) => {
           const { seq, currentId } = await this.deps.repo.advanceHead(trx, ws.id);
-          const current = currentId ? await this.deps.repo.findById(trx, currentId) : undefined;
+          const current = currentId && !input.force ? await this.deps.repo.claimsOf(trx, currentId) : undefined;
           checkAgainstCurrent(current ?? null, claims, input.force);
           await this.useBlobs(trx, infos, attempt > 0);
           const [stateInfo, jsonInfo] = infos;
-          await this.deps.repo.insert(trx, {
+          const created = await this.deps.repo.insert(trx, {
             id,
             workspace_id: ws.id,
             seq,
@@ -181,9 +226,10 @@ export class StateVersionService {
             created_at: now.toISOString(),
           });
           await this.makeCurrent(trx, ws.id, id);
-          if (outputs) await this.deps.repo.insertOutputs(trx, id, outputs);
+          if (outputs) await this.deps.repo.insertOutputs(trx, { id, workspaceId: ws.id }, outputs);
           if (!pending) await this.deps.jobs.enqueue(trx, extractionJob(id));
-          return (await this.deps.repo.findById(trx, id)) as StateVersion;
+          // Making it current changes nothing in its row.
+          return created;
         });
       } catch (err) {
         if (!(err instanceof BlobCollectedError) || attempt >= 2) throw err;
@@ -243,7 +289,7 @@ export class StateVersionService {
         created_at: now.toISOString(),
       });
       const outputs = await this.deps.repo.outputs(trx, [t.id]);
-      await this.deps.repo.insertOutputs(trx, id, outputs.map((o) => ({ ...o, id: tfeId('wsout') })));
+      await this.deps.repo.insertOutputs(trx, { id, workspaceId: ws.id }, outputs.map((o) => ({ ...o, id: tfeId('wsout') })));
       await this.makeCurrent(trx, ws.id, id);
       if (!t.resourcesProcessed) await this.deps.jobs.enqueue(trx, extractionJob(id));
       return (await this.deps.repo.findById(trx, id)) as StateVersion;
@@ -268,11 +314,24 @@ export class StateVersionService {
     return v;
   }
 
-  /** current() with the ids of its outputs, read together (the hot read of `GET …/current-state-version`). */
-  async currentWithOutputIds(actor: Actor, workspaceId: string): Promise<{ version: StateVersion; outputIds: string[] }> {
-    const ws = await this.deps.workspaces.authorize(actor, workspaceId, 'read-state-versions');
-    const found = await this.deps.repo.findCurrentWithOutputIds(this.deps.repo.db, ws.id);
+  /**
+   * current() with the ids of its outputs (the hot read of `GET …/current-state-version`).
+   * The permission answer may be a couple of seconds old (WorkspaceService.authorizedId).
+   * With the current-version cache (SQLite) the answer comes from memory until a write
+   * through the repo touches the workspace, or another process commits to the database;
+   * the same object is returned while it stays valid, so callers may memoize what they
+   * derive from it by identity. Versions that still show an upload URL are not kept:
+   * their document changes when the URL expires.
+   */
+  async currentWithOutputIds(actor: Actor, workspaceId: string): Promise<CurrentStateVersion> {
+    const wsId = await this.deps.workspaces.authorizedId(actor, workspaceId, 'read-state-versions');
+    const cache = this.currentCache;
+    const hit = cache?.get(wsId);
+    if (hit) return hit;
+    const since = cache?.epoch() ?? 0;
+    const found = await this.deps.repo.findCurrentWithOutputIds(this.deps.repo.db, wsId);
     if (!found) throw notFound(`workspace ${workspaceId} has no current state version`);
+    if (cache && !this.hasLiveUploadUrl(found.version)) cache.set(wsId, Object.freeze(found), since);
     return found;
   }
 
@@ -322,6 +381,11 @@ export class StateVersionService {
     return this.deps.repo.latestIsPending(this.deps.repo.db, workspaceId);
   }
 
+  private hasLiveUploadUrl(v: StateVersion): boolean {
+    if (v.uploadTokenSealed === null && v.jsonUploadTokenSealed === null) return false;
+    return v.uploadExpiresAt !== null && v.uploadExpiresAt.getTime() > this.deps.clock.now().getTime();
+  }
+
   /** The upload secrets of a version that still accepts uploads (null once used or expired). */
   uploadTokens(v: StateVersion): { state: string | null; json: string | null } {
     const live = v.uploadExpiresAt !== null && v.uploadExpiresAt.getTime() > this.deps.clock.now().getTime();
@@ -340,6 +404,11 @@ export class StateVersionService {
 
   async outputs(versions: StateVersion[]): Promise<StateVersionOutput[]> {
     return this.deps.repo.outputs(this.deps.repo.db, versions.map((v) => v.id));
+  }
+
+  /** The bytes of stored content (inline in the database or in the blob store). */
+  async content(sha256: string): Promise<AsyncIterable<Buffer>> {
+    return openStateContent(this.deps.repo, this.deps.blobs, sha256);
   }
 
   async versionsById(ids: string[]): Promise<StateVersion[]> {
@@ -371,17 +440,23 @@ export class StateVersionService {
   }
 
   /**
-   * Registers the blobs a new version references. `revive` after re-storing bytes the
-   * collector had removed (BlobCollectedError on the previous attempt).
+   * Registers the blobs a new version references, writing inline content into the
+   * database. `revive` after re-storing bytes the collector had removed
+   * (BlobCollectedError on the previous attempt).
    */
-  async useBlobs(trx: Executor, infos: Array<BlobInfo | undefined>, revive: boolean): Promise<void> {
+  async useBlobs(trx: Executor, infos: Array<VersionContent | undefined>, revive: boolean): Promise<void> {
     const now = this.deps.clock.now();
     for (const info of infos) {
       if (!info) continue;
-      if (revive) await this.deps.repo.reviveBlob(trx, info.sha256, info.size, now);
+      if (info.inline) await this.deps.repo.putInlineBlob(trx, info.sha256, info.inline, now);
+      else if (revive) await this.deps.repo.reviveBlob(trx, info.sha256, info.size, now);
       else if (!(await this.deps.repo.touchBlob(trx, info.sha256, info.size, now))) throw new BlobCollectedError(info.sha256);
     }
   }
+}
+
+function inlineContent(bytes: Buffer): VersionContent {
+  return { sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length, inline: bytes };
 }
 
 async function* once(b: Buffer): AsyncGenerator<Buffer> {

@@ -18,6 +18,7 @@ export class TeamAccessService {
     if (!team || team.organizationId !== ws.organizationId) throw invalid('team not found in the workspace\'s organization', '/data/relationships/team/data/id');
     const grant: TeamAccess = { id: tfeId('tws'), teamId: team.id, workspaceId: ws.id, ...resolveTeamAccess(input), createdAt: this.deps.clock.now() };
     await this.deps.repo.insert(grant);
+    this.deps.workspaces.forgetAccess();
     return grant;
   }
 
@@ -39,11 +40,13 @@ export class TeamAccessService {
     const grant = await this.get(actor, id);
     const next = resolveTeamAccess(input, grant);
     await this.deps.repo.update(grant.id, next);
+    this.deps.workspaces.forgetAccess();
     return { ...grant, ...next };
   }
 
   async delete(actor: Actor, id: string): Promise<void> {
     const grant = await this.get(actor, id);
     await this.deps.repo.delete(grant.id);
+    this.deps.workspaces.forgetAccess();
   }
 }

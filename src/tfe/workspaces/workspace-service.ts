@@ -5,6 +5,9 @@ import type { Clock } from '../../shared/clock.js';
 import { DomainError, conflict, forbidden, invalid, notFound } from '../../shared/errors.js';
 import { tfeId } from '../../shared/ids.js';
 import type { Actor } from '../identity/actor.js';
+import { actorAccessKey } from '../identity/actor.js';
+import { TOKEN_ACTOR_TTL_MS } from '../identity/token-actor-cache.js';
+import { RecentCache } from '../recent-cache.js';
 import type { IdentityService } from '../identity/identity-service.js';
 import { allows, organizationAccess, workspaceAccess } from '../identity/permissions.js';
 import type { WorkspaceAccess } from '../identity/permissions.js';
@@ -39,6 +42,9 @@ export interface StateVersionHooks {
   onWorkspacesDeleted(executor: Kysely<Database>, workspaceIds: string[]): Promise<void>;
 }
 
+/** How long a permission answer is reused: the token cache's bound, so a revocation elsewhere is seen as soon in both. */
+export const ACCESS_TTL_MS = TOKEN_ACTOR_TTL_MS;
+
 /** A workspace addressed by id (`ws-…`) or by organization and name. */
 export type WorkspaceRef = { id: string } | { organization: string; name: string };
 
@@ -63,12 +69,27 @@ export function isPendingUnlockError(err: unknown): boolean {
  */
 export class WorkspaceService {
   private hooks: Partial<StateVersionHooks> = {};
+  /**
+   * (actor, workspace) → the actor's permissions there, for ACCESS_TTL_MS. Only the
+   * permission answer is kept, never the workspace (its lock must be read fresh).
+   * Changes through this node clear it at once (identity changes, team access, workspace
+   * deletion), as do commits by another process on SQLite; changes made on another
+   * PostgreSQL node are seen within the TTL, as for the token cache (decision 0011).
+   */
+  private readonly accessCache: RecentCache<WorkspaceAccess>;
 
   constructor(private readonly deps: { db: Db; repo: WorkspaceRepo; organizations: OrganizationService; identity: IdentityService; clock: Clock }) {
     deps.organizations.onDelete(async (ex, organizationId) => {
       const ids = await deps.repo.idsOfOrganization(organizationId, ex);
       if (ids.length > 0 && this.hooks.onWorkspacesDeleted) await this.hooks.onWorkspacesDeleted(ex, ids);
     });
+    this.accessCache = new RecentCache({ clock: deps.clock, ttlMs: ACCESS_TTL_MS, max: 10_000, externalChanges: deps.db.externalChanges });
+    deps.identity.onIdentityChange(() => this.accessCache.clear());
+  }
+
+  /** Forgets every cached permission answer; call after a change of team access. */
+  forgetAccess(): void {
+    this.accessCache.clear();
   }
 
   setStateVersionHooks(hooks: Partial<StateVersionHooks>): void {
@@ -76,8 +97,15 @@ export class WorkspaceService {
   }
 
   private async access(actor: Actor, ws: Workspace): Promise<WorkspaceAccess> {
+    const key = `${actorAccessKey(actor)}\u0000${ws.id}`;
+    const cached = this.accessCache.get(key);
+    if (cached) return cached;
+    const since = this.accessCache.epoch();
     const { facts, grants } = await this.deps.identity.accessFacts(actor, ws.organizationId, [ws.id]);
-    return workspaceAccess({ ...facts, grants: grants.get(ws.id) ?? [] });
+    const access = workspaceAccess({ ...facts, grants: grants.get(ws.id) ?? [] });
+    // Only answers that allow something: a refusal is recomputed, so a new grant works at once.
+    if (access.read) this.accessCache.set(key, Object.freeze(access), since);
+    return access;
   }
 
   private async withCurrent(list: Workspace[]): Promise<Workspace[]> {
@@ -112,6 +140,19 @@ export class WorkspaceService {
   async authorize(actor: Actor, workspaceId: string, need: WorkspaceNeed): Promise<Workspace> {
     const { ws } = await this.load(actor, { id: workspaceId }, need);
     return ws;
+  }
+
+  /**
+   * The id of the workspace if the actor may do `need` on it, without reading the
+   * workspace when a recent permission answer says yes (the hot reads). The answer may
+   * be up to ACCESS_TTL_MS old for changes made elsewhere (see `accessCache`), and a
+   * workspace deleted on another node may still pass for that long: callers read what
+   * they need next by this id and find nothing.
+   */
+  async authorizedId(actor: Actor, workspaceId: string, need: WorkspaceNeed): Promise<string> {
+    const cached = this.accessCache.get(`${actorAccessKey(actor)}\u0000${workspaceId}`);
+    if (cached && allows(cached, need)) return workspaceId;
+    return (await this.authorize(actor, workspaceId, need)).id;
   }
 
   /** Throws conflict unless the workspace is locked by the actor (state writes need the lock). */
@@ -224,6 +265,7 @@ export class WorkspaceService {
       if (this.hooks.onWorkspacesDeleted) await this.hooks.onWorkspacesDeleted(trx, [ws.id]);
       await this.deps.repo.delete(ws.id, trx);
     });
+    this.accessCache.clear();
   }
 
   /** Adds flat tags (`POST /workspaces/:id/relationships/tags`); existing ones are kept. */

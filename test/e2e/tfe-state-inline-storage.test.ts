@@ -1,0 +1,79 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { dbKinds } from '../support/test-db.js';
+import { startTestServer } from '../support/test-server.js';
+import type { TestServer } from '../support/test-server.js';
+import { b64, call, createBody, createInline, download, inlineAttrs, stateFile, workspace } from './tfe-state-versions-fixture.js';
+
+// States sent inline at creation up to state_inline_max_size are kept in tfe_state_blobs.data,
+// in the version's own commit; larger ones go to the blob store (decision 0012).
+
+const LIMIT = 4096;
+
+const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+
+async function blobRow(srv: TestServer, sha: string) {
+  return srv.deps.core.db.kysely.selectFrom('tfe_state_blobs').select(['deleting', 'data', 'size']).where('sha256', '=', sha).executeTakeFirst();
+}
+
+for (const kind of dbKinds()) {
+  describe(`state versions: small states stored with their version [${kind}]`, () => {
+    let srv: TestServer;
+    before(async () => {
+      srv = await startTestServer(kind, { config: { stateInlineMaxSize: LIMIT } });
+    });
+    after(async () => srv.close());
+
+    it('keeps a small state and JSON state in the database, a large one in the blob store, and reads both back', async () => {
+      const f = await workspace(srv);
+      const small = stateFile(1, f.lineage);
+      assert.ok(small.length <= LIMIT);
+      const json = Buffer.from(JSON.stringify({ format_version: '1.0', values: { outputs: {} } }));
+      const r = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, {
+        body: createBody(inlineAttrs(small, 1, f.lineage, { 'json-state': b64(json) })),
+      });
+      assert.equal(r.status, 201, r.text);
+      for (const bytes of [small, json]) {
+        const row = await blobRow(srv, sha256(bytes));
+        assert.ok(row?.data && Buffer.from(row.data).equals(bytes), 'bytes are in the row');
+        assert.equal(Number(row?.size), bytes.length);
+        assert.equal(await srv.deps.core.blobs.stat(sha256(bytes)), undefined, 'and not in the blob store');
+      }
+      assert.ok((await download(srv, r.json.data.attributes['hosted-state-download-url'])).body.equals(small));
+      assert.ok((await download(srv, r.json.data.attributes['hosted-json-state-download-url'])).body.equals(json));
+      await srv.deps.worker.runUntilIdle();
+      const extracted = await call(srv, 'GET', `/api/v2/state-versions/${r.json.data.id}?include=outputs`);
+      assert.equal(extracted.json.data.attributes['resources-processed'], true);
+      assert.equal(extracted.json.data.attributes.resources.length, 2, 'extraction read the inline bytes');
+
+      const { data: big, bytes: bigBytes } = await createInline(srv, f, 2, { extra: 'x'.repeat(LIMIT) });
+      assert.ok(bigBytes.length > LIMIT);
+      const bigRow = await blobRow(srv, sha256(bigBytes));
+      assert.equal(bigRow?.data ?? null, null, 'no bytes in the row');
+      assert.equal((await srv.deps.core.blobs.stat(sha256(bigBytes)))?.size, bigBytes.length);
+      assert.ok((await download(srv, big.attributes['hosted-state-download-url'])).body.equals(bigBytes));
+
+      const diff = await call(srv, 'GET', `/api/v2/state-versions/${big.id}/diff?against=${r.json.data.id}`);
+      assert.equal(diff.status, 200, diff.text);
+    });
+
+    it('collects unreferenced inline bytes and takes the same content again', async () => {
+      const f = await workspace(srv);
+      const { data: v1, bytes } = await createInline(srv, f, 1, { extra: 'collect-me' });
+      await createInline(srv, f, 2, { extra: 'collect-me' });
+      for (const a of ['soft_delete_backing_data', 'permanently_delete_backing_data']) {
+        assert.equal((await call(srv, 'POST', `/api/v2/state-versions/${v1.id}/actions/${a}`)).status, 200);
+      }
+      await srv.deps.worker.runUntilIdle();
+      const gone = await blobRow(srv, sha256(bytes));
+      assert.equal(gone?.deleting, 1);
+      assert.equal(gone?.data ?? null, null, 'the bytes went with the collection');
+
+      const again = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, { body: createBody(inlineAttrs(bytes, 1, f.lineage, { force: true })) });
+      assert.equal(again.status, 201, again.text);
+      assert.equal((await blobRow(srv, sha256(bytes)))?.deleting, 0);
+      assert.ok((await download(srv, again.json.data.attributes['hosted-state-download-url'])).body.equals(bytes));
+    });
+  });
+}
