@@ -85,7 +85,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
   };
   const stateRepo = new StateVersionRepo({ db: db.kysely, batchCommits: db.kind === 'sqlite' });
   const stateCore = { repo: stateRepo, blobs: core.blobs, jobs: core.jobs, clock, settings: stateSettings };
-  // SQLite is one node by construction, so the current version can be kept in memory (decision 0011).
+  // SQLite is one node by construction, so the current version can be kept in memory (decision 0014).
   const currentVersionCache = db.kind === 'sqlite' ? { externalChanges: db.externalChanges } : undefined;
   const stateVersions = new StateVersionService({ ...stateCore, workspaces, secrets: core.secrets, currentVersionCache });
   const stateUploads = new StateUploadService({ ...stateCore, versions: stateVersions });

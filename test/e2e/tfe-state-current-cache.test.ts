@@ -9,7 +9,7 @@ import type { TestServer } from '../support/test-server.js';
 import { assertError, call, createInline, createPending, put, stateFile, teamWithAccess, workspace } from './tfe-state-versions-fixture.js';
 import type { Res, WorkspaceFixture } from './tfe-state-versions-fixture.js';
 
-// GET …/current-state-version is answered from memory where it can be (decision 0011):
+// GET …/current-state-version is answered from memory where it can be (decision 0014):
 // these tests read it before and after every kind of write and check that no answer is stale.
 
 async function current(srv: TestServer, wsId: string, token?: string): Promise<Res> {

@@ -7,7 +7,7 @@ import type { TestServer } from '../support/test-server.js';
 import { b64, call, createBody, createInline, download, inlineAttrs, stateFile, workspace } from './tfe-state-versions-fixture.js';
 
 // States sent inline at creation up to state_inline_max_size are kept in tfe_state_blobs.data,
-// in the version's own commit; larger ones go to the blob store (decision 0012).
+// in the version's own commit; larger ones go to the blob store (decision 0015).
 
 const LIMIT = 4096;
 

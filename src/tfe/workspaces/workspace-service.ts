@@ -74,7 +74,7 @@ export class WorkspaceService {
    * permission answer is kept, never the workspace (its lock must be read fresh).
    * Changes through this node clear it at once (identity changes, team access, workspace
    * deletion), as do commits by another process on SQLite; changes made on another
-   * PostgreSQL node are seen within the TTL, as for the token cache (decision 0011).
+   * PostgreSQL node are seen within the TTL, as for the token cache (decision 0014).
    */
   private readonly accessCache: RecentCache<WorkspaceAccess>;
 
