@@ -9,6 +9,7 @@ import { startSecondNode, startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
 import { mountWithRoot, role } from './pki-issue-helpers.js';
 import type { Vault } from './pki-issue-helpers.js';
+import { opensslRootCa, signIntermediateCsr } from './pki-issuers-openssl.js';
 import { defaultCrl, opensslSerial } from './pki-revocation-helpers.js';
 import { vaultClient } from './vault-http.js';
 
@@ -301,6 +302,45 @@ for (const kind of dbKinds()) {
       }
       await config({ ocsp_disable: false });
       assert.equal((await post(s.ocspUrl, req)).status, 200);
+    });
+
+    it('concurrent requests about different certificates, read together, each get their own status', async () => {
+      const s = await setup();
+      const certs = [];
+      for (let i = 0; i < 4; i++) certs.push(await issueLeased(v, s.mount, `c${i}.test`));
+      await revokeLease(v, certs[1]!.leaseId);
+      await revokeLease(v, certs[3]!.leaseId);
+      const reqs = certs.map((c, i) => ocspRequest(s.rootPem, c.serial, { sha256: i % 2 === 0 }));
+      const answers = await Promise.all(Array.from({ length: 48 }, (_, k) => post(s.ocspUrl, reqs[k % 4]!)));
+      for (let k = 0; k < 48; k++) {
+        const i = k % 4;
+        const out = readAnswer(answers[k]!.body, s.rootPem, certs[i]!.serial, { sha256: i % 2 === 0 });
+        assert.match(out, /Response verify OK/);
+        assert.match(out, i % 2 === 1 ? /: revoked\n/ : /: good\n/, `request ${k}`);
+      }
+    });
+
+    it('a revoked intermediate issuer is answered revoked by its parent', async () => {
+      const mount = `pki-ocsp-int-${kind}-${process.pid}`;
+      let r = await v('POST', `sys/mounts/${mount}`, { body: { type: 'pki', config: { max_lease_ttl: '87600h' } } });
+      assert.equal(r.status, 204, r.text);
+      const parent = opensslRootCa('OCSP Imported Root');
+      r = await v('POST', `${mount}/config/ca`, { body: { pem_bundle: `${parent.keyPem}\n${parent.certPem}` } });
+      assert.equal(r.status, 200, r.text);
+      r = await v('POST', `${mount}/intermediate/generate/internal`, { body: { common_name: 'OCSP Int CA', key_type: 'ec' } });
+      assert.equal(r.status, 200, r.text);
+      const intPem = signIntermediateCsr(r.json.data.csr, parent.certPem, parent.keyPem);
+      r = await v('POST', `${mount}/intermediate/set-signed`, { body: { certificate: intPem } });
+      assert.equal(r.status, 200, r.text);
+      const intId = r.json.data.imported_issuers[0];
+      const url = `${server.url}/v1/${mount}/ocsp`;
+      assert.match(await ocspQuery({ url, issuerPem: parent.certPem, certPem: intPem, nonce: false }), /: good\n/);
+      r = await v('POST', `${mount}/issuer/${intId}/revoke`, { body: {} });
+      assert.equal(r.status, 200, r.text);
+      const out = await ocspQuery({ url, issuerPem: parent.certPem, certPem: intPem, nonce: false });
+      assert.match(out, /Response verify OK/);
+      assert.match(out, /: revoked\n/);
+      assert.match(out, new RegExp(`Revocation Time: ${opensslTime(r.json.data.revocation_time)}`));
     });
 
     it('two nodes on one database: after a revocation on one, the other answers revoked at once', async () => {
