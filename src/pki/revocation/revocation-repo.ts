@@ -75,31 +75,40 @@ export class RevocationRepo {
   }
 
   /**
-   * Stamps `at` on those of `serials` not yet revoked and attributes each to its issuer;
-   * returns the serials this call revoked (the others were revoked before).
+   * Stamps `at` on those of `serials` not yet revoked and not expired at `at`, attributing
+   * each to its issuer; returns what this call revoked (serial and issuer id, '' if none).
    */
-  async markRevoked(ex: Executor, mountId: string, serials: readonly string[], at: Date): Promise<string[]> {
-    const out: string[] = [];
+  async markRevoked(ex: Executor, mountId: string, serials: readonly string[], at: Date): Promise<{ serial: string; issuerId: string }[]> {
+    const out: { serial: string; issuerId: string }[] = [];
+    const iso = at.toISOString();
     for (const chunk of fixedChunks(serials)) {
       const rows = await ex
         .updateTable('pki_certs')
-        .set((eb) => ({ revoked_at: at.toISOString(), revocation_issuer_id: eb.ref('issuer_id') }))
+        .set((eb) => ({ revoked_at: iso, revocation_issuer_id: eb.ref('issuer_id') }))
         .where('mount_id', '=', mountId)
         .where('serial', 'in', chunk)
         .where('revoked_at', 'is', null)
-        .returning('serial')
+        .where('not_after', '>', iso)
+        .returning(['serial', 'issuer_id'])
         .execute();
-      for (const r of rows) out.push(r.serial);
+      for (const r of rows) out.push({ serial: r.serial, issuerId: r.issuer_id ?? '' });
     }
     return out;
   }
 
-  /** Revocation times of these serials (for those revoked meanwhile by someone else). */
-  async revokedTimes(ex: Executor, mountId: string, serials: readonly string[]): Promise<Map<string, Date>> {
-    const out = new Map<string, Date>();
+  /** States of these serials (those that exist). */
+  async certStates(ex: Executor, mountId: string, serials: readonly string[]): Promise<Map<string, CertState>> {
+    const out = new Map<string, CertState>();
     for (const chunk of fixedChunks(serials)) {
-      const rows = await ex.selectFrom('pki_certs').select(['serial', 'revoked_at']).where('mount_id', '=', mountId).where('serial', 'in', chunk).execute();
-      for (const r of rows) if (r.revoked_at) out.set(r.serial, new Date(r.revoked_at));
+      const rows = await ex
+        .selectFrom('pki_certs')
+        .select(['serial', 'issuer_id', 'not_after', 'revoked_at'])
+        .where('mount_id', '=', mountId)
+        .where('serial', 'in', chunk)
+        .execute();
+      for (const r of rows) {
+        out.set(r.serial, { serial: r.serial, issuerId: r.issuer_id ?? '', notAfter: new Date(r.not_after), revokedAt: r.revoked_at ? new Date(r.revoked_at) : null });
+      }
     }
     return out;
   }

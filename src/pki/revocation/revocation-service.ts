@@ -25,15 +25,26 @@ export interface RevokeInput {
 /** Called after revocations were committed, with the storage-form serials newly revoked. */
 export type RevokedListener = (mountId: string, serials: readonly string[]) => void;
 
+type Outcome = RevokeOutcome & { warnings: string[] };
+
 interface Pending {
   mountId: string;
   serial: string;
-  issuerId: string;
-  resolve(r: { revokedAt: Date; newly: boolean; warnings: string[] }): void;
+  resolve(r: Outcome): void;
   reject(err: unknown): void;
 }
 
 const MAX_BATCH = 2000;
+
+const notFoundSerial = (serial: string) => invalid(`certificate with serial ${formatSerial(serial)} not found.`, 'serial_number');
+
+/** Expired certificates are not added to CRLs; Vault answers 200 with only this warning. */
+const expiredOutcome = (serial: string): Outcome => ({
+  kind: 'expired',
+  serial,
+  warning: `certificate with serial ${formatSerial(serial)} already expired; refusing to add to CRL`,
+  warnings: [],
+});
 const ISSUER_CACHE_MS = 1000;
 
 /**
@@ -104,13 +115,13 @@ export class RevocationService {
     }
     const serial = normalizeSerial(input.serialNumber!);
     this.#refuseIssuer(await this.#issuers(mountId), serial);
-    const row = await this.deps.repo.certState(this.deps.repo.executor, mountId, serial);
-    if (!row) throw invalid(`certificate with serial ${formatSerial(serial)} not found.`, 'serial_number');
     if (key) {
       const der = await this.deps.repo.certDer(this.deps.repo.executor, mountId, serial);
-      if (!der || !samePublicKey(key, parseCertificate(der).publicKey)) throw invalid("the private key does not match the certificate's public key", 'private_key');
+      if (!der) throw notFoundSerial(serial);
+      if (!samePublicKey(key, parseCertificate(der).publicKey)) throw invalid("the private key does not match the certificate's public key", 'private_key');
     }
-    return this.#revokeStored(mountId, row.serial, row.issuerId, row.notAfter, row.revokedAt);
+    // The hot path: the batch looks the serial up along with its neighbours.
+    return this.#enqueue(mountId, serial);
   }
 
   /** The lease revoker of certificate leases: same effect as `revoke`; unknown and expired certificates are fine. */
@@ -123,7 +134,7 @@ export class RevocationService {
       }
       const row = await this.deps.repo.certState(this.deps.repo.executor, lease.mountId, d.serial);
       if (!row) return;
-      await this.#revokeStored(lease.mountId, row.serial, row.issuerId, row.notAfter, row.revokedAt);
+      await this.#enqueue(lease.mountId, row.serial);
     } catch (err) {
       // A CA certificate (an issuer) is never revoked through its lease, as in Vault.
       if (isDomainError(err) && err.kind === 'invalid' && /own CRL/.test(err.message)) return;
@@ -190,18 +201,12 @@ export class RevocationService {
         row = await this.deps.repo.certState(ex, mountId, cert.serialHex);
       }
     }
-    return this.#revokeStored(mountId, cert.serialHex, row?.issuerId ?? issuerId, row?.notAfter ?? cert.notAfter, row?.revokedAt ?? null);
+    if (!row) return expiredOutcome(cert.serialHex);
+    return this.#enqueue(mountId, cert.serialHex);
   }
 
-  async #revokeStored(mountId: string, serial: string, issuerId: string, notAfter: Date, revokedAt: Date | null): Promise<RevokeOutcome & { warnings: string[] }> {
-    if (revokedAt) return { kind: 'revoked', serial, revokedAt, issuerId, newlyRevoked: false, warnings: [] };
-    if (notAfter.getTime() <= this.deps.clock.now().getTime()) {
-      return { kind: 'expired', serial, warning: `certificate with serial ${formatSerial(serial)} already expired; refusing to add to CRL`, warnings: [] };
-    }
-    const r = await new Promise<{ revokedAt: Date; newly: boolean; warnings: string[] }>((resolve, reject) => {
-      this.#batches.push({ mountId, serial, issuerId, resolve, reject });
-    });
-    return { kind: 'revoked', serial, revokedAt: r.revokedAt, issuerId, newlyRevoked: r.newly, warnings: r.warnings };
+  #enqueue(mountId: string, serial: string): Promise<Outcome> {
+    return new Promise<Outcome>((resolve, reject) => this.#batches.push({ mountId, serial, resolve, reject }));
   }
 
   async #write(batch: Pending[]): Promise<void> {
@@ -218,23 +223,27 @@ export class RevocationService {
     const repo = this.deps.repo;
     const serials = [...new Set(items.map((p) => p.serial))];
     const at = this.deps.clock.now();
-    const { newly, times, config } = await repo.transaction(async (tx) => {
-      const newly = await repo.markRevoked(tx, mountId, serials, at);
-      const done = new Set(newly);
-      const times = await repo.revokedTimes(tx, mountId, serials.filter((s) => !done.has(s)));
+    const { newly, states, config } = await repo.transaction(async (tx) => {
+      const newly = new Map((await repo.markRevoked(tx, mountId, serials, at)).map((r) => [r.serial, r.issuerId]));
+      // Unknown, already revoked or expired: read why (rare).
+      const states = await repo.certStates(tx, mountId, serials.filter((s) => !newly.has(s)));
       const config = await this.deps.crls.getConfig(mountId, tx);
-      if (newly.length > 0 && config.autoRebuild) await this.deps.crls.scheduleAfterRevocation(tx, mountId, config);
-      return { newly: done, times, config };
+      if (newly.size > 0 && config.autoRebuild) await this.deps.crls.scheduleAfterRevocation(tx, mountId, config);
+      return { newly, states, config };
     });
     let warnings: string[] = [];
     if (newly.size > 0) {
-      this.#emit(mountId, [...newly]);
-      if (!config.autoRebuild) {
-        const issuers = new Set(items.filter((p) => newly.has(p.serial)).map((p) => p.issuerId));
-        warnings = await this.deps.crls.request(mountId, { complete: true, delta: false, issuers });
-      }
+      this.#emit(mountId, [...newly.keys()]);
+      if (!config.autoRebuild) warnings = await this.deps.crls.request(mountId, { complete: true, delta: false, issuers: new Set(newly.values()) });
     }
-    for (const p of items) p.resolve({ revokedAt: newly.has(p.serial) ? at : (times.get(p.serial) ?? at), newly: newly.has(p.serial), warnings });
+    for (const p of items) {
+      const issuerId = newly.get(p.serial);
+      const state = states.get(p.serial);
+      if (issuerId !== undefined) p.resolve({ kind: 'revoked', serial: p.serial, revokedAt: at, issuerId, newlyRevoked: true, warnings });
+      else if (!state) p.reject(notFoundSerial(p.serial));
+      else if (state.revokedAt) p.resolve({ kind: 'revoked', serial: p.serial, revokedAt: state.revokedAt, issuerId: state.issuerId, newlyRevoked: false, warnings: [] });
+      else p.resolve(expiredOutcome(p.serial));
+    }
   }
 
   #emit(mountId: string, serials: readonly string[]): void {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PkiIssuer } from '../issuers/issuer.js';
-import { applyCrlConfig, autoRebuildDue, crlGroups, crlSignatureOptions, crlTimes, DEFAULT_CRL_CONFIG, revokedIssuerEntries, rfc3339Nano } from './revocation.js';
+import { applyCrlConfig, autoRebuildDue, crlGroups, crlSignatureOptions, crlTimes, DEFAULT_CRL_CONFIG, revocationTimeFields, revokedIssuerEntries } from './revocation.js';
 
 const issuer = (id: string, seq: number, over: Partial<PkiIssuer> = {}): PkiIssuer =>
   ({
@@ -89,9 +89,8 @@ describe('CRL groups', () => {
 });
 
 describe('formatting', () => {
-  it('prints RFC 3339 times as Go does, without trailing zero fractions', () => {
-    assert.equal(rfc3339Nano(new Date('2026-01-01T00:00:00.000Z')), '2026-01-01T00:00:00Z');
-    assert.equal(rfc3339Nano(new Date('2026-01-01T00:00:10.120Z')), '2026-01-01T00:00:10.12Z');
+  it('answers revocation times as Unix seconds and RFC 3339', () => {
+    assert.deepEqual(revocationTimeFields(new Date('2026-01-01T00:00:10.120Z')), { revocation_time: 1767225610, revocation_time_rfc3339: '2026-01-01T00:00:10.120Z' });
   });
 
   it('maps revocation_signature_algorithm to hash size and padding', () => {

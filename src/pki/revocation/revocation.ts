@@ -200,14 +200,12 @@ export function autoRebuildDue(nextUpdate: Date, t: CrlTimes): Date {
   return new Date(nextUpdate.getTime() - t.gracePeriodSeconds * 1000);
 }
 
-/** The fields `revoke` answers with (reference 5.1). */
+/**
+ * The fields `revoke` answers with (reference 5.1). The RFC 3339 form has millisecond
+ * precision, as every other time of this API (cert/:serial, issuer reads) has.
+ */
 export function revocationTimeFields(at: Date): { revocation_time: number; revocation_time_rfc3339: string } {
-  return { revocation_time: Math.floor(at.getTime() / 1000), revocation_time_rfc3339: rfc3339Nano(at) };
-}
-
-/** RFC 3339 with nanoseconds as Go prints it (`2026-01-01T00:00:00.123Z`, trailing zeros dropped). */
-export function rfc3339Nano(at: Date): string {
-  return at.toISOString().replace(/\.?0+Z$/, 'Z');
+  return { revocation_time: Math.floor(at.getTime() / 1000), revocation_time_rfc3339: at.toISOString() };
 }
 
 /** Hash size and padding of an issuer's revocation_signature_algorithm ('' = the key's default). */
@@ -215,4 +213,9 @@ export function crlSignatureOptions(alg: string): { signatureBits?: number; useP
   const m = /^SHA(256|384|512)WithRSA(PSS)?$/i.exec(alg) ?? /^ECDSAWithSHA(256|384|512)$/i.exec(alg);
   if (!m) return {};
   return { signatureBits: Number(m[1]), usePss: m[2] !== undefined };
+}
+
+/** RFC 3339 with nanoseconds as Go prints it (`2026-01-01T00:00:00.123Z`, trailing zeros dropped). */
+export function rfc3339Nano(at: Date): string {
+  return at.toISOString().replace(/\.?0+Z$/, 'Z');
 }
