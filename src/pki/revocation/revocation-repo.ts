@@ -96,8 +96,8 @@ export class RevocationRepo {
     return out;
   }
 
-  /** States of these serials (those that exist). */
-  async certStates(ex: Executor, mountId: string, serials: readonly string[]): Promise<Map<string, CertState>> {
+  /** States of these serials (those that exist), in the caller's transaction. */
+  async statesIn(ex: Executor, mountId: string, serials: readonly string[]): Promise<Map<string, CertState>> {
     const out = new Map<string, CertState>();
     for (const chunk of fixedChunks(serials)) {
       const rows = await ex

@@ -226,7 +226,7 @@ export class RevocationService {
     const { newly, states, config } = await repo.transaction(async (tx) => {
       const newly = new Map((await repo.markRevoked(tx, mountId, serials, at)).map((r) => [r.serial, r.issuerId]));
       // Unknown, already revoked or expired: read why (rare).
-      const states = await repo.certStates(tx, mountId, serials.filter((s) => !newly.has(s)));
+      const states = await repo.statesIn(tx, mountId, serials.filter((s) => !newly.has(s)));
       const config = await this.deps.crls.getConfig(mountId, tx);
       if (newly.size > 0 && config.autoRebuild) await this.deps.crls.scheduleAfterRevocation(tx, mountId, config);
       return { newly, states, config };
