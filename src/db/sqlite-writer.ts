@@ -86,11 +86,19 @@ export class SqliteWriter {
   }
 }
 
+/**
+ * Buffers copied into memory of their own: a Buffer is often a view into a larger
+ * allocation (Node's 8 KB pool), and posting a view clones all of the memory behind it.
+ */
+function exact(v: unknown): unknown {
+  return Buffer.isBuffer(v) && (v.byteOffset !== 0 || v.byteLength !== v.buffer.byteLength) ? new Uint8Array(v) : v;
+}
+
 /** A Kysely whose queries are only recorded into `into`, with SQLite's SQL dialect. */
 function recorder(into: Statement[]): Kysely<Database> {
   const connection: DatabaseConnection = {
     executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
-      into.push({ sql: q.sql, parameters: q.parameters });
+      into.push({ sql: q.sql, parameters: q.parameters.map(exact) });
       return Promise.resolve({ rows: [], numAffectedRows: 1n });
     },
     // eslint-disable-next-line require-yield
