@@ -93,9 +93,9 @@ export async function registerStateVersionRoutes(app: FastifyInstance, deps: Sta
 
   app.post<{ Params: { workspaceId: string } }>('/workspaces/:workspaceId/state-versions', async (request, reply) => {
     const input = parseCreateBody(request.body);
-    const v = await versions.create(requireActor(request), request.params.workspaceId, input);
+    const { version: v, outputIds } = await versions.createWithOutputIds(requireActor(request), request.params.workspaceId, input);
     request.log.info({ workspaceId: v.workspaceId, stateVersionId: v.id, serial: v.serial, status: v.status }, 'state version created');
-    return one(request, reply, v, 201);
+    return one(request, reply, v, 201, outputIds);
   });
 
   app.patch<{ Params: { workspaceId: string } }>('/workspaces/:workspaceId/state-versions', async (request, reply) => {

@@ -135,6 +135,11 @@ export class StateVersionService {
 
   /** Create a state version (POST /workspaces/:id/state-versions). */
   async create(actor: Actor, workspaceId: string, input: CreateStateVersionInput): Promise<StateVersion> {
+    return (await this.createWithOutputIds(actor, workspaceId, input)).version;
+  }
+
+  /** create() with the ids of the outputs it stored (from `json-state-outputs`), so the answer needs no read. */
+  async createWithOutputIds(actor: Actor, workspaceId: string, input: CreateStateVersionInput): Promise<{ version: StateVersion; outputIds: string[] }> {
     const ws = await this.writableWorkspace(actor, workspaceId);
     const claims: StateClaims = { serial: input.serial, md5: input.md5.toLowerCase(), lineage: input.lineage };
 
@@ -229,7 +234,7 @@ export class StateVersionService {
           if (outputs) await this.deps.repo.insertOutputs(trx, { id, workspaceId: ws.id }, outputs);
           if (!pending) await this.deps.jobs.enqueue(trx, extractionJob(id));
           // Making it current changes nothing in its row.
-          return created;
+          return { version: created, outputIds: outputs?.map((o) => o.id) ?? [] };
         });
       } catch (err) {
         if (!(err instanceof BlobCollectedError) || attempt >= 2) throw err;
