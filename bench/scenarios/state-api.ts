@@ -17,8 +17,9 @@ export const stateCreateInline: Scenario = {
   notes:
     'Every request carries a new serial in a workspace of its own connection (the API refuses serials that go ' +
     'backwards), so each one is a real new version: base64 decoding, the MD5 check, parsing the state header, ' +
-    'writing the blob, committing the version row and enqueueing the extraction job. Durability on return means ' +
-    'one fsync (SQLite) or commit (PostgreSQL) per request, which is what bounds this number.',
+    'storing the state, committing the version row and enqueueing the extraction job. States up to ' +
+    'state_inline_max_size (64 KB) are stored in the database in the version\'s own transaction, and concurrent ' +
+    'creates share one commit (one fsync on SQLite), so durability on return costs one fsync per batch, not per request.',
   async run(ctx) {
     const sr = await ctx.strongroom({ jobWorker: false });
     const pool: BenchWorkspace[] = [];
