@@ -24,6 +24,7 @@ Options:
   --no-install        skip peers that are not installed instead of installing their Debian packages
   --smoke             about one second per scenario with tiny data and no installs
   --json FILE         also write the results as JSON
+  --cpu-prof DIR      write a V8 CPU profile of each Strongroom server into DIR (open in Chrome DevTools)
   --write-docs        rewrite docs/benchmarks.md from the results
 Scenarios: ${SCENARIOS.map((s) => s.name).join(', ')}
 `;
@@ -44,6 +45,7 @@ function parse(argv: string[]): { names: string[]; opts: RunOptions; json?: stri
       'no-install': { type: 'boolean' },
       smoke: { type: 'boolean' },
       json: { type: 'string' },
+      'cpu-prof': { type: 'string' },
       'write-docs': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -70,6 +72,7 @@ function parse(argv: string[]): { names: string[]; opts: RunOptions; json?: stri
     smoke,
     install: !smoke && values['no-install'] !== true,
     postgresUrl: values['postgres-url'] ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    cpuProfileDir: values['cpu-prof'] ?? null,
   };
   const names: string[] = [];
   for (const p of positionals.flatMap((x) => x.split(','))) {
@@ -133,7 +136,7 @@ async function main(): Promise<number> {
         strongroom: (o) => {
           if (!server) {
             const extraArgs = o?.jobWorker === false ? ['--job-worker', 'false'] : [];
-            server = startStrongroom(serverGroup, { db: opts.db, postgresUrl: opts.postgresUrl, extraArgs });
+            server = startStrongroom(serverGroup, { db: opts.db, postgresUrl: opts.postgresUrl, extraArgs, cpuProfileDir: opts.cpuProfileDir });
           }
           return server;
         },

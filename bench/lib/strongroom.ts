@@ -39,12 +39,13 @@ function childEnv(): NodeJS.ProcessEnv {
  */
 export async function startStrongroom(
   group: ProcessGroup,
-  opts: { db: 'sqlite' | 'postgres'; postgresUrl: string; extraArgs?: string[] },
+  opts: { db: 'sqlite' | 'postgres'; postgresUrl: string; extraArgs?: string[]; cpuProfileDir?: string | null },
 ): Promise<Strongroom> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run the build first (npm run bench builds)`);
   const port = await freePort();
   const token = `bench-${randomBytes(12).toString('hex')}`;
-  const args = [CLI, 'server', '--dev', '--dev-root-token', token, '--listen', `127.0.0.1:${port}`, '--log-level', 'warn'];
+  const profile = opts.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfileDir}`] : [];
+  const args = [...profile, CLI, 'server', '--dev', '--dev-root-token', token, '--listen', `127.0.0.1:${port}`, '--log-level', 'warn'];
   let dropDb: (() => Promise<void>) | null = null;
   let databaseUrl: string | null = null;
   if (opts.db === 'postgres') {

@@ -57,6 +57,8 @@ export interface RunOptions {
   smoke: boolean;
   install: boolean;
   postgresUrl: string;
+  /** Where the servers under test write V8 CPU profiles (--cpu-prof), or null. */
+  cpuProfileDir: string | null;
 }
 
 /** What a scenario gets to work with. Everything it starts goes through `group`. */
