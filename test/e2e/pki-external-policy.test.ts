@@ -322,6 +322,19 @@ describe('external-policy issuance over HTTPS', () => {
         r = await v('POST', `${mount}/external-policy/sign/web`, { body: { common_name: 's.example.com' } });
         assert.equal(r.status, 400);
         assert.match(r.json.errors[0], /"csr" is empty/);
+
+        // Sign paths do not read key_type / key_bits: whatever was sent reaches the service as is.
+        r = await v('POST', `${mount}/external-policy/sign/web`, { body: { csr: leaf.csr, common_name: 's.example.com', key_type: 'nonsense', key_bits: 'x' } });
+        assert.equal(r.status, 200, r.text);
+        assert.equal(received.at(-1)!.user_request_key_values.key_bits, 'x');
+        assert.equal(received.at(-1)!.user_request_key_values.key_type, 'nonsense');
+        assert.ok(keyMatchesCert(leaf.key, r.json.data.certificate));
+        // Issue reads them, so the same value is refused here before the service is asked.
+        const sent = received.length;
+        r = await v('POST', `${mount}/external-policy/issue/web`, { body: { common_name: 's.example.com', key_bits: 'x' } });
+        assert.equal(r.status, 400, r.text);
+        assert.match(r.json.errors[0], /key_bits/);
+        assert.equal(received.length, sent);
       });
 
       it('ACL: every path needs its capability; a scoped token is sent as the requester', async () => {

@@ -7,9 +7,10 @@
 import { jsonResult, mountLimits, parseInput } from '../config/route-kit.js';
 import type { PkiRequestContext, PkiResult, PkiRoute } from '../pki-route.js';
 import { defineFields } from '../vault-fields.js';
+import type { FieldValues } from '../vault-fields.js';
 import { ExternalPolicyFailure } from './external-policy.js';
 import type { ExternalPolicyConfig, IssuanceMode } from './external-policy.js';
-import type { ExternalPolicyService } from './external-policy-service.js';
+import type { ExternalPolicyRequest, ExternalPolicyService } from './external-policy-service.js';
 
 const configFields = defineFields({
   enabled: { type: 'bool' },
@@ -20,15 +21,35 @@ const configFields = defineFields({
   vault_client_cert_bundle: { type: 'string' },
 });
 
-/** The only parameters parsed here; everything else goes to the service as sent (reference 4.7). */
-const issueFields = defineFields({
+/**
+ * The only parameters parsed here, per mode; everything else, including a key_type sent to a
+ * sign path or a csr sent to issue, goes to the service exactly as sent (reference 4.7).
+ */
+const outputFields = {
   format: { type: 'string', default: 'pem' },
   private_key_format: { type: 'string', default: 'der' },
   remove_roots_from_chain: { type: 'bool', default: false },
-  key_type: { type: 'string', default: 'rsa' },
-  key_bits: { type: 'int', default: 0 },
-  csr: { type: 'string', default: '' },
+} as const;
+const issueFields = defineFields({ ...outputFields, key_type: { type: 'string', default: 'rsa' }, key_bits: { type: 'int', default: 0 } });
+const signFields = defineFields({ ...outputFields, csr: { type: 'string', default: '' } });
+
+type ParsedRequest = Pick<ExternalPolicyRequest, 'format' | 'privateKeyFormat' | 'removeRootsFromChain' | 'keyType' | 'keyBits' | 'csr'>;
+
+const outputValues = (v: FieldValues<typeof outputFields>): ParsedRequest => ({
+  format: v.format,
+  privateKeyFormat: v.private_key_format,
+  removeRootsFromChain: v.remove_roots_from_chain,
 });
+
+/** Parses the fields `mode` knows; the key is made here only on issue, a CSR is read only on the sign paths. */
+function parseModeFields(mode: IssuanceMode, body: unknown): ParsedRequest {
+  if (mode === 'issue') {
+    const { values: v } = issueFields.parse(body);
+    return { ...outputValues(v), keyType: v.key_type, keyBits: v.key_bits };
+  }
+  const { values: v } = signFields.parse(body);
+  return { ...outputValues(v), csr: v.csr };
+}
 
 const rfc3339 = (d: Date | null): string | null => (d ? d.toISOString().replace(/\.\d{3}Z$/, 'Z') : null);
 
@@ -51,21 +72,16 @@ export function configData(c: ExternalPolicyConfig): Record<string, unknown> {
 
 export function externalPolicyRoutes(service: ExternalPolicyService): PkiRoute[] {
   const run = async (ctx: PkiRequestContext, mode: IssuanceMode): Promise<PkiResult> => {
-    const { values: v } = issueFields.parse(ctx.body);
+    const parsed = parseModeFields(mode, ctx.body);
     const limits = mountLimits(ctx);
     try {
       const r = await service.issue({
+        ...parsed,
         mount: ctx.mount,
         mode,
         policyName: ctx.params.policy ?? '',
         issuerRef: ctx.params.ref,
         userValues: ctx.body,
-        format: v.format,
-        privateKeyFormat: v.private_key_format,
-        removeRootsFromChain: v.remove_roots_from_chain,
-        keyType: v.key_type,
-        keyBits: v.key_bits,
-        csr: v.csr,
         actor: ctx.token,
         mountDefaultTtl: limits.defaultTtlSeconds,
         mountMaxTtl: limits.maxTtlSeconds,

@@ -38,9 +38,12 @@ export interface ExternalPolicyRequest {
   format: string;
   privateKeyFormat: string;
   removeRootsFromChain: boolean;
-  keyType: string;
-  keyBits: number;
-  csr: string;
+  /** issue only: the key made here ('' or absent: rsa). */
+  keyType?: string;
+  /** issue only: 0 or absent is the key type's default size. */
+  keyBits?: number;
+  /** sign and sign-intermediate only: the caller's PEM CSR. */
+  csr?: string;
   actor: TokenInfo | undefined;
   mountDefaultTtl: number;
   mountMaxTtl: number;
@@ -135,14 +138,16 @@ export class ExternalPolicyService {
     let csrPem: string;
     let spki: Buffer;
     if (req.mode === 'issue') {
-      const params = resolveKeyParams(req.keyType.trim() === '' ? 'rsa' : req.keyType.trim().toLowerCase(), req.keyBits);
+      const keyType = (req.keyType ?? '').trim().toLowerCase();
+      const params = resolveKeyParams(keyType === '' ? 'rsa' : keyType, req.keyBits ?? 0);
       key = await this.#generate(params.type as KeyType, params.bits);
       csrPem = buildCsr({ subjectDer: EMPTY_NAME, privateKey: key.privateKey }).pem;
       spki = key.spki;
     } else {
-      if (req.csr.trim() === '') throw invalid('"csr" is empty', 'csr');
-      const csr = await parseCsrAsync(req.csr);
-      csrPem = req.csr;
+      const csrText = req.csr ?? '';
+      if (csrText.trim() === '') throw invalid('"csr" is empty', 'csr');
+      const csr = await parseCsrAsync(csrText);
+      csrPem = csrText;
       spki = csr.spkiDer;
     }
 
