@@ -141,7 +141,7 @@ describe('external-policy issuance over HTTPS', () => {
         assert.deepEqual(r.json.data, {
           enabled: false, external_service_url: '', timeout: 15_000_000_000, trusted_ca: '', trusted_leaf_certificate_bundle: '',
           vault_client_cert_bundle: '', entity_jmespath: '', group_jmespath: '', external_service_last_updated: null,
-          external_service_validated: false, last_successful_request: null,
+          external_service_validated: false, external_service_last_validated: null, last_successful_request: null,
         });
         r = await v('POST', `${mount}/external-policy/issue`, { body: { common_name: 'a.example.com' } });
         assert.equal(r.status, 400);
@@ -252,7 +252,17 @@ describe('external-policy issuance over HTTPS', () => {
 
         const status = (await v('GET', `${mount}/config/external-policy`)).json.data;
         assert.equal(status.external_service_validated, true);
-        assert.match(status.last_successful_request, /^\d{4}-\d\d-\d\dT/);
+        const instant = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+        assert.match(status.last_successful_request, instant);
+        assert.match(status.external_service_last_validated, instant);
+        assert.ok(status.external_service_last_validated >= status.external_service_last_updated, 'validated after the settings were written');
+        assert.ok(Math.abs(Date.parse(status.external_service_last_validated) - Date.now()) < 60_000);
+        // New trust settings are not validated yet; the last successful request stays.
+        const rewritten = await v('POST', `${mount}/config/external-policy`, { body: { trusted_ca: ca.certPem } });
+        assert.equal(rewritten.status, 200, rewritten.text);
+        assert.equal(rewritten.json.data.external_service_validated, false);
+        assert.equal(rewritten.json.data.external_service_last_validated, null);
+        assert.equal(rewritten.json.data.last_successful_request, status.last_successful_request);
 
         const ec = await v('POST', `${mount}/external-policy/issue/web`, { body: { common_name: 'ec.example.com', key_type: 'ec', key_bits: 384, private_key_format: 'pkcs8', format: 'der' } });
         assert.equal(ec.status, 200, ec.text);

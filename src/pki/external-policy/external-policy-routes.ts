@@ -66,6 +66,8 @@ export function configData(c: ExternalPolicyConfig): Record<string, unknown> {
     group_jmespath: '',
     external_service_last_updated: rfc3339(c.updatedAt),
     external_service_validated: c.validatedAt !== null,
+    // Beyond Vault: when the current settings were last validated by a well-formed answer.
+    external_service_last_validated: rfc3339(c.validatedAt),
     last_successful_request: rfc3339(c.lastSuccessAt),
   };
 }
