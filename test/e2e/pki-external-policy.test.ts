@@ -290,7 +290,7 @@ describe('external-policy issuance over HTTPS', () => {
       });
 
       it('the service chooses the issuer; per-issuer paths request theirs', async () => {
-        const { mount, rootPem, secondPem, secondId } = await setup();
+        const { mount, rootPem, rootId, secondPem, secondId } = await setup();
         let r = await v('POST', `${mount}/external-policy/issue/second`, { body: { common_name: 'o.example.com', key_type: 'ec' } });
         assert.equal(r.status, 200, r.text);
         assert.equal(r.json.data.issuing_ca, secondPem);
@@ -304,6 +304,16 @@ describe('external-policy issuance over HTTPS', () => {
         assert.match(verifyChain(r.json.data.certificate, [secondPem]), /OK/);
         r = await v('POST', `${mount}/issuer/nosuch/external-policy/issue/web`, { body: { common_name: 'p.example.com', key_type: 'ec' } });
         assert.equal(r.status, 400);
+
+        // The path only requests an issuer: an answer naming another one wins.
+        r = await v('POST', `${mount}/issuer/root/external-policy/issue/second`, { body: { common_name: 'q.example.com', key_type: 'ec' } });
+        assert.equal(r.status, 200, r.text);
+        assert.equal(received.at(-1)!.vault_request_values.requested_issuer_id, rootId);
+        assert.equal(received.at(-1)!.vault_request_values.requested_issuer_name, 'root');
+        assert.equal(r.json.data.issuing_ca, secondPem);
+        assert.deepEqual(r.json.data.ca_chain, [secondPem]);
+        assert.match(verifyChain(r.json.data.certificate, [secondPem]), /OK/);
+        assert.throws(() => verifyChain(r.json.data.certificate, [rootPem]));
       });
 
       it('sign and sign-intermediate: the caller CSR is forwarded; intermediates are CAs that openssl verifies', async () => {
