@@ -1,11 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from './deps.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { isListRewrittenSocket, listAwareClientErrorHandler } from './http/list-method.js';
-import { pkiPlugin } from './pki/pki-plugin.js';
+import { classifyError } from './http/error-kind.js';
+import { pkiPlugin, sendPkiError } from './pki/pki-plugin.js';
+import type { PkiServices } from './pki/pki-services.js';
+import { JSONAPI_CONTENT_TYPE, jsonApiError } from './tfe/jsonapi.js';
 import { tfePlugin } from './tfe/tfe-plugin.js';
 
 /** Builds the server with both products; never listens (main.ts and tests do). */
@@ -22,6 +25,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     return503OnClosing: true,
     clientErrorHandler: listAwareClientErrorHandler(() => app.server, Boolean(https)),
     forceCloseConnections: 'idle',
+    frameworkErrors: frameworkErrorHandler(deps.pki),
     ...(https ? { https } : {}),
   }) as unknown as FastifyInstance;
 
@@ -54,4 +58,27 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     void reply.status(404).send({ errors: [`no route for ${request.method} ${request.url.split('?')[0]}`] });
   });
   return app;
+}
+
+/**
+ * Requests Fastify refuses before any route or plugin sees them (a path with a bad percent
+ * escape) still get the envelope of the API they were meant for: JSON:API for the TFE paths,
+ * Vault's (or OCSP's, for an OCSP request) under /v1, plain JSON elsewhere.
+ */
+function frameworkErrorHandler(pki: PkiServices): (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
+  return (err, request, reply) => {
+    const url = request.url;
+    const c = classifyError(err);
+    const status = c.kind === 'http' ? (c.status ?? 400) : 400;
+    if (/^\/api\/v2(?:[/?]|$)/.test(url) || url.startsWith('/v1/object/')) {
+      void reply.status(status).type(JSONAPI_CONTENT_TYPE).send(jsonApiError(status, c.message));
+    } else if (/^\/v1(?:[/?]|$)/.test(url)) {
+      sendPkiError(pki, err, request, reply).catch((e: unknown) => {
+        request.log.error({ err: e }, 'request failed');
+        if (!reply.sent) void reply.status(500).send({ errors: ['internal error'] });
+      });
+    } else {
+      void reply.status(status).send({ errors: [c.message] });
+    }
+  };
 }

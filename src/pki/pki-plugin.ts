@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { classifyError } from '../http/error-kind.js';
 import type { Config } from '../config.js';
 import { OCSP_STATUS, ocspErrorResponse } from './crypto/ocsp.js';
@@ -7,14 +7,52 @@ import type { PkiServices } from './pki-services.js';
 
 const OCSP_REQUEST_TYPE = 'application/ocsp-request';
 const OCSP_BODY_LIMIT = 64 * 1024;
+/** A cheap first look, so that only URLs with an `ocsp` segment pay for the mount lookup. */
+const OCSP_SEGMENT = /\/ocsp(?:[/?]|$)/;
 
 /**
- * Requests an OCSP client made: a DER body, or a GET of `<mount>/ocsp/<base64>` (whose URL
- * may fail to decode before any route runs).
+ * Whether the raw URL names the OCSP endpoint of a mount: `<mount>/ocsp` for POST and PUT,
+ * `<mount>/ocsp` or `<mount>/ocsp/<base64>` for GET. The raw URL is used because a GET's
+ * request part may not even decode.
  */
-function isOcspRequest(request: FastifyRequest): boolean {
-  if ((request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() === OCSP_REQUEST_TYPE) return true;
-  return request.method === 'GET' && /^\/v1\/.+\/ocsp\//.test(request.url);
+async function isOcspUrl(services: PkiServices, method: string, url: string): Promise<boolean> {
+  const write = method === 'POST' || method === 'PUT';
+  if ((!write && method !== 'GET') || !OCSP_SEGMENT.test(url)) return false;
+  const q = url.indexOf('?');
+  const full = q < 0 ? url : url.slice(0, q);
+  if (!full.startsWith('/v1/')) return false;
+  const path = full.replace(/^\/v1\/+/, '');
+  if (path === 'sys' || path.startsWith('sys/') || path === 'auth/token' || path.startsWith('auth/token/')) return false;
+  const hit = await services.mounts.resolve(path).catch(() => undefined);
+  if (!hit) return false;
+  const rest = hit.rest.replace(/\/+$/, '');
+  return rest === 'ocsp' || (!write && hit.rest.startsWith('ocsp/'));
+}
+
+const labelledOcsp = (request: FastifyRequest): boolean =>
+  (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() === OCSP_REQUEST_TYPE;
+
+/** Requests an OCSP client made: labelled as one, or sent to a mount's OCSP endpoint. */
+async function isOcspRequest(services: PkiServices, request: FastifyRequest): Promise<boolean> {
+  return labelledOcsp(request) || isOcspUrl(services, request.method, request.url);
+}
+
+/**
+ * The PKI API's error answer: Vault's JSON envelope, or an OCSP error response to an OCSP
+ * client (a body too large or unreadable, a URL that does not decode: a malformed request).
+ * Also used by the app for requests Fastify refuses before routing.
+ */
+export async function sendPkiError(services: PkiServices, err: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const c = classifyError(err);
+  const status = c.kind === 'http' ? (c.status ?? 400) : vaultStatusFor(c.kind);
+  if (status >= 500) request.log.error({ err }, 'request failed');
+  if (await isOcspRequest(services, request)) {
+    const ocsp = status >= 500 ? OCSP_STATUS.internalError : OCSP_STATUS.malformedRequest;
+    void reply.status(status >= 500 ? 500 : 400).type('application/ocsp-response').send(ocspErrorResponse(ocsp));
+    return;
+  }
+  const message = status >= 500 ? 'internal error' : status === 403 ? 'permission denied' : c.message;
+  void reply.status(status).type('application/json').send(vaultError([message]));
 }
 
 export interface PkiPluginOptions {
@@ -24,7 +62,7 @@ export interface PkiPluginOptions {
 
 /**
  * The Vault-compatible API under /v1: lenient bodies (JSON whatever the content type,
- * or form-encoded), Vault's error envelope and 404s. Registered without fastify-plugin
+ * or form-encoded; DER for OCSP), Vault's error envelope (OCSP's for OCSP requests) and 404s. Registered without fastify-plugin
  * so these handlers stay inside this scope.
  */
 export const pkiPlugin: FastifyPluginAsync<PkiPluginOptions> = async (app: FastifyInstance, opts) => {
@@ -54,19 +92,18 @@ export const pkiPlugin: FastifyPluginAsync<PkiPluginOptions> = async (app: Fasti
   // responder itself answers anything above Vault's 2048 bytes as malformedRequest.
   app.addContentTypeParser(OCSP_REQUEST_TYPE, { parseAs: 'buffer', bodyLimit: OCSP_BODY_LIMIT }, (_req, body, done) => done(null, body));
 
-  app.setErrorHandler((err, request, reply) => {
-    const c = classifyError(err);
-    const status = c.kind === 'http' ? (c.status ?? 400) : vaultStatusFor(c.kind);
-    if (status >= 500) request.log.error({ err }, 'request failed');
-    if (isOcspRequest(request)) {
-      // An OCSP client understands only OCSP: a body too large or unreadable is a malformed request.
-      const ocsp = status >= 500 ? OCSP_STATUS.internalError : OCSP_STATUS.malformedRequest;
-      void reply.status(status >= 500 ? 500 : 400).type('application/ocsp-response').send(ocspErrorResponse(ocsp));
-      return;
-    }
-    const message = status >= 500 ? 'internal error' : status === 403 ? 'permission denied' : c.message;
-    void reply.status(status).type('application/json').send(vaultError([message]));
+  // A POST to a mount's OCSP endpoint is an OCSP request whatever its Content-Type says (or
+  // whether it has one): its body is read as DER by the OCSP parser, and errors answer in OCSP.
+  // Requests labelled correctly already get that parser, so only the others pay for the check.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if ((request.method !== 'POST' && request.method !== 'PUT') || !OCSP_SEGMENT.test(request.url) || labelledOcsp(request)) return done();
+    isOcspUrl(opts.services, request.method, request.url).then((ocsp) => {
+      if (ocsp) request.headers = { 'content-type': OCSP_REQUEST_TYPE };
+      done();
+    }, done);
   });
+
+  app.setErrorHandler((err, request, reply) => sendPkiError(opts.services, err, request, reply));
 
   app.setNotFoundHandler((_request, reply) => {
     void reply.status(404).type('application/json').send(vaultError([]));

@@ -85,8 +85,9 @@ function opensslTime(unixSeconds: number): string {
   return `${mon} ${String(d.getUTCDate()).padStart(2, ' ')} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())} ${d.getUTCFullYear()} GMT`;
 }
 
-async function post(url: string, body: Buffer, contentType = 'application/ocsp-request'): Promise<{ status: number; type: string; body: Buffer; headers: Headers }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': contentType }, body });
+/** A POST of raw bytes; `contentType: null` sends none. */
+async function post(url: string, body: Buffer, contentType: string | null = 'application/ocsp-request'): Promise<{ status: number; type: string; body: Buffer; headers: Headers }> {
+  const res = await fetch(url, { method: 'POST', headers: contentType === null ? {} : { 'content-type': contentType }, body });
   return { status: res.status, type: res.headers.get('content-type') ?? '', body: Buffer.from(await res.arrayBuffer()), headers: res.headers };
 }
 
@@ -238,20 +239,64 @@ for (const kind of dbKinds()) {
         ['POST truncated', () => post(s.ocspUrl, valid.subarray(0, valid.length - 3))],
         ['POST over 2048 bytes', () => post(s.ocspUrl, Buffer.concat([valid, Buffer.alloc(3000)]))],
         ['POST over the body limit', () => post(s.ocspUrl, Buffer.alloc(200 * 1024, 0x30))],
+        // An OCSP POST is one by its path, whatever its Content-Type (or none) says.
+        ['POST garbage as octet-stream', () => post(s.ocspUrl, Buffer.from('not an OCSP request'), 'application/octet-stream')],
+        ['POST garbage as text/plain', () => post(s.ocspUrl, Buffer.from('not an OCSP request'), 'text/plain')],
+        ['POST garbage as JSON', () => post(s.ocspUrl, Buffer.from('{"not":'), 'application/json')],
+        ['POST garbage without Content-Type', () => post(s.ocspUrl, Buffer.from([0x30, 0x82, 0xff]), null)],
+        ['POST truncated without Content-Type', () => post(s.ocspUrl, valid.subarray(0, valid.length - 3), null)],
+        ['POST to ocsp/ as text/plain', () => post(`${s.ocspUrl}/`, Buffer.from('xx'), 'text/plain')],
         ['GET not base64', () => get(`${s.ocspUrl}/not*base64!`)],
         ['GET base64 of garbage', () => get(`${s.ocspUrl}/${Buffer.from('garbage here').toString('base64')}`)],
         ['GET without request', () => get(s.ocspUrl)],
+        // Escapes that do not decode are refused before routing; still an OCSP answer.
+        ['GET bad escape %zz', () => get(`${s.ocspUrl}/%zz`)],
+        ['GET truncated escape', () => get(`${s.ocspUrl}/${valid.toString('base64').slice(0, 20)}%`)],
       ];
       for (const [label, send] of cases) {
         const res = await send();
         assert.equal(res.status, 400, label);
         assert.equal(res.type, OCSP_TYPE, label);
         assert.deepEqual(res.body, MALFORMED, label);
+        assert.match(opensslError(res.body), /Responder Error: malformedrequest \(1\)/, label);
       }
-      const out = opensslError(MALFORMED);
-      assert.match(out, /Responder Error: malformedrequest \(1\)/);
       // No token is needed, and nothing else about the mount changed.
       assert.equal((await post(s.ocspUrl, valid)).status, 200);
+    });
+
+    it('a DER request with another Content-Type, or none, is answered as an OCSP request', async () => {
+      const s = await setup();
+      const cert = await issueLeased(v, s.mount, 'untyped.test');
+      const req = ocspRequest(s.rootPem, cert.serial);
+      for (const type of [null, 'application/octet-stream', 'text/plain', 'application/json', 'application/x-www-form-urlencoded']) {
+        const res = await post(s.ocspUrl, req, type);
+        assert.equal(res.status, 200, String(type));
+        assert.equal(res.type, OCSP_TYPE, String(type));
+        const out = readAnswer(res.body, s.rootPem, cert.serial);
+        assert.match(out, /Response verify OK/, String(type));
+        assert.match(out, /: good\n/, String(type));
+      }
+    });
+
+    it('a URL that does not decode: only the OCSP endpoint answers in OCSP, other paths in their API\'s JSON', async () => {
+      const s = await setup();
+      const vaultPaths = [`/v1/${s.mount}/ca/%zz`, `/v1/${s.mount}/roles/ocsp/%zz`, '/v1/sys/mounts/%zz', '/v1/%zz'];
+      for (const path of vaultPaths) {
+        const res = await get(`${server.url}${path}`);
+        assert.equal(res.status, 400, path);
+        assert.match(res.type, /^application\/json/, path);
+        const body = JSON.parse(res.body.toString('utf8')) as { errors: string[] };
+        assert.equal(body.errors.length, 1, path);
+        assert.match(body.errors[0]!, /not a valid url/, path);
+      }
+      const tfe = await get(`${server.url}/api/v2/organizations/%zz`);
+      assert.equal(tfe.status, 400);
+      assert.match(tfe.type, /^application\/vnd\.api\+json/);
+      assert.equal((JSON.parse(tfe.body.toString('utf8')) as { errors: Array<{ status: string }> }).errors[0]!.status, '400');
+      // A POST elsewhere in the mount still reads its body as JSON.
+      const roleWrite = await post(`${server.url}/v1/${s.mount}/roles/ocsp`, Buffer.from('{"not":'), 'text/plain');
+      assert.equal(roleWrite.status, 400);
+      assert.match(roleWrite.type, /^application\/json/);
     });
 
     it('revoke: OCSP answers revoked with the time the CRL lists', async () => {

@@ -1,7 +1,8 @@
 /**
  * OCSP (RFC 6960) inside a PKI mount, served without a token: `POST ocsp` with a DER
- * body (Content-Type application/ocsp-request) and `GET ocsp/<base64 request>`. Every
- * answer, errors included, is a DER OCSPResponse (application/ocsp-response), never JSON.
+ * body (read as DER whatever its Content-Type, see pki-plugin.ts) and `GET ocsp/<base64
+ * request>`. Every answer, errors included, is a DER OCSPResponse (application/ocsp-response),
+ * never JSON.
  * https://developer.hashicorp.com/vault/api-docs/secret/pki#ocsp-request (reference 11)
  */
 import { decodeOcspGetRequest, OcspRequestError } from '../crypto/ocsp.js';
