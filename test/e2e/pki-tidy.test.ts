@@ -7,7 +7,7 @@ import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
 import { mountWithRoot, role, storedSerials } from './pki-issue-helpers.js';
-import { openssl } from './pki-issuers-openssl.js';
+import { defaultCrl, opensslSerial } from './pki-revocation-helpers.js';
 import type { Vault } from './pki-issue-helpers.js';
 import { vaultClient } from './vault-http.js';
 
@@ -92,9 +92,9 @@ for (const kind of dbKinds()) {
       return r.json.warnings as string[];
     };
     const setup = async () => {
-      const { mount, issuerId } = await mountWithRoot(v);
+      const { mount, issuerId, rootPem } = await mountWithRoot(v);
       await role(v, mount, 'short', { allow_any_name: true, key_type: 'ec', ttl: '1h', max_ttl: '100h', generate_lease: true });
-      return { mount, issuerId };
+      return { mount, issuerId, rootPem };
     };
 
     it('answers tidy-status before any run: Inactive, every field present and null', async () => {
@@ -151,26 +151,22 @@ for (const kind of dbKinds()) {
       assert.equal((await v('GET', `${mount}/cert/${b.serial}`, { token: undefined })).status, 200);
     });
 
-    /** The default issuer's CRL as openssl reads it: the revoked serials (colon hex, lower case) and the CRL number. */
-    const crl = async (mount: string) => {
-      const r = await v('GET', `${mount}/crl/pem`, { token: undefined });
-      assert.equal(r.status, 200, r.text);
-      const text = openssl(['crl', '-noout', '-text'], r.text);
-      const serials = [...text.matchAll(/Serial Number: ([0-9A-F]+)/g)].map((m) => m[1]!.toLowerCase().match(/../g)!.join(':'));
-      const number = Number.parseInt(/X509v3 CRL Number: *\n\s*(?:0x)?([0-9A-Fa-f]+)/.exec(text)?.[1] ?? 'NaN', 16);
-      return { serials: serials.sort(), number };
+    /** The default issuer's CRL, verified by openssl against the issuer: its revoked serials (as openssl prints them) and its number. */
+    const crl = async (mount: string, rootPem: string) => {
+      const facts = await defaultCrl(server.url, mount, rootPem, 'crl/pem');
+      return { serials: facts.serials.sort(), number: facts.crlNumber };
     };
 
     it('tidy_revoked_certs removes only revoked certificates past the buffer (they leave the CRL), and tidy_cert_metadata their metadata', async () => {
-      const { mount } = await setup();
+      const { mount, rootPem } = await setup();
       const meta = Buffer.from('{"team":"a"}').toString('base64');
       const gone = await issue(mount, 'short', { cert_metadata: meta });
       const stays = await issue(mount, 'short', { ttl: '100h', cert_metadata: meta });
       const plainExpired = await issue(mount, 'short');
       assert.equal((await v('PUT', 'sys/leases/revoke', { body: { lease_id: gone.leaseId } })).status, 204);
       assert.equal((await v('POST', `${mount}/revoke`, { body: { serial_number: stays.serial } })).status, 200);
-      const crlBefore = await crl(mount);
-      assert.deepEqual(crlBefore.serials, [gone.serial, stays.serial].sort());
+      const crlBefore = await crl(mount, rootPem);
+      assert.deepEqual(crlBefore.serials, [gone.serial, stays.serial].map(opensslSerial).sort());
       clock.set(new Date((gone.expiration + 3 * 3600) * 1000));
 
       await tidy(mount, { tidy_revoked_certs: true, tidy_cert_metadata: true, safety_buffer: 3600 });
@@ -186,8 +182,8 @@ for (const kind of dbKinds()) {
       assert.ok(serials.includes(plainExpired.serial), 'expired but not revoked: tidy_cert_store was not asked');
       assert.equal((await v('GET', `${mount}/cert-metadata/${gone.serial}`)).status, 404);
       assert.equal((await v('GET', `${mount}/cert-metadata/${stays.serial}`)).status, 200);
-      const crlAfter = await crl(mount);
-      assert.deepEqual(crlAfter.serials, [stays.serial], 'the tidied certificate left the CRL');
+      const crlAfter = await crl(mount, rootPem);
+      assert.deepEqual(crlAfter.serials, [opensslSerial(stays.serial)], 'the tidied certificate left the CRL');
       assert.ok(crlAfter.number > crlBefore.number, `CRL number ${crlBefore.number} -> ${crlAfter.number}`);
       assert.deepEqual((await v('LIST', `${mount}/certs/revoked`)).json.data.keys, [stays.serial]);
     });
