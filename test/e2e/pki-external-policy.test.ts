@@ -2,8 +2,6 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createServer } from 'node:https';
-import type { Server } from 'node:https';
 import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -13,8 +11,8 @@ import type { RunningReferenceService } from '../../src/pki/external-policy/refe
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
-import { httpsVaultClient, opensslTestCa } from './pki-external-policy-helpers.js';
-import type { Issued, TestCa } from './pki-external-policy-helpers.js';
+import { addRoot, httpsVaultClient, opensslTestCa, startScriptedPolicyService } from './pki-external-policy-helpers.js';
+import type { Issued, PolicyResponder, ScriptedPolicyService, TestCa } from './pki-external-policy-helpers.js';
 import { mountWithRoot, opensslCsr, storedSerials } from './pki-issue-helpers.js';
 import type { Vault } from './pki-issue-helpers.js';
 import { keyMatchesCert, openssl, verifyChain, x509Text } from './pki-issuers-openssl.js';
@@ -38,46 +36,24 @@ const EXTERNAL_PATHS = ['issue', 'sign', 'sign-intermediate'].flatMap((op) =>
   ['', 'issuer/default/'].flatMap((prefix) => [`${prefix}external-policy/${op}`, `${prefix}external-policy/${op}/web`]),
 );
 
-/** A policy service that misbehaves on purpose, in the way `behaviour` says. */
-function misbehavingService(tls: Issued): { server: Server; url: () => string; set(b: string, redirectTo?: string): void; hits: () => number } {
-  let behaviour = 'uuid';
-  let target = '';
-  let hits = 0;
-  const server = createServer({ cert: tls.certPem, key: tls.keyPem }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      hits++;
-      const uuid = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Body).request_uuid as string;
-      const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-        res.writeHead(status, { 'content-type': 'application/json', ...headers });
-        res.end(JSON.stringify(body));
-      };
-      switch (behaviour) {
-        case 'slow':
-          setTimeout(() => json(200, { request_uuid: uuid, error: 'too late' }), 2500).unref();
-          return;
-        case 'uuid':
-          return json(200, { request_uuid: '00000000-0000-4000-8000-000000000000', error: 'for someone else' });
-        case 'template':
-          return json(200, { request_uuid: uuid, certificate: '-----BEGIN CERTIFICATE-----\nMIIBAA==\n-----END CERTIFICATE-----\n', issuer_ref: 'default' });
-        case 'status':
-          return json(500, { error: 'internal detail of the service' });
-        case 'redirect':
-          return json(307, {}, { location: target });
-        case 'unknown':
-          return json(200, { request_uuid: uuid, error: 'no', surprise: true });
-      }
-    });
-  });
-  return {
-    server,
-    url: () => `https://127.0.0.1:${(server.address() as AddressInfo).port}/cieps`,
-    set(b, redirectTo = '') {
-      behaviour = b;
-      target = redirectTo;
-    },
-    hits: () => hits,
+/** Replies of a policy service that misbehaves on purpose, in the way `behaviour` says. */
+function misbehaviour(behaviour: string, redirectTo = ''): PolicyResponder {
+  return (request) => {
+    const uuid = request.request_uuid as string;
+    switch (behaviour) {
+      case 'slow':
+        return { json: { request_uuid: uuid, error: 'too late' }, delayMs: 2500 };
+      case 'template':
+        return { json: { request_uuid: uuid, certificate: '-----BEGIN CERTIFICATE-----\nMIIBAA==\n-----END CERTIFICATE-----\n', issuer_ref: 'default' } };
+      case 'status':
+        return { status: 500, json: { error: 'internal detail of the service' } };
+      case 'redirect':
+        return { status: 307, json: {}, headers: { location: redirectTo } };
+      case 'unknown':
+        return { json: { request_uuid: uuid, error: 'no', surprise: true } };
+      default:
+        return { json: { request_uuid: '00000000-0000-4000-8000-000000000000', error: 'for someone else' } };
+    }
   };
 }
 
@@ -88,7 +64,7 @@ describe('external-policy issuance over HTTPS', () => {
   let clientTls: Issued;
   let reference: RunningReferenceService;
   const received: Body[] = [];
-  let rogue: ReturnType<typeof misbehavingService>;
+  let rogue: ScriptedPolicyService;
 
   before(async () => {
     ca = opensslTestCa('External policy test CA');
@@ -102,13 +78,11 @@ describe('external-policy issuance over HTTPS', () => {
       clientCaPem: ca.certPem,
       onRequest: (b) => received.push(b),
     });
-    rogue = misbehavingService(ca.issue('rogue'));
-    await new Promise<void>((r) => rogue.server.listen(0, '127.0.0.1', () => r()));
+    rogue = await startScriptedPolicyService(ca.issue('rogue'), misbehaviour('uuid'));
   });
   after(async () => {
     await reference?.close();
-    rogue?.server.closeAllConnections();
-    await new Promise((r) => rogue?.server.close(r));
+    await rogue?.close();
   });
 
   for (const kind of dbKinds()) {
@@ -125,13 +99,12 @@ describe('external-policy issuance over HTTPS', () => {
       /** A mount with a root (default) and a second root named `second`, wired to the reference service. */
       async function setup(): Promise<{ mount: string; rootPem: string; rootId: string; secondPem: string; secondId: string }> {
         const { mount, rootPem, issuerId } = await mountWithRoot(v);
-        const r2 = await v('POST', `${mount}/issuers/generate/root/internal`, { body: { common_name: `Second ${mount}`, key_type: 'ec', issuer_name: 'second', ttl: '8760h' } });
-        assert.equal(r2.status, 200, r2.text);
+        const second = await addRoot(v, mount, 'second');
         const c = await v('POST', `${mount}/config/external-policy`, {
           body: { enabled: true, external_service_url: `${reference.url}cieps`, trusted_ca: ca.certPem, vault_client_cert_bundle: `${clientTls.keyPem}\n${clientTls.certPem}`, timeout: '5s' },
         });
         assert.equal(c.status, 200, c.text);
-        return { mount, rootPem, rootId: issuerId, secondPem: r2.json.data.certificate, secondId: r2.json.data.issuer_id };
+        return { mount, rootPem, rootId: issuerId, secondPem: second.pem, secondId: second.id };
       }
 
       it('validates config/external-policy, seals the client key and never returns it', async () => {
@@ -423,14 +396,14 @@ describe('external-policy issuance over HTTPS', () => {
       it('service failures are 502s with a clear message; nothing is issued or stored', async () => {
         const { mount } = await mountWithRoot(v);
         const cfg = (body: Body) => v('POST', `${mount}/config/external-policy`, { body });
-        assert.equal((await cfg({ enabled: true, external_service_url: rogue.url(), trusted_leaf_certificate_bundle: ca.issue('unrelated').certPem, timeout: '1s' })).status, 200);
+        assert.equal((await cfg({ enabled: true, external_service_url: rogue.url, trusted_leaf_certificate_bundle: ca.issue('unrelated').certPem, timeout: '1s' })).status, 200);
         const hitsBefore = rogue.hits();
         let r = await v('POST', `${mount}/external-policy/issue`, { body: { common_name: 'a.example.com', key_type: 'ec' } });
         assert.equal(r.status, 502, r.text);
         assert.match(r.json.errors[0], /not in trusted_leaf_certificate_bundle/);
         assert.equal(rogue.hits(), hitsBefore, 'no request is sent to an unpinned server');
 
-        const rogueCert = (await fetchPeerCert(rogue.url()));
+        const rogueCert = (await fetchPeerCert(rogue.url));
         assert.equal((await cfg({ trusted_leaf_certificate_bundle: rogueCert })).status, 200);
         const cases: [string, RegExp][] = [
           ['slow', /no answer within the timeout of 1s/],
@@ -441,7 +414,7 @@ describe('external-policy issuance over HTTPS', () => {
           ['redirect', /answered HTTP 307 \(redirect to .*\); redirects are not followed/],
         ];
         for (const [behaviour, msg] of cases) {
-          rogue.set(behaviour, `${reference.url}cieps`);
+          rogue.respond(misbehaviour(behaviour, `${reference.url}cieps`));
           const refBefore = received.length;
           r = await v('POST', `${mount}/external-policy/issue`, { body: { common_name: 'a.example.com', key_type: 'ec' } });
           assert.equal(r.status, 502, `${behaviour}: ${r.text}`);
