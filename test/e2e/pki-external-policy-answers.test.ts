@@ -7,10 +7,27 @@ import { addRoot, httpsVaultClient, opensslTestCa, startScriptedPolicyService } 
 import type { Issued, PolicyResponder, ScriptedPolicyService, TestCa } from './pki-external-policy-helpers.js';
 import { mountWithRoot, opensslCsr, storedSerials } from './pki-issue-helpers.js';
 import type { Vault } from './pki-issue-helpers.js';
-import { verifyChain } from './pki-issuers-openssl.js';
+import { keyMatchesCert, verifyChain, x509Text } from './pki-issuers-openssl.js';
 
 type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 type Mode = 'issue' | 'sign' | 'ica';
+
+const OPS: [string, Mode][] = [['issue', 'issue'], ['sign', 'sign'], ['sign-intermediate', 'ica']];
+
+/**
+ * The twelve external-policy paths of a mount, ordered operation, issuer prefix, policy suffix:
+ * `i ^ 1` is the same path with the policy suffix toggled, `i ^ 2` with the prefix toggled.
+ */
+const PATHS = OPS.flatMap(([op, mode]) =>
+  (['root', 'second'] as const).flatMap((issuer) =>
+    [undefined, 'web'].map((policy) => ({
+      path: `${issuer === 'second' ? 'issuer/second/' : ''}external-policy/${op}${policy ? `/${policy}` : ''}`,
+      mode,
+      issuer,
+      policy,
+    })),
+  ),
+);
 
 /**
  * Answers as a well-behaved policy service: a template for the request's CSR (a CA on
@@ -66,6 +83,60 @@ describe('external-policy answers of a scripted service over HTTPS', () => {
         assert.equal(r.status, 200, r.text);
       });
       after(async () => server?.close());
+
+      it('every path variant issues a certificate openssl verifies against its chain, without a lease', async () => {
+        svc.respond(templating(ca));
+        for (const p of PATHS) {
+          const r = await v('POST', `${mount}/${p.path}`, { body: bodyFor(p.mode) });
+          assert.equal(r.status, 200, `${p.path}: ${r.text}`);
+          assert.equal(r.json.lease_id, '', p.path);
+          assert.equal(r.json.lease_duration, 0, p.path);
+          const vr = svc.last().vault_request_values;
+          assert.equal(vr.issuance_mode, p.mode, p.path);
+          assert.equal(vr.policy_name, p.policy, p.path);
+          assert.equal(vr.requested_issuer_id, ids[p.issuer], p.path);
+          const d = r.json.data;
+          assert.equal(d.issuing_ca, pems[p.issuer], p.path);
+          // sign-intermediate lists the new CA first, then the issuer's chain.
+          const chain = p.mode === 'ica' ? d.ca_chain.slice(1) : d.ca_chain;
+          if (p.mode === 'ica') assert.equal(d.ca_chain[0], d.certificate, p.path);
+          assert.deepEqual(chain, [pems[p.issuer]], p.path);
+          assert.match(verifyChain(d.certificate, chain), /OK/, p.path);
+          const text = x509Text(d.certificate);
+          assert.match(text, p.mode === 'ica' ? /CA:TRUE/ : /CA:FALSE/, p.path);
+          const key = p.mode === 'issue' ? d.private_key : p.mode === 'ica' ? ica.key : leaf.key;
+          assert.ok(keyMatchesCert(key, d.certificate), `${p.path}: the certificate is for the request's key`);
+        }
+
+        const r = await v('POST', `${mount}/external-policy/issue/web`, { body: { common_name: 'bundle.example.com', key_type: 'ec', format: 'pem_bundle' } });
+        assert.equal(r.status, 200, r.text);
+        const blocks = (r.json.data.certificate as string).match(/-----BEGIN ([A-Z ]+)-----[\s\S]+?-----END \1-----/g) ?? [];
+        assert.deepEqual(blocks.map((b) => /BEGIN ([A-Z ]+)-----/.exec(b)![1]), ['EC PRIVATE KEY', 'CERTIFICATE', 'CERTIFICATE']);
+        assert.ok(keyMatchesCert(blocks[0]!, blocks[1]!));
+        assert.equal(blocks[2], pems.root);
+        assert.match(verifyChain(blocks[1]!, [blocks[2]!]), /OK/);
+      });
+
+      it('ACL: a token granted exactly one path issues there and is refused on its siblings', async () => {
+        svc.respond(templating(ca));
+        const policy = async (name: string, text: string) => assert.equal((await v('PUT', `sys/policies/acl/${name}`, { body: { policy: text } })).status, 204);
+        const token = async (policies: string[]) => (await v('POST', 'auth/token/create', { body: { policies } })).json.auth.client_token as string;
+        for (const [i, p] of PATHS.entries()) {
+          const name = `only-${i}-${mount}`;
+          await policy(name, `path "${mount}/${p.path}" { capabilities = ["update"] }`);
+          const t = await token([name]);
+          const r = await v('POST', `${mount}/${p.path}`, { token: t, body: bodyFor(p.mode) });
+          assert.equal(r.status, 200, `${p.path}: ${r.text}`);
+          assert.deepEqual(svc.last().identity_request_key_values.token_policies.sort(), ['default', name].sort());
+          const hits = svc.hits();
+          for (const sibling of [PATHS[i ^ 1]!, PATHS[i ^ 2]!, PATHS[(i + 4) % PATHS.length]!]) {
+            const denied = await v('POST', `${mount}/${sibling.path}`, { token: t, body: bodyFor(sibling.mode) });
+            assert.equal(denied.status, 403, `${p.path} grant used on ${sibling.path}`);
+            assert.deepEqual(denied.json, { errors: ['permission denied'] });
+          }
+          assert.equal(svc.hits(), hits, 'refused requests never reach the service');
+        }
+      });
 
       it('store_certificate, error beside a certificate, and generate_lease', async () => {
         const issue = async () => {
