@@ -59,6 +59,19 @@ for (const kind of dbKinds()) {
       const perIssuer = await fetchRaw(server.url, `${mount}/issuer/default/crl/delta/der`);
       assert.equal(perIssuer.contentType, 'application/pkix-crl');
       assert.equal(verifiedCrl(perIssuer.body, rootPem).crlNumber, d1.crlNumber);
+      // The issuer's delta as JSON (`data.crl`) and as PEM: the same delta CRL, verified against the issuer.
+      const deltaJsonByIssuer = await v('GET', `${mount}/issuer/default/crl/delta`, { token: undefined });
+      assert.equal(deltaJsonByIssuer.status, 200, deltaJsonByIssuer.text);
+      const deltaPemByIssuer = await fetchRaw(server.url, `${mount}/issuer/default/crl/delta/pem`);
+      assert.equal(deltaPemByIssuer.status, 200);
+      for (const pem of [deltaJsonByIssuer.json.data.crl as string, deltaPemByIssuer.body.toString('utf8')]) {
+        assert.match(pem, /^-----BEGIN X509 CRL-----/);
+        const facts = verifiedCrl(pem, rootPem);
+        assert.equal(facts.crlNumber, d1.crlNumber);
+        assert.equal(facts.deltaBase, c0.crlNumber);
+        assert.match(facts.text, /X509v3 Delta CRL Indicator: critical/);
+        assert.deepEqual(facts.serials, [opensslSerial(a.serial)]);
+      }
 
       // crl/rotate-delta builds a delta now.
       const b = await issue(v, mount, 'web', 'b.example.com');
