@@ -116,6 +116,45 @@ for (const kind of dbKinds()) {
       assert.deepEqual(verifiedCrl(first.body, rootPem).serials, [opensslSerial(a.serial)]);
       assert.deepEqual(verifiedCrl(second.body, secondPem).serials, [opensslSerial(a.serial)]);
     });
+
+    it('issuers with different keys in one mount: each revocation is on its own issuer\'s CRL only', async () => {
+      const { mount, rootPem, issuerId } = await mountWithRoot(v, { issuerName: 'first' });
+      let r = await v('POST', `${mount}/issuers/generate/root/internal`, {
+        body: { common_name: `Other root ${mount}`, key_type: 'ec', key_bits: 384, issuer_name: 'other', ttl: '8760h' },
+      });
+      assert.equal(r.status, 200, r.text);
+      const otherId = r.json.data.issuer_id as string;
+      const otherPem = r.json.data.certificate as string;
+      assert.notEqual(r.json.data.key_id, (await v('GET', `${mount}/issuer/first`)).json.data.key_id);
+      await role(v, mount, 'first', { allow_any_name: true, key_type: 'ec', ttl: '720h', issuer_ref: 'first' });
+      await role(v, mount, 'other', { allow_any_name: true, key_type: 'ec', ttl: '720h', issuer_ref: 'other' });
+      const a = await issue(v, mount, 'first', 'a.example.com');
+      const b = await issue(v, mount, 'other', 'b.example.com');
+      const kept = await issue(v, mount, 'other', 'kept.example.com');
+      r = await v('POST', `${mount}/revoke`, { body: { serial_number: b.serial } });
+      assert.equal(r.status, 200, r.text);
+
+      // Only the other issuer's CRL lists b; each CRL verifies against its own issuer only.
+      const firstCrl = await fetchRaw(server.url, `${mount}/issuer/${issuerId}/crl/der`);
+      const otherCrl = await fetchRaw(server.url, `${mount}/issuer/${otherId}/crl/der`);
+      assert.equal(firstCrl.status, 200);
+      assert.equal(otherCrl.status, 200);
+      assert.deepEqual(verifiedCrl(otherCrl.body, otherPem).serials, [opensslSerial(b.serial)]);
+      assert.deepEqual(verifiedCrl(firstCrl.body, rootPem).serials, []);
+      assert.throws(() => verifiedCrl(firstCrl.body, otherPem));
+      assert.throws(() => verifiedCrl(otherCrl.body, rootPem));
+      assert.deepEqual((await defaultCrl(server.url, mount, rootPem)).serials, [], 'the default issuer is the first');
+      assert.deepEqual((await defaultCrl(server.url, mount, otherPem, `issuer/other/crl/pem`)).serials, [opensslSerial(b.serial)]);
+
+      // A revocation under the first issuer lands on its CRL; the other's keeps b alone.
+      r = await v('POST', `${mount}/revoke`, { body: { serial_number: a.serial } });
+      assert.equal(r.status, 200, r.text);
+      const first2 = verifiedCrl((await fetchRaw(server.url, `${mount}/issuer/first/crl/der`)).body, rootPem);
+      const other2 = verifiedCrl((await fetchRaw(server.url, `${mount}/issuer/other/crl/der`)).body, otherPem);
+      assert.deepEqual(first2.serials, [opensslSerial(a.serial)]);
+      assert.deepEqual(other2.serials, [opensslSerial(b.serial)]);
+      assert.ok(!other2.serials.includes(opensslSerial(kept.serial)));
+    });
   });
 }
 
