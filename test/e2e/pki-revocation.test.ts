@@ -154,7 +154,7 @@ for (const kind of dbKinds()) {
       assert.ok((await defaultCrl(server.url, mount, rootPem)).serials.includes(opensslSerial(a.serial)));
     });
 
-    it('revoke-with-key needs the matching private key (RSA, EC, Ed25519)', async () => {
+    it('revoke-with-key needs the matching private key (RSA, EC, Ed25519) and refuses what revoke refuses', async () => {
       for (const keyType of ['rsa', 'ec', 'ed25519']) {
         const { mount, rootPem } = await setup();
         await role(v, mount, 'k', { allow_any_name: true, key_type: keyType, key_bits: keyType === 'rsa' ? 2048 : 0, ttl: '1h' });
@@ -177,6 +177,35 @@ for (const kind of dbKinds()) {
         assert.equal(r.status, 200, `${keyType}: ${r.text}`);
         assert.deepEqual((await defaultCrl(server.url, mount, rootPem)).serials.sort(), [a, b].map((x) => opensslSerial(x.serial)).sort(), keyType);
       }
+
+      // Its own refusals, as revoke's: exactly one of serial_number and certificate, never an
+      // issuer (an imported root whose key we hold). Each is a 400 and no CRL changes.
+      const { mount, rootPem } = await setup();
+      const a = await issue(v, mount, 'web', 'a.example.com');
+      const imported = opensslRootCa(`Imported ${mount}`);
+      let r = await v('POST', `${mount}/issuers/import/bundle`, { body: { pem_bundle: `${imported.keyPem}\n${imported.certPem}\n` } });
+      assert.equal(r.status, 200, r.text);
+      const importedId = r.json.data.imported_issuers[0] as string;
+      const crls = async () => [
+        await defaultCrl(server.url, mount, rootPem),
+        await defaultCrl(server.url, mount, imported.certPem, `issuer/${importedId}/crl/der`),
+      ];
+      const crlsBefore = await crls();
+      const cases: [Record<string, unknown>, RegExp][] = [
+        [{ serial_number: a.serial, certificate: a.certificate, private_key: a.privateKey }, /^Must provide either the certificate or the serial to revoke; not both\.$/],
+        [{ private_key: a.privateKey }, /^The serial number or certificate to revoke must be provided\.$/],
+        [{ certificate: imported.certPem, private_key: imported.keyPem }, new RegExp(`^adding issuer \\(id: ${importedId}\\) to its own CRL is not allowed$`)],
+      ];
+      for (const [body, msg] of cases) {
+        r = await v('POST', `${mount}/revoke-with-key`, { body });
+        assert.equal(r.status, 400, `${Object.keys(body).join(',')}: ${r.text}`);
+        assert.equal(r.json.errors.length, 1, r.text);
+        assert.match(r.json.errors[0], msg);
+      }
+      const crlsAfter = await crls();
+      assert.deepEqual(crlsAfter.map((c) => c.crlNumber), crlsBefore.map((c) => c.crlNumber));
+      assert.deepEqual(crlsAfter.map((c) => c.serials), [[], []]);
+      assert.equal((await v('GET', `${mount}/cert/${a.serial}`, { token: undefined })).json.data.revocation_time, 0);
     });
 
     it('a CSR-signed certificate is revoked with the key its owner kept', async () => {
