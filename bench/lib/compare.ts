@@ -1,5 +1,5 @@
 import { median } from './load.js';
-import { RssSampler } from './processes.js';
+import { RssSampler, treeCpuMicros } from './processes.js';
 import type { ContenderRow, Measurement, Ratio, RunContext } from './types.js';
 
 export interface Contender {
@@ -16,8 +16,8 @@ export interface Contender {
  */
 export async function compareRounds(ctx: RunContext, contenders: Contender[]): Promise<ContenderRow[]> {
   const { rounds, seconds, warmupSeconds } = ctx.opts;
-  const runs = new Map<Contender, { ms: Measurement[]; peak: number; growth: number }>();
-  for (const c of contenders) runs.set(c, { ms: [], peak: 0, growth: 0 });
+  const runs = new Map<Contender, { ms: Measurement[]; peak: number; growth: number; cpu: number[] }>();
+  for (const c of contenders) runs.set(c, { ms: [], peak: 0, growth: 0, cpu: [] });
   if (warmupSeconds > 0) {
     for (const c of contenders) {
       ctx.log(`warm-up ${c.label}`);
@@ -27,9 +27,12 @@ export async function compareRounds(ctx: RunContext, contenders: Contender[]): P
   for (let r = 0; r < rounds; r++) {
     for (const c of contenders) {
       const sampler = c.pid ? new RssSampler(c.pid) : null;
+      const cpuBefore = c.pid ? treeCpuMicros(c.pid) : 0;
       let m: Measurement;
       try {
         m = await c.measure(seconds);
+        // CPU per request is steadier than req/s when other work shares the machine.
+        if (c.pid && m.requests > 0) runs.get(c)?.cpu.push((treeCpuMicros(c.pid) - cpuBefore) / m.requests);
       } finally {
         const rss = sampler?.stop();
         const entry = runs.get(c);
@@ -39,11 +42,12 @@ export async function compareRounds(ctx: RunContext, contenders: Contender[]): P
         }
       }
       runs.get(c)?.ms.push(m);
-      ctx.log(`round ${r + 1}/${rounds} ${c.label}: ${fmtMeasurement(m)}`);
+      const cpu = runs.get(c)?.cpu.at(-1);
+      ctx.log(`round ${r + 1}/${rounds} ${c.label}: ${fmtMeasurement(m)}${c.pid && cpu !== undefined ? `, server CPU ${Math.round(cpu)} µs/request` : ''}`);
     }
   }
   return contenders.map((c) => {
-    const e = runs.get(c) as { ms: Measurement[]; peak: number; growth: number };
+    const e = runs.get(c) as { ms: Measurement[]; peak: number; growth: number; cpu: number[] };
     return {
       label: c.label,
       kind: c.kind,
@@ -51,6 +55,7 @@ export async function compareRounds(ctx: RunContext, contenders: Contender[]): P
       median: medianMeasurement(e.ms),
       peakRssMb: c.pid ? e.peak : null,
       rssGrowthMb: c.pid ? e.growth : null,
+      cpuMicrosPerRequest: c.pid && e.cpu.length > 0 ? median(e.cpu) : null,
     };
   });
 }

@@ -120,20 +120,42 @@ export async function waitForHttp(
   throw new Error(`${url} not ready in time (${last})${m ? `\n${m.output()}` : ''}`);
 }
 
-/** Resident memory of a process and all its descendants, in bytes, from /proc. */
-export function treeRssBytes(pid: number): number {
-  let total = 0;
+/** Every pid of a process tree, the root first. */
+function treePids(pid: number): number[] {
   const seen = new Set<number>();
   const stack = [pid];
   for (let guard = 0; stack.length > 0 && guard < 1000; guard++) {
     const p = stack.pop() as number;
     if (seen.has(p)) continue;
     seen.add(p);
-    total += rssOf(p);
     stack.push(...childrenOf(p));
   }
-  return total;
+  return [...seen];
 }
+
+/** Resident memory of a process and all its descendants, in bytes, from /proc. */
+export function treeRssBytes(pid: number): number {
+  return treePids(pid).reduce((total, p) => total + rssOf(p), 0);
+}
+
+/** CPU time (user + system) of a process and all its descendants, in microseconds, from /proc. */
+export function treeCpuMicros(pid: number): number {
+  let ticks = 0;
+  for (const p of treePids(pid)) {
+    try {
+      // Fields after the command name (which may contain spaces): utime and stime are the 12th and 13th.
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // The process is gone.
+    }
+  }
+  return (ticks * 1_000_000) / CLOCK_TICKS;
+}
+
+/** USER_HZ on Linux, which is what /proc/<pid>/stat counts in. */
+const CLOCK_TICKS = 100;
 
 function rssOf(pid: number): number {
   try {

@@ -15,14 +15,15 @@ export function resultTable(r: ScenarioResult, s: Scenario): string[] {
     return out;
   }
   if (r.rows.length > 0) {
-    out.push('| server | req/s | MB/s | p50 ms | p99 ms | peak RSS MB | RSS growth MB | ratio |');
-    out.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    out.push('| server | req/s | MB/s | p50 ms | p99 ms | CPU µs/req | peak RSS MB | RSS growth MB | ratio |');
+    out.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
     for (const row of r.rows) {
       const m = row.median;
       const ratio = row.kind === 'strongroom' ? '' : r.ratios.find((x) => x.against === row.label);
       const ratioText = ratio && Number.isFinite(ratio.value) ? `${ratio.value.toFixed(2)}x (${ratio.metric})` : row.kind === 'strongroom' ? '1.00x' : '-';
       out.push(
         `| ${row.label} | ${n(m.reqPerSec)} | ${n(m.mbPerSec, 2)} | ${n(m.p50Ms, 2)} | ${n(m.p99Ms, 2)} | ` +
+          `${row.cpuMicrosPerRequest === null || row.cpuMicrosPerRequest === undefined ? '-' : n(row.cpuMicrosPerRequest, 0)} | ` +
           `${row.peakRssMb === null ? '-' : n(row.peakRssMb, 0)} | ${row.rssGrowthMb === null ? '-' : n(row.rssGrowthMb, 0)} | ${ratioText} |`,
       );
     }
@@ -95,7 +96,9 @@ export function docsMarkdown(opts: {
     'Each scenario starts Strongroom as a separate process (`node dist/src/cli.js server --dev`) with fresh storage, ' +
       'starts its peer, warms both up, then measures them in turn (A, B, A, B...) for several rounds so that drift of ' +
       'the machine hits both alike. Numbers are medians over the rounds; the ratio is the median of the per-round ' +
-      'ratios. Peak RSS is sampled from /proc every 50 ms for the server\'s whole process tree while it is measured. ' +
+      'ratios. Peak RSS is sampled from /proc every 50 ms for the server\'s whole process tree while it is measured, ' +
+      'and its CPU time (all threads, user and system) is read before and after each round: CPU µs/req is that time ' +
+      'divided by the requests answered, which other load on the machine disturbs far less than req/s. ' +
       'Client and servers share the two cores, so absolute numbers are lower than on a dedicated load generator; ' +
       'the ratios are the point.',
     '',

@@ -20,6 +20,8 @@ export interface ContenderRow {
   median: Measurement;
   peakRssMb: number | null;
   rssGrowthMb: number | null;
+  /** CPU time of the server's process tree per request (all threads), median over rounds. */
+  cpuMicrosPerRequest: number | null;
 }
 
 export interface Ratio {

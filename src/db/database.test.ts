@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { dbKinds, createTestDb } from '../../test/support/test-db.js';
 import type { TestDatabase } from '../../test/support/test-db.js';
 import { constraintViolation, isUniqueViolation } from './constraint-errors.js';
@@ -43,6 +44,35 @@ for (const kind of dbKinds()) {
       );
       const rows = await tdb.db.kysely.selectFrom('settings').selectAll().where('key', '=', 'in-tx').execute();
       assert.deepEqual(rows, []);
+    });
+
+    it('lazy-sync transactions commit, report durability, and leave every other commit synchronous=FULL', { skip: kind !== 'sqlite' }, async () => {
+      const lazy = tdb.db.lazySyncTransaction;
+      assert.ok(lazy, 'a SQLite file offers lazySyncTransaction');
+      const synchronous = async () => Number((await sql<{ synchronous: number }>`pragma synchronous`.execute(tdb.db.kysely)).rows[0]?.synchronous);
+      const FULL = 2;
+      let inside = -1;
+      const { value, durable } = await lazy(async (trx) => {
+        inside = Number((await sql<{ synchronous: number }>`pragma synchronous`.execute(trx)).rows[0]?.synchronous);
+        await trx.insertInto('settings').values({ key: 'lazy', value: '1' }).execute();
+        return 'done';
+      });
+      await durable;
+      assert.equal(value, 'done');
+      assert.equal(inside, 1, 'the lazy commit itself runs with synchronous=NORMAL');
+      assert.equal(await synchronous(), FULL);
+      assert.deepEqual(await tdb.db.kysely.selectFrom('settings').select('value').where('key', '=', 'lazy').execute(), [{ value: '1' }]);
+      // A statement queued while the lazy transaction holds the connection runs after it, at FULL.
+      let queued = -1;
+      const other = synchronous().then((v) => (queued = v));
+      await assert.rejects(lazy(async (trx) => {
+        await trx.insertInto('settings').values({ key: 'lazy-fail', value: '1' }).execute();
+        throw new Error('fails after writing');
+      }), /fails after writing/);
+      await other;
+      assert.equal(queued, FULL);
+      assert.equal(await synchronous(), FULL);
+      assert.deepEqual(await tdb.db.kysely.selectFrom('settings').select('value').where('key', '=', 'lazy-fail').execute(), []);
     });
   });
 }

@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -19,6 +20,14 @@ export interface Db {
    * elsewhere it is an ordinary transaction.
    */
   writeTransaction(fn: (tx: Kysely<Database>) => Promise<void>): Promise<void>;
+  /**
+   * SQLite file only: runs `fn` as one transaction on the event-loop connection whose COMMIT
+   * writes the WAL without waiting for the disk, then fsyncs the WAL on the threadpool.
+   * Resolves with `fn`'s value once committed, and `durable`, which settles once that commit
+   * is on disk: callers acknowledge only after `durable`. Meanwhile the event loop serves
+   * other requests, and the next transaction may already commit (decision 0016).
+   */
+  readonly lazySyncTransaction?: <T>(fn: (trx: Kysely<Database>) => Promise<T>) => Promise<{ value: T; durable: Promise<void> }>;
   /**   * SQLite only: a number that changes whenever another connection (another process, a
    * second handle) commits to the database file; commits made through `kysely` do not
    * move it. In-process caches use it to drop what they hold when someone else wrote.
@@ -58,6 +67,7 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
     kind: 'sqlite',
     kysely,
     writeTransaction: (fn) => (writer ? writer.transaction(fn) : kysely.transaction().execute(fn)),
+    ...(inMemory ? {} : { lazySyncTransaction: lazySync(kysely, `${path}-wal`) }),
     externalChanges: () => dataVersion.get() as number,
     destroy: async () => {
       await writer?.close();
@@ -88,6 +98,38 @@ function withStatementCache(db: SqliteDatabase.Database, opts: { beginImmediate:
       cache.set(sql, stmt);
       return stmt;
     },
+  };
+}
+
+/**
+ * The commit runs with synchronous=NORMAL, which in WAL mode writes the transaction's frames
+ * to the WAL without an fsync; the setting is switched inside the connection's lock, so no
+ * other commit runs with it. fsync is per file, not per descriptor: once an fsync of the WAL
+ * that began after the commit returns, the commit's frames (and the WAL header) are on disk,
+ * which is what synchronous=FULL would have waited for inside COMMIT.
+ */
+function lazySync(kysely: Kysely<Database>, walPath: string) {
+  const syncWal = async (): Promise<void> => {
+    const file = await open(walPath, 'r');
+    try {
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+  };
+  return async <T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<{ value: T; durable: Promise<void> }> => {
+    const value = await kysely.connection().execute(async (conn) => {
+      await sql`pragma synchronous = NORMAL`.execute(conn);
+      try {
+        return await conn.transaction().execute(fn);
+      } finally {
+        await sql`pragma synchronous = FULL`.execute(conn);
+      }
+    });
+    const durable = syncWal();
+    // The caller awaits `durable`; this only keeps a failure from counting as unhandled meanwhile.
+    durable.catch(() => {});
+    return { value, durable };
   };
 }
 

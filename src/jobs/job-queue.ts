@@ -1,7 +1,8 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
 import { skipLockedClause } from '../db/dialect.js';
 import { isUniqueViolation } from '../db/constraint-errors.js';
+import { RowInsert } from '../db/one-param-query.js';
 import type { Database, JobsTable } from '../db/schema.js';
 import type { Clock } from '../shared/clock.js';
 import { addSeconds } from '../shared/clock.js';
@@ -40,6 +41,11 @@ export type Executor = Kysely<Database> | Transaction<Database>;
 export class JobQueue {
   constructor(private readonly deps: { db: Db; clock: Clock }) {}
 
+  readonly #insert = new RowInsert((row: Insertable<JobsTable>) => this.kysely.insertInto('jobs').values(row));
+  readonly #insertUnlessQueued = new RowInsert((row: Insertable<JobsTable>) =>
+    this.kysely.insertInto('jobs').values(row).onConflict((oc) => oc.column('dedupe_key').doNothing()),
+  );
+
   private get kysely(): Kysely<Database> {
     return this.deps.db.kysely;
   }
@@ -64,20 +70,15 @@ export class JobQueue {
       updated_at: now,
     };
     if (opts.dedupeKey === undefined) {
-      await executor.insertInto('jobs').values(row).execute();
+      await this.#insert.run(executor, row);
       return id;
     }
     // ON CONFLICT keeps a surrounding PostgreSQL transaction usable, unlike a caught error.
-    const res = await executor
-      .insertInto('jobs')
-      .values(row)
-      .onConflict((oc) => oc.column('dedupe_key').doNothing())
-      .executeTakeFirst()
-      .catch((err: unknown) => {
-        if (isUniqueViolation(err)) return { numInsertedOrUpdatedRows: 0n };
-        throw err;
-      });
-    return Number(res.numInsertedOrUpdatedRows ?? 0n) > 0 ? id : undefined;
+    const res = await this.#insertUnlessQueued.run(executor, row).catch((err: unknown) => {
+      if (isUniqueViolation(err)) return { numAffectedRows: 0n };
+      throw err;
+    });
+    return Number(res.numAffectedRows ?? 0n) > 0 ? id : undefined;
   }
 
   /** Claims up to `limit` due jobs for `workerId`, including running jobs whose lease expired. */

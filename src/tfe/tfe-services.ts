@@ -83,7 +83,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     maintenanceIntervalSeconds: config.stateMaintenanceIntervalSeconds,
     inlineMaxSize: config.stateInlineMaxSize,
   };
-  const stateRepo = new StateVersionRepo({ db: db.kysely, batchCommits: db.kind === 'sqlite' });
+  const stateRepo = new StateVersionRepo({ db: db.kysely, batchCommits: db.kind === 'sqlite', lazySync: db.lazySyncTransaction });
   const stateCore = { repo: stateRepo, blobs: core.blobs, jobs: core.jobs, clock, settings: stateSettings };
   // SQLite is one node by construction, so the current version can be kept in memory (decision 0014).
   const currentVersionCache = db.kind === 'sqlite' ? { externalChanges: db.externalChanges } : undefined;

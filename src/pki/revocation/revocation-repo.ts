@@ -57,7 +57,7 @@ export class RevocationRepo {
       const part = serials.slice(i, i + 64);
       const size = [1, 4, 16, 64].find((n) => n >= part.length)!;
       const padded = [...part, ...Array<string>(size - part.length).fill(part[part.length - 1]!)];
-      for (const r of await this.certStatesQueries.get(size)!.execute<Database>(this.deps.db, mountId, ...padded)) {
+      for (const r of await this.certStatesQueries.get(size)!.execute(this.deps.db, mountId, ...padded)) {
         out.push({ serial: r.serial, issuerId: r.issuer_id ?? '', notAfter: new Date(r.not_after), revokedAt: r.revoked_at ? new Date(r.revoked_at) : null });
       }
     }
@@ -65,7 +65,7 @@ export class RevocationRepo {
   }
 
   async certState(ex: Executor, mountId: string, serial: string): Promise<CertState | undefined> {
-    const r = await this.certStateQuery.first<Database>(ex, mountId, serial);
+    const r = await this.certStateQuery.first(ex, mountId, serial);
     return r ? { serial: r.serial, issuerId: r.issuer_id ?? '', notAfter: new Date(r.not_after), revokedAt: r.revoked_at ? new Date(r.revoked_at) : null } : undefined;
   }
 

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
+import type { Db } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
-import { OneParamQuery } from '../../db/one-param-query.js';
+import { OneParamQuery, ParamQuery, RowInsert } from '../../db/one-param-query.js';
 import type { TfeStateVersionsTable } from '../../db/schema-tfe-state.js';
 import type { StateClaims, StateVersion, StateVersionOutput, StateVersionStatus } from './state-version.js';
 
@@ -80,8 +81,11 @@ export class StateVersionRepo {
   #flushing = false;
   #listeners: StateChangeListener[] = [];
 
-  /** `batchCommits`: group concurrent write transactions into one commit (SQLite; see `batched`). */
-  constructor(private readonly deps: { db: Kysely<Database>; batchCommits?: boolean }) {}
+  /**
+   * `batchCommits`: group concurrent write transactions into one commit (SQLite; see `batched`).
+   * `lazySync`: run that commit with its fsync off the event loop (Db.lazySyncTransaction).
+   */
+  constructor(private readonly deps: { db: Kysely<Database>; batchCommits?: boolean; lazySync?: Db['lazySyncTransaction'] }) {}
 
   get db(): Kysely<Database> {
     return this.deps.db;
@@ -129,31 +133,44 @@ export class StateVersionRepo {
   async #flush(): Promise<void> {
     const batch = this.#queue.splice(0, MAX_BATCH);
     const results: Array<{ ok: true; value: unknown } | { ok: false; err: unknown }> = [];
-    try {
-      await this.deps.db.transaction().execute(async (trx) => {
-        for (const item of batch) {
-          await sql`savepoint batch_item`.execute(trx);
-          try {
-            const value = await item.fn(trx);
-            await sql`release savepoint batch_item`.execute(trx);
-            results.push({ ok: true, value });
-          } catch (err) {
-            await sql`rollback to savepoint batch_item`.execute(trx);
-            await sql`release savepoint batch_item`.execute(trx);
-            results.push({ ok: false, err });
-          }
+    const run = async (trx: Executor): Promise<void> => {
+      for (const item of batch) {
+        await sql`savepoint batch_item`.execute(trx);
+        try {
+          const value = await item.fn(trx);
+          await sql`release savepoint batch_item`.execute(trx);
+          results.push({ ok: true, value });
+        } catch (err) {
+          await sql`rollback to savepoint batch_item`.execute(trx);
+          await sql`release savepoint batch_item`.execute(trx);
+          results.push({ ok: false, err });
         }
-      });
-      batch.forEach((item, i) => {
-        const r = results[i];
-        if (r?.ok) item.resolve(r.value);
-        else item.reject(r?.err);
-      });
+      }
+    };
+    let failure: { err: unknown } | null = null;
+    let durable: Promise<void> = Promise.resolve();
+    try {
+      if (this.deps.lazySync) durable = (await this.deps.lazySync(run)).durable;
+      else await this.deps.db.transaction().execute(run);
     } catch (err) {
-      for (const item of batch) item.reject(err);
+      failure = { err };
     }
+    if (!failure) {
+      try {
+        await durable;
+      } catch (err) {
+        failure = { err };
+      }
+    }
+    // One commit in flight at a time: callers that arrived during this one's fsync form the next batch.
     if (this.#queue.length > 0) setImmediate(() => void this.#flush());
     else this.#flushing = false;
+    batch.forEach((item, i) => {
+      const r = results[i];
+      if (failure) item.reject(failure.err);
+      else if (r?.ok) item.resolve(r.value);
+      else item.reject(r?.err);
+    });
   }
 
   async findById(ex: Executor, id: string): Promise<StateVersion | undefined> {
@@ -185,19 +202,22 @@ export class StateVersionRepo {
    */
   async advanceHead(trx: Executor, workspaceId: string): Promise<{ seq: number; currentId: string | null }> {
     this.#changed([workspaceId]);
-    const r = await trx
-      .insertInto('tfe_state_heads')
-      .values({ workspace_id: workspaceId, current_id: null, head_seq: 1, version_count: 1 })
-      .onConflict((oc) =>
-        oc.column('workspace_id').doUpdateSet((eb) => ({
-          head_seq: eb('tfe_state_heads.head_seq', '+', 1),
-          version_count: eb('tfe_state_heads.version_count', '+', 1),
-        })),
-      )
-      .returning(['head_seq', 'current_id'])
-      .executeTakeFirstOrThrow();
+    const r = (await this.advanceHeadQuery.first(trx, workspaceId))!;
     return { seq: Number(r.head_seq), currentId: r.current_id };
   }
+
+  private readonly advanceHeadQuery = new OneParamQuery((workspaceId: string) =>
+    this.deps.db
+      .insertInto('tfe_state_heads')
+      .values({ workspace_id: workspaceId, current_id: sql<null>`null`, head_seq: sql<number>`1`, version_count: sql<number>`1` })
+      .onConflict((oc) =>
+        oc.column('workspace_id').doUpdateSet((eb) => ({
+          head_seq: eb('tfe_state_heads.head_seq', '+', sql<number>`1`),
+          version_count: eb('tfe_state_heads.version_count', '+', sql<number>`1`),
+        })),
+      )
+      .returning(['head_seq', 'current_id']),
+  );
 
   private readonly claimsQuery = new OneParamQuery((id: string) =>
     this.deps.db.selectFrom('tfe_state_versions').select(['serial', 'md5', 'lineage']).where('id', '=', id),
@@ -211,8 +231,12 @@ export class StateVersionRepo {
 
   async setCurrent(trx: Executor, workspaceId: string, stateVersionId: string): Promise<void> {
     this.#changed([workspaceId]);
-    await trx.updateTable('tfe_state_heads').set({ current_id: stateVersionId }).where('workspace_id', '=', workspaceId).execute();
+    await this.setCurrentQuery.run(trx, workspaceId, stateVersionId);
   }
+
+  private readonly setCurrentQuery = new ParamQuery((workspaceId: string, stateVersionId: string) =>
+    this.deps.db.updateTable('tfe_state_heads').set({ current_id: stateVersionId }).where('workspace_id', '=', workspaceId),
+  );
 
   async currentId(ex: Executor, workspaceId: string): Promise<string | null> {
     const r = await ex.selectFrom('tfe_state_heads').select('current_id').where('workspace_id', '=', workspaceId).executeTakeFirst();
@@ -278,21 +302,26 @@ export class StateVersionRepo {
   /** Inserts a version and returns it as a read would. */
   async insert(trx: Executor, row: TfeStateVersionsTable): Promise<StateVersion> {
     this.#changed([row.workspace_id]);
-    await trx.insertInto('tfe_state_versions').values(row).execute();
+    await this.insertVersion.run(trx, row);
     return toStateVersion({ ...row, processing_error: row.processing_error ?? null });
   }
+
+  private readonly insertVersion = new RowInsert((row: TfeStateVersionsTable) => this.deps.db.insertInto('tfe_state_versions').values(row));
 
   /** Pending versions of the workspace other than `exceptId` become discarded (they were superseded before upload). */
   async discardPending(trx: Executor, workspaceId: string, exceptId: string): Promise<void> {
     this.#changed([workspaceId]);
-    await trx
-      .updateTable('tfe_state_versions')
-      .set({ status: 'discarded' })
-      .where('workspace_id', '=', workspaceId)
-      .where('status', '=', 'pending')
-      .where('id', '!=', exceptId)
-      .execute();
+    await this.discardPendingQuery.run(trx, workspaceId, exceptId);
   }
+
+  private readonly discardPendingQuery = new ParamQuery((workspaceId: string, exceptId: string) =>
+    this.deps.db
+      .updateTable('tfe_state_versions')
+      .set({ status: sql.lit('discarded') })
+      .where('workspace_id', '=', workspaceId)
+      .where('status', '=', sql.lit('pending'))
+      .where('id', '!=', exceptId),
+  );
 
   /** pending → finalized with the uploaded content; false when the version is no longer pending. */
   async finalizeUpload(trx: Executor, id: string, fields: { sha256: string; size: number; stateFormatVersion: number; terraformVersion: string | null }): Promise<boolean> {
@@ -546,14 +575,17 @@ export class StateVersionRepo {
    * live row is touched (its bytes, inline or in the blob store, are the same content).
    */
   async putInlineBlob(trx: Executor, sha256: string, data: Buffer, now: Date): Promise<void> {
-    await trx
-      .insertInto('tfe_state_blobs')
-      .values({ sha256, size: data.length, deleting: 0, updated_at: now.toISOString(), data })
-      .onConflict((oc) =>
-        oc.column('sha256').doUpdateSet((eb) => ({ deleting: 0, updated_at: eb.ref('excluded.updated_at'), data: eb.ref('excluded.data') })),
-      )
-      .execute();
+    await this.putInlineBlobQuery.run(trx, sha256, data.length, now.toISOString(), data);
   }
+
+  private readonly putInlineBlobQuery = new ParamQuery((sha256: string, size: number, updatedAt: string, data: Buffer) =>
+    this.deps.db
+      .insertInto('tfe_state_blobs')
+      .values({ sha256, size, deleting: sql<number>`0`, updated_at: updatedAt, data })
+      .onConflict((oc) =>
+        oc.column('sha256').doUpdateSet((eb) => ({ deleting: sql<number>`0`, updated_at: eb.ref('excluded.updated_at'), data: eb.ref('excluded.data') })),
+      ),
+  );
 
   /** The bytes of a live blob stored inline; undefined when they are in the blob store (or gone). */
   async inlineBlob(ex: Executor, sha256: string): Promise<Buffer | undefined> {
