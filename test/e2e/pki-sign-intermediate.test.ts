@@ -146,6 +146,34 @@ for (const kind of dbKinds()) {
       assert.match(verifyChain(r.json.data.certificate, [rootPem]), /OK/);
     });
 
+    it('a host-name CN becomes a DNS SAN unless exclude_cn_from_sans; use_csr_values with a CSR without key usage applies the requested ones', async () => {
+      const { mount, rootPem } = await mountWithRoot(v);
+      const sans = (pem: string): string => /X509v3 Subject Alternative Name:\s*\n\s*(.+)/.exec(x509Text(pem))?.[1]?.trim() ?? '';
+      // openssl verifies each answer against the root (the client above).
+      const sign = async (body: Record<string, unknown>, csr = ecCsr.csr) => {
+        const r = await v('POST', `${mount}/root/sign-intermediate`, { body: { csr, ...body } });
+        assert.equal(r.status, 200, r.text);
+        assert.equal(r.json.data.issuing_ca, rootPem);
+        return r.json.data.certificate as string;
+      };
+      assert.equal(sans(await sign({ common_name: 'int.example.com' })), 'DNS:int.example.com');
+      assert.equal(sans(await sign({ common_name: 'int.example.com', alt_names: 'other.example.com' })), 'DNS:int.example.com, DNS:other.example.com');
+      let pem = await sign({ common_name: 'int.example.com', alt_names: 'other.example.com', exclude_cn_from_sans: true });
+      assert.equal(sans(pem), 'DNS:other.example.com');
+      assert.match(x509Text(pem), /Subject: CN=int\.example\.com\n/);
+      pem = await sign({ common_name: 'int.example.com', exclude_cn_from_sans: 'true' });
+      assert.doesNotMatch(x509Text(pem), /Subject Alternative Name/, 'no SAN extension when nothing is left');
+
+      const noKu = csrWith('EC:P-256', '/O=No KU Org/CN=No KU CA');
+      const withCsr = async (body: Record<string, unknown>) => x509Text(await sign({ use_csr_values: true, common_name: 'ignored', ...body }, noKu.csr));
+      let text = await withCsr({ key_usage: 'DigitalSignature' });
+      assert.match(text, /Subject: CN=No KU CA,O=No KU Org\n/);
+      assert.match(text, /X509v3 Key Usage: critical\s+Digital Signature, Certificate Sign, CRL Sign\n/, 'the CSR has none: the requested usages apply');
+      assert.doesNotMatch(text, /Subject Alternative Name|ignored/);
+      text = await withCsr({});
+      assert.match(text, /X509v3 Key Usage: critical\s+Certificate Sign, CRL Sign\n/, 'the default set when neither names any');
+    });
+
     it('writes critical name constraints that openssl enforces on the chain', async () => {
       const { mount, rootPem } = await mountWithRoot(v);
       const int = await intermediateMount(v, mount, {
