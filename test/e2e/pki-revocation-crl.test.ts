@@ -149,8 +149,8 @@ for (const kind of dbKinds()) {
       // A revocation under the first issuer lands on its CRL; the other's keeps b alone.
       r = await v('POST', `${mount}/revoke`, { body: { serial_number: a.serial } });
       assert.equal(r.status, 200, r.text);
-      const first2 = verifiedCrl((await fetchRaw(server.url, `${mount}/issuer/first/crl/der`)).body, rootPem);
-      const other2 = verifiedCrl((await fetchRaw(server.url, `${mount}/issuer/other/crl/der`)).body, otherPem);
+      const first2 = await defaultCrl(server.url, mount, rootPem, 'issuer/first/crl/der');
+      const other2 = await defaultCrl(server.url, mount, otherPem, 'issuer/other/crl/der');
       assert.deepEqual(first2.serials, [opensslSerial(a.serial)]);
       assert.deepEqual(other2.serials, [opensslSerial(b.serial)]);
       assert.ok(!other2.serials.includes(opensslSerial(kept.serial)));
