@@ -69,16 +69,17 @@ function frameworkErrorHandler(pki: PkiServices): (err: FastifyError, request: F
   return (err, request, reply) => {
     const url = request.url;
     const c = classifyError(err);
-    const status = c.kind === 'http' ? (c.status ?? 400) : 400;
+    const status = c.kind === 'http' ? (c.status ?? 400) : c.kind === 'internal' ? 500 : 400;
+    const message = status >= 500 ? 'internal server error' : c.message;
     if (/^\/api\/v2(?:[/?]|$)/.test(url) || url.startsWith('/v1/object/')) {
-      void reply.status(status).type(JSONAPI_CONTENT_TYPE).send(jsonApiError(status, c.message));
+      void reply.status(status).type(JSONAPI_CONTENT_TYPE).send(jsonApiError(status, message));
     } else if (/^\/v1(?:[/?]|$)/.test(url)) {
       sendPkiError(pki, err, request, reply).catch((e: unknown) => {
         request.log.error({ err: e }, 'request failed');
         if (!reply.sent) void reply.status(500).send({ errors: ['internal error'] });
       });
     } else {
-      void reply.status(status).send({ errors: [c.message] });
+      void reply.status(status).send({ errors: [message] });
     }
   };
 }
