@@ -29,10 +29,12 @@ export async function compareRounds(ctx: RunContext, contenders: Contender[]): P
       const sampler = c.pid ? new RssSampler(c.pid) : null;
       const cpuBefore = c.pid ? treeCpuMicros(c.pid) : 0;
       let m: Measurement;
+      let cpu: number | undefined;
       try {
         m = await c.measure(seconds);
         // CPU per request is steadier than req/s when other work shares the machine.
-        if (c.pid && m.requests > 0) runs.get(c)?.cpu.push((treeCpuMicros(c.pid) - cpuBefore) / m.requests);
+        if (c.pid && m.requests > 0) cpu = (treeCpuMicros(c.pid) - cpuBefore) / m.requests;
+        if (cpu !== undefined) runs.get(c)?.cpu.push(cpu);
       } finally {
         const rss = sampler?.stop();
         const entry = runs.get(c);
@@ -42,8 +44,7 @@ export async function compareRounds(ctx: RunContext, contenders: Contender[]): P
         }
       }
       runs.get(c)?.ms.push(m);
-      const cpu = runs.get(c)?.cpu.at(-1);
-      ctx.log(`round ${r + 1}/${rounds} ${c.label}: ${fmtMeasurement(m)}${c.pid && cpu !== undefined ? `, server CPU ${Math.round(cpu)} µs/request` : ''}`);
+      ctx.log(`round ${r + 1}/${rounds} ${c.label}: ${fmtMeasurement(m)}${cpu !== undefined ? `, server CPU ${Math.round(cpu)} µs/request` : ''}`);
     }
   }
   return contenders.map((c) => {

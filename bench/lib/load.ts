@@ -100,10 +100,10 @@ export function median(values: number[]): number {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
-/** One HTTP request with a Buffer body over a keep-alive agent; resolves with status and body. */
+/** One HTTP request with a Buffer body over a keep-alive agent (or a new connection); resolves with status and body. */
 export async function httpRequest(
   url: string,
-  opts: { method: string; headers?: Record<string, string>; body?: Buffer; timeoutMs?: number },
+  opts: { method: string; headers?: Record<string, string>; body?: Buffer; timeoutMs?: number; newConnection?: boolean },
 ): Promise<{ status: number; body: Buffer }> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
@@ -113,7 +113,8 @@ export async function httpRequest(
         port: u.port,
         path: `${u.pathname}${u.search}`,
         method: opts.method,
-        agent,
+        // A server that closes every connection after its answer is asked over a new connection each time.
+        agent: opts.newConnection ? false : agent,
         headers: { ...opts.headers, ...(opts.body ? { 'content-length': String(opts.body.length) } : {}) },
         timeout: opts.timeoutMs ?? 120_000,
       },
