@@ -20,6 +20,14 @@ export function tfeId(prefix: string): string {
   return `${prefix}-${randomBase58(16)}`;
 }
 
+/**
+ * Whether `s` has the shape of a TFE id with this prefix: the prefix, a dash and 16
+ * letters or digits (HCP's own ids are alphanumeric, ours base58).
+ */
+export function isTfeIdOf(prefix: string, s: string): boolean {
+  return s.length === prefix.length + 17 && s.startsWith(`${prefix}-`) && /^[A-Za-z0-9]{16}$/.test(s.slice(prefix.length + 1));
+}
+
 export function uuid(): string {
   return randomUUID();
 }

@@ -14,9 +14,10 @@ export class JsonApiInput {
 
   /**
    * Parses a request body. `type`, when given, must match unless the client sent an
-   * empty or missing type (go-tfe sends `"type":""` on lock requests).
+   * empty or missing type (go-tfe sends `"type":""` on lock requests); with
+   * `requireType` an empty or missing type is refused too.
    */
-  static parse(body: unknown, type?: string, opts: { optional?: boolean } = {}): JsonApiInput {
+  static parse(body: unknown, type?: string, opts: { optional?: boolean; requireType?: boolean } = {}): JsonApiInput {
     if (body === undefined || body === null || body === '') {
       if (opts.optional) return new JsonApiInput({}, {});
       throw invalid('request body must be a JSON:API document with a "data" object', '/data');
@@ -27,6 +28,7 @@ export class JsonApiInput {
     if (typeof data !== 'object' || data === null || Array.isArray(data)) throw invalid('"data" must be an object', '/data');
     const d = data as Record<string, unknown>;
     if (d.type !== undefined && typeof d.type !== 'string') throw invalid('"type" must be a string', '/data/type');
+    if (type && opts.requireType && (d.type === undefined || d.type === '')) throw invalid(`"type" is required and must be "${type}"`, '/data/type');
     if (type && typeof d.type === 'string' && d.type !== '' && d.type !== type) throw invalid(`"type" must be "${type}"`, '/data/type');
     const attrs = d.attributes ?? {};
     if (typeof attrs !== 'object' || attrs === null || Array.isArray(attrs)) throw invalid('"attributes" must be an object', '/data/attributes');

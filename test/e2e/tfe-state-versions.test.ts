@@ -140,6 +140,13 @@ for (const kind of dbKinds()) {
         [createBody(inlineAttrs(bytes, 1, f.lineage, { force: 'yes' })), '/data/attributes/force'],
         [createBody(inlineAttrs(bytes, 1, f.lineage, { lineage: 7 })), '/data/attributes/lineage'],
         [{ data: { type: 'workspaces', attributes: inlineAttrs(bytes, 1, f.lineage) } }, '/data/type'],
+        [{ data: { attributes: inlineAttrs(bytes, 1, f.lineage) } }, '/data/type'],
+        [{ data: { type: '', attributes: inlineAttrs(bytes, 1, f.lineage) } }, '/data/type'],
+        [createBody(inlineAttrs(bytes, 1, f.lineage), { run: { data: { type: 'workspaces', id: 'run-AAAABBBBCCCCDDDD' } } }), '/data/relationships/run/data/type'],
+        [createBody(inlineAttrs(bytes, 1, f.lineage), { run: { data: { id: 'run-AAAABBBBCCCCDDDD' } } }), '/data/relationships/run/data/type'],
+        [createBody(inlineAttrs(bytes, 1, f.lineage), { run: { data: { type: 'runs', id: 'run-bogus' } } }), '/data/relationships/run/data/id'],
+        [createBody(inlineAttrs(bytes, 1, f.lineage), { run: { data: { type: 'runs', id: f.wsId } } }), '/data/relationships/run/data/id'],
+        [createBody(inlineAttrs(bytes, 1, f.lineage), { run: { data: { type: 'runs' } } }), '/data/relationships/run'],
         [{ data: [] }, '/data'],
         [{ nodata: true }, '/data'],
       ];
@@ -294,7 +301,15 @@ for (const kind of dbKinds()) {
       assert.equal(await count(srv, f), 3);
       assertError(await call(srv, 'PATCH', path, { body: rb('sv-nonexisting') }), 404);
       assertError(await call(srv, 'PATCH', path, { body: { data: { type: 'state-versions' } } }), 422, '/data/relationships/rollback-state-version');
-      assertError(await call(srv, 'PATCH', path, { body: rb(v1.id, 'workspaces') }), 422);
+      const rbCases: Array<[unknown, string]> = [
+        [rb(v1.id, 'workspaces'), '/data/relationships/rollback-state-version/data/type'],
+        [rb(v1.id, ''), '/data/relationships/rollback-state-version/data/type'],
+        [{ data: { type: 'state-versions', relationships: { 'rollback-state-version': { data: { id: v1.id } } } } }, '/data/relationships/rollback-state-version/data/type'],
+        [{ data: { relationships: rb(v1.id).data.relationships } }, '/data/type'],
+        [{ data: { type: 'workspaces', relationships: rb(v1.id).data.relationships } }, '/data/type'],
+      ];
+      for (const [body, pointer] of rbCases) assertError(await call(srv, 'PATCH', path, { body }), 422, pointer);
+      assert.equal(await count(srv, f), 3);
       const pending = await createPending(srv, f, 9, stateFile(9, f.lineage));
       assertError(await call(srv, 'PATCH', path, { body: rb(pending.id) }), 409);
       const g = await workspace(srv);

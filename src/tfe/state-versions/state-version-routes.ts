@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { invalid } from '../../shared/errors.js';
+import { isTfeIdOf } from '../../shared/ids.js';
 import { requireActor } from '../identity/request-actor.js';
 import { JSONAPI_CONTENT_TYPE } from '../jsonapi.js';
 import { JsonApiInput } from '../jsonapi-input.js';
@@ -46,16 +47,36 @@ function parseIncludes(raw: unknown): StateVersionInclude[] {
   return parts as StateVersionInclude[];
 }
 
+/**
+ * A to-one relationship the request must type exactly (`data.type` is required by the
+ * specification for these), or undefined when absent.
+ */
+function typedRelationship(input: JsonApiInput, name: string, type: string): { type: string; id: string } | undefined {
+  const r = input.relationship(name);
+  if (r && r.type !== type) throw invalid(`relationships.${name}.data.type must be "${type}"`, `/data/relationships/${name}/data/type`);
+  return r;
+}
+
+/**
+ * The run a new version names. Runs are not stored on this server (it runs no plans), so
+ * the id is kept as an opaque reference once it has a run id's shape.
+ */
+function parseRunId(input: JsonApiInput): string | null {
+  const run = typedRelationship(input, 'run', 'runs');
+  if (!run) return null;
+  if (!isTfeIdOf('run', run.id)) throw invalid('relationships.run.data.id must be a run id (run- and 16 letters or digits)', '/data/relationships/run/data/id');
+  return run.id;
+}
+
 /** Parses a create body: JSON types exactly, each problem a 422 naming the attribute. */
 export function parseCreateBody(body: unknown) {
-  const input = JsonApiInput.parse(body, 'state-versions');
+  const input = JsonApiInput.parse(body, 'state-versions', { requireType: true });
   const serial = input.integer('serial');
   if (serial === undefined) throw invalid('serial is required', '/data/attributes/serial');
   if (serial < 0 || serial > MAX_SERIAL) throw invalid('serial must be a non-negative integer', '/data/attributes/serial');
   const md5 = input.string('md5');
   if (md5 === undefined) throw invalid('md5 is required', '/data/attributes/md5');
   if (!isMd5Hex(md5)) throw invalid('md5 must be 32 hexadecimal characters', '/data/attributes/md5');
-  const run = input.relationship('run');
   return {
     serial,
     md5,
@@ -64,7 +85,7 @@ export function parseCreateBody(body: unknown) {
     jsonState: input.string('json-state'),
     jsonStateOutputs: input.string('json-state-outputs'),
     force: input.boolean('force') ?? false,
-    runId: run?.id ?? null,
+    runId: parseRunId(input),
   };
 }
 
@@ -99,12 +120,9 @@ export async function registerStateVersionRoutes(app: FastifyInstance, deps: Sta
   });
 
   app.patch<{ Params: { workspaceId: string } }>('/workspaces/:workspaceId/state-versions', async (request, reply) => {
-    const input = JsonApiInput.parse(request.body, 'state-versions');
-    const target = input.relationship('rollback-state-version');
+    const input = JsonApiInput.parse(request.body, 'state-versions', { requireType: true });
+    const target = typedRelationship(input, 'rollback-state-version', 'state-versions');
     if (!target) throw invalid('relationships.rollback-state-version.data is required', '/data/relationships/rollback-state-version');
-    if (target.type !== '' && target.type !== 'state-versions') {
-      throw invalid('rollback-state-version must be of type state-versions', '/data/relationships/rollback-state-version/data/type');
-    }
     const v = await versions.rollback(requireActor(request), request.params.workspaceId, target.id);
     request.log.info({ workspaceId: v.workspaceId, stateVersionId: v.id, rollbackOf: v.rollbackOfId }, 'state version rolled back');
     return one(request, reply, v, 201);
