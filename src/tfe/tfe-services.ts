@@ -126,7 +126,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
       registerIdentityRoutes(app, { identity, tokens, teams, config });
       registerWorkspaceRoutes(app, { workspaces, organizations, config });
       registerTeamAccessRoutes(app, { teamAccess });
-      await registerStateVersionRoutes(app, { versions: stateVersions, uploads: stateUploads, publicUrl: config.publicUrl });
+      await registerStateVersionRoutes(app, { versions: stateVersions, uploads: stateUploads, identity, teams, publicUrl: config.publicUrl });
       registerStateVersionOutputRoutes(app, { outputs: stateOutputs, config });
       registerStateDiffRoutes(app, { diffs: stateDiffs });
     },

@@ -1,3 +1,5 @@
+import { teamResource, userResource } from '../identity/identity-jsonapi.js';
+import type { Team, User } from '../identity/identity.js';
 import type { Page } from '../pagination.js';
 import { paginationLinks, paginationMeta } from '../pagination.js';
 import type { StateVersion, StateVersionOutput } from './state-version.js';
@@ -59,7 +61,9 @@ export function stateVersionResource(v: StateVersion, ctx: StateVersionRenderCon
   const creatorType = v.createdBy?.kind === 'team' ? 'teams' : 'users';
   const createdBy: Record<string, unknown> = rel(creatorType, v.createdBy?.id ?? null);
   if (v.createdBy) {
-    createdBy.links = { self: `/api/v2/${creatorType}/${v.createdBy.id}`, related: `/api/v2/state-versions/${v.id}/created-by` };
+    // Both links name the creator's own route (GET /users/:id or /teams/:id), which exists here.
+    const creatorPath = `/api/v2/${creatorType}/${v.createdBy.id}`;
+    createdBy.links = { self: creatorPath, related: creatorPath };
   }
   return {
     id: v.id,
@@ -88,8 +92,21 @@ export function outputResource(o: StateVersionOutput): Record<string, unknown> {
   };
 }
 
-/** The `included` array: each related object once, only for what was asked. */
-export function includedResources(versions: StateVersion[], includes: StateVersionInclude[], outputs: StateVersionOutput[]): Record<string, unknown>[] | undefined {
+/** The creators (`created_by`) the caller may see, looked up for an include. */
+export interface IncludedCreators {
+  users: User[];
+  teams: Team[];
+}
+
+/**
+ * The `included` array: each related object once, only for what was asked. Creators are
+ * rendered as GET /users/:id and /teams/:id render them (no e-mail address, no secrets).
+ */
+export function includedResources(
+  includes: StateVersionInclude[],
+  outputs: StateVersionOutput[],
+  creators: IncludedCreators = { users: [], teams: [] },
+): Record<string, unknown>[] | undefined {
   if (includes.length === 0) return undefined;
   const out: Record<string, unknown>[] = [];
   const seen = new Set<string>();
@@ -100,15 +117,12 @@ export function includedResources(versions: StateVersion[], includes: StateVersi
     out.push(r);
   };
   if (includes.includes('created_by')) {
-    for (const v of versions) {
-      if (!v.createdBy) continue;
-      const type = v.createdBy.kind === 'team' ? 'teams' : 'users';
-      add({ id: v.createdBy.id, type, attributes: {}, links: { self: `/api/v2/${type}/${v.createdBy.id}` } });
-    }
+    for (const u of creators.users) add(userResource(u));
+    for (const t of creators.teams) add(teamResource(t, { canManage: false }));
   }
   if (includes.includes('outputs')) for (const o of outputs) add(outputResource(o));
-  // Runs do not exist on this server (state is written by local CLI runs), so the run
-  // includes add nothing.
+  // Runs are not stored on this server (it runs no plans; a run id given at creation is an
+  // opaque reference), so run, run.created_by and run.configuration_version add nothing.
   return out;
 }
 

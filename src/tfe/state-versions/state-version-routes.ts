@@ -1,14 +1,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
-import { invalid } from '../../shared/errors.js';
+import { DomainError, invalid } from '../../shared/errors.js';
 import { isTfeIdOf } from '../../shared/ids.js';
+import type { Actor } from '../identity/actor.js';
+import type { IdentityService } from '../identity/identity-service.js';
 import { requireActor } from '../identity/request-actor.js';
+import type { TeamService } from '../identity/team-service.js';
 import { JSONAPI_CONTENT_TYPE } from '../jsonapi.js';
 import { JsonApiInput } from '../jsonapi-input.js';
 import { parsePageQuery } from '../pagination.js';
 import type { StateUploadService } from './state-upload-service.js';
 import { STATE_VERSION_INCLUDES, includedResources, stateVersionDocument, stateVersionListDocument } from './state-version-jsonapi.js';
-import type { StateVersionInclude, StateVersionRenderContext } from './state-version-jsonapi.js';
+import type { IncludedCreators, StateVersionInclude, StateVersionRenderContext } from './state-version-jsonapi.js';
 import type { CurrentStateVersion, StateVersionService } from './state-version-service.js';
 import { BACKING_DATA_ACTIONS, MAX_SERIAL, isMd5Hex, isTransitionNotAllowed, parseStatusFilter } from './state-version.js';
 import type { BackingDataAction, StateVersion } from './state-version.js';
@@ -21,6 +24,9 @@ import type { BackingDataAction, StateVersion } from './state-version.js';
 export interface StateVersionRoutesDeps {
   versions: StateVersionService;
   uploads: StateUploadService;
+  /** For `include=created_by`: the creators are rendered as GET /users/:id and /teams/:id render them. */
+  identity: IdentityService;
+  teams: TeamService;
   /** Configured public base URL; when unset each request's own scheme and host are used. */
   publicUrl: string | undefined;
 }
@@ -96,14 +102,35 @@ function send(reply: FastifyReply, status: number, doc: unknown): FastifyReply {
 export async function registerStateVersionRoutes(app: FastifyInstance, deps: StateVersionRoutesDeps): Promise<void> {
   const { versions, uploads } = deps;
 
+  /** The distinct creators of `list` as the caller sees them, in list order; one that is gone (or hidden) is left out. */
+  async function creatorsOf(actor: Actor, list: StateVersion[]): Promise<IncludedCreators> {
+    const distinct = new Map(list.flatMap((v) => (v.createdBy ? [[v.createdBy.id, v.createdBy] as const] : [])));
+    const hidden = (err: unknown) => {
+      if (err instanceof DomainError && (err.kind === 'not_found' || err.kind === 'forbidden')) return undefined;
+      throw err;
+    };
+    const found = await Promise.all(
+      [...distinct.values()].map((c) =>
+        c.kind === 'team'
+          ? deps.teams.get(actor, c.id).then((team) => ({ team }), hidden)
+          : deps.identity.getUser(actor, c.id).then((user) => ({ user }), hidden),
+      ),
+    );
+    return {
+      users: found.flatMap((f) => (f && 'user' in f ? [f.user] : [])),
+      teams: found.flatMap((f) => (f && 'team' in f ? [f.team] : [])),
+    };
+  }
+
   async function render(request: FastifyRequest, list: StateVersion[], includes: StateVersionInclude[], knownOutputIds?: Map<string, string[]>) {
     const baseUrl = baseUrlOf(request, deps.publicUrl);
-    const [ids, outputs] = await Promise.all([
+    const [ids, outputs, creators] = await Promise.all([
       knownOutputIds ?? versions.outputIds(list),
       includes.includes('outputs') ? versions.outputs(list) : Promise.resolve([]),
+      includes.includes('created_by') ? creatorsOf(requireActor(request), list) : undefined,
     ]);
     const ctxOf = (v: StateVersion): StateVersionRenderContext => ({ baseUrl, uploadTokens: versions.uploadTokens(v), outputIds: ids.get(v.id) ?? [] });
-    return { ctxOf, included: includedResources(list, includes, outputs) };
+    return { ctxOf, included: includedResources(includes, outputs, creators) };
   }
 
   async function one(request: FastifyRequest, reply: FastifyReply, v: StateVersion, status = 200, outputIds?: string[]) {
