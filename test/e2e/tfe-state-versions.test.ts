@@ -153,9 +153,8 @@ for (const kind of dbKinds()) {
       for (const [body, pointer] of cases) {
         assertError(await call(srv, 'POST', path, { body }), 422, pointer);
       }
-      const malformed = await call(srv, 'POST', path, { raw: '{"data":' });
-      assert.equal(malformed.status, 400);
-      assert.equal(malformed.json.errors[0].status, '400');
+      // Unparseable JSON is a 400 (no document to point into), not a 422; see docs/state-versions.md.
+      assertError(await call(srv, 'POST', path, { raw: '{"data":' }), 400, undefined, /malformed JSON/);
       assert.equal(await count(srv, f), 0);
       assertError(await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version`), 404);
     });
@@ -309,6 +308,7 @@ for (const kind of dbKinds()) {
         [{ data: { type: 'workspaces', relationships: rb(v1.id).data.relationships } }, '/data/type'],
       ];
       for (const [body, pointer] of rbCases) assertError(await call(srv, 'PATCH', path, { body }), 422, pointer);
+      assertError(await call(srv, 'PATCH', path, { raw: '{"data":{"type":"state-versions",' }), 400, undefined, /malformed JSON/);
       assert.equal(await count(srv, f), 3);
       const pending = await createPending(srv, f, 9, stateFile(9, f.lineage));
       assertError(await call(srv, 'PATCH', path, { body: rb(pending.id) }), 409);
