@@ -215,3 +215,20 @@ test('generated keys carry SPKI, Vault-container and PKCS#8 encodings identical 
   const r = openssl(['ec', '-check', '-noout'], exportPrivateKey(k, { format: 'pem' }));
   assert.match(r.out, /Key is valid|EC Key valid/i);
 });
+
+test('EC keys generated one after the other are distinct, and each encoding holds its own key', async () => {
+  for (const bits of [256, 384]) {
+    const keys = await Promise.all(Array.from({ length: 4 }, () => generateKey('ec', bits)));
+    const firstKey = keys[0];
+    assert.ok(firstKey);
+    assert.equal(new Set(keys.map((k) => k.pkcs8.toString('hex'))).size, keys.length);
+    assert.equal(new Set(keys.map((k) => k.spki.toString('hex'))).size, keys.length);
+    for (const k of keys) {
+      // The SPKI and the SEC1 container agree with the PKCS#8 key they were generated with.
+      const fromPkcs8 = createPublicKey(createPrivateKey({ key: k.pkcs8, format: 'der', type: 'pkcs8' }));
+      assert.ok(fromPkcs8.export({ format: 'der', type: 'spki' }).equals(k.spki));
+      const fromSec1 = createPrivateKey({ key: k.privateDer, format: 'der', type: 'sec1' });
+      assert.ok(samePublicKey(fromSec1, fromPkcs8));
+    }
+  }
+});
