@@ -1,9 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
 import { TfeHttp, assertDoc, assertError, orgBody, wsBody } from '../support/tfe-http.js';
+import { createBody, md5, put, stateFile } from './tfe-state-versions-fixture.js';
 
 for (const kind of dbKinds()) {
   describe(`tfe workspaces and locks over HTTP [${kind}]`, () => {
@@ -170,19 +172,50 @@ for (const kind of dbKinds()) {
       assertError(await api.get(`/api/v2/team-workspaces/${custom.id}`), 404);
     });
 
-    it('unlock with a pending state version: 400 for Terraform >= 1.10, 503 for older; force-unlock works', async () => {
+    it('unlock with a real pending state version: 400 for Terraform >= 1.10 (and no header), 503 for older; the lock stays; force-unlock works', async () => {
       const id = (await api.post('/api/v2/organizations/acme/workspaces', wsBody('pending'))).body.data.id;
-      s.deps.tfe.workspaces.setStateVersionHooks({ latestIsPending: async (wsId) => wsId === id });
-      try {
-        assertDoc(await api.post(`/api/v2/workspaces/${id}/actions/lock`, {}), 200);
-        const newer = await api.post(`/api/v2/workspaces/${id}/actions/unlock`, undefined, { 'terraform-version': '1.10.2' });
-        assertError(newer, 400, { detail: /latest state version is still pending/ });
-        const older = await api.post(`/api/v2/workspaces/${id}/actions/unlock`, undefined, { 'terraform-version': '1.9.8' });
-        assert.equal(older.status, 503);
-        assertDoc(await api.post(`/api/v2/workspaces/${id}/actions/force-unlock`), 200);
-      } finally {
-        s.deps.tfe.workspaces.setStateVersionHooks({ latestIsPending: async () => false });
+      assertDoc(await api.post(`/api/v2/workspaces/${id}/actions/lock`, {}), 200);
+      const lineage = randomUUID();
+      const bytes = stateFile(1, lineage);
+      const created = await api.post(`/api/v2/workspaces/${id}/state-versions`, createBody({ serial: 1, md5: md5(bytes), lineage }));
+      assertDoc(created, 201);
+      assert.equal(created.body.data.attributes.status, 'pending');
+
+      const unlock = (headers: Record<string, string>) => api.post(`/api/v2/workspaces/${id}/actions/unlock`, undefined, headers);
+      const refusals: Array<[string | undefined, number]> = [
+        // Terraform >= 1.10 retries a 400 whose text says the version is still pending.
+        ['1.10.0', 400],
+        ['1.10.2', 400],
+        ['1.14.1', 400],
+        ['2.0.0', 400],
+        // Older clients only retry server errors (reference 7.4).
+        ['1.9.8', 503],
+        ['1.5.7', 503],
+        ['0.14.11', 503],
+        // No header (not a go-tfe client): our choice, the reference names only the two cases above.
+        [undefined, 400],
+      ];
+      for (const [version, status] of refusals) {
+        const r = await unlock(version === undefined ? {} : { 'terraform-version': version });
+        // A decodable JSON:API error either way (go-tfe reads the text), never a 409 ("already unlocked").
+        assertError(r, status, { detail: /latest state version is still pending/ });
+        assert.equal((await api.get(`/api/v2/workspaces/${id}`)).body.data.attributes.locked, true, `still locked after the ${version ?? 'header-less'} unlock`);
       }
+
+      // Force-unlock works while the version is pending; it stays pending and still blocks a normal unlock.
+      const forced = await api.post(`/api/v2/workspaces/${id}/actions/force-unlock`);
+      assertDoc(forced, 200);
+      assert.equal(forced.body.data.attributes.locked, false);
+      assertDoc(await api.post(`/api/v2/workspaces/${id}/actions/lock`, {}), 200);
+      assertError(await unlock({ 'terraform-version': '1.10.5' }), 400, { detail: /latest state version is still pending/ });
+      assertError(await unlock({ 'terraform-version': '1.9.0' }), 503, { detail: /latest state version is still pending/ });
+
+      // Once the upload finalizes the version, the normal unlock succeeds.
+      const uploaded = await put(created.body.data.attributes['hosted-state-upload-url'], bytes);
+      assert.equal(uploaded.status, 200, uploaded.text);
+      const unlocked = await unlock({ 'terraform-version': '1.9.8' });
+      assertDoc(unlocked, 200);
+      assert.equal(unlocked.body.data.attributes.locked, false);
     });
 
     it('flat tags: create with relationships.tags, list by search[tags], add and remove', async () => {
