@@ -111,10 +111,14 @@ describe('external-policy answers of a scripted service over HTTPS', () => {
         const r = await v('POST', `${mount}/external-policy/issue/web`, { body: { common_name: 'bundle.example.com', key_type: 'ec', format: 'pem_bundle' } });
         assert.equal(r.status, 200, r.text);
         const blocks = (r.json.data.certificate as string).match(/-----BEGIN ([A-Z ]+)-----[\s\S]+?-----END \1-----/g) ?? [];
-        assert.deepEqual(blocks.map((b) => /BEGIN ([A-Z ]+)-----/.exec(b)![1]), ['EC PRIVATE KEY', 'CERTIFICATE', 'CERTIFICATE']);
+        assert.deepEqual(blocks.map((b) => /BEGIN ([A-Z ]+)-----/.exec(b)![1]), ['EC PRIVATE KEY', 'CERTIFICATE'], 'on issue: the key and the certificate');
         assert.ok(keyMatchesCert(blocks[0]!, blocks[1]!));
-        assert.equal(blocks[2], pems.root);
-        assert.match(verifyChain(blocks[1]!, [blocks[2]!]), /OK/);
+        assert.match(verifyChain(blocks[1]!, [pems.root]), /OK/);
+        // On sign the issuing CA joins the certificate only when it is not a self-signed root.
+        const s = await v('POST', `${mount}/external-policy/sign/web`, { body: { ...bodyFor('sign'), format: 'pem_bundle' } });
+        assert.equal(s.status, 200, s.text);
+        assert.equal((s.json.data.certificate as string).split(/(?=-----BEGIN )/).length, 1, s.json.data.certificate);
+        assert.match(verifyChain(s.json.data.certificate, [pems.root]), /OK/);
       });
 
       it('ACL: a token granted exactly one path issues there and is refused on its siblings', async () => {

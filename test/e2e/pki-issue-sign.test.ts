@@ -6,6 +6,7 @@ import type { TestServer } from '../support/test-server.js';
 import { openssl, verifyChain, x509Text } from './pki-issuers-openssl.js';
 import { SERIAL, makeServerClient, mountWithRoot, opensslCsr, role, storedSerials } from './pki-issue-helpers.js';
 import type { Vault } from './pki-issue-helpers.js';
+import { intermediateMount } from './pki-privileged-helpers.js';
 
 // CSRs are made once per file by openssl, independently of the server's code.
 const P256 = opensslCsr('EC:P-256', '/CN=csr.example.com/O=Ignored', 'DNS:csr-alt.example.com,IP:10.9.9.9');
@@ -66,17 +67,37 @@ for (const kind of dbKinds()) {
       assert.doesNotMatch(text, /csr-alt/);
     });
 
-    it('pem_bundle holds the certificate and its chain; issuer/:ref/sign/:role uses the path issuer; a lease as long as the certificate', async () => {
+    it('pem_bundle from a root issuer holds the certificate alone; issuer/:ref/sign/:role uses the path issuer; a lease as long as the certificate', async () => {
       const { mount, rootPem } = await mountWithRoot(v, { issuerName: 'main' });
       await role(v, mount, 'l', { allow_any_name: true, key_type: 'ec', ttl: '30m' });
       const r = await v('POST', `${mount}/issuer/main/sign/l`, { body: { csr: P256.csr, format: 'pem_bundle' } });
       assert.equal(r.status, 200, r.text);
       const blocks = (r.json.data.certificate as string).split(/(?=-----BEGIN )/).map((b) => b.trim());
-      assert.equal(blocks.length, 2);
-      assert.equal(blocks[1], rootPem);
+      assert.equal(blocks.length, 1, 'a self-signed root issuer is not part of the bundle');
+      assert.match(blocks[0]!, /^-----BEGIN CERTIFICATE-----/);
+      assert.match(verifyChain(blocks[0]!, [rootPem]), /OK/);
+      assert.equal(openssl(['x509', '-noout', '-pubkey'], blocks[0]!), openssl(['req', '-noout', '-pubkey'], P256.csr));
+      assert.deepEqual(r.json.data.ca_chain, [rootPem], 'ca_chain is unchanged by the format');
       assert.match(r.json.lease_id, new RegExp(`^${mount}/issuer/main/sign/l/`));
       assert.ok(r.json.lease_duration > 1790 && r.json.lease_duration <= 1800);
       assert.equal(r.json.data.private_key, undefined);
+    });
+
+    it('pem_bundle from an intermediate issuer holds the certificate and the intermediate, never the root', async () => {
+      const { mount: rootMount, rootPem } = await mountWithRoot(v);
+      const int = await intermediateMount(v, rootMount);
+      await role(v, int.mount, 'l', { allow_any_name: true, key_type: 'ec', ttl: '30m' });
+      for (const extra of [{}, { remove_roots_from_chain: true }]) {
+        const r = await v('POST', `${int.mount}/sign/l`, { body: { csr: P256.csr, format: 'pem_bundle', ...extra } });
+        assert.equal(r.status, 200, r.text);
+        const blocks = (r.json.data.certificate as string).split(/(?=-----BEGIN )/).map((b) => b.trim());
+        assert.equal(blocks.length, 2, r.json.data.certificate);
+        assert.equal(blocks[1], int.certificate);
+        assert.ok(!blocks.includes(rootPem));
+        assert.equal(r.json.data.issuing_ca, int.certificate);
+        assert.match(verifyChain(blocks[0]!, [rootPem], [blocks[1]!]), /OK/);
+        assert.match(openssl(['x509', '-noout', '-subject', '-nameopt', 'RFC2253'], blocks[1]!), new RegExp(`CN=Intermediate ${int.mount}`));
+      }
     });
 
     it('takes every shared parameter: der, ttl, not_after, signature_bits, use_pss, SANs, user ids, exclude_cn_from_sans, remove_roots_from_chain, cert_metadata', async () => {

@@ -205,7 +205,9 @@ export class ExternalPolicyService {
     // sign-intermediate lists the new CA first, then the issuer's chain (reference 16.12).
     if (req.mode === 'ica') chain = [certPem, ...chain];
     const exported = key ? exportPrivateKeyDer(key, pkcs8) : undefined;
-    const data = certificateData(
+    // The key inside a pem_bundle keeps its native encoding whatever private_key_format says.
+    const native = key && format === 'pem_bundle' && pkcs8 ? exportPrivateKeyDer(key, false) : undefined;
+    return certificateData(
       {
         certificatePem: certPem,
         issuingCaPem: signing.certificatePem,
@@ -213,17 +215,15 @@ export class ExternalPolicyService {
         serialNumber: formatSerial(built.serial),
         expiration: Math.floor(built.notAfter.getTime() / 1000),
         privateKey: key && exported
-          ? { pem: pemEncode(exported.label, exported.der).trimEnd(), base64: exported.der.toString('base64'), type: key.description.type }
+          ? {
+              pem: pemEncode(exported.label, exported.der).trimEnd(), base64: exported.der.toString('base64'), type: key.description.type,
+              bundlePem: native ? pemEncode(native.label, native.der).trimEnd() : undefined,
+            }
           : undefined,
+        issuerIsSelfSigned: () => isSelfSignedPem(signing.certificatePem),
       },
       format,
     );
-    if (format === 'pem_bundle' && key) {
-      // The key inside a pem_bundle keeps its native encoding whatever private_key_format says.
-      const native = exportPrivateKeyDer(key, false);
-      data.certificate = [pemEncode(native.label, native.der).trimEnd(), certPem, ...chain].join('\n');
-    }
-    return data;
   }
 
   /** The issuer on the path, else the mount's default (which may not exist: the service must then choose). */

@@ -81,7 +81,7 @@ export interface IssueResult {
 /** issue/:role and sign/:role (and their issuer/:ref/ forms) under role policy. */
 export class IssuanceService {
   readonly #contexts = new Map<string, { at: number; ctx: Promise<SigningContext> }>();
-  readonly #rootFlags = new WeakMap<SigningContext, boolean[]>();
+  readonly #rootFlags = new WeakMap<SigningContext, { issuer: boolean; chain: boolean[] }>();
 
   constructor(
     private readonly deps: {
@@ -108,13 +108,14 @@ export class IssuanceService {
     const generated = await this.#generate(key.type as KeyType, key.bits);
     const pkcs8 = parsePrivateKeyFormat(req.input.private_key_format) === 'pkcs8';
     const exported = exportPrivateKeyDer(generated, pkcs8);
-    const bundleKey = exportPrivateKeyDer(generated, false);
-    return this.#finish(req, role, prepared, generated.spki, {
-      pem: pemEncode(exported.label, exported.der).trimEnd(),
-      base64: exported.der.toString('base64'),
-      bundlePem: pemEncode(bundleKey.label, bundleKey.der).trimEnd(),
-      type: key.type,
-    });
+    const pem = pemEncode(exported.label, exported.der).trimEnd();
+    // The key inside a pem_bundle keeps its native encoding whatever private_key_format says.
+    let bundlePem: string | undefined;
+    if (prepared.format === 'pem_bundle' && pkcs8) {
+      const native = exportPrivateKeyDer(generated, false);
+      bundlePem = pemEncode(native.label, native.der).trimEnd();
+    }
+    return this.#finish(req, role, prepared, generated.spki, { pem, base64: exported.der.toString('base64'), bundlePem, type: key.type });
   }
 
   /** Signs a CSR: its self-signature and key are checked, names come from it or the request per role. */
@@ -163,7 +164,7 @@ export class IssuanceService {
     role: PkiRole,
     p: Prepared,
     spki: Buffer,
-    privateKey: { pem: string; base64: string; bundlePem: string; type: string } | undefined,
+    privateKey: { pem: string; base64: string; bundlePem: string | undefined; type: string } | undefined,
   ): Promise<IssueResult> {
     const { names, signing, validity } = p;
     const input = req.input;
@@ -198,12 +199,11 @@ export class IssuanceService {
         chainPems: chain,
         serialNumber: formatSerial(built.serial),
         expiration: Math.floor(built.notAfter.getTime() / 1000),
-        privateKey: privateKey ? { pem: privateKey.pem, base64: privateKey.base64, type: privateKey.type } : undefined,
+        privateKey,
+        issuerIsSelfSigned: () => this.#rootFlagsOf(signing).issuer,
       },
       p.format,
     );
-    // The key inside a pem_bundle keeps its native encoding whatever private_key_format says.
-    if (p.format === 'pem_bundle' && privateKey) data.certificate = [privateKey.bundlePem, built.pem.trimEnd(), ...chain].join('\n');
     return { data, warnings: p.warnings, ...lease };
   }
 
@@ -244,12 +244,19 @@ export class IssuanceService {
 
   /** Chain PEMs without self-signed certificates (subject equals issuer and AKI matches SKI, or no AKI). */
   #withoutRoots(s: SigningContext): string[] {
+    const flags = this.#rootFlagsOf(s).chain;
+    return s.caChainPems.filter((_, i) => !flags[i]);
+  }
+
+  /** Which of a signing context's certificates are self-signed, worked out once per context. */
+  #rootFlagsOf(s: SigningContext): { issuer: boolean; chain: boolean[] } {
     let flags = this.#rootFlags.get(s);
     if (!flags) {
-      flags = s.caChainPems.map((pem) => isSelfSignedPem(pem));
+      const chain = s.caChainPems.map((pem) => isSelfSignedPem(pem));
+      flags = { issuer: s.caChainPems[0] === s.certificatePem ? chain[0]! : isSelfSignedPem(s.certificatePem), chain };
       this.#rootFlags.set(s, flags);
     }
-    return s.caChainPems.filter((_, i) => !flags[i]);
+    return flags;
   }
 
   #signingContext(mountId: string, ref: string): Promise<SigningContext> {

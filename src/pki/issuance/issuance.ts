@@ -101,16 +101,34 @@ export interface CertificateResult {
   chainPems: readonly string[];
   serialNumber: string;
   expiration: number;
-  privateKey?: { pem: string; base64: string; type: string };
+  /** `bundlePem`: the key in its native encoding (PKCS#1, SEC1, PKCS#8 for Ed25519), for format=pem_bundle. */
+  privateKey?: { pem: string; base64: string; type: string; bundlePem?: string };
+  /** Whether the issuing CA is a self-signed root; asked only under format=pem_bundle without a key. */
+  issuerIsSelfSigned?: () => boolean;
 }
 
-/** `data` of issue/sign for a format (reference 16.12). */
+/**
+ * `certificate` under format=pem_bundle on the signing paths (sign, sign-intermediate,
+ * sign-verbatim and their external-policy forms): the certificate, followed by the issuing
+ * CA unless that CA is a self-signed root.
+ */
+export function pemBundle(certificatePem: string, issuingCaPem: string, issuerIsSelfSigned: boolean): string {
+  return issuerIsSelfSigned ? certificatePem : `${certificatePem}\n${issuingCaPem}`;
+}
+
+/**
+ * `data` of issue/sign for a format (reference 16.12). Under pem_bundle, `certificate`
+ * follows the spec rather than Vault: on issue the key and the certificate, nothing more;
+ * on the signing paths the certificate and a non-root issuing CA (pemBundle).
+ */
 export function certificateData(r: CertificateResult, format: OutputFormat): Record<string, unknown> {
   const der = format === 'der';
   const enc = (pem: string): string => (der ? pemToBase64(pem) : pem);
   const data: Record<string, unknown> = {};
   if (format === 'pem_bundle') {
-    data.certificate = [...(r.privateKey ? [r.privateKey.pem] : []), r.certificatePem, ...r.chainPems].join('\n');
+    data.certificate = r.privateKey
+      ? `${r.privateKey.bundlePem ?? r.privateKey.pem}\n${r.certificatePem}`
+      : pemBundle(r.certificatePem, r.issuingCaPem, r.issuerIsSelfSigned?.() ?? false);
   } else data.certificate = enc(r.certificatePem);
   data.issuing_ca = enc(r.issuingCaPem);
   if (r.chainPems.length > 0) data.ca_chain = r.chainPems.map(enc);

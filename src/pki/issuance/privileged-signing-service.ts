@@ -23,7 +23,7 @@ import { certificateData, checkCertMetadata, checkSignatureBits, parseFormat, pa
 import type { OutputFormat } from './issuance.js';
 import type { IssuanceService, IssueResult } from './issuance-service.js';
 import {
-  copiedCsrExtensions, intermediateKeyUsage, intermediatePathLength, nameConstraintsFrom, notAfterBehavior, parseSkid, pemBundle,
+  copiedCsrExtensions, intermediateKeyUsage, intermediatePathLength, nameConstraintsFrom, notAfterBehavior, parseSkid,
   signatureOptionsOf, subjectWithUserIds, verbatimUsages,
 } from './privileged-signing.js';
 import type { SignIntermediateInput, SignVerbatimInput } from './privileged-signing.js';
@@ -229,15 +229,13 @@ export class PrivilegedSigningService {
   }
 
   #data(built: BuiltCertificate, signing: SigningContext, signer: ParsedCertificate, format: OutputFormat, chain: string[]): Record<string, unknown> {
-    const certificatePem = built.pem.trimEnd();
-    const data = certificateData(
+    return certificateData(
       {
-        certificatePem, issuingCaPem: signing.certificatePem, chainPems: chain,
+        certificatePem: built.pem.trimEnd(), issuingCaPem: signing.certificatePem, chainPems: chain,
         serialNumber: formatSerial(built.serial), expiration: Math.floor(built.notAfter.getTime() / 1000),
+        issuerIsSelfSigned: () => isSelfSigned(signer),
       },
       format,
     );
-    if (format === 'pem_bundle') data.certificate = pemBundle(certificatePem, signing.certificatePem, isSelfSigned(signer));
-    return data;
   }
 }

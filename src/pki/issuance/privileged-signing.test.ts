@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodeName, encodeName, nameValues } from '../crypto/names.js';
 import { EXT } from '../crypto/extensions.js';
+import { certificateData, pemBundle } from './issuance.js';
 import {
   SIGN_INTERMEDIATE_FIELDS, SIGN_VERBATIM_FIELDS, copiedCsrExtensions, intermediateKeyUsage, intermediatePathLength, nameConstraintsFrom,
-  notAfterBehavior, parseSkid, pemBundle, signatureOptionsOf, subjectWithUserIds, verbatimUsages,
+  notAfterBehavior, parseSkid, signatureOptionsOf, subjectWithUserIds, verbatimUsages,
 } from './privileged-signing.js';
 
 describe('intermediate path length', () => {
@@ -110,6 +111,16 @@ describe('pem bundle and signature options', () => {
   it('appends the issuing CA unless it is a self-signed root', () => {
     assert.equal(pemBundle('C', 'I', true), 'C');
     assert.equal(pemBundle('C', 'I', false), 'C\nI');
+  });
+  it('certificateData: a pem_bundle holds the native key and the certificate on issue, pemBundle on the signing paths', () => {
+    const r = { certificatePem: 'C', issuingCaPem: 'I', chainPems: ['I', 'R'], serialNumber: '01', expiration: 1 };
+    const key = { pem: 'P8', base64: 'b', type: 'rsa', bundlePem: 'K' };
+    assert.equal(certificateData({ ...r, privateKey: key }, 'pem_bundle').certificate, 'K\nC');
+    assert.equal(certificateData({ ...r, issuerIsSelfSigned: () => false }, 'pem_bundle').certificate, 'C\nI');
+    assert.equal(certificateData({ ...r, issuerIsSelfSigned: () => true }, 'pem_bundle').certificate, 'C');
+    let asked = false;
+    certificateData({ ...r, issuerIsSelfSigned: () => (asked = true) }, 'pem');
+    assert.equal(asked, false, 'no self-signed check outside pem_bundle');
   });
   it('keeps the hash of the submitted certificate and PSS, never SHA-1', () => {
     assert.deepEqual(signatureOptionsOf({ kind: 'rsa', hash: 'sha384' }), { signatureBits: 384, usePss: false });

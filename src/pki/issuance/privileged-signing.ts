@@ -176,14 +176,6 @@ export function subjectWithUserIds(subject: ParsedName, userIds: readonly string
 }
 
 /**
- * `certificate` under format=pem_bundle on the signing paths: the certificate, followed by
- * the issuing CA unless that CA is a self-signed root.
- */
-export function pemBundle(certificatePem: string, issuingCaPem: string, issuerIsSelfSigned: boolean): string {
-  return issuerIsSelfSigned ? certificatePem : `${certificatePem}\n${issuingCaPem}`;
-}
-
-/**
  * sign-self-issued keeps the submitted certificate's signature hash (and PSS) when the
  * signer's key is of the same type; SHA-1 is never written again (SHA-256 instead).
  */
