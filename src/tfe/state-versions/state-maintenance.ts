@@ -29,8 +29,8 @@ export interface MaintenanceReport {
  * Background upkeep of state storage, run by the job worker:
  *   1. soft-deleted backing data older than its grace period becomes permanently deleted;
  *   2. retention deletes old versions (specification, Limits: at least the newest 100
- *      versions overall and the newest version of every workspace are kept, the rest
- *      after six months; current versions never);
+ *      states overall and the newest state of every workspace are kept, the rest after
+ *      six months; current versions never; see `retentionMayDelete`);
  *   3. blobs no version references any more are removed.
  * Blobs are shared between versions with identical content, so a blob goes only when
  * nothing references it; the collector locks the blob's row before it looks for
@@ -57,23 +57,41 @@ export class StateMaintenance {
       purged += moved;
       if (due.length < BATCH || moved === 0) break;
     }
-    let expired = 0;
-    if (settings.retentionMaxAgeDays > 0) {
-      const cutoff = new Date(now.getTime() - settings.retentionMaxAgeDays * 86_400_000);
-      for (;;) {
-        signal?.throwIfAborted();
-        const ids = await repo.retentionCandidates(repo.db, cutoff, settings.retentionKeepLatest, BATCH);
-        if (ids.length === 0) break;
-        const n = await repo.transaction((trx) => repo.deleteVersions(trx, ids));
-        expired += n;
-        if (n === 0 || ids.length < BATCH) break;
-      }
-    }
+    const expired = await this.expire(now, signal);
     const blobsDeleted = await this.collectBlobs(signal);
     if (purged + expired + blobsDeleted > 0) {
       this.deps.logger.info({ purged, expired, blobsDeleted }, 'state maintenance removed old state data');
     }
     return { purged, expired, blobsDeleted };
+  }
+
+  /**
+   * Retention. The bound is computed once per run: versions created meanwhile only move
+   * the newest states forward, so a stale bound keeps more, never less. Batches resume
+   * where the previous one ended, so protected old versions are read once per run.
+   */
+  private async expire(now: Date, signal?: AbortSignal): Promise<number> {
+    const { repo, settings } = this.deps;
+    if (settings.retentionMaxAgeDays <= 0) return 0;
+    let before = new Date(now.getTime() - settings.retentionMaxAgeDays * 86_400_000);
+    if (settings.retentionKeepLatest > 0) {
+      const floor = await repo.nthNewestStateCreatedAt(repo.db, settings.retentionKeepLatest);
+      if (!floor) return 0;
+      if (floor < before) before = floor;
+    }
+    let expired = 0;
+    let from: Date | null = null;
+    for (;;) {
+      signal?.throwIfAborted();
+      const batch = await repo.retentionCandidates(repo.db, before, from, BATCH);
+      if (batch.length === 0) break;
+      const n = await repo.transaction((trx) => repo.deleteUnprotected(trx, batch.map((c) => c.id)));
+      expired += n;
+      // Nothing went (every one became protected meanwhile): the next run looks again.
+      if (n === 0 || batch.length < BATCH) break;
+      from = batch[batch.length - 1]!.createdAt;
+    }
+    return expired;
   }
 
   /** Removes blobs that no state version references. */

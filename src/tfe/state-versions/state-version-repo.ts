@@ -670,32 +670,66 @@ export class StateVersionRepo {
   }
 
   /**
-   * Versions retention may delete: older than `cutoff`, outside the newest `keepLatest`
-   * overall, and neither the current nor the newest version of their workspace.
+   * Creation time of the `n`-th newest version holding state (state content; pending,
+   * discarded and purged versions have none), or null when there are fewer. Walks the
+   * created_at index from the newest end.
    */
-  async retentionCandidates(ex: Executor, cutoff: Date, keepLatest: number, limit: number): Promise<string[]> {
-    let floor: string | undefined;
-    if (keepLatest > 0) {
-      const r = await ex
-        .selectFrom('tfe_state_versions')
-        .select('created_at')
-        .orderBy('created_at', 'desc')
-        .limit(1)
-        .offset(keepLatest - 1)
-        .executeTakeFirst();
-      if (!r) return [];
-      floor = r.created_at;
-    }
-    let q = ex
+  async nthNewestStateCreatedAt(ex: Executor, n: number): Promise<Date | null> {
+    const r = await ex
+      .selectFrom('tfe_state_versions')
+      .select('created_at')
+      .where('state_sha256', 'is not', null)
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .offset(n - 1)
+      .executeTakeFirst();
+    return r ? new Date(r.created_at) : null;
+  }
+
+  /**
+   * Versions retention may delete (the rule is `retentionMayDelete`), oldest first:
+   * created before `before` (and not before `from`, where the previous batch ended),
+   * not current, and not the newest version of their workspace that holds state. The
+   * scan runs along the created_at index; each row costs one probe of the head row and,
+   * when it holds state, one of the (workspace_id, seq) index for a newer state.
+   */
+  async retentionCandidates(ex: Executor, before: Date, from: Date | null, limit: number): Promise<Array<{ id: string; createdAt: Date }>> {
+    let q = this.unprotected(ex).select('v.created_at').where('v.created_at', '<', before.toISOString());
+    if (from) q = q.where('v.created_at', '>=', from.toISOString());
+    const rows = await q.orderBy('v.created_at').limit(limit).execute();
+    return rows.map((r) => ({ id: r.id, createdAt: new Date(r.created_at) }));
+  }
+
+  /**
+   * Deletes retention candidates that are still neither current nor the newest state of
+   * their workspace (checked again in the caller's transaction); returns how many went.
+   */
+  async deleteUnprotected(trx: Executor, ids: string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const still = await this.unprotected(trx).where('v.id', 'in', ids).execute();
+    return this.deleteVersions(trx, still.map((r) => r.id));
+  }
+
+  /** Versions that are neither current nor the newest version holding state in their workspace. */
+  private unprotected(ex: Executor) {
+    return ex
       .selectFrom('tfe_state_versions as v')
       .innerJoin('tfe_state_heads as h', 'h.workspace_id', 'v.workspace_id')
       .select('v.id')
-      .where('v.created_at', '<', cutoff.toISOString())
-      .where('v.seq', '<', (eb) => eb.ref('h.head_seq'))
-      .where((eb) => eb.or([eb('h.current_id', 'is', null), eb('h.current_id', '!=', eb.ref('v.id'))]));
-    if (floor !== undefined) q = q.where('v.created_at', '<', floor);
-    const rows = await q.orderBy('v.created_at').limit(limit).execute();
-    return rows.map((r) => r.id);
+      .where((eb) => eb.or([eb('h.current_id', 'is', null), eb('h.current_id', '!=', eb.ref('v.id'))]))
+      .where((eb) =>
+        eb.or([
+          eb('v.state_sha256', 'is', null),
+          eb.exists(
+            eb
+              .selectFrom('tfe_state_versions as w')
+              .select('w.id')
+              .whereRef('w.workspace_id', '=', 'v.workspace_id')
+              .whereRef('w.seq', '>', 'v.seq')
+              .where('w.state_sha256', 'is not', null),
+          ),
+        ]),
+      );
   }
 
   /** Deletes versions (and their outputs) unless they became current meanwhile; keeps the head counts right. */

@@ -135,18 +135,26 @@ describe('retentionMayDelete', () => {
   const old = new Date('2025-12-01T00:00:00Z');
   const recent = new Date('2026-06-01T00:00:00Z');
   const policy = { keepLatest: 100, maxAgeDays: 180 };
-  it('deletes old versions beyond the newest 100 that are neither current nor newest of their workspace', () => {
-    assert.equal(retentionMayDelete({ createdAt: old, isCurrent: false, isNewestOfWorkspace: false, rankOverall: 101 }, policy, now), true);
+  const base = { createdAt: old, isCurrent: false, holdsState: true, newerStateInWorkspace: true, newerStates: 100 };
+  it('deletes old versions beyond the newest 100 states that are neither current nor the newest state of their workspace', () => {
+    assert.equal(retentionMayDelete(base, policy, now), true);
   });
-  it('keeps the newest 100 overall', () => {
-    assert.equal(retentionMayDelete({ createdAt: old, isCurrent: false, isNewestOfWorkspace: false, rankOverall: 100 }, policy, now), false);
+  it('keeps what was created since the 100th newest state', () => {
+    assert.equal(retentionMayDelete({ ...base, newerStates: 99 }, policy, now), false);
+    assert.equal(retentionMayDelete({ ...base, holdsState: false, newerStates: 99 }, policy, now), false);
   });
-  it('keeps current and newest-of-workspace versions', () => {
-    assert.equal(retentionMayDelete({ createdAt: old, isCurrent: true, isNewestOfWorkspace: false, rankOverall: 500 }, policy, now), false);
-    assert.equal(retentionMayDelete({ createdAt: old, isCurrent: false, isNewestOfWorkspace: true, rankOverall: 500 }, policy, now), false);
+  it('keeps current versions, even without state', () => {
+    assert.equal(retentionMayDelete({ ...base, isCurrent: true }, policy, now), false);
+    assert.equal(retentionMayDelete({ ...base, isCurrent: true, holdsState: false, newerStateInWorkspace: false }, policy, now), false);
+  });
+  it('keeps the newest state of each workspace, however many versions without state follow it', () => {
+    assert.equal(retentionMayDelete({ ...base, newerStateInWorkspace: false }, policy, now), false);
+  });
+  it('deletes old versions without state even when no state follows them', () => {
+    assert.equal(retentionMayDelete({ ...base, holdsState: false, newerStateInWorkspace: false }, policy, now), true);
   });
   it('keeps versions younger than six months, and everything when disabled', () => {
-    assert.equal(retentionMayDelete({ createdAt: recent, isCurrent: false, isNewestOfWorkspace: false, rankOverall: 500 }, policy, now), false);
-    assert.equal(retentionMayDelete({ createdAt: old, isCurrent: false, isNewestOfWorkspace: false, rankOverall: 500 }, { keepLatest: 100, maxAgeDays: 0 }, now), false);
+    assert.equal(retentionMayDelete({ ...base, createdAt: recent }, policy, now), false);
+    assert.equal(retentionMayDelete(base, { keepLatest: 100, maxAgeDays: 0 }, now), false);
   });
 });

@@ -216,16 +216,34 @@ export function parseStatusFilter(raw: string | undefined): StateVersionStatus[]
 
 /** Retention of old state versions (specification, Limits: the free-tier rule). */
 export interface RetentionPolicy {
-  /** Keep at least this many most recent versions across all workspaces. */
+  /** Keep at least this many most recent states (versions holding state data) across all workspaces. */
   keepLatest: number;
   /** Versions beyond those are deleted once older than this many days (0 = never). */
   maxAgeDays: number;
 }
 
-/** Whether a version may be removed by retention; current versions and the newest of each workspace never are. */
-export function retentionMayDelete(v: { createdAt: Date; isCurrent: boolean; isNewestOfWorkspace: boolean; rankOverall: number }, policy: RetentionPolicy, now: Date): boolean {
+/** What retention needs to know about one version. */
+export interface RetentionFacts {
+  createdAt: Date;
+  isCurrent: boolean;
+  /** The version references state content (finalized or soft deleted); pending, discarded and purged ones do not. */
+  holdsState: boolean;
+  /** A newer version of the same workspace holds state. */
+  newerStateInWorkspace: boolean;
+  /** Versions holding state, in any workspace, created after this one. */
+  newerStates: number;
+}
+
+/**
+ * Whether retention may remove a version. Kept: current versions; the newest version of
+ * each workspace that holds state (a newer pending or discarded version has nothing to
+ * restore from); everything created since the `keepLatest`-th newest state, counting
+ * only versions that hold state; and whatever is younger than `maxAgeDays`.
+ */
+export function retentionMayDelete(v: RetentionFacts, policy: RetentionPolicy, now: Date): boolean {
   if (policy.maxAgeDays <= 0) return false;
-  if (v.isCurrent || v.isNewestOfWorkspace) return false;
-  if (v.rankOverall <= policy.keepLatest) return false;
+  if (v.isCurrent) return false;
+  if (v.holdsState && !v.newerStateInWorkspace) return false;
+  if (v.newerStates < policy.keepLatest) return false;
   return now.getTime() - v.createdAt.getTime() > policy.maxAgeDays * 86_400_000;
 }
