@@ -10,6 +10,7 @@ import { pkiRevocationMigration } from './migrations/0006-pki-revocation.js';
 import { pkiTidyMigration } from './migrations/0008-pki-tidy.js';
 import { pkiExternalPolicyMigration } from './migrations/0009-pki-external-policy.js';
 import { tfeInlineStateMigration } from './migrations/0011-tfe-inline-state.js';
+import { tfePurgedOutputsMigration } from './migrations/0012-tfe-purged-outputs.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -27,6 +28,7 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0008-pki-tidy': pkiTidyMigration(ctx),
     '0009-pki-external-policy': pkiExternalPolicyMigration(),
     '0011-tfe-inline-state': tfeInlineStateMigration(ctx),
+    '0012-tfe-purged-outputs': tfePurgedOutputsMigration(),
   };
 }
 

@@ -226,6 +226,28 @@ for (const kind of dbKinds()) {
       assert.deepEqual(await storedSerials(v, mount), before);
     });
 
+    it('an alt name that is no host name is left out of the SANs with a warning naming it, on issue and sign, whatever enforce_hostnames says', async () => {
+      const csr = opensslCsr('EC:P-256', '/CN=ignored.example.com').csr;
+      const dropped = ['foo_bar.example.com', 'x..example.com'];
+      for (const enforce of [true, false]) {
+        const name = `drop-${enforce}`;
+        await role(v, mount, name, { ...EXAMPLE, allow_subdomains: true, key_type: 'ec', enforce_hostnames: enforce, use_csr_common_name: false, use_csr_sans: false });
+        for (const op of ['issue', 'sign'] as const) {
+          const body = { common_name: 'a.example.com', alt_names: [...dropped, 'b.example.com'].join(','), ...(op === 'sign' ? { csr } : {}) };
+          const r = await v('POST', `${mount}/${op}/${name}`, { body });
+          assert.equal(r.status, 200, `${op} ${name}: ${r.text}`);
+          const cert = r.json.data.certificate as string;
+          assert.match(verifyChain(cert, [rootPem]), /OK/);
+          const m = /X509v3 Subject Alternative Name:(?: critical)?\s*\n\s*(.*?)\s*\n/.exec(x509Text(cert));
+          assert.equal(m?.[1], 'DNS:a.example.com, DNS:b.example.com', `${op} ${name}`);
+          const warnings = (r.json.warnings ?? []) as string[];
+          for (const d of dropped) {
+            assert.equal(warnings.filter((w) => w.includes(`"${d}"`)).length, 1, `${op} ${name}: a warning names ${d}: ${JSON.stringify(warnings)}`);
+          }
+        }
+      }
+    });
+
     it('role TTLs: ttl is the default, max_ttl may exceed the mount max, the role not_after wins', async () => {
       const m = `pki-ttl-${kind}`;
       assert.equal((await v('POST', `sys/mounts/${m}`, { body: { type: 'pki', config: { default_lease_ttl: '10h', max_lease_ttl: '100h' } } })).status, 204);

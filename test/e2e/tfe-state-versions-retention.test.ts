@@ -8,7 +8,7 @@ import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
 import { assertError, call, count, createInline, createPending, download, stateFile, workspace } from './tfe-state-versions-fixture.js';
-import type { WorkspaceFixture } from './tfe-state-versions-fixture.js';
+import type { Res, WorkspaceFixture } from './tfe-state-versions-fixture.js';
 
 const DAY = 86_400;
 
@@ -18,14 +18,28 @@ async function status(srv: TestServer, id: string): Promise<number> {
   return (await call(srv, 'GET', `/api/v2/state-versions/${id}`)).status;
 }
 
+/** Output rows stored for a version, read from the database: what no answer may show is also gone. */
+async function storedOutputs(srv: TestServer, id: string): Promise<number> {
+  const r = await srv.deps.core.db.kysely
+    .selectFrom('tfe_state_version_outputs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('state_version_id', '=', id)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
 function listQuery(f: WorkspaceFixture, include?: string): string {
   const q = new URLSearchParams({ 'filter[workspace][name]': f.wsName, 'filter[organization][name]': f.org });
   if (include) q.set('include', include);
   return `/api/v2/state-versions?${q}`;
 }
 
+function includedOutputIds(r: Res): string[] {
+  return ((r.json.included ?? []) as Array<{ type: string; id: string }>).filter((i) => i.type === 'state-version-outputs').map((i) => i.id);
+}
+
 for (const kind of dbKinds()) {
-  describe(`state versions: retention [${kind}]`, () => {
+  describe(`state versions: retention and deleted backing data [${kind}]`, () => {
     let srv: TestServer | undefined;
     afterEach(async () => {
       await srv?.close();
@@ -169,6 +183,93 @@ for (const kind of dbKinds()) {
       assert.equal(await count(s, f), 100);
       for (const v of versions.slice(0, 2)) assertError(await call(s, 'GET', `/api/v2/state-versions/${v.id}`), 404);
       assert.equal(await status(s, versions[2]!.id), 200);
+    });
+
+    it('hides outputs of soft-deleted versions, restores them, and removes them on permanent delete', async () => {
+      const clock = new ManualClock('2026-01-01T00:00:00.000Z');
+      const s = await start(clock, { stateSoftDeletePurgeDays: 30 });
+      const f = await workspace(s);
+      const v1 = await inline(s, clock, f, 1);
+      const v2 = await inline(s, clock, f, 2);
+      await s.deps.worker.runUntilIdle();
+      const before = await call(s, 'GET', `/api/v2/state-versions/${v1.id}/outputs`);
+      assert.equal(before.status, 200, before.text);
+      const secret = (before.json.data as Array<{ id: string; attributes: { name: string; value: unknown } }>).find((o) => o.attributes.name === 'secret');
+      assert.ok(secret);
+      assert.equal(secret.attributes.value, 's3cr3t');
+      const v1OutputIds = (before.json.data as Array<{ id: string }>).map((o) => o.id);
+
+      // The current version cannot be soft deleted, so its outputs stay readable.
+      assertError(await action(s, v2.id, 'soft_delete_backing_data'), 400, undefined, /transition not allowed/);
+      const soft = await action(s, v1.id, 'soft_delete_backing_data');
+      assert.equal(soft.status, 200, soft.text);
+      assert.deepEqual(soft.json.data.relationships.outputs.data, []);
+
+      // Reads fail with the answer the state download gives.
+      const dl = await call(s, 'GET', new URL(v1.attributes['hosted-state-download-url'] as string).pathname);
+      assertError(dl, 404, undefined, /soft deleted; restore it/);
+      const list = await call(s, 'GET', `/api/v2/state-versions/${v1.id}/outputs`);
+      assertError(list, 404, undefined, /soft deleted; restore it/);
+      assert.equal(list.json.errors[0].detail, dl.json.errors[0].detail);
+      const one = await call(s, 'GET', `/api/v2/state-version-outputs/${secret.id}`);
+      assertError(one, 404, undefined, /soft deleted; restore it/);
+      assert.equal(one.json.errors[0].detail, dl.json.errors[0].detail);
+      assert.doesNotMatch(one.text + list.text, /s3cr3t/);
+
+      // include=outputs leaves them out, on a single version and in a listing.
+      const shown = await call(s, 'GET', `/api/v2/state-versions/${v1.id}?include=outputs`);
+      assert.equal(shown.status, 200, shown.text);
+      assert.deepEqual(shown.json.data.relationships.outputs.data, []);
+      assert.deepEqual(includedOutputIds(shown), []);
+      const listed = await call(s, 'GET', listQuery(f, 'outputs'));
+      assert.equal(listed.status, 200, listed.text);
+      const ids = includedOutputIds(listed);
+      assert.equal(ids.length, 2, 'the outputs of v2 only');
+      for (const id of v1OutputIds) assert.ok(!ids.includes(id), id);
+
+      const current = await call(s, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version-outputs`);
+      assert.equal(current.status, 200, current.text);
+      assert.equal(current.json.data.length, 2);
+      assert.equal(current.json.data.find((o: { attributes: { name: string } }) => o.attributes.name === 'secret').attributes.value, null);
+
+      // Restore brings them back.
+      assert.equal((await action(s, v1.id, 'restore_backing_data')).status, 200);
+      const back = await call(s, 'GET', `/api/v2/state-version-outputs/${secret.id}`);
+      assert.equal(back.status, 200, back.text);
+      assert.equal(back.json.data.attributes.value, 's3cr3t');
+      const again = await call(s, 'GET', `/api/v2/state-versions/${v1.id}?include=outputs`);
+      assert.deepEqual(includedOutputIds(again).sort(), [...v1OutputIds].sort());
+      assert.equal((await call(s, 'GET', `/api/v2/state-versions/${v1.id}/outputs`)).json.data.length, 2);
+
+      // Permanent delete removes the rows; nothing can bring them back.
+      assert.equal((await action(s, v1.id, 'soft_delete_backing_data')).status, 200);
+      const purged = await action(s, v1.id, 'permanently_delete_backing_data');
+      assert.equal(purged.status, 200, purged.text);
+      assert.equal(purged.json.data.attributes.status, 'backing_data_permanently_deleted');
+      assert.equal(await storedOutputs(s, v1.id), 0);
+      assertError(await call(s, 'GET', `/api/v2/state-versions/${v1.id}/outputs`), 404, undefined, /permanently deleted/);
+      assertError(await call(s, 'GET', `/api/v2/state-version-outputs/${secret.id}`), 404);
+      const gone = await call(s, 'GET', `/api/v2/state-versions/${v1.id}?include=outputs`);
+      assert.deepEqual(gone.json.data.relationships.outputs.data, []);
+      assert.deepEqual(includedOutputIds(gone), []);
+      assertError(await action(s, v1.id, 'restore_backing_data'), 400, undefined, /transition not allowed/);
+      assert.equal(await storedOutputs(s, v2.id), 2, 'other versions keep theirs');
+    });
+
+    it('removes the outputs of versions the maintenance job purges', async () => {
+      const clock = new ManualClock('2026-01-01T00:00:00.000Z');
+      const s = await start(clock, { stateSoftDeletePurgeDays: 30 });
+      const f = await workspace(s);
+      const v1 = await inline(s, clock, f, 1);
+      await inline(s, clock, f, 2);
+      await s.deps.worker.runUntilIdle();
+      assert.equal(await storedOutputs(s, v1.id), 2);
+      assert.equal((await action(s, v1.id, 'soft_delete_backing_data')).status, 200);
+      await maintain(s, clock, 31 * DAY);
+      const after = await call(s, 'GET', `/api/v2/state-versions/${v1.id}`);
+      assert.equal(after.json.data.attributes.status, 'backing_data_permanently_deleted');
+      assert.equal(await storedOutputs(s, v1.id), 0);
+      assertError(await call(s, 'GET', `/api/v2/state-versions/${v1.id}/outputs`), 404, undefined, /permanently deleted/);
     });
   });
 }

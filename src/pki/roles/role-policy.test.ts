@@ -98,6 +98,15 @@ describe('role policy: resolveNames (16.1)', () => {
   it('any alt name outside the role denies the request', () => {
     assert.throws(() => resolveNames({ ...req, commonName: 'a.example.com', altNames: ['b.example.com', 'evil.org'] }, web), /subject alternate name evil\.org not allowed/);
   });
+  it('an alt name that is no host name is left out with a warning naming it', () => {
+    for (const enforce of [true, false]) {
+      const n = resolveNames({ ...req, commonName: 'a.example.com', altNames: ['x..example.com', 'foo_bar.example.com', 'b.example.com'] }, { ...web, enforce_hostnames: enforce });
+      assert.deepEqual(n.dns, ['a.example.com', 'b.example.com']);
+      assert.equal(n.warnings.length, 2);
+      assert.match(n.warnings[0]!, /"foo_bar\.example\.com"/);
+      assert.match(n.warnings[1]!, /"x\.\.example\.com"/);
+    }
+  });
   it('CSR names are used with use_csr_sans and use_csr_common_name', () => {
     const csr = { commonName: 'c.example.com', dns: ['d.example.com'], emails: [], ips: ['10.1.1.1'], uris: [], otherSans: [], userIds: [], serialNumber: '' };
     const n = resolveNames({ ...req, commonName: 'x.example.com', altNames: ['y.example.com'] }, web, csr);

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { TfeStateVersionOutputsTable } from '../../db/schema-tfe-state.js';
-import type { StateVersionOutput } from './state-version-output.js';
+import type { StateVersionOutput, StateVersionStatus } from './state-version-output.js';
 
 const json = (s: string | null): unknown => (s === null ? null : (JSON.parse(s) as unknown));
 
@@ -21,16 +21,16 @@ function toOutput(r: Selectable<TfeStateVersionOutputsTable>): StateVersionOutpu
 export class StateVersionOutputRepo {
   constructor(private readonly deps: { db: Kysely<Database> }) {}
 
-  /** One output with the workspace that owns its version. */
-  async findById(id: string): Promise<{ output: StateVersionOutput; workspaceId: string } | undefined> {
+  /** One output with the workspace that owns its version and that version's status. */
+  async findById(id: string): Promise<{ output: StateVersionOutput; workspaceId: string; versionStatus: StateVersionStatus } | undefined> {
     const r = await this.deps.db
       .selectFrom('tfe_state_version_outputs as o')
       .innerJoin('tfe_state_versions as v', 'v.id', 'o.state_version_id')
       .selectAll('o')
-      .select('v.workspace_id')
+      .select(['v.workspace_id', 'v.status'])
       .where('o.id', '=', id)
       .executeTakeFirst();
-    return r ? { output: toOutput(r), workspaceId: r.workspace_id } : undefined;
+    return r ? { output: toOutput(r), workspaceId: r.workspace_id, versionStatus: r.status as StateVersionStatus } : undefined;
   }
 
   /** A page of a version's outputs in file order, with the total count. */

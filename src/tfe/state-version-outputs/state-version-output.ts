@@ -1,10 +1,12 @@
-import type { StateVersionOutput } from '../state-versions/state-version.js';
+import type { StateVersionOutput, StateVersionStatus } from '../state-versions/state-version.js';
 
 /**
  * Outputs of state versions as the outputs API shows them (reference 6.1, 6.2;
  * https://developer.hashicorp.com/terraform/cloud-docs/api-docs/state-version-outputs).
  */
-export type { StateVersionOutput };
+export type { StateVersionOutput, StateVersionStatus };
+/** Output reads fail as the state download does once the backing data is deleted. */
+export { assertBackingDataNotDeleted } from '../state-versions/state-version.js';
 
 /** Where an output is read from: the redaction rule differs per endpoint (reference 6.2). */
 export type OutputView = 'show' | 'version-list' | 'current';

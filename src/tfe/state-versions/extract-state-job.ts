@@ -40,7 +40,7 @@ export function extractStateJob(deps: ExtractStateJobDeps) {
     }
     const x = result.value;
     await deps.repo.transaction(async (trx) => {
-      await deps.repo.saveExtract(trx, id, {
+      const saved = await deps.repo.saveExtract(trx, id, {
         size: x.size,
         stateFormatVersion: x.stateVersion,
         terraformVersion: x.terraformVersion,
@@ -49,6 +49,8 @@ export function extractStateJob(deps: ExtractStateJobDeps) {
         providers: x.providers,
         billableRumCount: x.billableRumCount,
       });
+      // Permanently deleted while it was being read: its outputs must not come back.
+      if (!saved) return;
       if (!(await deps.repo.hasOutputs(trx, id))) await deps.repo.insertOutputs(trx, v, toNewOutputs(x.outputs));
     });
   };

@@ -49,9 +49,7 @@ export class StateMaintenance {
       const due = await repo.softDeletedDue(repo.db, now, settings.softDeletePurgeDays, BATCH);
       let moved = 0;
       for (const v of due) {
-        const ok = await repo.transaction((trx) =>
-          repo.transition(trx, v.id, 'backing_data_soft_deleted', 'backing_data_permanently_deleted', { state_sha256: null, json_sha256: null }),
-        );
+        const ok = await repo.transaction((trx) => repo.purgeBackingData(trx, v.id));
         if (ok) moved++;
       }
       purged += moved;

@@ -354,7 +354,8 @@ export class StateVersionRepo {
     return this.#changedRows(res);
   }
 
-  async saveExtract(ex: Executor, id: string, f: ExtractedFields): Promise<void> {
+  /** Records what extraction found; false when the version's content was permanently deleted meanwhile. */
+  async saveExtract(ex: Executor, id: string, f: ExtractedFields): Promise<boolean> {
     const res = await ex
       .updateTable('tfe_state_versions')
       .set({
@@ -369,9 +370,10 @@ export class StateVersionRepo {
         processing_error: null,
       })
       .where('id', '=', id)
+      .where('state_sha256', 'is not', null)
       .returning('workspace_id')
       .execute();
-    this.#changedRows(res);
+    return this.#changedRows(res);
   }
 
   async markProcessed(ex: Executor, id: string, error: string | null = null): Promise<void> {
@@ -421,6 +423,17 @@ export class StateVersionRepo {
       .returning('workspace_id')
       .execute();
     return this.#changedRows(res);
+  }
+
+  /**
+   * Soft deleted → permanently deleted. The content references go, and so do the
+   * outputs: their values were read from that content. False when the version is no
+   * longer soft deleted.
+   */
+  async purgeBackingData(trx: Executor, id: string): Promise<boolean> {
+    const moved = await this.transition(trx, id, 'backing_data_soft_deleted', 'backing_data_permanently_deleted', { state_sha256: null, json_sha256: null });
+    if (moved) await trx.deleteFrom('tfe_state_version_outputs').where('state_version_id', '=', id).execute();
+    return moved;
   }
 
   /**

@@ -19,6 +19,7 @@ import {
   checkFileMatchesClaims,
   checkMd5,
   decodeBase64Strict,
+  outputsReadable,
 } from './state-version.js';
 import type { BackingDataAction, StateClaims, StateVersion, StateVersionCreator, StateVersionOutput, StateVersionStatus } from './state-version.js';
 import { createHash } from 'node:crypto';
@@ -368,10 +369,12 @@ export class StateVersionService {
               delete_older_than_n_days: deleteOlderThanNDays ?? null,
               purge_after: deleteOlderThanNDays === undefined ? null : new Date(now.getTime() + deleteOlderThanNDays * 86_400_000).toISOString(),
             }
-          : action === 'restore_backing_data'
-            ? { soft_deleted_at: null, delete_older_than_n_days: null, purge_after: null }
-            : { state_sha256: null, json_sha256: null };
-      if (!(await this.deps.repo.transition(trx, id, fresh.status, to, extra))) {
+          : { soft_deleted_at: null, delete_older_than_n_days: null, purge_after: null };
+      const moved =
+        to === 'backing_data_permanently_deleted'
+          ? await this.deps.repo.purgeBackingData(trx, id)
+          : await this.deps.repo.transition(trx, id, fresh.status, to, extra);
+      if (!moved) {
         throw conflict('the state version changed meanwhile; try again');
       }
       if (to === 'backing_data_permanently_deleted') {
@@ -402,13 +405,14 @@ export class StateVersionService {
     };
   }
 
-  /** Output ids per version, for the `outputs` relationship. */
+  /** Output ids per version, for the `outputs` relationship; none while the backing data is deleted. */
   async outputIds(versions: StateVersion[]): Promise<Map<string, string[]>> {
-    return this.deps.repo.outputIds(this.deps.repo.db, versions.map((v) => v.id));
+    return this.deps.repo.outputIds(this.deps.repo.db, readableIds(versions));
   }
 
+  /** The outputs of these versions (`include=outputs`), leaving out those whose backing data is deleted. */
   async outputs(versions: StateVersion[]): Promise<StateVersionOutput[]> {
-    return this.deps.repo.outputs(this.deps.repo.db, versions.map((v) => v.id));
+    return this.deps.repo.outputs(this.deps.repo.db, readableIds(versions));
   }
 
   /** The bytes of stored content (inline in the database or in the blob store). */
@@ -458,6 +462,10 @@ export class StateVersionService {
       else if (!(await this.deps.repo.touchBlob(trx, info.sha256, info.size, now))) throw new BlobCollectedError(info.sha256);
     }
   }
+}
+
+function readableIds(versions: StateVersion[]): string[] {
+  return versions.filter((v) => outputsReadable(v.status)).map((v) => v.id);
 }
 
 function inlineContent(bytes: Buffer): VersionContent {

@@ -1,4 +1,4 @@
-import { DomainError, conflict, invalid } from '../../shared/errors.js';
+import { DomainError, conflict, invalid, notFound } from '../../shared/errors.js';
 
 /**
  * State versions: pure types and rules. Statuses and transitions follow the service
@@ -246,4 +246,19 @@ export function retentionMayDelete(v: RetentionFacts, policy: RetentionPolicy, n
   if (v.holdsState && !v.newerStateInWorkspace) return false;
   if (v.newerStates < policy.keepLatest) return false;
   return now.getTime() - v.createdAt.getTime() > policy.maxAgeDays * 86_400_000;
+}
+
+/**
+ * Reads of what a version's state content holds, its outputs included, fail once the
+ * backing data is soft or permanently deleted, with the answer the state download gives
+ * (reference 4.8: downloads of soft-deleted data return 404).
+ */
+export function assertBackingDataNotDeleted(v: { id: string; status: StateVersionStatus }): void {
+  if (v.status === 'backing_data_soft_deleted') throw notFound(`the backing data of state version ${v.id} is soft deleted; restore it to read it`);
+  if (v.status === 'backing_data_permanently_deleted') throw notFound(`the backing data of state version ${v.id} was permanently deleted`);
+}
+
+/** Whether the outputs of a version in this status may be shown. */
+export function outputsReadable(status: StateVersionStatus): boolean {
+  return status !== 'backing_data_soft_deleted' && status !== 'backing_data_permanently_deleted';
 }
