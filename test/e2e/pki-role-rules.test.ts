@@ -270,6 +270,55 @@ for (const kind of dbKinds()) {
       near(fixed, Date.parse('2030-06-01T00:00:00Z') / 1000 - Math.floor(Date.now() / 1000));
     });
 
+    it('mount tune: issue follows the tuned default and max lease TTL, a ttl beyond the new max is refused, a later root is capped', async () => {
+      const m = `pki-tune-${kind}`;
+      assert.equal((await v('POST', `sys/mounts/${m}`, { body: { type: 'pki', config: { default_lease_ttl: '10h', max_lease_ttl: '100h' } } })).status, 204);
+      let r = await v('POST', `${m}/root/generate/internal`, { body: { common_name: 'Tune Root', key_type: 'ec', not_after: '2099-01-01T00:00:00Z', issuer_name: 'first' } });
+      assert.equal(r.status, 200, r.text);
+      const firstRoot = r.json.data.certificate as string;
+      await role(v, m, 'plain', { allow_any_name: true, key_type: 'ec' });
+      await role(v, m, 'long', { allow_any_name: true, key_type: 'ec', ttl: '8h' });
+      /** Seconds from now to the certificate's notAfter, as openssl reads it. */
+      const lifetime = (pem: string) =>
+        Date.parse(openssl(['x509', '-noout', '-enddate'], pem).replace('notAfter=', '').trim()) / 1000 - Math.floor(Date.now() / 1000);
+      const near = (got: number, want: number, what: string) => assert.ok(Math.abs(got - want) <= 5, `${what}: ${got} vs ${want}`);
+      const issue = async (roleName: string, body: Record<string, unknown> = {}) => {
+        const res = await v('POST', `${m}/issue/${roleName}`, { body: { common_name: 'tune.test', ...body } });
+        assert.equal(res.status, 200, res.text);
+        assert.match(verifyChain(res.json.data.certificate, [firstRoot]), /OK/);
+        return res.json;
+      };
+
+      near(lifetime((await issue('plain')).data.certificate), 10 * 3600, 'the default before the tune');
+      assert.equal((await v('POST', `sys/mounts/${m}/tune`, { body: { default_lease_ttl: '3h', max_lease_ttl: 21600 } })).status, 204);
+      r = await v('GET', `sys/mounts/${m}/tune`);
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.data.default_lease_ttl, 3 * 3600);
+      assert.equal(r.json.data.max_lease_ttl, 6 * 3600);
+
+      near(lifetime((await issue('plain')).data.certificate), 3 * 3600, 'the tuned default');
+      near(lifetime((await issue('plain', { ttl: '5h' })).data.certificate), 5 * 3600, 'a ttl below the tuned max');
+      // The role's ttl above the tuned max is a default, clamped with a warning; a requested ttl above it is refused.
+      const clamped = await issue('long');
+      near(lifetime(clamped.data.certificate), 6 * 3600, 'a role default clamped to the tuned max');
+      assert.ok((clamped.warnings as string[]).some((w) => /maxTTL "6h0m0s"/.test(w)), JSON.stringify(clamped.warnings));
+      const before = await storedSerials(v, m);
+      r = await v('POST', `${m}/issue/plain`, { body: { common_name: 'tune.test', ttl: '7h' } });
+      assert.equal(r.status, 400, r.text);
+      assert.match(r.json.errors[0], /ttl of 25200s .* longer than the maximum of 21600s .* mount's max lease TTL/);
+      assert.deepEqual(await storedSerials(v, m), before, 'nothing stored for the refusal');
+
+      // A root generated after the tune: its ttl is capped to the new max (with a warning), its default is the new default.
+      r = await v('POST', `${m}/issuers/generate/root/internal`, { body: { common_name: 'Capped Root', key_type: 'ec', ttl: '48h', issuer_name: 'capped' } });
+      assert.equal(r.status, 200, r.text);
+      near(lifetime(r.json.data.certificate), 6 * 3600, 'a root ttl above the tuned max');
+      assert.ok((r.json.warnings as string[]).some((w) => /maximum of 21600s/.test(w)), JSON.stringify(r.json.warnings));
+      assert.match(verifyChain(r.json.data.certificate, [r.json.data.certificate]), /OK/);
+      r = await v('POST', `${m}/issuers/generate/root/internal`, { body: { common_name: 'Default Root', key_type: 'ec', issuer_name: 'defaulted' } });
+      assert.equal(r.status, 200, r.text);
+      near(lifetime(r.json.data.certificate), 3 * 3600, 'a root without ttl takes the tuned default');
+    });
+
     it('sign: subject serial number and user ids from the CSR per serial_number_source; CSR names checked like request names', async () => {
       const csr = opensslCsr('EC:P-256', '/CN=s.example.com/serialNumber=CSR-7/UID=carol', 'DNS:alt.example.com,URI:spiffe://example.com/a').csr;
       const sign = async (name: string, roleBody: Record<string, unknown>, body: Record<string, unknown> = {}) => {
