@@ -286,6 +286,38 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 400);
     });
 
+    it('serials are unique across the issuers of a mount, exactly 20 bytes and positive, as openssl reads them', async () => {
+      const { mount, rootPem } = await mountWithRoot(v, { issuerName: 'first' });
+      const second = await v('POST', `${mount}/issuers/generate/root/internal`, { body: { common_name: 'Second Serial Root', key_type: 'ec', issuer_name: 'second', ttl: '8760h' } });
+      assert.equal(second.status, 200, second.text);
+      const roots = { first: rootPem, second: second.json.data.certificate as string };
+      await role(v, mount, 'r', { allow_any_name: true, key_type: 'ec' });
+      const per = 12;
+      const answers = await Promise.all(
+        Array.from({ length: 2 * per }, async (_, i) => {
+          const issuer = i % 2 === 0 ? 'first' : 'second';
+          const r = await v('POST', `${mount}/issuer/${issuer}/issue/r`, { body: { common_name: `s${i}.test` } });
+          assert.equal(r.status, 200, r.text);
+          return { issuer, data: r.json.data as { serial_number: string; certificate: string } };
+        }),
+      );
+      const serials = answers.map((a) => a.data.serial_number);
+      assert.equal(new Set(serials).size, serials.length, 'no serial repeats, within or across issuers');
+      for (const { issuer, data } of answers) {
+        const serial = data.serial_number;
+        assert.match(serial, /^[0-9a-f]{2}(:[0-9a-f]{2}){19}$/, `40 hex digits in colon form: ${serial}`);
+        const first = parseInt(serial.slice(0, 2), 16);
+        assert.ok(first > 0 && first < 0x80, `positive with a non-zero first byte: ${serial}`);
+        assert.equal(openssl(['x509', '-noout', '-serial'], data.certificate).trim(), `serial=${serial.replace(/:/g, '').toUpperCase()}`);
+        const text = x509Text(data.certificate);
+        assert.doesNotMatch(text, /Serial Number:.*Negative/);
+        assert.match(text, new RegExp(`Serial Number:\\s*\\n\\s*${serial}\\s*\\n`));
+        assert.match(verifyChain(data.certificate, [roots[issuer as keyof typeof roots]]), /OK/, `${issuer}: ${serial}`);
+      }
+      const listed = await storedSerials(v, mount);
+      for (const s of serials) assert.ok(listed.includes(s), `${s} is stored`);
+    });
+
     it('issues from an intermediate: ca_chain holds intermediate and root, remove_roots_from_chain drops the root', async () => {
       const mount = `pki-int-${process.pid}`;
       assert.equal((await v('POST', `sys/mounts/${mount}`, { body: { type: 'pki', config: { max_lease_ttl: '87600h' } } })).status, 204);

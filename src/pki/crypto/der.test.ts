@@ -179,10 +179,10 @@ test('PEM: encode with 64-column lines, decode bundles, strict base64', () => {
 test('serials: 20 random positive non-zero bytes; colon and hyphen forms', () => {
   for (let i = 0; i < 200; i++) {
     const s = randomSerial();
-    assert.ok(s.length >= 1 && s.length <= 20);
-    assert.ok(s.length < 20 || (s[0]! & 0x80) === 0, 'below 2^159');
-    assert.ok(s.some((b) => b !== 0));
-    assert.ok(integer(s).length <= 22, 'at most 20 content octets');
+    assert.equal(s.length, 20);
+    assert.ok((s[0]! & 0x80) === 0 && s[0]! !== 0, 'in [2^152, 2^159): positive, never shorter than 20 bytes');
+    assert.equal(integer(s).length, 22, 'exactly 20 content octets');
+    assert.equal(formatSerial(s).length, 59);
   }
   assert.equal(formatSerial(Buffer.from('0039dd2e', 'hex')), '39:dd:2e');
   assert.equal(serialToHex(Buffer.from('000102', 'hex')), '0102');

@@ -1,17 +1,22 @@
 /**
- * Certificate serial numbers (reference 16.11): random, positive, non-zero, at most 20
- * bytes in DER; stored as lowercase hex of the minimal big-endian bytes, shown with `:`
- * separators, accepted with `:` or `-`.
+ * Certificate serial numbers (reference 16.11): random, positive, non-zero, 20 bytes in
+ * DER (new ones always exactly 20; imported or parsed ones may be shorter); stored as
+ * lowercase hex of the minimal big-endian bytes, shown with `:` separators, accepted with
+ * `:` or `-`.
  */
 import { randomBytes } from 'node:crypto';
 import { DomainError } from '../../shared/errors.js';
 
-/** 20 random bytes with the top bit cleared, so the DER INTEGER stays positive and within 20 octets. */
+/**
+ * Exactly 20 random bytes: the top bit is cleared, so the DER INTEGER stays positive and
+ * within 20 octets, and a zero first byte is drawn again, so the serial never shrinks
+ * (always 40 hex digits; it lies in [2^152, 2^159), a subset of Vault's range).
+ */
 export function randomSerial(): Buffer {
   for (;;) {
     const b = randomBytes(20);
     b[0]! &= 0x7f;
-    if (b.some((x) => x !== 0)) return minimalSerial(b);
+    if (b[0] !== 0) return b;
   }
 }
 
