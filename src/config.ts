@@ -34,6 +34,8 @@ export interface Config {
   readonly pgPoolSize: number;
   /** Accept a create whose `serial`/`lineage` differ from those inside the state, as HCP Terraform does. */
   readonly stateAllowSerialMismatch: boolean;
+  /** Accept OpenTofu's encrypted state envelopes, which cannot be checked beyond their MD5. */
+  readonly stateAllowEncrypted: boolean;
   /** Lifetime of a state version's one-time upload URLs, in seconds. */
   readonly stateUploadUrlTtlSeconds: number;
   /** States sent inline at creation up to this size (bytes) are stored in the database with their version. */
@@ -75,6 +77,7 @@ export const SETTINGS: readonly SettingDef[] = [
   { key: 'job_worker', flag: 'job-worker', env: 'STRONGROOM_JOB_WORKER', description: 'Run the job worker in this process (true/false).', default: 'true' },
   { key: 'pg_pool_size', flag: 'pg-pool-size', env: 'STRONGROOM_PG_POOL_SIZE', description: 'PostgreSQL connections per node.', default: '10' },
   { key: 'state_allow_serial_mismatch', flag: 'state-allow-serial-mismatch', env: 'STRONGROOM_STATE_ALLOW_SERIAL_MISMATCH', description: 'Accept state versions whose serial/lineage attributes differ from those inside the state file (HCP Terraform accepts them; older go-tfe test suites need it).', default: 'false', boolean: true },
+  { key: 'state_allow_encrypted', flag: 'state-allow-encrypted', env: 'STRONGROOM_STATE_ALLOW_ENCRYPTED', description: 'Accept OpenTofu client-side encrypted states (a JSON object with encrypted_data and encryption_version instead of a state). Only their MD5 is checked: the format, serial and lineage inside cannot be. When false they get 422.', default: 'true', boolean: true },
   { key: 'state_upload_url_ttl', flag: 'state-upload-url-ttl', env: 'STRONGROOM_STATE_UPLOAD_URL_TTL', description: 'How long the one-time upload URLs of a pending state version stay valid.', default: '1h' },
   { key: 'state_inline_max_size', flag: 'state-inline-max-size', env: 'STRONGROOM_STATE_INLINE_MAX_SIZE', description: 'State (and JSON state) sent inline when a state version is created is stored in the database, in the same commit as the version, up to this size; larger content goes to the blob store. 0 sends everything to the blob store.', default: '64KB' },
   { key: 'state_soft_delete_purge_days', flag: 'state-soft-delete-purge-days', env: 'STRONGROOM_STATE_SOFT_DELETE_PURGE_DAYS', description: 'Days after which soft-deleted state backing data is permanently deleted.', default: '30' },
@@ -227,6 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     runJobWorker: bool('job_worker'),
     pgPoolSize: int('pg_pool_size', 1, 200),
     stateAllowSerialMismatch: bool('state_allow_serial_mismatch'),
+    stateAllowEncrypted: bool('state_allow_encrypted'),
     stateUploadUrlTtlSeconds: seconds('state_upload_url_ttl'),
     stateInlineMaxSize: bytes('state_inline_max_size', 0),
     stateSoftDeletePurgeDays: int('state_soft_delete_purge_days', 0, 36_500),

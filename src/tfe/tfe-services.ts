@@ -75,6 +75,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
 
   const stateSettings = {
     allowSerialMismatch: config.stateAllowSerialMismatch,
+    allowEncrypted: config.stateAllowEncrypted,
     uploadUrlTtlSeconds: config.stateUploadUrlTtlSeconds,
     maxUploadSize: config.maxUploadSize,
     softDeletePurgeDays: config.stateSoftDeletePurgeDays,

@@ -93,11 +93,12 @@ for (const kind of dbKinds()) {
       const bytes = tfState(2, f.lineage);
       const pending = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, { body: createBody({ serial: 2, md5: md5(bytes), lineage: f.lineage }) });
       assertError(await call(srv, 'GET', `/api/v2/state-versions/${pending.json.data.id}/diff?against=${v1}`), 409, undefined, /pending/);
-      // Content that cannot be read (a broken body after a good header) is a clear 422.
+      // Content that cannot be read (a broken body after a good header) is refused at upload,
+      // so the version stays pending and has nothing to compare.
       const broken = Buffer.from(`{"version":4,"terraform_version":"1.9.5","serial":3,"lineage":"${f.lineage}","resources":[{`);
       const p3 = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, { body: createBody({ serial: 3, md5: md5(broken), lineage: f.lineage }) });
-      assert.ok((await put(p3.json.data.attributes['hosted-state-upload-url'], broken)).status < 300);
-      assertError(await call(srv, 'GET', `/api/v2/state-versions/${p3.json.data.id}/diff?against=${v1}`), 422, undefined, /cannot be compared: state is truncated/);
+      assertError(await put(p3.json.data.attributes['hosted-state-upload-url'], broken), 422, '/data/attributes/state', /state is truncated/);
+      assertError(await call(srv, 'GET', `/api/v2/state-versions/${p3.json.data.id}/diff?against=${v1}`), 409, undefined, /pending/);
     });
 
     it('starts extraction right after finalize with the worker running (nudged, not polled)', async (t) => {

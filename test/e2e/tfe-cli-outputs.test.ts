@@ -188,25 +188,21 @@ for (const kind of dbKinds()) {
       assertError(await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version-outputs`, { token: none }), 404);
     });
 
-    it('a state whose body is broken after a good header is processed with the error recorded; the server stays up', async () => {
+    it('a state whose body is broken after a good header is refused with 422 and nothing is finalized; the server stays up', async () => {
       const f = await workspace(srv);
       const bytes = truncatedState(1, f.lineage);
       const pending = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, { body: createBody({ serial: 1, md5: md5(bytes), lineage: f.lineage }) });
       assert.equal(pending.status, 201, pending.text);
       const up = await put(pending.json.data.attributes['hosted-state-upload-url'], bytes);
-      assert.ok(up.status < 300, `upload answered ${up.status}: ${up.text}`);
-      assert.equal(await srv.deps.worker.runUntilIdle(), 1, 'one job, no retries');
+      assertError(up, 422);
+      assert.match(up.json.errors[0].detail, /not a valid Terraform state: state is truncated/);
+      assert.equal(await srv.deps.worker.runUntilIdle() <= 1, true, 'no extraction, at most the collection of the refused content');
       const a = (await call(srv, 'GET', `/api/v2/state-versions/${pending.json.data.id}`)).json.data.attributes;
-      assert.equal(a.status, 'finalized');
-      assert.equal(a['resources-processed'], true);
-      assert.match(a['resources-processing-error'], /truncated/);
-      assert.equal(a.resources, null);
-      const outs = await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version-outputs`);
-      assert.equal(outs.status, 200);
-      assert.deepEqual(outs.json.data, []);
-      // The content is still served as uploaded.
-      const dl = await fetch(a['hosted-state-download-url'], { headers: { authorization: `Bearer ${srv.rootToken}` } });
-      assert.equal(Buffer.from(await dl.arrayBuffer()).toString(), bytes.toString());
+      assert.equal(a.status, 'pending');
+      assert.equal(a['hosted-state-download-url'], null);
+      const current = await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version`);
+      assert.equal(current.json.data.id, pending.json.data.id);
+      assert.equal(current.json.data.attributes.status, 'pending', 'nothing became current in its place');
       assert.equal((await call(srv, 'GET', '/api/v2/ping')).status < 300, true);
     });
 

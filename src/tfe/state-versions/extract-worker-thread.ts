@@ -2,6 +2,8 @@ import { createReadStream } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { StateExtractor, extractState } from './state-extract.js';
 import type { ExtractResult } from './state-extract.js';
+import { StateInspector } from './state-file.js';
+import type { StateInspection } from './state-file.js';
 import type { WorkerInput, WorkerReply, WorkerRequest } from './extract-worker.js';
 
 /** Worker thread entry for extract-worker.ts; runs only inside a worker. */
@@ -13,7 +15,7 @@ function reply(m: WorkerReply): void {
   port?.postMessage(m);
 }
 
-function finish(result: ExtractResult): void {
+function finish(result: ExtractResult | StateInspection): void {
   reply({ type: 'result', result });
   port?.close();
 }
@@ -25,16 +27,22 @@ if (port && input?.kind === 'state-extract') {
       port.close();
     });
   } else {
-    const extractor = new StateExtractor({ limits: input.limits });
-    let done = false;
-    port.on('message', (m: WorkerRequest) => {
-      if (done) return;
-      if (m.type === 'chunk') {
-        if (extractor.write(new Uint8Array(m.data))) return reply({ type: 'ack' });
-      }
-      // Invalid content ends the run early; the main thread stops sending.
-      done = true;
-      finish(extractor.end());
-    });
+    consume(new StateExtractor({ limits: input.limits }));
   }
+} else if (port && input?.kind === 'state-inspect') {
+  consume(new StateInspector());
+}
+
+/** Feeds posted chunks to `sink`, acknowledging each, and replies with its result. */
+function consume(sink: { write(chunk: Uint8Array): boolean; end(): ExtractResult | StateInspection }): void {
+  let done = false;
+  port?.on('message', (m: WorkerRequest) => {
+    if (done) return;
+    if (m.type === 'chunk') {
+      if (sink.write(new Uint8Array(m.data))) return reply({ type: 'ack' });
+    }
+    // Invalid content ends the run early; the main thread stops sending.
+    done = true;
+    finish(sink.end());
+  });
 }

@@ -1,25 +1,29 @@
 import { Worker } from 'node:worker_threads';
 import type { ExtractResult } from './state-extract.js';
 import type { JsonScannerLimits } from './json-scanner.js';
+import type { StateInspection } from './state-file.js';
 
 /**
- * Runs state extraction in a worker thread so a large state never blocks the event loop
- * of the server. Chunks are copied to the worker a few at a time (the worker acknowledges
- * each one), so memory stays bounded however large the state is.
+ * Runs state extraction (and the check of large uploads) in a worker thread so a large
+ * state never blocks the event loop of the server. Chunks are copied to the worker a few
+ * at a time (the worker acknowledges each one), so memory stays bounded however large
+ * the state is.
  */
 
-/** workerData of the extraction thread. */
-export interface WorkerInput {
-  kind: 'state-extract';
-  /** Read this file in the worker; otherwise chunks are posted. */
-  path?: string;
-  limits?: JsonScannerLimits;
-}
+/** workerData of the thread: extraction, or the whole-document check of an upload. */
+export type WorkerInput =
+  | {
+    kind: 'state-extract';
+    /** Read this file in the worker; otherwise chunks are posted. */
+    path?: string;
+    limits?: JsonScannerLimits;
+  }
+  | { kind: 'state-inspect' };
 
 export type WorkerRequest = { type: 'chunk'; data: ArrayBuffer } | { type: 'end' };
 export type WorkerReply =
   | { type: 'ack' }
-  | { type: 'result'; result: ExtractResult }
+  | { type: 'result'; result: ExtractResult | StateInspection }
   | { type: 'source-error'; message: string };
 
 export interface ExtractInWorkerOptions {
@@ -34,21 +38,22 @@ export interface ExtractInWorkerOptions {
 
 const WORKER_URL = new URL('./extract-worker-thread.js', import.meta.url);
 
-class WorkerRun {
+class WorkerRun<R> {
   readonly worker: Worker;
-  readonly result: Promise<ExtractResult>;
+  readonly result: Promise<R>;
   settled = false;
   inFlight = 0;
   private wake: (() => void) | null = null;
 
-  constructor(input: WorkerInput, private readonly opts: ExtractInWorkerOptions) {
+  /** `failed` turns a worker failure into a result (the content is then taken as refused). */
+  constructor(input: WorkerInput, private readonly opts: ExtractInWorkerOptions, failed: (message: string) => R) {
     this.worker = new Worker(WORKER_URL, {
       workerData: input,
       resourceLimits: { maxOldGenerationSizeMb: opts.maxHeapMb ?? 256 },
       stdout: false,
       stderr: false,
     });
-    this.result = new Promise<ExtractResult>((resolve, reject) => {
+    this.result = new Promise<R>((resolve, reject) => {
       const settle = (f: () => void) => {
         if (this.settled) return;
         this.settled = true;
@@ -63,12 +68,11 @@ class WorkerRun {
         if (m.type === 'ack') {
           this.inFlight--;
           this.wakeUp();
-        } else if (m.type === 'result') settle(() => resolve(m.result));
+        } else if (m.type === 'result') settle(() => resolve(m.result as R));
         else settle(() => reject(new Error(`cannot read state: ${m.message}`)));
       });
-      this.worker.on('error', (err) => settle(() => resolve({ ok: false, error: `state extraction failed: ${err.message}` })));
-      this.worker.on('exit', (code) =>
-        settle(() => resolve({ ok: false, error: `state extraction failed: worker exited with code ${code}` })));
+      this.worker.on('error', (err) => settle(() => resolve(failed(err.message))));
+      this.worker.on('exit', (code) => settle(() => resolve(failed(`worker exited with code ${code}`))));
     });
     // Callers may stop listening once the source fails; the run's outcome is then irrelevant.
     this.result.catch(() => undefined);
@@ -105,14 +109,12 @@ class WorkerRun {
   }
 }
 
-/**
- * Extracts a state arriving as chunks in a worker thread. Problems with the content and
- * worker failures (including running out of heap) resolve to `{ ok: false }`; a failing
- * source rejects with its error, an abort with the signal's reason.
- */
-export async function extractInWorker(source: AsyncIterable<Uint8Array>, opts: ExtractInWorkerOptions = {}): Promise<ExtractResult> {
-  opts.signal?.throwIfAborted();
-  const run = new WorkerRun({ kind: 'state-extract', limits: opts.limits }, opts);
+function extractionFailed(message: string): ExtractResult {
+  return { ok: false, error: `state extraction failed: ${message}` };
+}
+
+/** Posts the chunks of `source` to the run's worker, as its credit allows; resolves with the run's result. */
+async function feed<R>(run: WorkerRun<R>, source: AsyncIterable<Uint8Array>): Promise<R> {
   const pump = async () => {
     try {
       for await (const chunk of source) {
@@ -130,8 +132,28 @@ export async function extractInWorker(source: AsyncIterable<Uint8Array>, opts: E
   return Promise.race([pump(), run.result]);
 }
 
+/**
+ * Extracts a state arriving as chunks in a worker thread. Problems with the content and
+ * worker failures (including running out of heap) resolve to `{ ok: false }`; a failing
+ * source rejects with its error, an abort with the signal's reason.
+ */
+export async function extractInWorker(source: AsyncIterable<Uint8Array>, opts: ExtractInWorkerOptions = {}): Promise<ExtractResult> {
+  opts.signal?.throwIfAborted();
+  return feed(new WorkerRun({ kind: 'state-extract', limits: opts.limits }, opts, extractionFailed), source);
+}
+
 /** Extracts a state file in a worker thread that reads the file itself. */
 export async function extractFileInWorker(path: string, opts: ExtractInWorkerOptions = {}): Promise<ExtractResult> {
   opts.signal?.throwIfAborted();
-  return new WorkerRun({ kind: 'state-extract', path, limits: opts.limits }, opts).result;
+  return new WorkerRun({ kind: 'state-extract', path, limits: opts.limits }, opts, extractionFailed).result;
+}
+
+/**
+ * inspectStateStream in a worker thread: a large upload is checked on another core while
+ * this thread receives, hashes and stores it. Stops reading `source` once the content is
+ * refused; a worker failure counts as refused content.
+ */
+export async function inspectInWorker(source: AsyncIterable<Uint8Array>): Promise<StateInspection> {
+  const failed = (message: string): StateInspection => ({ kind: 'invalid', error: `state could not be checked: ${message}` });
+  return feed(new WorkerRun({ kind: 'state-inspect' }, { maxChunksInFlight: 16 }, failed), source);
 }

@@ -1,12 +1,10 @@
 import { BlobDigest } from '../../blob/blob-store.js';
 import type { BlobInfo, BlobStore } from '../../blob/blob-store.js';
-import { readStateHeader } from './state-file.js';
-import type { StateHeaderResult } from './state-file.js';
 import type { StateVersionRepo } from './state-version-repo.js';
 
 /**
  * Streams content into the blob store while a second reader looks at the same chunks
- * (the state header check). The reader gets each chunk before the next one is read from
+ * (the content check). The reader gets each chunk before the next one is read from
  * the source, so at most one chunk waits for it and memory stays bounded.
  */
 class ChunkChannel implements AsyncIterable<Uint8Array> {
@@ -64,20 +62,25 @@ class ChunkChannel implements AsyncIterable<Uint8Array> {
   }
 }
 
-export interface StoredUpload {
+export interface StoredUpload<T> {
   blob: BlobInfo;
-  /** The state header, or why the content is not a valid state. */
-  header: StateHeaderResult;
+  /** What the reader found in the content. */
+  checked: T;
 }
 
 /**
- * Writes an uploaded raw state to the blob store (hashing it on the way) and reads its
- * header from the same stream. Only the first few fields are parsed: the complete
- * document is examined later by the extraction job.
+ * Writes an upload to the blob store (hashing it on the way) while `reader` examines the
+ * same chunks in the same pass, so content is read from the network once whatever the
+ * reader checks. The reader must not throw for bad content; it reports it in its result.
  */
-export async function storeStateUpload(blobs: BlobStore, source: AsyncIterable<Buffer>, maxSize: number): Promise<StoredUpload> {
+export async function storeCheckedUpload<T>(
+  blobs: BlobStore,
+  source: AsyncIterable<Buffer>,
+  maxSize: number,
+  reader: (chunks: AsyncIterable<Uint8Array>) => Promise<T>,
+): Promise<StoredUpload<T>> {
   const channel = new ChunkChannel();
-  const headerPromise = readStateHeader(channel);
+  const checking = reader(channel);
   async function* tee(): AsyncGenerator<Buffer> {
     try {
       for await (const chunk of source) {
@@ -93,10 +96,10 @@ export async function storeStateUpload(blobs: BlobStore, source: AsyncIterable<B
     blob = await blobs.put(tee(), { maxSize });
   } catch (err) {
     channel.end();
-    await headerPromise.catch(() => undefined);
+    await checking.catch(() => undefined);
     throw err;
   }
-  return { blob, header: await headerPromise };
+  return { blob, checked: await checking };
 }
 
 /**

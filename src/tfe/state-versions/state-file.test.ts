@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import {
-  coarseOutputType, parseJsonStateOutputs, parseStateFile, readStateHeader, validateStateHeader,
+  StateInspector, checkJsonStream, coarseOutputType, inspectStateFile, inspectStateStream, parseJsonStateOutputs, parseStateFile, readStateHeader,
+  validateStateHeader,
 } from './state-file.js';
 import type { StateHeaderResult } from './state-file.js';
 
@@ -141,5 +142,42 @@ describe('parseJsonStateOutputs', () => {
     assert.match((parseJsonStateOutputs(Buffer.from('{"a":')) as { error: string }).error, /^json-state-outputs is not valid JSON/);
     assert.deepEqual(parseJsonStateOutputs(Buffer.from('[1]')), { ok: false, error: 'json-state-outputs must be a JSON object, got an array' });
     assert.deepEqual(parseJsonStateOutputs(Buffer.from('{"a":"x"}')), { ok: false, error: 'json-state-outputs: output "a" must be an object, got the string "x"' });
+  });
+});
+
+describe('StateInspector', () => {
+  const split = (text: string, size: number): Uint8Array[] => {
+    const b = Buffer.from(text);
+    const out: Uint8Array[] = [];
+    for (let i = 0; i < b.length; i += size) out.push(b.subarray(i, i + size));
+    return out;
+  };
+  const inspect = (text: string, size = 5) => {
+    const x = new StateInspector();
+    for (const c of split(text, size)) if (!x.write(c)) break;
+    return x.end();
+  };
+  const header = '{"version":4,"serial":3,"lineage":"l","terraform_version":"1.9.5"';
+  const cases: [string, string, unknown][] = [
+    ['a whole state', `${header},"resources":[]}`, { kind: 'state', header: { version: 4, serial: 3, lineage: 'l', terraformVersion: '1.9.5' } }],
+    ['a body broken after the header', `${header},"resources":[{"a":`, { kind: 'invalid', error: 'state is truncated: input ended inside a container nested 3 deep at byte 84' }],
+    ['trailing content', `${header}} {}`, { kind: 'invalid', error: "state is not valid JSON: unexpected '{', expected the end of the document, at byte 67" }],
+    ['an encrypted envelope', '{"meta":{"k":"v"},"encrypted_data":"eA==","encryption_version":"v0"}', { kind: 'encrypted' }],
+    ['an envelope with a version', '{"version":4,"encrypted_data":"eA==","encryption_version":"v0"}', { kind: 'invalid', error: 'state has no "serial" field' }],
+    ['half an envelope', '{"encrypted_data":"eA=="}', { kind: 'invalid', error: 'state has no "version" field' }],
+    ['a broken envelope', '{"encrypted_data":"eA==","encryption_version":"v0"', { kind: 'invalid', error: 'state is truncated: input ended inside a container nested 1 deep at byte 50' }],
+  ];
+  for (const [name, text, expected] of cases) {
+    it(name, async () => {
+      assert.deepEqual(inspect(text), expected);
+      assert.deepEqual(inspectStateFile(Buffer.from(text)), expected);
+      assert.deepEqual(await inspectStateStream(chunks(Buffer.from(text), 3)), expected);
+    });
+  }
+
+  it('checkJsonStream accepts any one JSON document and names the subject in errors', async () => {
+    assert.equal(await checkJsonStream(chunks(Buffer.from('[1,{"a":[true]}]'), 2), 'JSON state'), null);
+    assert.equal(await checkJsonStream(chunks(Buffer.from('{"a":1} x'), 2), 'JSON state'), "JSON state is not valid JSON: unexpected 'x', expected the end of the document, at byte 8");
+    assert.equal(await checkJsonStream(chunks(Buffer.from(''), 2), 'JSON state'), 'JSON state is empty');
   });
 });

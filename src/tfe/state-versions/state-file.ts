@@ -96,10 +96,26 @@ export class StateContentError extends Error {
 
 class StopScan extends Error {}
 
+/**
+ * OpenTofu's client-side state encryption uploads an envelope instead of a state:
+ * `{"meta":{…},"encrypted_data":"<base64>","encryption_version":"v0"}` (reference 3.7).
+ * A well-formed JSON object with both keys and no `version` is taken for one.
+ */
+const ENVELOPE_KEYS = ['encrypted_data', 'encryption_version'] as const;
+
+/** What a state file turned out to be, after the whole document was checked. */
+export type StateInspection =
+  | { kind: 'state'; header: StateHeader }
+  /** An OpenTofu encrypted state envelope: opaque, nothing inside can be checked. */
+  | { kind: 'encrypted' }
+  | { kind: 'invalid'; error: string };
+
 /** Event handler that records the root's header fields and skips everything else. */
 class HeaderCollector implements JsonEvents {
   scanner!: JsonScanner;
   readonly raw: RawStateHeader = {};
+  /** Envelope keys seen at the root (bit per ENVELOPE_KEYS entry). */
+  envelopeKeys = 0;
   private depth = 0;
   private found = 0;
 
@@ -118,7 +134,11 @@ class HeaderCollector implements JsonEvents {
   }
   key(name: string): void {
     const k = HEADER_KEYS.find((h) => h === name);
-    if (!k) return this.scanner.skipValue();
+    if (!k) {
+      const e = ENVELOPE_KEYS.indexOf(name as (typeof ENVELOPE_KEYS)[number]);
+      if (e >= 0) this.envelopeKeys |= 1 << e;
+      return this.scanner.skipValue();
+    }
     this.scanner.captureValue((v) => {
       if (k === 'version') {
         const err = checkStateVersion(v);
@@ -132,30 +152,91 @@ class HeaderCollector implements JsonEvents {
 }
 
 /** Turns scanner and handler failures into the messages users see. */
-export function describeScanError(err: unknown): string {
+export function describeScanError(err: unknown, subject = 'state'): string {
   if (err instanceof JsonSyntaxError) {
-    if (err.truncated) return err.message.startsWith('document is empty') ? 'state is empty' : `state is ${err.message.replace('document is ', '')}`;
-    return `state is not valid JSON: ${err.message}`;
+    if (err.truncated) return err.message.startsWith('document is empty') ? `${subject} is empty` : `${subject} is ${err.message.replace('document is ', '')}`;
+    return `${subject} is not valid JSON: ${err.message}`;
   }
   if (err instanceof StateContentError) return err.message;
   throw err;
 }
 
+function classify(collector: HeaderCollector, error: string | undefined): StateInspection {
+  if (error !== undefined) return { kind: 'invalid', error };
+  if (collector.raw.version === undefined && collector.envelopeKeys === (1 << ENVELOPE_KEYS.length) - 1) return { kind: 'encrypted' };
+  const r = validateStateHeader(collector.raw);
+  return r.ok ? { kind: 'state', header: r.header } : { kind: 'invalid', error: r.error };
+}
+
+function headerOnly(i: StateInspection): StateHeaderResult {
+  if (i.kind === 'state') return { ok: true, header: i.header };
+  return { ok: false, error: i.kind === 'invalid' ? i.error : 'state has no "version" field' };
+}
+
 /**
- * Validates a whole state file held in memory (inline create, a few MB at most):
- * the entire document must be well-formed JSON with valid identifying fields.
+ * Checks a state document fed in chunks, without holding it: unless told to stop at the
+ * header, it must be well-formed JSON from the first byte to the last (nothing after the
+ * root value), and either a state with valid identifying fields or an encrypted envelope.
  */
-export function parseStateFile(bytes: Uint8Array): StateHeaderResult {
-  const collector = new HeaderCollector(false);
-  const scanner = new JsonScanner(collector);
-  collector.scanner = scanner;
-  try {
-    scanner.write(bytes);
-    scanner.end();
-  } catch (err) {
-    return { ok: false, error: describeScanError(err) };
+export class StateInspector {
+  private readonly collector: HeaderCollector;
+  private readonly scanner: JsonScanner;
+  private error: string | undefined;
+  private done = false;
+
+  constructor(opts: { stopEarly?: boolean } = {}) {
+    this.collector = new HeaderCollector(opts.stopEarly ?? false);
+    this.scanner = new JsonScanner(this.collector);
+    this.collector.scanner = this.scanner;
   }
-  return validateStateHeader(collector.raw);
+
+  /** False once the outcome is known (refused, or the header was read with stopEarly): send no more. */
+  write(chunk: Uint8Array): boolean {
+    if (this.done) return false;
+    try {
+      this.scanner.write(chunk);
+      return true;
+    } catch (err) {
+      this.stop(err);
+      return false;
+    }
+  }
+
+  end(): StateInspection {
+    if (!this.done) {
+      try {
+        this.scanner.end();
+      } catch (err) {
+        this.stop(err);
+      }
+      this.done = true;
+    }
+    return classify(this.collector, this.error);
+  }
+
+  private stop(err: unknown): void {
+    this.done = true;
+    if (!(err instanceof StopScan)) this.error = describeScanError(err);
+  }
+}
+
+/** StateInspector over a stream. */
+export async function inspectStateStream(source: AsyncIterable<Uint8Array>, opts: { stopEarly?: boolean } = {}): Promise<StateInspection> {
+  const inspector = new StateInspector(opts);
+  for await (const chunk of source) if (!inspector.write(chunk)) break;
+  return inspector.end();
+}
+
+/** StateInspector over a state held in memory (inline create, a few MB at most). */
+export function inspectStateFile(bytes: Uint8Array): StateInspection {
+  const inspector = new StateInspector();
+  inspector.write(bytes);
+  return inspector.end();
+}
+
+/** inspectStateFile for callers that want a state and nothing else (an envelope is refused). */
+export function parseStateFile(bytes: Uint8Array): StateHeaderResult {
+  return headerOnly(inspectStateFile(bytes));
 }
 
 export interface ReadStateHeaderOptions {
@@ -174,16 +255,34 @@ export async function readStateHeader(
   source: AsyncIterable<Uint8Array>,
   opts: ReadStateHeaderOptions = {},
 ): Promise<StateHeaderResult> {
-  const collector = new HeaderCollector(opts.stopEarly ?? true);
-  const scanner = new JsonScanner(collector);
-  collector.scanner = scanner;
+  return headerOnly(await inspectStateStream(source, { stopEarly: opts.stopEarly ?? true }));
+}
+
+/** Skips every value: the scanner checks the grammar and nothing else. */
+class GrammarOnly implements JsonEvents {
+  scanner!: JsonScanner;
+  startObject(): void {}
+  endObject(): void {}
+  startArray(): void {}
+  endArray(): void {}
+  scalar(): void {}
+  key(): void {
+    this.scanner.skipValue();
+  }
+}
+
+/** Checks that a stream is one well-formed JSON document (the JSON state upload); null when it is. */
+export async function checkJsonStream(source: AsyncIterable<Uint8Array>, subject: string): Promise<string | null> {
+  const events = new GrammarOnly();
+  const scanner = new JsonScanner(events);
+  events.scanner = scanner;
   try {
     for await (const chunk of source) scanner.write(chunk);
     scanner.end();
   } catch (err) {
-    if (!(err instanceof StopScan)) return { ok: false, error: describeScanError(err) };
+    return describeScanError(err, subject);
   }
-  return validateStateHeader(collector.raw);
+  return null;
 }
 
 /**

@@ -22,7 +22,7 @@ export async function registerStateUploadRoutes(app: FastifyInstance, deps: { up
           throw new DomainError('too_large', `upload is larger than the limit of ${deps.maxUploadSize} bytes`);
         }
         const body = (request.body as Readable | undefined) ?? request.raw;
-        const result = await deps.uploads.upload(request.params.token, body);
+        const result = await deps.uploads.upload(request.params.token, body, Number.isFinite(declared) ? declared : undefined);
         if (result.stored) request.log.info({ stateVersionId: result.stateVersionId, target: result.target }, 'state content uploaded');
         return reply.status(200).send();
       },

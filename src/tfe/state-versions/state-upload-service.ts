@@ -4,14 +4,16 @@ import type { Clock } from '../../shared/clock.js';
 import { DomainError, conflict, invalid, notFound } from '../../shared/errors.js';
 import { hashToken } from '../../shared/ids.js';
 import type { Actor } from '../identity/actor.js';
-import { digestStream, openStateContent, storeStateUpload } from './state-content.js';
+import type { BlobInfo } from '../../blob/blob-store.js';
+import { digestStream, openStateContent, storeCheckedUpload } from './state-content.js';
 import type { Executor, StateVersionRepo } from './state-version-repo.js';
-import { isEncryptedStateEnvelope } from './encrypted-state.js';
 import { extractionJob } from './extraction-backfill.js';
+import { inspectInWorker } from './extract-worker.js';
+import { checkJsonStream, inspectStateStream } from './state-file.js';
 import { BlobCollectedError, STATE_BLOB_GC_JOB } from './state-version-service.js';
 import type { StateVersionService } from './state-version-service.js';
-import { checkFileMatchesClaims } from './state-version.js';
-import type { StateVersion } from './state-version.js';
+import { acceptStateContent } from './state-version.js';
+import type { StateContentRules, StateVersion } from './state-version.js';
 
 export interface StateUploadServiceDeps {
   repo: StateVersionRepo;
@@ -19,8 +21,11 @@ export interface StateUploadServiceDeps {
   blobs: BlobStore;
   jobs: JobQueue;
   clock: Clock;
-  settings: { allowSerialMismatch: boolean; maxUploadSize: number };
+  settings: StateContentRules & { maxUploadSize: number };
 }
+
+/** Uploads of at least this many bytes are checked in a worker thread (starting one takes a few ms). */
+const INSPECT_IN_WORKER_FROM = 4 * 1024 * 1024;
 
 export interface UploadResult {
   stateVersionId: string;
@@ -36,14 +41,20 @@ export interface Download {
 
 /**
  * Content of state versions: the one-time upload URLs (the URL is the credential, as in
- * HCP Terraform's blob storage) and downloads. Upload bodies stream into the blob store;
- * the raw state's header is checked on the way and the MD5 against the create request.
+ * HCP Terraform's blob storage) and downloads. Upload bodies stream into the blob store
+ * while the whole document is checked in the same pass (a raw state like an inline one,
+ * a JSON state as JSON); the raw state's MD5 is compared with the create request.
+ * Refused content is handed to the collector and the version stays pending, its URL
+ * still usable, as after any other failed upload.
  */
 export class StateUploadService {
   constructor(private readonly deps: StateUploadServiceDeps) {}
 
-  /** PUT to an upload URL. `token` is the secret in the URL. */
-  async upload(token: string, body: AsyncIterable<Buffer>): Promise<UploadResult> {
+  /**
+   * PUT to an upload URL. `token` is the secret in the URL; `declaredSize` the body's
+   * Content-Length, when the client sent one.
+   */
+  async upload(token: string, body: AsyncIterable<Buffer>, declaredSize?: number): Promise<UploadResult> {
     const found = await this.deps.repo.findByUploadTokenHash(this.deps.repo.db, hashToken(token));
     if (!found) throw notFound('upload URL not found');
     const { version: v, target } = found;
@@ -55,7 +66,10 @@ export class StateUploadService {
     if (target === 'json' && v.jsonSha256 !== null) return this.repeated(v, target, body, max);
 
     if (target === 'json') {
-      const blob = await this.deps.blobs.put(body, { maxSize: max });
+      const { blob, checked: error } = await storeCheckedUpload(this.deps.blobs, body, max, (chunks) => checkJsonStream(chunks, 'JSON state'));
+      await this.refuseUnless(blob, () => {
+        if (error !== null) throw invalid(error, '/data/attributes/json-state');
+      });
       return this.inTransaction(blob.sha256, async (trx) => {
         await this.deps.versions.useBlobs(trx, [blob], false);
         if (!(await this.deps.repo.setJsonState(trx, v.id, blob.sha256))) throw conflict('JSON state was already uploaded for this state version');
@@ -63,25 +77,20 @@ export class StateUploadService {
       });
     }
 
-    const { blob, header } = await storeStateUpload(this.deps.blobs, body, max);
-    try {
+    // Large states are checked on another core so that checking does not slow the upload down.
+    const inspect = declaredSize !== undefined && declaredSize >= INSPECT_IN_WORKER_FROM ? inspectInWorker : inspectStateStream;
+    const { blob, checked: inspection } = await storeCheckedUpload(this.deps.blobs, body, max, inspect);
+    const accepted = await this.refuseUnless(blob, () => {
       if (blob.md5 !== v.md5) throw invalid(`the MD5 of the uploaded state (${blob.md5}) does not match the md5 given at creation (${v.md5})`, '/data/attributes/md5');
-      if (header.ok) checkFileMatchesClaims(header.header, { serial: v.serial, md5: v.md5, lineage: v.lineage }, this.deps.settings.allowSerialMismatch);
-      // OpenTofu's encrypted state is stored as sent (reference 3.7).
-      else if (!(await isEncryptedStateEnvelope(await this.deps.blobs.get(blob.sha256)))) {
-        throw invalid(`uploaded content is not a valid Terraform state: ${header.error}`, '/data/attributes/state');
-      }
-    } catch (err) {
-      await this.forget(blob.sha256, blob.size);
-      throw err;
-    }
+      return acceptStateContent(inspection, { serial: v.serial, md5: v.md5, lineage: v.lineage }, this.deps.settings);
+    });
     return this.inTransaction(blob.sha256, async (trx) => {
       await this.deps.versions.useBlobs(trx, [blob], false);
       const ok = await this.deps.repo.finalizeUpload(trx, v.id, {
         sha256: blob.sha256,
         size: blob.size,
-        stateFormatVersion: header.ok ? header.header.version : 0,
-        terraformVersion: header.ok ? header.header.terraformVersion : null,
+        stateFormatVersion: accepted.formatVersion ?? 0,
+        terraformVersion: accepted.terraformVersion,
       });
       if (!ok) throw conflict('this state version no longer accepts uploads (it was discarded or already uploaded)');
       await this.deps.jobs.enqueue(trx, extractionJob(v.id));
@@ -115,6 +124,16 @@ export class StateUploadService {
     }
     if (v.jsonSha256 === d.sha256) return { stateVersionId: v.id, target, stored: false };
     throw conflict('JSON state was already uploaded for this state version');
+  }
+
+  /** Runs the checks of stored content; content they refuse is handed to the collector. */
+  private async refuseUnless<T>(blob: BlobInfo, checks: () => T): Promise<T> {
+    try {
+      return checks();
+    } catch (err) {
+      await this.forget(blob.sha256, blob.size);
+      throw err;
+    }
   }
 
   /** Content that will not be referenced: hand it to the collector. */

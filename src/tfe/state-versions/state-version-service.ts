@@ -10,20 +10,19 @@ import type { Page, PageRequest } from '../pagination.js';
 import { pageOffset } from '../pagination.js';
 import type { WorkspaceService } from '../workspaces/workspace-service.js';
 import type { Workspace } from '../workspaces/workspace.js';
-import { parseJsonStateOutputs, parseStateFile } from './state-file.js';
+import { inspectStateFile, parseJsonStateOutputs } from './state-file.js';
 import type { StateOutput } from './state-file.js';
 import type { Executor, NewOutput, StateVersionRepo } from './state-version-repo.js';
 import {
+  acceptStateContent,
   backingDataTransition,
   checkAgainstCurrent,
-  checkFileMatchesClaims,
   checkMd5,
   decodeBase64Strict,
   outputsReadable,
 } from './state-version.js';
 import type { BackingDataAction, StateClaims, StateVersion, StateVersionCreator, StateVersionOutput, StateVersionStatus } from './state-version.js';
 import { createHash } from 'node:crypto';
-import { isEncryptedStateEnvelope } from './encrypted-state.js';
 import { extractionJob } from './extraction-backfill.js';
 import { RecentCache } from '../recent-cache.js';
 import { openStateContent } from './state-content.js';
@@ -34,6 +33,8 @@ export const STATE_BLOB_GC_JOB = 'tfe.state-blob-gc';
 /** The settings this module reads (from Config, through the composition root). */
 export interface StateVersionSettings {
   allowSerialMismatch: boolean;
+  /** Accept OpenTofu's encrypted state envelopes (only their MD5 can be checked). */
+  allowEncrypted: boolean;
   uploadUrlTtlSeconds: number;
   maxUploadSize: number;
   softDeletePurgeDays: number;
@@ -149,16 +150,7 @@ export class StateVersionService {
       const bytes = decodeBase64Strict(input.state);
       if (bytes === null) throw invalid('state is not valid base64', '/data/attributes/state');
       checkMd5(createHash('md5').update(bytes).digest('hex'), claims);
-      const parsed = parseStateFile(bytes);
-      if (parsed.ok) {
-        checkFileMatchesClaims(parsed.header, claims, this.deps.settings.allowSerialMismatch);
-        state = { bytes, formatVersion: parsed.header.version, terraformVersion: parsed.header.terraformVersion };
-      } else if (await isEncryptedStateEnvelope(once(bytes))) {
-        // OpenTofu's client-side encryption: stored as sent; there is nothing to check or extract.
-        state = { bytes, formatVersion: null, terraformVersion: null };
-      } else {
-        throw invalid(`state is not a valid Terraform state: ${parsed.error}`, '/data/attributes/state');
-      }
+      state = { bytes, ...acceptStateContent(inspectStateFile(bytes), claims, this.deps.settings) };
     }
     let jsonBytes: Buffer | undefined;
     if (input.jsonState !== undefined && input.jsonState !== '') {

@@ -1,4 +1,5 @@
 import { DomainError, conflict, invalid, notFound } from '../../shared/errors.js';
+import type { StateInspection } from './state-file.js';
 
 /**
  * State versions: pure types and rules. Statuses and transitions follow the service
@@ -141,6 +142,37 @@ export function checkFileMatchesClaims(file: StateFileFacts, claims: StateClaims
   if (claims.lineage !== null && claims.lineage !== file.lineage) {
     throw invalid(`lineage "${claims.lineage}" does not match the lineage "${file.lineage}" inside the state`, '/data/attributes/lineage');
   }
+}
+
+/** The settings that decide which state content is accepted. */
+export interface StateContentRules {
+  allowSerialMismatch: boolean;
+  /** Accept OpenTofu's encrypted state envelopes (`state_allow_encrypted`). */
+  allowEncrypted: boolean;
+}
+
+/** What is recorded about accepted state content (null for an encrypted envelope). */
+export interface AcceptedStateContent {
+  formatVersion: 3 | 4 | null;
+  terraformVersion: string | null;
+}
+
+/**
+ * The checks every new state content passes, inline or uploaded, after the whole
+ * document was inspected (the MD5 is checked separately): a Terraform state of format
+ * 3 or 4 whose serial and lineage match the claims, or, when allowed, an encrypted
+ * envelope, which is opaque, so only its MD5 can be checked.
+ */
+export function acceptStateContent(inspection: StateInspection, claims: StateClaims, rules: StateContentRules): AcceptedStateContent {
+  if (inspection.kind === 'invalid') throw invalid(`state is not a valid Terraform state: ${inspection.error}`, '/data/attributes/state');
+  if (inspection.kind === 'encrypted') {
+    if (!rules.allowEncrypted) {
+      throw invalid('state is an OpenTofu encrypted state (encrypted_data/encryption_version), which this server does not accept (state_allow_encrypted is false)', '/data/attributes/state');
+    }
+    return { formatVersion: null, terraformVersion: null };
+  }
+  checkFileMatchesClaims(inspection.header, claims, rules.allowSerialMismatch);
+  return { formatVersion: inspection.header.version, terraformVersion: inspection.header.terraformVersion };
 }
 
 export function checkMd5(actualHex: string, claims: StateClaims): void {
