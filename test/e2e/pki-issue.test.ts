@@ -72,6 +72,15 @@ for (const kind of dbKinds()) {
       assert.match(r.json.data.private_key, /^-----BEGIN RSA PRIVATE KEY-----/);
       assert.match(x509Text(r.json.data.certificate), /Public-Key: \(2048 bit\)/);
       assert.ok(keyMatchesCert(r.json.data.private_key, r.json.data.certificate));
+      // As Vault answers (docs/vault-compatibility.md): expiration a number, warnings null when empty.
+      assert.equal(typeof r.json.data.expiration, 'number');
+      assert.equal(r.json.warnings, null);
+
+      r = await v('POST', `${mount}/issue/rsa`, { body: { common_name: 'example.com', format: 'der', private_key_format: 'pkcs8' } });
+      assert.equal(r.status, 200, r.text);
+      const pkcs8Der = Buffer.from(r.json.data.private_key, 'base64');
+      assert.match(openssl(['asn1parse', '-inform', 'DER'], pkcs8Der), /OBJECT\s+:rsaEncryption/, 'base64 of a PKCS#8 DER');
+      assert.ok(keyMatchesCert(r.json.data.private_key, openssl(['x509', '-inform', 'DER'], Buffer.from(r.json.data.certificate, 'base64')).trim(), true));
 
       r = await v('POST', `${mount}/issue/rsa`, { body: { common_name: 'example.com', private_key_format: 'pkcs8' } });
       assert.match(r.json.data.private_key, /^-----BEGIN PRIVATE KEY-----/);
