@@ -38,8 +38,9 @@ function uploadScenario(name: string, bytes: number, smokeBytes: number, perRoun
     notes:
       'Each upload goes to a fresh pending version (created beforehand, not timed) with content of its own (the ' +
       'serial differs), so every PUT is a real first upload. Strongroom streams the body into the blob store while ' +
-      'computing MD5 and SHA-256 and checking the state header, fsyncs the file and its directory, compares the MD5 ' +
-      'with the one given at create and finalizes the version in a transaction. The bare Node.js peer does the ' +
+      'computing MD5 and SHA-256 and checking that the whole document is a valid state (uploads of 4 MB or more on ' +
+      'a worker thread kept between uploads, smaller ones on the event loop), fsyncs the file and its directory, ' +
+      'compares the MD5 with the one given at create and finalizes the version in a transaction. The bare Node.js peer does the ' +
       'streaming write, MD5 and fsync and nothing else; nginx writes a temporary file and renames it, without fsync. ' +
       'Background extraction is off on the measured server so the upload is measured alone.',
     async run(ctx): Promise<ScenarioOutcome> {

@@ -31,6 +31,20 @@ if (port && input?.kind === 'state-extract') {
   }
 } else if (port && input?.kind === 'state-inspect') {
   consume(new StateInspector());
+} else if (port && input?.kind === 'state-inspect-pool') {
+  // One check per `begin`; chunks outside a check belong to one that already answered.
+  let inspector: StateInspector | null = null;
+  port.on('message', (m: WorkerRequest) => {
+    if (m.type === 'begin') {
+      inspector = new StateInspector();
+      return;
+    }
+    if (!inspector) return;
+    if (m.type === 'chunk' && inspector.write(new Uint8Array(m.data))) return reply({ type: 'ack' });
+    const done = inspector;
+    inspector = null;
+    reply({ type: 'result', result: done.end() });
+  });
 }
 
 /** Feeds posted chunks to `sink`, acknowledging each, and replies with its result. */

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { extractFileInWorker, extractInWorker } from './extract-worker.js';
+import { extractFileInWorker, extractInWorker, inspectInWorker } from './extract-worker.js';
 import { extractState, extractStateFromBytes } from './state-extract.js';
 import { V4StateGenerator, v4StateBuffers } from '../../../bench/generators/tfstate.js';
 
@@ -93,5 +93,23 @@ describe('extractInWorker', () => {
 
   it('rejects when the file cannot be read', async () => {
     await assert.rejects(extractFileInWorker(fixturePath('no-such-file.tfstate')), /^Error: cannot read state: ENOENT/);
+  });
+});
+
+describe('inspectInWorker', () => {
+  it('reuses its threads: a check refused early leaves no trace in the checks that follow, sequential or concurrent', async () => {
+    const good = (serial: number) => Buffer.from(JSON.stringify({ version: 4, terraform_version: '1.9.0', serial, lineage: 'l-1', outputs: {}, resources: [{ pad: 'x'.repeat(5000) }] }));
+    // Refused at its second chunk while many more are still to come (and some already posted).
+    const broken = Buffer.concat([Buffer.from('{"version":4,"serial":1,"lineage":"l-1","resources":[}'), Buffer.alloc(200_000, 0x7b)]);
+    for (let round = 0; round < 3; round++) {
+      const refused = await inspectInWorker(chunks(broken, 50));
+      assert.equal(refused.kind, 'invalid');
+      const ok = await inspectInWorker(chunks(good(round + 1), 64));
+      assert.deepEqual(ok, { kind: 'state', header: { version: 4, terraformVersion: '1.9.0', serial: round + 1, lineage: 'l-1' } });
+    }
+    const results = await Promise.all([1, 2, 3, 4].map((serial) => inspectInWorker(chunks(good(serial), 100))));
+    assert.deepEqual(results.map((r) => r.kind === 'state' && r.header.serial), [1, 2, 3, 4]);
+    const truncated = await inspectInWorker(chunks(good(9).subarray(0, 3000), 100));
+    assert.equal(truncated.kind, 'invalid');
   });
 });

@@ -18,9 +18,11 @@ export type WorkerInput =
     path?: string;
     limits?: JsonScannerLimits;
   }
-  | { kind: 'state-inspect' };
+  | { kind: 'state-inspect' }
+  /** A thread kept between uploads: each `begin` starts a new check (see inspectInWorker). */
+  | { kind: 'state-inspect-pool' };
 
-export type WorkerRequest = { type: 'chunk'; data: ArrayBuffer } | { type: 'end' };
+export type WorkerRequest = { type: 'begin' } | { type: 'chunk'; data: ArrayBuffer } | { type: 'end' };
 export type WorkerReply =
   | { type: 'ack' }
   | { type: 'result'; result: ExtractResult | StateInspection }
@@ -38,41 +40,58 @@ export interface ExtractInWorkerOptions {
 
 const WORKER_URL = new URL('./extract-worker-thread.js', import.meta.url);
 
+function spawnWorker(input: WorkerInput, opts: ExtractInWorkerOptions): Worker {
+  return new Worker(WORKER_URL, {
+    workerData: input,
+    resourceLimits: { maxOldGenerationSizeMb: opts.maxHeapMb ?? 256 },
+    stdout: false,
+    stderr: false,
+  });
+}
+
+/** What happens to a run's thread when the run is over; `reusable` once it answered normally. */
+type AfterRun = (worker: Worker, reusable: boolean) => void;
+
+const terminate: AfterRun = (worker) => void worker.terminate();
+
 class WorkerRun<R> {
-  readonly worker: Worker;
   readonly result: Promise<R>;
   settled = false;
   inFlight = 0;
   private wake: (() => void) | null = null;
+  private release: (reusable: boolean) => void = () => {};
 
-  /** `failed` turns a worker failure into a result (the content is then taken as refused). */
-  constructor(input: WorkerInput, private readonly opts: ExtractInWorkerOptions, failed: (message: string) => R) {
-    this.worker = new Worker(WORKER_URL, {
-      workerData: input,
-      resourceLimits: { maxOldGenerationSizeMb: opts.maxHeapMb ?? 256 },
-      stdout: false,
-      stderr: false,
-    });
+  /**
+   * `failed` turns a worker failure into a result (the content is then taken as refused).
+   * `afterRun` gets the thread once the run is over, reusable when it answered normally.
+   */
+  constructor(readonly worker: Worker, private readonly opts: ExtractInWorkerOptions, failed: (message: string) => R, afterRun: AfterRun = terminate) {
     this.result = new Promise<R>((resolve, reject) => {
-      const settle = (f: () => void) => {
+      const settle = (f: () => void, reusable = false) => {
         if (this.settled) return;
         this.settled = true;
-        opts.signal?.removeEventListener('abort', onAbort);
-        this.wakeUp();
+        this.release(reusable);
         f();
-        void this.worker.terminate();
       };
-      const onAbort = () => settle(() => reject(opts.signal?.reason));
-      opts.signal?.addEventListener('abort', onAbort, { once: true });
-      this.worker.on('message', (m: WorkerReply) => {
+      const onMessage = (m: WorkerReply) => {
         if (m.type === 'ack') {
           this.inFlight--;
           this.wakeUp();
-        } else if (m.type === 'result') settle(() => resolve(m.result as R));
+        } else if (m.type === 'result') settle(() => resolve(m.result as R), true);
         else settle(() => reject(new Error(`cannot read state: ${m.message}`)));
-      });
-      this.worker.on('error', (err) => settle(() => resolve(failed(err.message))));
-      this.worker.on('exit', (code) => settle(() => resolve(failed(`worker exited with code ${code}`))));
+      };
+      const onError = (err: Error) => settle(() => resolve(failed(err.message)));
+      const onExit = (code: number) => settle(() => resolve(failed(`worker exited with code ${code}`)));
+      const onAbort = () => settle(() => reject(opts.signal?.reason));
+      this.release = (reusable) => {
+        this.release = () => {};
+        opts.signal?.removeEventListener('abort', onAbort);
+        worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+        this.wakeUp();
+        afterRun(worker, reusable);
+      };
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      worker.on('message', onMessage).on('error', onError).on('exit', onExit);
     });
     // Callers may stop listening once the source fails; the run's outcome is then irrelevant.
     this.result.catch(() => undefined);
@@ -105,7 +124,7 @@ class WorkerRun<R> {
 
   abortOnSourceError(): void {
     this.settled = true;
-    void this.worker.terminate();
+    this.release(false);
   }
 }
 
@@ -139,13 +158,13 @@ async function feed<R>(run: WorkerRun<R>, source: AsyncIterable<Uint8Array>): Pr
  */
 export async function extractInWorker(source: AsyncIterable<Uint8Array>, opts: ExtractInWorkerOptions = {}): Promise<ExtractResult> {
   opts.signal?.throwIfAborted();
-  return feed(new WorkerRun({ kind: 'state-extract', limits: opts.limits }, opts, extractionFailed), source);
+  return feed(new WorkerRun(spawnWorker({ kind: 'state-extract', limits: opts.limits }, opts), opts, extractionFailed), source);
 }
 
 /** Extracts a state file in a worker thread that reads the file itself. */
 export async function extractFileInWorker(path: string, opts: ExtractInWorkerOptions = {}): Promise<ExtractResult> {
   opts.signal?.throwIfAborted();
-  return new WorkerRun({ kind: 'state-extract', path, limits: opts.limits }, opts, extractionFailed).result;
+  return new WorkerRun(spawnWorker({ kind: 'state-extract', path, limits: opts.limits }, opts), opts, extractionFailed).result;
 }
 
 /**
@@ -155,5 +174,37 @@ export async function extractFileInWorker(path: string, opts: ExtractInWorkerOpt
  */
 export async function inspectInWorker(source: AsyncIterable<Uint8Array>): Promise<StateInspection> {
   const failed = (message: string): StateInspection => ({ kind: 'invalid', error: `state could not be checked: ${message}` });
-  return feed(new WorkerRun({ kind: 'state-inspect' }, { maxChunksInFlight: 16 }, failed), source);
+  const opts: ExtractInWorkerOptions = { maxChunksInFlight: 16 };
+  const worker = idleInspectors.pop() ?? spawnInspector(opts);
+  worker.ref();
+  worker.postMessage({ type: 'begin' } satisfies WorkerRequest);
+  return feed(new WorkerRun(worker, opts, failed, releaseInspector), source);
+}
+
+/**
+ * Threads that checked an upload are kept for the next one: a thread whose compiled code
+ * is warm checks JSON markedly faster than a new one, and starting a thread costs too.
+ * Chunks of a run that ended early (refused content) may still arrive after its answer;
+ * the thread ignores everything until the next `begin`, which messages reach in order.
+ */
+const idleInspectors: Worker[] = [];
+const MAX_IDLE_INSPECTORS = 2;
+
+function spawnInspector(opts: ExtractInWorkerOptions): Worker {
+  const worker = spawnWorker({ kind: 'state-inspect-pool' }, opts);
+  worker.on('exit', () => {
+    const i = idleInspectors.indexOf(worker);
+    if (i >= 0) idleInspectors.splice(i, 1);
+  });
+  // A thread that fails while idle must not bring the process down; its next run would see it gone.
+  worker.on('error', () => {});
+  return worker;
+}
+
+function releaseInspector(worker: Worker, reusable: boolean): void {
+  if (reusable && idleInspectors.length < MAX_IDLE_INSPECTORS) {
+    // An idle thread does not keep the process alive.
+    worker.unref();
+    idleInspectors.push(worker);
+  } else void worker.terminate();
 }
