@@ -52,12 +52,11 @@ for (const kind of dbKinds()) {
       const synchronous = async () => Number((await sql<{ synchronous: number }>`pragma synchronous`.execute(tdb.db.kysely)).rows[0]?.synchronous);
       const FULL = 2;
       let inside = -1;
-      const { value, durable } = await lazy(async (trx) => {
+      const value = await lazy(async (trx) => {
         inside = Number((await sql<{ synchronous: number }>`pragma synchronous`.execute(trx)).rows[0]?.synchronous);
         await trx.insertInto('settings').values({ key: 'lazy', value: '1' }).execute();
         return 'done';
       });
-      await durable;
       assert.equal(value, 'done');
       assert.equal(inside, 1, 'the lazy commit itself runs with synchronous=NORMAL');
       assert.equal(await synchronous(), FULL);

@@ -22,12 +22,11 @@ export interface Db {
   writeTransaction(fn: (tx: Kysely<Database>) => Promise<void>): Promise<void>;
   /**
    * SQLite file only: runs `fn` as one transaction on the event-loop connection whose COMMIT
-   * writes the WAL without waiting for the disk, then fsyncs the WAL on the threadpool.
-   * Resolves with `fn`'s value once committed, and `durable`, which settles once that commit
-   * is on disk: callers acknowledge only after `durable`. Meanwhile the event loop serves
-   * other requests, and the next transaction may already commit (decision 0016).
+   * writes the WAL without waiting for the disk, then fsyncs the WAL on the threadpool, and
+   * resolves with `fn`'s value once the commit is on disk. Meanwhile the event loop serves
+   * other requests (decision 0016).
    */
-  readonly lazySyncTransaction?: <T>(fn: (trx: Kysely<Database>) => Promise<T>) => Promise<{ value: T; durable: Promise<void> }>;
+  readonly lazySyncTransaction?: <T>(fn: (trx: Kysely<Database>) => Promise<T>) => Promise<T>;
   /**   * SQLite only: a number that changes whenever another connection (another process, a
    * second handle) commits to the database file; commits made through `kysely` do not
    * move it. In-process caches use it to drop what they hold when someone else wrote.
@@ -117,7 +116,7 @@ function lazySync(kysely: Kysely<Database>, walPath: string) {
       await file.close();
     }
   };
-  return async <T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<{ value: T; durable: Promise<void> }> => {
+  return async <T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> => {
     const value = await kysely.connection().execute(async (conn) => {
       await sql`pragma synchronous = NORMAL`.execute(conn);
       try {
@@ -126,10 +125,8 @@ function lazySync(kysely: Kysely<Database>, walPath: string) {
         await sql`pragma synchronous = FULL`.execute(conn);
       }
     });
-    const durable = syncWal();
-    // The caller awaits `durable`; this only keeps a failure from counting as unhandled meanwhile.
-    durable.catch(() => {});
-    return { value, durable };
+    await syncWal();
+    return value;
   };
 }
 

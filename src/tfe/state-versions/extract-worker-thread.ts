@@ -27,36 +27,31 @@ if (port && input?.kind === 'state-extract') {
       port.close();
     });
   } else {
-    consume(new StateExtractor({ limits: input.limits }));
+    consume(() => new StateExtractor({ limits: input.limits }), false);
   }
-} else if (port && input?.kind === 'state-inspect') {
-  consume(new StateInspector());
 } else if (port && input?.kind === 'state-inspect-pool') {
-  // One check per `begin`; chunks outside a check belong to one that already answered.
-  let inspector: StateInspector | null = null;
-  port.on('message', (m: WorkerRequest) => {
-    if (m.type === 'begin') {
-      inspector = new StateInspector();
-      return;
-    }
-    if (!inspector) return;
-    if (m.type === 'chunk' && inspector.write(new Uint8Array(m.data))) return reply({ type: 'ack' });
-    const done = inspector;
-    inspector = null;
-    reply({ type: 'result', result: done.end() });
-  });
+  consume(() => new StateInspector(), true);
 }
 
-/** Feeds posted chunks to `sink`, acknowledging each, and replies with its result. */
-function consume(sink: { write(chunk: Uint8Array): boolean; end(): ExtractResult | StateInspection }): void {
-  let done = false;
+/**
+ * Feeds posted chunks to a sink, acknowledging each, and replies with its result. A thread
+ * that is `kept` serves one run per `begin` and ignores chunks outside a run (those of a
+ * run that already answered); otherwise the one run starts at once and the port closes
+ * after its answer.
+ */
+function consume(newSink: () => { write(chunk: Uint8Array): boolean; end(): ExtractResult | StateInspection }, kept: boolean): void {
+  let sink = kept ? null : newSink();
   port?.on('message', (m: WorkerRequest) => {
-    if (done) return;
-    if (m.type === 'chunk') {
-      if (sink.write(new Uint8Array(m.data))) return reply({ type: 'ack' });
+    if (m.type === 'begin') {
+      sink = newSink();
+      return;
     }
-    // Invalid content ends the run early; the main thread stops sending.
-    done = true;
-    finish(sink.end());
+    if (!sink) return;
+    if (m.type === 'chunk' && sink.write(new Uint8Array(m.data))) return reply({ type: 'ack' });
+    // The end, or invalid content that ends the run early; the main thread stops sending.
+    const done = sink;
+    sink = null;
+    if (kept) reply({ type: 'result', result: done.end() });
+    else finish(done.end());
   });
 }

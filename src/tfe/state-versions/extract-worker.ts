@@ -18,8 +18,7 @@ export type WorkerInput =
     path?: string;
     limits?: JsonScannerLimits;
   }
-  | { kind: 'state-inspect' }
-  /** A thread kept between uploads: each `begin` starts a new check (see inspectInWorker). */
+  /** The whole-document check of uploads, on a thread kept between them: each `begin` starts one (see inspectInWorker). */
   | { kind: 'state-inspect-pool' };
 
 export type WorkerRequest = { type: 'begin' } | { type: 'chunk'; data: ArrayBuffer } | { type: 'end' };

@@ -12,7 +12,7 @@ import { inspectInWorker } from './extract-worker.js';
 import { checkJsonStream, inspectStateStream } from './state-file.js';
 import { BlobCollectedError, STATE_BLOB_GC_JOB } from './state-version-service.js';
 import type { StateVersionService } from './state-version-service.js';
-import { acceptStateContent } from './state-version.js';
+import { acceptStateContent, assertBackingDataNotDeleted } from './state-version.js';
 import type { StateContentRules, StateVersion } from './state-version.js';
 
 export interface StateUploadServiceDeps {
@@ -101,10 +101,7 @@ export class StateUploadService {
   /** Raw state (or JSON state) of a version the actor may read. */
   async download(actor: Actor, id: string, target: 'state' | 'json'): Promise<Download> {
     const v = await this.deps.versions.get(actor, id);
-    if (v.status === 'backing_data_soft_deleted') {
-      throw notFound(`the backing data of state version ${id} is soft deleted; restore it to read it`);
-    }
-    if (v.status === 'backing_data_permanently_deleted') throw notFound(`the backing data of state version ${id} was permanently deleted`);
+    assertBackingDataNotDeleted(v);
     const sha = target === 'state' ? v.stateSha256 : v.jsonSha256;
     if (sha === null) throw notFound(target === 'state' ? `state version ${id} has no state content (status ${v.status})` : `state version ${id} has no JSON state`);
     const stat = target === 'state' ? v.size : null;

@@ -148,19 +148,11 @@ export class StateVersionRepo {
       }
     };
     let failure: { err: unknown } | null = null;
-    let durable: Promise<void> = Promise.resolve();
     try {
-      if (this.deps.lazySync) durable = (await this.deps.lazySync(run)).durable;
+      if (this.deps.lazySync) await this.deps.lazySync(run);
       else await this.deps.db.transaction().execute(run);
     } catch (err) {
       failure = { err };
-    }
-    if (!failure) {
-      try {
-        await durable;
-      } catch (err) {
-        failure = { err };
-      }
     }
     // One commit in flight at a time: callers that arrived during this one's fsync form the next batch.
     if (this.#queue.length > 0) setImmediate(() => void this.#flush());
