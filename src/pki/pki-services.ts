@@ -55,6 +55,7 @@ import { TidyRepo } from './tidy/tidy-repo.js';
 import { tidyRoutes } from './tidy/tidy-routes.js';
 import { AUTO_TIDY_JOB, TIDY_JOB, TidyService } from './tidy/tidy-service.js';
 import type { TidyJobPayload } from './tidy/tidy-service.js';
+import { useNativeCrypto } from './crypto/native-ecdsa.js';
 
 /**
  * The PKI engine's composition root: builds its repos and services from the core
@@ -79,6 +80,7 @@ export interface PkiServices {
 }
 
 export function buildPkiServices(core: CoreDeps): PkiServices {
+  useNativeCrypto(core.config.nativeCrypto);
   const db = core.db.kysely;
   const { clock } = core;
 

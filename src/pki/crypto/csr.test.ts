@@ -5,11 +5,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DomainError } from '../../shared/errors.js';
-import { buildCsr, parseCsr } from './csr.js';
+import { buildCsr, parseCsr, parseCsrAsync } from './csr.js';
 import { basicConstraintsExt, keyUsageExt, subjectAltNameExt } from './extensions.js';
 import { generateKeySync } from './key-generation.js';
+import { ecPublicPoint } from './keys.js';
 import { commonName, encodeSubject, nameValues } from './names.js';
 import { pemDecodeOne, pemEncode } from './pem.js';
+import { useNativeCrypto } from './native-ecdsa.js';
+
+useNativeCrypto(process.env['STRONGROOM_NATIVE_CRYPTO'] !== 'false');
 
 const dir = mkdtempSync(join(tmpdir(), 'csr-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -137,4 +141,36 @@ test('buildCsr output passes openssl req -verify and shows the requested extensi
 test('a CSR with an RSA-PSS SubjectPublicKeyInfo is refused as unsupported', () => {
   const pem = opensslCsr(['-algorithm', 'RSA-PSS', '-pkeyopt', 'rsa_keygen_bits:2048'], ['-subj', '/CN=pss-key']);
   assert.throws(() => parseCsr(pem), (e: unknown) => e instanceof DomainError && /could not be parsed: .*unsupported key algorithm rsa-pss/.test(e.message));
+});
+
+test('a CSR whose EC point is not on the curve is a parse error, not a bad signature', async () => {
+  const der = pemDecodeOne(opensslCsr(EC256, ['-subj', '/CN=off-curve.example.com']), ['CERTIFICATE REQUEST']).der;
+  const point = ecPublicPoint(parseCsr(der).spkiDer)!.point;
+  const bad = Buffer.from(der);
+  bad[der.indexOf(point) + point.length - 1]! ^= 1;
+  const offCurve = (e: unknown): boolean => e instanceof DomainError && e.kind === 'invalid' && /^certificate request could not be parsed: error parsing public key/.test(e.message);
+  assert.throws(() => parseCsr(bad), offCurve);
+  await assert.rejects(parseCsrAsync(bad), offCurve);
+});
+
+test('parseCsrAsync gives the same answers as parseCsr', async () => {
+  const good = opensslCsr(EC256, ['-subj', '/CN=async.example.com']);
+  assert.equal((await parseCsrAsync(good)).signatureValid, true);
+  const der = Buffer.from(pemDecodeOne(good, ['CERTIFICATE REQUEST']).der);
+  der[der.indexOf(Buffer.from('async'))] = 'b'.charCodeAt(0);
+  await assert.rejects(parseCsrAsync(der), (e: unknown) => e instanceof DomainError && e.message === 'request signature invalid');
+  assert.equal((await parseCsrAsync(der, { requireValidSignature: false })).signatureValid, false);
+});
+
+// The checks above ran with the native addon when it is built; run this file again without it.
+test('the CSR checks pass on the node:crypto path too', { skip: process.env['STRONGROOM_NATIVE_CRYPTO'] === 'false' && 'this is that run' }, () => {
+  const env: NodeJS.ProcessEnv = { ...process.env, STRONGROOM_NATIVE_CRYPTO: 'false' };
+  delete env['NODE_TEST_CONTEXT'];
+  const r = spawnSync(process.execPath, [new URL(import.meta.url).pathname], {
+    env,
+    encoding: 'utf8',
+  });
+  assert.equal(r.status, 0, `${r.stdout}${r.stderr}`.slice(-3000));
+  assert.match(r.stdout, /# pass [1-9]/);
+  assert.match(r.stdout, /# fail 0/);
 });

@@ -9,10 +9,12 @@ import { TAG, bitString, decodeBitString, decodeOid, decodeSmallInt, implicitCon
 import type { DerElement } from './der.js';
 import { encodeExtension, parseExtensions } from './extensions.js';
 import type { ParsedExtensions, RawExtension } from './extensions.js';
-import { describeKey, parsePublicKey, spkiDer } from './keys.js';
+import { describeKey, ecPublicPoint, parsePublicKey, spkiDer } from './keys.js';
 import type { KeyDescription } from './key-generation.js';
 import { decodeNameElement } from './names.js';
 import type { ParsedName } from './names.js';
+import { nativeEcdsa } from './native-ecdsa.js';
+import type { NativeVerdict } from './native-ecdsa.js';
 import { decodeBase64Strict, isPem, pemDecodeAll, pemEncode } from './pem.js';
 import { chooseSignatureAlgorithm, parseSignatureAlgorithm, verifySignature, verifySignatureAsync } from './signature.js';
 import type { VerifyParams } from './signature.js';
@@ -26,7 +28,6 @@ export interface ParsedCsr {
   subject: ParsedName;
   /** SubjectPublicKeyInfo exactly as in the request. */
   spkiDer: Buffer;
-  publicKey: KeyObject;
   key: KeyDescription;
   /** Requested extensions (from the extensionRequest attribute). */
   extensions: ParsedExtensions;
@@ -82,18 +83,66 @@ export async function parseCsrAsync(input: string | Buffer, opts: { requireValid
     if (err instanceof DomainError && err.message.startsWith('certificate request')) throw err;
     throw invalidCsr((err as Error).message, err);
   }
-  const { sigBytes, sigUnusedBits, params, ...csr } = d;
-  csr.signatureValid = sigUnusedBits === 0 && (await verifySignatureAsync(params, csr.infoDer, sigBytes, csr.publicKey));
+  const { check, ...csr } = d;
+  csr.signatureValid = await check.verifyAsync();
   if ((opts.requireValidSignature ?? true) && !csr.signatureValid) throw new DomainError('invalid', 'request signature invalid');
   return csr;
 }
 
-type Decoded = ParsedCsr & { sigBytes: Buffer; sigUnusedBits: number; params: VerifyParams };
+/** The self-signature check of a decoded request, run by the caller either way. */
+interface SignatureCheck {
+  verify(): boolean;
+  verifyAsync(): Promise<boolean>;
+}
+
+type Decoded = ParsedCsr & { check: SignatureCheck };
 
 function decode(der: Buffer): ParsedCsr {
-  const { sigBytes, sigUnusedBits, params, ...csr } = decodeUnverified(der);
-  csr.signatureValid = sigUnusedBits === 0 && verifySignature(params, csr.infoDer, sigBytes, csr.publicKey);
+  const { check, ...csr } = decodeUnverified(der);
+  csr.signatureValid = check.verify();
   return csr;
+}
+
+const notOnCurve = (): DomainError => invalidCsr('error parsing public key: the point is not on the curve');
+
+/**
+ * How the self-signature is checked: ECDSA on the NIST curves through the native addon when
+ * it is there (no key import), everything else with a node:crypto KeyObject. An EC point
+ * that is not on its curve is a parse error either way, as node:crypto's import makes it.
+ */
+function signatureCheck(spki: Buffer, params: VerifyParams, data: Buffer, sig: { bytes: Buffer; unusedBits: number }): { key: KeyDescription; check: SignatureCheck } {
+  const addon = nativeEcdsa();
+  const ec = addon && params.kind === 'ecdsa' && params.hash ? ecPublicPoint(spki) : undefined;
+  if (addon && ec && addon.supportsCurve(ec.description.curve)) {
+    const native = addon;
+    const { curve } = ec.description;
+    const hash = params.hash!;
+    // The point is checked before anything else: a bad key fails the parse, as on the import path.
+    if (sig.unusedBits !== 0) {
+      if (native.verify(curve, hash, ec.point, data, Buffer.alloc(0)) === 'bad-key') throw notOnCurve();
+      return { key: ec.description, check: { verify: () => false, verifyAsync: async () => false } };
+    }
+    const outcome = (v: NativeVerdict, fallback: () => boolean): boolean => {
+      if (v === 'bad-key') throw notOnCurve();
+      return v === 'error' ? fallback() : v === 'valid';
+    };
+    const viaKeyObject = (): boolean => verifySignature(params, data, sig.bytes, parsePublicKey(spki).key);
+    return {
+      key: ec.description,
+      check: {
+        verify: () => outcome(native.verify(curve, hash, ec.point, data, sig.bytes), viaKeyObject),
+        verifyAsync: async () => outcome(await native.verifyAsync(curve, hash, ec.point, data, sig.bytes), viaKeyObject),
+      },
+    };
+  }
+  const { key: publicKey, description } = parsePublicKey(spki);
+  return {
+    key: description,
+    check: {
+      verify: () => sig.unusedBits === 0 && verifySignature(params, data, sig.bytes, publicKey),
+      verifyAsync: async () => sig.unusedBits === 0 && (await verifySignatureAsync(params, data, sig.bytes, publicKey)),
+    },
+  };
 }
 
 function decodeUnverified(der: Buffer): Decoded {
@@ -114,13 +163,15 @@ function decodeUnverified(der: Buffer): Decoded {
   const attrsEl = ir.optional(0xa0);
   ir.done('CertificationRequestInfo');
 
-  const { key: publicKey, description } = parsePublicKey(spkiEl.raw());
+  const params = parseSignatureAlgorithm(algEl);
+  const infoDer = info.raw();
+  const spki = spkiEl.raw();
+  const { key, check } = signatureCheck(spki, params, infoDer, sig);
   const { extensionsEl, otherAttributes } = readAttributes(attrsEl);
   const extensions = parseExtensions(extensionsEl);
-  const params = parseSignatureAlgorithm(algEl);
   return {
-    der, infoDer: info.raw(), subject, spkiDer: spkiEl.raw(), publicKey, key: description, extensions, otherAttributes,
-    signatureAlgorithm: params.name, signatureValid: false, sigBytes: sig.bytes, sigUnusedBits: sig.unusedBits, params,
+    der, infoDer, subject, spkiDer: spki, key, extensions, otherAttributes,
+    signatureAlgorithm: params.name, signatureValid: false, check,
   };
 }
 

@@ -8,6 +8,7 @@ import { createHash, createPrivateKey, createPublicKey } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { DomainError } from '../../shared/errors.js';
 import { TAG, decodeBitString, decodeOid, decodeUnsignedBytes, parseDer } from './der.js';
+import type { DerElement } from './der.js';
 import type { GeneratedKey, KeyDescription, KeyType } from './key-generation.js';
 import { pemDecodeAll, pemEncode } from './pem.js';
 
@@ -187,12 +188,7 @@ const b64url = (b: Buffer): string => b.toString('base64url');
  * and the key description comes from the DER rather than a native call.
  */
 export function publicKeyFromSpki(spki: Buffer): { key: KeyObject; description: KeyDescription } {
-  const r = parseDer(spki).children();
-  const alg = r.expect(TAG.SEQUENCE, 'AlgorithmIdentifier').children();
-  const algOid = decodeOid(alg.expect(TAG.OID, 'algorithm'));
-  const params = alg.hasMore() ? alg.next() : undefined;
-  const { unusedBits, bytes } = decodeBitString(r.expect(TAG.BIT_STRING, 'subjectPublicKey'));
-  r.done('SubjectPublicKeyInfo');
+  const { algOid, params, unusedBits, bytes } = readSpki(spki);
   if (unusedBits === 0) {
     if (algOid === '1.2.840.113549.1.1.1') {
       const rsa = parseDer(bytes).children();
@@ -219,6 +215,28 @@ export function publicKeyFromSpki(spki: Buffer): { key: KeyObject; description: 
   // Everything else (P-224, compressed points, other algorithms) through OpenSSL's decoder.
   const key = createPublicKey({ key: spki, format: 'der', type: 'spki' });
   return { key, description: describeKey(key) };
+}
+
+function readSpki(spki: Buffer): { algOid: string; params: DerElement | undefined; unusedBits: number; bytes: Buffer } {
+  const r = parseDer(spki).children();
+  const alg = r.expect(TAG.SEQUENCE, 'AlgorithmIdentifier').children();
+  const algOid = decodeOid(alg.expect(TAG.OID, 'algorithm'));
+  const params = alg.hasMore() ? alg.next() : undefined;
+  const { unusedBits, bytes } = decodeBitString(r.expect(TAG.BIT_STRING, 'subjectPublicKey'));
+  r.done('SubjectPublicKeyInfo');
+  return { algOid, params, unusedBits, bytes };
+}
+
+/**
+ * For an EC key on P-256, P-384 or P-521: the curve and the encoded point (compressed or
+ * not), read from the DER without importing the key. The point itself is not checked here;
+ * whoever uses it must (the native verifier does). Undefined for every other key.
+ */
+export function ecPublicPoint(spki: Buffer): { description: KeyDescription & { curve: string }; point: Buffer } | undefined {
+  const { algOid, params, unusedBits, bytes } = readSpki(spki);
+  if (algOid !== '1.2.840.10045.2.1' || params?.tag !== TAG.OID || unusedBits !== 0) return undefined;
+  const c = JWK_CURVES[decodeOid(params)];
+  return c ? { description: { type: 'ec', bits: c.bits, curve: c.curve }, point: bytes } : undefined;
 }
 
 /** Whether two keys (private or public) share the same public key. */

@@ -1,0 +1,87 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ECDH, generateKeyPairSync, sign, verify } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { ecPublicPoint } from './keys.js';
+import { nativeEcdsa as loadNative, useNativeCrypto } from './native-ecdsa.js';
+import type { HashName } from './signature.js';
+
+const built = existsSync(new URL('../../../../build/Release/strongroom_native.node', import.meta.url));
+const off = process.env['STRONGROOM_NATIVE_CRYPTO'] === 'false';
+useNativeCrypto(!off);
+const nativeEcdsa = loadNative();
+
+test('the native addon is loaded whenever it was built, and only then', () => {
+  assert.equal(nativeEcdsa !== null, built && !off);
+});
+
+const CURVES = ['prime256v1', 'secp384r1', 'secp521r1'] as const;
+const HASHES: HashName[] = ['sha1', 'sha256', 'sha384', 'sha512'];
+const skip = nativeEcdsa === null && 'the addon is not loaded';
+
+function pointOf(key: KeyObject): Buffer {
+  return ecPublicPoint(key.export({ type: 'spki', format: 'der' }))!.point;
+}
+
+test('native verification agrees with node:crypto on every curve and hash', { skip }, async () => {
+  const n = nativeEcdsa!;
+  for (const curve of CURVES) {
+    const a = generateKeyPairSync('ec', { namedCurve: curve });
+    const b = generateKeyPairSync('ec', { namedCurve: curve });
+    const point = pointOf(a.publicKey);
+    const compressed = ECDH.convertKey(point, curve, undefined, undefined, 'compressed') as Buffer;
+    for (const hash of HASHES) {
+      const data = Buffer.from(`to be signed with ${curve} and ${hash}`);
+      const sig = sign(hash, data, a.privateKey);
+      const cases: { name: string; point: Buffer; key: KeyObject; data: Buffer; sig: Buffer }[] = [
+        { name: 'the signer', point, key: a.publicKey, data, sig },
+        { name: 'the signer, compressed point', point: compressed, key: a.publicKey, data, sig },
+        { name: 'other data', point, key: a.publicKey, data: Buffer.concat([data, Buffer.from('!')]), sig },
+        { name: 'another key', point: pointOf(b.publicKey), key: b.publicKey, data, sig },
+        { name: 'a trailing byte', point, key: a.publicKey, data, sig: Buffer.concat([sig, Buffer.from([0])]) },
+        { name: 'a truncated signature', point, key: a.publicKey, data, sig: sig.subarray(0, sig.length - 1) },
+        { name: 'an empty SEQUENCE', point, key: a.publicKey, data, sig: Buffer.from([0x30, 0x00]) },
+      ];
+      for (const c of cases) {
+        const expected = verify(hash, c.data, c.key, c.sig) ? 'valid' : 'invalid';
+        const what = `${curve} ${hash}: ${c.name}`;
+        assert.equal(expected, c.name.startsWith('the signer') ? 'valid' : 'invalid', what);
+        assert.equal(n.verify(curve, hash, c.point, c.data, c.sig), expected, `${what} (sync)`);
+        assert.equal(await n.verifyAsync(curve, hash, c.point, c.data, c.sig), expected, `${what} (async)`);
+      }
+    }
+  }
+});
+
+test('points that are not on the curve are reported as bad keys, not as bad signatures', { skip }, async () => {
+  const n = nativeEcdsa!;
+  const a = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const point = pointOf(a.publicKey);
+  const data = Buffer.from('data');
+  const sig = sign('sha256', data, a.privateKey);
+  const offCurve = Buffer.from(point);
+  offCurve[offCurve.length - 1]! ^= 1;
+  const bad = [offCurve, point.subarray(0, 64), Buffer.from([0]), Buffer.alloc(0), Buffer.concat([Buffer.from([0x05]), point.subarray(1)])];
+  for (const p of bad) {
+    assert.equal(n.verify('prime256v1', 'sha256', p, data, sig), 'bad-key', p.toString('hex'));
+    assert.equal(await n.verifyAsync('prime256v1', 'sha256', p, data, sig), 'bad-key', p.toString('hex'));
+  }
+  // A P-256 point is not a P-384 key.
+  assert.equal(n.verify('secp384r1', 'sha256', point, data, sig), 'bad-key');
+  assert.equal(n.supportsCurve('secp224r1'), false);
+});
+
+test('the async check copies its input, so the caller may reuse its buffers at once', { skip }, async () => {
+  const n = nativeEcdsa!;
+  const a = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const data = Buffer.from('reused buffer');
+  const sig = sign('sha256', data, a.privateKey);
+  const pending = Array.from({ length: 16 }, () => {
+    const d = Buffer.from(data);
+    const p = n.verifyAsync('prime256v1', 'sha256', pointOf(a.publicKey), d, sig);
+    d.fill(0);
+    return p;
+  });
+  assert.deepEqual(await Promise.all(pending), Array.from({ length: 16 }, () => 'valid'));
+});
