@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
 import { sql } from 'kysely';
 import { dbKinds, createTestDb } from '../../test/support/test-db.js';
 import type { TestDatabase } from '../../test/support/test-db.js';
@@ -75,6 +76,34 @@ for (const kind of dbKinds()) {
     });
   });
 }
+
+describe('SQLite checkpoints', () => {
+  it('the event-loop connection never checkpoints; the writer thread folds the WAL back within seconds', async () => {
+    const tdb = await createTestDb('sqlite');
+    try {
+      const autocheckpoint = (await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(tdb.db.kysely)).rows[0]?.wal_autocheckpoint;
+      assert.equal(autocheckpoint, 0);
+      const value = 'x'.repeat(3000);
+      await tdb.db.kysely.transaction().execute(async (trx) => {
+        for (let i = 0; i < 200; i++) await trx.insertInto('settings').values({ key: `wal-${i}`, value }).execute();
+      });
+      // What the event loop wrote sits in the WAL until the writer thread's checkpoint copies it.
+      const walFrames = async () => {
+        const r = (await sql<{ busy: number; log: number; checkpointed: number }>`pragma wal_checkpoint(PASSIVE)`.execute(tdb.db.kysely)).rows[0]!;
+        return { log: r.log, checkpointed: r.checkpointed };
+      };
+      const deadline = Date.now() + 10_000;
+      const dbFile = tdb.url.replace(/^sqlite:/, '');
+      const before = statSync(dbFile).size;
+      while (statSync(dbFile).size <= before + 200 * 3000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      assert.ok(statSync(dbFile).size > before + 200 * 3000, 'the database file grew by the rows written, without any checkpoint on this connection');
+      const frames = await walFrames();
+      assert.equal(frames.log, frames.checkpointed);
+    } finally {
+      await tdb.cleanup();
+    }
+  });
+});
 
 function job(id: string, dedupe: string) {
   const now = new Date().toISOString();

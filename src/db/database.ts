@@ -61,6 +61,12 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
   const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, { beginImmediate: !inMemory }) }) });
   // An in-memory database is private to its connection: no second writer there.
   const writer = inMemory ? undefined : new SqliteWriter(path);
+  if (writer) {
+    // The writer thread folds the WAL back into the database file (sqlite-writer-thread.ts),
+    // so the event loop never runs a checkpoint inside one of its commits.
+    sqlite.pragma('wal_autocheckpoint = 0');
+    writer.start();
+  }
   const dataVersion = sqlite.prepare('pragma data_version').pluck();
   return {
     kind: 'sqlite',

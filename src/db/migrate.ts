@@ -11,6 +11,7 @@ import { pkiTidyMigration } from './migrations/0008-pki-tidy.js';
 import { pkiExternalPolicyMigration } from './migrations/0009-pki-external-policy.js';
 import { tfeInlineStateMigration } from './migrations/0011-tfe-inline-state.js';
 import { tfePurgedOutputsMigration } from './migrations/0012-tfe-purged-outputs.js';
+import { pkiLeaseTokenIndexMigration } from './migrations/0013-pki-lease-token-index.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -29,6 +30,7 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0009-pki-external-policy': pkiExternalPolicyMigration(),
     '0011-tfe-inline-state': tfeInlineStateMigration(ctx),
     '0012-tfe-purged-outputs': tfePurgedOutputsMigration(),
+    '0013-pki-lease-token-index': pkiLeaseTokenIndexMigration(),
   };
 }
 

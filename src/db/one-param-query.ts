@@ -1,4 +1,5 @@
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
+import { fixedChunks } from './fixed-chunks.js';
 
 /** What runs a compiled query: a Kysely instance or a transaction of any database type. */
 export interface QueryRunner {
@@ -84,5 +85,63 @@ export class RowInsert<R extends object> {
     }
     if (entry === null) return executor.executeQuery(this.build(row).compile() as CompiledQuery<unknown>);
     return executor.executeQuery({ ...entry.compiled, parameters: entry.columns.map((k) => row[k]) });
+  }
+}
+
+/**
+ * INSERTs of whole rows (every column of `R` given on every row). On PostgreSQL rows go in
+ * multi-row statements of the few sizes of fixedChunks (one round trip per chunk). On
+ * SQLite every row is its own statement: a multi-row INSERT makes SQLite keep a statement
+ * journal of every page it touches (so that a failing row can undo the rows before it),
+ * which costs more than the statements it saves, and a statement is a function call there,
+ * not a round trip. Each size is built with Kysely and compiled once, with probe values,
+ * and then run with the rows' values in the recorded positions; a build whose SQL does not
+ * place exactly the probes is rebuilt on every call instead. What it saves is building and
+ * compiling statements for every batch of a group commit.
+ */
+export class RowsInsert<R extends object> {
+  readonly #bySize = new Map<number, { compiled: CompiledQuery; slots: { row: number; column: keyof R }[] } | null>();
+
+  constructor(
+    private readonly columns: readonly (keyof R & string)[],
+    private readonly build: (rows: R[]) => Compilable<unknown>,
+    /** Read on every run, so it may depend on state set up after construction. */
+    private readonly multiRow: () => boolean,
+  ) {}
+
+  async run(executor: QueryRunner, rows: readonly R[]): Promise<void> {
+    for (const chunk of this.multiRow() ? fixedChunks(rows) : rows.map((r) => [r])) {
+      const entry = this.#template(chunk.length);
+      if (entry === null) {
+        await executor.executeQuery(this.build(chunk).compile());
+        continue;
+      }
+      const parameters = new Array<unknown>(entry.slots.length);
+      for (let i = 0; i < entry.slots.length; i++) {
+        const s = entry.slots[i]!;
+        parameters[i] = chunk[s.row]![s.column];
+      }
+      await executor.executeQuery({ ...entry.compiled, parameters });
+    }
+  }
+
+  #template(size: number): { compiled: CompiledQuery; slots: { row: number; column: keyof R }[] } | null {
+    let entry = this.#bySize.get(size);
+    if (entry !== undefined) return entry;
+    const probes = new Map<string, { row: number; column: keyof R }>();
+    const rows = Array.from({ length: size }, (_, row) => {
+      const r: Record<string, string> = {};
+      for (const column of this.columns) {
+        const p = `\u0000probe-${row}-${column}`;
+        probes.set(p, { row, column });
+        r[column] = p;
+      }
+      return r as unknown as R;
+    });
+    const compiled = this.build(rows).compile();
+    const slots = compiled.parameters.map((p) => probes.get(p as string));
+    entry = slots.length === probes.size && slots.every((s) => s !== undefined) ? { compiled, slots: slots as { row: number; column: keyof R }[] } : null;
+    this.#bySize.set(size, entry);
+    return entry;
   }
 }

@@ -23,6 +23,18 @@ const prepare = (sql: string): SqliteDatabase.Statement => {
   }
   return s;
 };
+// Checkpoints happen here only (database.ts turns them off on the event-loop connection):
+// automatically when the WAL passes 10,000 pages, and every second for what other
+// connections wrote meanwhile. PASSIVE never waits for readers or writers.
+db.pragma('wal_autocheckpoint = 10000');
+const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)');
+const checkpoints = setInterval(() => {
+  try {
+    checkpoint.get();
+  } catch {
+    // Busy or not: the next round copies what this one could not.
+  }
+}, 1000);
 const begin = db.prepare('begin immediate');
 const commit = db.prepare('commit');
 const rollback = db.prepare('rollback');
@@ -34,6 +46,7 @@ function bindable(v: unknown): unknown {
 
 port.on('message', (msg: WriterRequest) => {
   if (msg.type === 'close') {
+    clearInterval(checkpoints);
     db.close();
     port.close();
     return;

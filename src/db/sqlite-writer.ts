@@ -16,6 +16,11 @@ import type { Database } from './schema.js';
  * event-loop connection opens its transactions with BEGIN IMMEDIATE (see database.ts) so
  * that a transaction that reads and then writes waits for the lock instead of failing
  * with a stale snapshot.
+ *
+ * The thread is also the only connection that checkpoints: the event-loop connection has
+ * automatic checkpoints off, and the thread copies the WAL back into the database file
+ * every second and whenever the WAL passes 10,000 pages. Hot index pages rewritten by
+ * many commits are then copied once, and no request waits behind a checkpoint.
  */
 export interface Statement {
   sql: string;
@@ -44,7 +49,7 @@ export class SqliteWriter {
 
   run(statements: Statement[]): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('the SQLite writer is closed'));
-    const worker = this.#start();
+    const worker = this.start();
     const id = this.#nextId++;
     return new Promise<void>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
@@ -64,7 +69,8 @@ export class SqliteWriter {
     await exited;
   }
 
-  #start(): Worker {
+  /** Starts the thread (also its WAL checkpoints) unless it runs already; `run` starts it too. */
+  start(): Worker {
     if (this.#worker) return this.#worker;
     const worker = new Worker(WORKER_URL, { workerData: { path: this.path } });
     worker.on('message', (m: WriterReply) => {

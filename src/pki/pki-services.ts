@@ -85,7 +85,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const { clock } = core;
 
   // Plumbing shared by every module: mounts, leases, tokens, ACL policies.
-  const leases = new LeaseService({ db, repo: new LeaseRepo({ db }), clock, jobs: core.jobs });
+  const leases = new LeaseService({ db, repo: new LeaseRepo({ db, kind: core.db.kind }), clock, jobs: core.jobs });
   const mounts = new MountService({ db, repo: new MountRepo({ db }), clock, jobs: core.jobs });
   mounts.onDisable((m) => leases.forgetMount(m.id));
   const tokens = new TokenService({ db, repo: new TokenRepo({ db }), clock, jobs: core.jobs, adminTokens: core.adminTokens, leases });
@@ -105,7 +105,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config: mountConfig, clock });
   const ca = new CaService({ issuers, clock });
   // Paginated LIST certs is registered before the authority routes so it is the one served.
-  const certs = new CertService({ repo: new CertRepo({ db, writeTransaction: core.db.writeTransaction }), clock, leases });
+  const certs = new CertService({ repo: new CertRepo({ db, writeTransaction: core.db.writeTransaction, kind: core.db.kind }), clock, leases });
   mountRoutes.addAll(certRoutes(certs));
   mountRoutes.addAll([...mountConfigRoutes(mountConfig), ...keyRoutes(keys), ...issuerRoutes(issuers, ca), ...caRoutes(ca), ...authorityRoutes(issuers)]);
   mounts.onDisable((m) => issuers.purgeMount(m.id));

@@ -1,18 +1,56 @@
-import { randomBytes, randomUUID, createHash } from 'node:crypto';
+import { randomBytes, randomFillSync, randomUUID, createHash } from 'node:crypto';
 
+/** In ASCII order, so fixed-width base58 numbers sort like the numbers. */
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+
+/**
+ * Small random reads come from one buffer refilled by the CSPRNG (`randomFillSync`): one
+ * call into OpenSSL per 4 KB instead of one per id or serial. No byte is handed out twice,
+ * and each is zeroed once taken, so the buffer never holds what a secret was made of.
+ */
+const POOL = Buffer.alloc(4096);
+let poolAt = POOL.length;
+
+/** `n` fresh random bytes in a Buffer of their own. */
+export function pooledRandomBytes(n: number): Buffer {
+  if (n > 512) return randomBytes(n);
+  if (poolAt + n > POOL.length) {
+    randomFillSync(POOL);
+    poolAt = 0;
+  }
+  const out = Buffer.from(POOL.subarray(poolAt, poolAt + n));
+  POOL.fill(0, poolAt, poolAt + n);
+  poolAt += n;
+  return out;
+}
 
 /** Random base58 string of the given length (rejection sampling keeps it uniform). */
 export function randomBase58(length: number): string {
   let out = '';
   while (out.length < length) {
-    const buf = randomBytes(length * 2);
-    for (const b of buf) {
+    const buf = pooledRandomBytes(length + 8);
+    for (let i = 0; i < buf.length && out.length < length; i++) {
+      const b = buf[i]!;
       if (b < 232) out += BASE58[b % 58];
-      if (out.length === length) break;
     }
+    buf.fill(0);
   }
   return out;
+}
+
+/**
+ * An id that sorts by creation time: `at` (milliseconds since the epoch) as 8 base58
+ * digits, then `randomChars` random base58 characters. Rows keyed by such ids are
+ * appended to their index instead of landing on a random page of it.
+ */
+export function timeOrderedBase58(at: number, randomChars: number): string {
+  let n = Math.max(0, Math.floor(at));
+  let head = '';
+  for (let i = 0; i < 8; i++) {
+    head = BASE58[n % 58]! + head;
+    n = Math.floor(n / 58);
+  }
+  return head + randomBase58(randomChars);
 }
 
 /** TFE-shaped id: a type prefix and 16 random base58 characters (`ws-…`, `sv-…`). */

@@ -1,7 +1,10 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Insertable, Kysely, Transaction } from 'kysely';
 import { isUniqueViolation } from '../../db/constraint-errors.js';
 import { fixedChunks } from '../../db/fixed-chunks.js';
+import type { DatabaseKind } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
+import { RowsInsert } from '../../db/one-param-query.js';
+import type { PkiCertMetadataTable, PkiCertsTable } from '../../db/schema-pki-issuance.js';
 import { conflict } from '../../shared/errors.js';
 import type { IssuedCertificate, CertMetadata } from './cert.js';
 
@@ -11,7 +14,26 @@ export { fixedChunks };
 
 /** SQL of stored certificates (pki_certs) and their metadata (pki_cert_metadata). */
 export class CertRepo {
-  constructor(private readonly deps: { db: Kysely<Database>; writeTransaction?: (fn: (tx: Executor) => Promise<void>) => Promise<void> }) {}
+  // The group commit's inserts, compiled once per batch size.
+  readonly #insertCerts = new RowsInsert<Insertable<PkiCertsTable>>(
+    ['mount_id', 'serial', 'issuer_id', 'certificate_der', 'not_after', 'revoked_at', 'revocation_issuer_id', 'created_at'],
+    (rows) => this.deps.db.insertInto('pki_certs').values(rows),
+    () => this.deps.kind !== 'sqlite',
+  );
+  readonly #insertMetadata = new RowsInsert<Insertable<PkiCertMetadataTable>>(
+    ['mount_id', 'serial', 'issuer_id', 'role', 'not_after', 'metadata'],
+    (rows) => this.deps.db.insertInto('pki_cert_metadata').values(rows),
+    () => this.deps.kind !== 'sqlite',
+  );
+
+  constructor(
+    private readonly deps: {
+      db: Kysely<Database>;
+      writeTransaction?: (fn: (tx: Executor) => Promise<void>) => Promise<void>;
+      /** The database behind `db`: how rows are grouped into INSERTs (RowsInsert). */
+      kind?: DatabaseKind;
+    },
+  ) {}
 
   get executor(): Executor {
     return this.deps.db;
@@ -45,37 +67,27 @@ export class CertRepo {
   }
 
   async #insertMany(ex: Executor, certs: readonly IssuedCertificate[], metadata: readonly CertMetadata[]): Promise<void> {
-    for (const chunk of fixedChunks(certs)) {
-      await ex
-        .insertInto('pki_certs')
-        .values(
-          chunk.map((c) => ({
-            mount_id: c.mountId,
-            serial: c.serial,
-            issuer_id: c.issuerId,
-            certificate_der: c.der,
-            not_after: c.notAfter.toISOString(),
-            revoked_at: null,
-            revocation_issuer_id: null,
-            created_at: c.createdAt.toISOString(),
-          })),
-        )
-        .execute();
+    if (certs.length > 0) {
+      await this.#insertCerts.run(ex, certs.map((c) => ({
+        mount_id: c.mountId,
+        serial: c.serial,
+        issuer_id: c.issuerId,
+        certificate_der: c.der,
+        not_after: c.notAfter.toISOString(),
+        revoked_at: null,
+        revocation_issuer_id: null,
+        created_at: c.createdAt.toISOString(),
+      })));
     }
-    for (const chunk of fixedChunks(metadata)) {
-      await ex
-        .insertInto('pki_cert_metadata')
-        .values(
-          chunk.map((m) => ({
-            mount_id: m.mountId,
-            serial: m.serial,
-            issuer_id: m.issuerId,
-            role: m.role,
-            not_after: m.notAfter.toISOString(),
-            metadata: m.metadata,
-          })),
-        )
-        .execute();
+    if (metadata.length > 0) {
+      await this.#insertMetadata.run(ex, metadata.map((m) => ({
+        mount_id: m.mountId,
+        serial: m.serial,
+        issuer_id: m.issuerId,
+        role: m.role,
+        not_after: m.notAfter.toISOString(),
+        metadata: m.metadata,
+      })));
     }
   }
 

@@ -4,8 +4,8 @@
  * lowercase hex of the minimal big-endian bytes, shown with `:` separators, accepted with
  * `:` or `-`.
  */
-import { randomBytes } from 'node:crypto';
 import { DomainError } from '../../shared/errors.js';
+import { pooledRandomBytes } from '../../shared/ids.js';
 
 /**
  * Exactly 20 random bytes: the top bit is cleared, so the DER INTEGER stays positive and
@@ -14,7 +14,7 @@ import { DomainError } from '../../shared/errors.js';
  */
 export function randomSerial(): Buffer {
   for (;;) {
-    const b = randomBytes(20);
+    const b = pooledRandomBytes(20);
     b[0]! &= 0x7f;
     if (b[0] !== 0) return b;
   }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import { fixedChunks } from '../../db/fixed-chunks.js';
+import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
+import { RowsInsert } from '../../db/one-param-query.js';
+import type { DatabaseKind } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { PkiLeasesTable } from '../../db/schema-pki.js';
 import type { Lease } from './lease.js';
@@ -8,7 +9,13 @@ import type { Lease } from './lease.js';
 type Executor = Kysely<Database> | Transaction<Database>;
 
 export class LeaseRepo {
-  constructor(private readonly deps: { db: Kysely<Database> }) {}
+  readonly #insert = new RowsInsert<Insertable<PkiLeasesTable>>(
+    ['id', 'mount_id', 'kind', 'data', 'token_accessor', 'issued_at', 'expires_at'],
+    (rows) => this.deps.db.insertInto('pki_leases').values(rows),
+    () => this.deps.kind !== 'sqlite',
+  );
+
+  constructor(private readonly deps: { db: Kysely<Database>; kind?: DatabaseKind }) {}
 
   async insert(l: Lease, ex: Executor = this.deps.db): Promise<void> {
     await this.insertMany(ex, [l]);
@@ -16,22 +23,15 @@ export class LeaseRepo {
 
   /** Several leases in a few multi-row INSERTs (one transaction's worth, e.g. a group commit). */
   async insertMany(ex: Executor, leases: readonly Lease[]): Promise<void> {
-    for (const chunk of fixedChunks(leases)) {
-      await ex
-        .insertInto('pki_leases')
-        .values(
-          chunk.map((l) => ({
-            id: l.id,
-            mount_id: l.mountId,
-            kind: l.kind,
-            data: JSON.stringify(l.data ?? null),
-            token_accessor: l.tokenAccessor,
-            issued_at: l.issuedAt.toISOString(),
-            expires_at: l.expiresAt.toISOString(),
-          })),
-        )
-        .execute();
-    }
+    await this.#insert.run(ex, leases.map((l) => ({
+      id: l.id,
+      mount_id: l.mountId,
+      kind: l.kind,
+      data: JSON.stringify(l.data ?? null),
+      token_accessor: l.tokenAccessor,
+      issued_at: l.issuedAt.toISOString(),
+      expires_at: l.expiresAt.toISOString(),
+    })));
   }
 
   async find(id: string): Promise<Lease | undefined> {
