@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from './deps.js';
+import { LazyChildLogger } from './shared/log.js';
+import type { Logger } from './shared/log.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { isListRewrittenSocket, listAwareClientErrorHandler } from './http/list-method.js';
 import { classifyError } from './http/error-kind.js';
@@ -26,6 +28,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     clientErrorHandler: listAwareClientErrorHandler(() => app.server, Boolean(https)),
     forceCloseConnections: 'idle',
     frameworkErrors: frameworkErrorHandler(deps.pki),
+    // Each request's child logger is made only if the request logs something (LazyChildLogger).
+    childLoggerFactory: (parent, bindings, opts) => new LazyChildLogger(parent as Logger, bindings, opts) as unknown as typeof parent,
     ...(https ? { https } : {}),
   }) as unknown as FastifyInstance;
 
@@ -43,9 +47,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
-    metrics.httpRequests.inc(labels);
-    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
 

@@ -10,7 +10,7 @@ import type { PolicyService } from './acl/policy-service.js';
 import type { PkiRequestContext, PkiRoute, VaultOperation } from './pki-route.js';
 import type { SystemRequestContext, SystemResult, SystemRoute } from './sys/system-route.js';
 import type { Authenticated, TokenService } from './tokens/token-service.js';
-import { vaultError, vaultResponse } from './vault-envelope.js';
+import { vaultError, vaultResponse, vaultResponseJson } from './vault-envelope.js';
 import { isSudoPkiPath, isSudoSystemPath, isUnauthenticatedPkiPath, resolveOperation } from './vault-paths.js';
 
 /**
@@ -161,7 +161,7 @@ function render(reply: FastifyReply, result: SystemResult, opts: { requestId: st
       void reply.status(result.status ?? 200).type(result.contentType).send(result.body);
       return;
     case 'json': {
-      const r = result as Extract<SystemResult, { kind: 'json' }> & { auth?: unknown; copyToTopLevel?: boolean };
+      const r = result as Extract<SystemResult, { kind: 'json' }> & { auth?: unknown; copyToTopLevel?: boolean; repeated?: readonly string[] };
       if (opts.isList && isEmptyList(r.data) && !(r.warnings && r.warnings.length > 0)) {
         void reply.status(404).type('application/json').send(vaultError([]));
         return;
@@ -174,7 +174,7 @@ function render(reply: FastifyReply, result: SystemResult, opts: { requestId: st
         auth: r.auth,
         mountType: opts.mountType,
       });
-      const body = r.copyToTopLevel && isRecord(r.data) ? { ...r.data, ...envelope } : envelope;
+      const body = r.copyToTopLevel && isRecord(r.data) ? JSON.stringify({ ...r.data, ...envelope }) : vaultResponseJson(envelope, r.repeated);
       void reply.status(r.status ?? 200).type('application/json').send(body);
       return;
     }

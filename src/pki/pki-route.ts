@@ -45,7 +45,16 @@ export interface PkiRequestContext {
 }
 
 export type PkiResult =
-  | { kind: 'json'; data: unknown; warnings?: string[]; leaseId?: string; leaseDuration?: number; status?: number }
+  | {
+      kind: 'json';
+      data: unknown;
+      warnings?: string[];
+      leaseId?: string;
+      leaseDuration?: number;
+      status?: number;
+      /** Fields of `data` whose strings recur across answers (an issuer's PEMs): serialised once and reused. */
+      repeated?: readonly string[];
+    }
   /** 204 No Content, as Vault answers most writes that return nothing. */
   | { kind: 'empty' }
   /** Raw bytes: PEM/DER certificates, CRLs, OCSP answers. */

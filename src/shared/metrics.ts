@@ -48,6 +48,22 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly #scrapeHooks: (() => Promise<void>)[] = [];
+  /** The labelled children of the two HTTP metrics, by method, route and status (prom-client hashes labels on every call otherwise). */
+  readonly #httpChildren = new Map<string, { count: { inc(): void }; duration: { observe(v: number): void } }>();
+
+  /** Counts one answered request and its latency (seconds). */
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${status} ${route}`;
+    let c = this.#httpChildren.get(key);
+    if (!c) {
+      const labels = { method, route, status: String(status) };
+      c = { count: this.httpRequests.labels(labels), duration: this.httpDuration.labels(labels) };
+      // Routes are patterns, so the label sets stay few; the bound keeps an odd client from growing this.
+      if (this.#httpChildren.size < 10_000) this.#httpChildren.set(key, c);
+    }
+    c.count.inc();
+    c.duration.observe(seconds);
+  }
 
   /** Registers work that refreshes gauges from the database just before a scrape. */
   onScrape(hook: () => Promise<void>): void {

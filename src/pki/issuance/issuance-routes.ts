@@ -8,6 +8,9 @@ import type { PkiRequestContext, PkiResult, PkiRoute } from '../pki-route.js';
 import { ISSUE_FIELDS } from './issuance.js';
 import type { IssuanceService, IssueResult } from './issuance-service.js';
 
+/** The issuer's certificate and chain: the same in every answer of an issuer. */
+const REPEATED_FIELDS = ['issuing_ca', 'ca_chain'] as const;
+
 export function issuanceRoutes(issuance: IssuanceService): PkiRoute[] {
   const run = async (ctx: PkiRequestContext, op: 'issue' | 'sign'): Promise<PkiResult> => {
     const fromPath: Record<string, string> = { name: ctx.params.role ?? '' };
@@ -29,6 +32,7 @@ export function issuanceRoutes(issuance: IssuanceService): PkiRoute[] {
     return {
       kind: 'json',
       data: r.data,
+      repeated: REPEATED_FIELDS,
       ...(warnings.length > 0 ? { warnings } : {}),
       leaseId: r.leaseId,
       leaseDuration: r.leaseDuration,
