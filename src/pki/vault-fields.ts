@@ -63,26 +63,41 @@ export interface FieldSet<S extends FieldSchema> {
 }
 
 export function defineFields<const S extends FieldSchema>(schema: S): FieldSet<S> {
+  // Worked out once per schema: every request of a path then costs one pass over its fields.
+  const fields = Object.entries(schema).map(([name, spec]) => ({
+    name,
+    spec,
+    // Lists and maps are copied per request so that no caller can change the shared default.
+    fresh: Array.isArray(spec.default) || isRecord(spec.default),
+  }));
+  const known = new Set(Object.keys(schema));
   return {
     schema,
     parse(body, pathParams = {}) {
       const raw = toParamMap(body);
-      const replacedByPath = Object.keys(pathParams).filter((k) => Object.hasOwn(raw, k)).sort();
-      for (const [k, v] of Object.entries(pathParams)) setOwn(raw, k, v);
+      let replacedByPath: string[] = [];
+      for (const k in pathParams) {
+        if (!Object.hasOwn(pathParams, k)) continue;
+        if (Object.hasOwn(raw, k)) replacedByPath.push(k);
+        raw[k] = pathParams[k];
+      }
+      if (replacedByPath.length > 1) replacedByPath = replacedByPath.sort();
 
       const values: Record<string, unknown> = {};
       const supplied = new Set<string>();
-      for (const [name, spec] of Object.entries(schema)) {
-        const input = Object.hasOwn(raw, name) ? raw[name] : undefined;
+      for (const { name, spec, fresh } of fields) {
+        const input = raw[name];
         if (input === undefined || input === null) {
           if (spec.required) throw invalid(`missing required field "${name}"`, name);
-          setOwn(values, name, spec.default === undefined ? undefined : cloneDefault(spec.default));
+          values[name] = fresh ? cloneDefault(spec.default) : spec.default;
           continue;
         }
-        setOwn(values, name, coerceField(name, spec.type, input));
+        values[name] = coerceField(name, spec.type, input);
         supplied.add(name);
       }
-      const unknown = Object.keys(raw).filter((k) => !Object.hasOwn(schema, k)).sort();
+      let unknown: string[] = [];
+      for (const k in raw) if (!known.has(k)) unknown.push(k);
+      if (unknown.length > 1) unknown = unknown.sort();
       const warnings: string[] = [];
       if (unknown.length > 0) warnings.push(unknownFieldsWarning(unknown));
       if (replacedByPath.length > 0) warnings.push(replacedByPathWarning(replacedByPath));
@@ -234,15 +249,15 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
+/**
+ * The request's parameters in an object without a prototype, so that any key, `__proto__`
+ * included, is just a key.
+ */
 function toParamMap(body: unknown): Record<string, unknown> {
-  if (body === undefined || body === null || body === '') return {};
+  const out = Object.create(null) as Record<string, unknown>;
+  if (body === undefined || body === null || body === '') return out;
   if (!isRecord(body)) throw invalid('request data must be a JSON object');
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) setOwn(out, k, v);
+  for (const k of Object.keys(body)) out[k] = body[k];
   return out;
 }
 
@@ -259,7 +274,8 @@ export function parseVaultBody(contentType: string | undefined, text: string): R
     const out: Record<string, unknown> = {};
     for (const [k, v] of new URLSearchParams(text)) {
       const prev = Object.hasOwn(out, k) ? out[k] : undefined;
-      setOwn(out, k, prev === undefined ? v : Array.isArray(prev) ? [...(prev as string[]), v] : [prev, v]);
+      // defineProperty, so that a `__proto__` form key is just a key.
+      Object.defineProperty(out, k, { value: prev === undefined ? v : Array.isArray(prev) ? [...(prev as string[]), v] : [prev, v], enumerable: true, writable: true, configurable: true });
     }
     return out;
   }

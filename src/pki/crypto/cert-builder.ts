@@ -20,6 +20,10 @@ import type { NameInput } from './names.js';
 import { pemEncode } from './pem.js';
 import { randomSerial, serialToHex } from './serial.js';
 import { chooseSignatureAlgorithm } from './signature.js';
+import { csrCheckRejection } from './csr.js';
+import type { SignatureCheck } from './csr.js';
+import { nativeEcdsa } from './native-ecdsa.js';
+import type { NativeSigner } from './native-ecdsa.js';
 import type { SignatureAlgorithm } from './signature.js';
 
 export interface AuthorityUrls {
@@ -40,6 +44,8 @@ export interface IssuerContext {
   readonly fixedExtensions: { aki: Buffer; aia: Buffer | undefined; crlDp: Buffer | undefined; freshest: Buffer | undefined };
   /** Signature algorithm for the given options (memoised). */
   signatureAlgorithm(signatureBits?: number, usePss?: boolean): SignatureAlgorithm;
+  /** The private key loaded into the native addon (EC on P-256/384/521), made on first use; null when there is none. */
+  nativeSigner(): NativeSigner | null;
 }
 
 /**
@@ -51,6 +57,7 @@ export function createIssuerContext(opts: { nameDer: Buffer; keyId: Buffer; priv
   const urls = opts.urls ?? {};
   const enc = (e: RawExtension | undefined): Buffer | undefined => (e ? encodeExtension(e) : undefined);
   const algs = new Map<string, SignatureAlgorithm>();
+  let native: NativeSigner | null | undefined;
   return {
     nameDer: Buffer.from(opts.nameDer),
     keyId: Buffer.from(opts.keyId),
@@ -71,7 +78,27 @@ export function createIssuerContext(opts: { nameDer: Buffer; keyId: Buffer; priv
       }
       return alg;
     },
+    nativeSigner() {
+      if (native === undefined) native = loadNativeSigner(opts.privateKey, key);
+      return native;
+    },
   };
+}
+
+/** An EC issuer key in the addon, or null (no addon, another key type or curve, or a key it refuses). */
+function loadNativeSigner(privateKey: KeyObject, key: KeyDescription): NativeSigner | null {
+  const addon = nativeEcdsa();
+  if (!addon || key.type !== 'ec' || !key.curve || !addon.supportsCurve(key.curve)) return null;
+  const jwk = privateKey.export({ format: 'jwk' });
+  if (typeof jwk.d !== 'string') return null;
+  const scalar = Buffer.from(jwk.d, 'base64url');
+  try {
+    return addon.signer(key.curve, scalar);
+  } catch {
+    return null;
+  } finally {
+    scalar.fill(0);
+  }
 }
 
 /**
@@ -145,9 +172,27 @@ export function buildCertificate(issuer: IssuerContext, t: CertificateTemplate):
   return assemble(u, u.alg.sign(u.tbs, issuer.privateKey));
 }
 
-/** buildCertificate with the signature made on the libuv threadpool (the hot issue/sign path). */
-export async function buildCertificateAsync(issuer: IssuerContext, t: CertificateTemplate): Promise<BuiltCertificate> {
+/**
+ * buildCertificate with the signature made on the libuv threadpool (the hot issue/sign
+ * path). With `requestCheck` (a CSR's self-signature), nothing is signed unless that check
+ * holds; with an EC issuer in the native addon both happen in one threadpool job. A failed
+ * check throws what the CSR parser answers for it.
+ */
+export async function buildCertificateAsync(issuer: IssuerContext, t: CertificateTemplate, requestCheck?: SignatureCheck): Promise<BuiltCertificate> {
   const u = buildUnsigned(issuer, t);
+  const signer = u.alg.ecdsaHash ? issuer.nativeSigner() : null;
+  const addon = signer ? nativeEcdsa() : null;
+  if (signer && addon && u.alg.ecdsaHash) {
+    if (requestCheck?.native) {
+      const r = await addon.verifyThenSignAsync(requestCheck.native, signer, u.alg.ecdsaHash, u.tbs);
+      if (Buffer.isBuffer(r)) return assemble(u, r);
+      if (r !== 'error') throw csrCheckRejection(r);
+    }
+    if (requestCheck && !(await requestCheck.verifyAsync())) throw csrCheckRejection('invalid');
+    const signature = await addon.signAsync(signer, u.alg.ecdsaHash, u.tbs);
+    return assemble(u, signature ?? (await u.alg.signAsync(u.tbs, issuer.privateKey)));
+  }
+  if (requestCheck && !(await requestCheck.verifyAsync())) throw csrCheckRejection('invalid');
   return assemble(u, await u.alg.signAsync(u.tbs, issuer.privateKey));
 }
 

@@ -14,7 +14,7 @@ import type { KeyDescription } from './key-generation.js';
 import { decodeNameElement } from './names.js';
 import type { ParsedName } from './names.js';
 import { nativeEcdsa } from './native-ecdsa.js';
-import type { NativeVerdict } from './native-ecdsa.js';
+import type { NativeCheck, NativeVerdict } from './native-ecdsa.js';
 import { decodeBase64Strict, isPem, pemDecodeAll, pemEncode } from './pem.js';
 import { chooseSignatureAlgorithm, parseSignatureAlgorithm, verifySignature, verifySignatureAsync } from './signature.js';
 import type { VerifyParams } from './signature.js';
@@ -90,9 +90,20 @@ export async function parseCsrAsync(input: string | Buffer, opts: { requireValid
 }
 
 /** The self-signature check of a decoded request, run by the caller either way. */
-interface SignatureCheck {
+export interface SignatureCheck {
   verify(): boolean;
   verifyAsync(): Promise<boolean>;
+  /**
+   * The same check for the native addon, when it can run it: a signer then checks and
+   * signs in one threadpool job (buildCertificateAsync), and `rejection` is what a failed
+   * verdict answers with.
+   */
+  readonly native?: NativeCheck;
+}
+
+/** What a failed self-signature check answers: a bad signature, or a point off its curve (a parse error). */
+export function csrCheckRejection(verdict: 'invalid' | 'bad-key'): DomainError {
+  return verdict === 'bad-key' ? notOnCurve() : new DomainError('invalid', 'request signature invalid');
 }
 
 type Decoded = ParsedCsr & { check: SignatureCheck };
@@ -101,6 +112,22 @@ function decode(der: Buffer): ParsedCsr {
   const { check, ...csr } = decodeUnverified(der);
   csr.signatureValid = check.verify();
   return csr;
+}
+
+/**
+ * Parses a CSR without checking its self-signature yet: the caller runs `check` (or hands
+ * it to buildCertificateAsync, which runs it before signing) and must not issue anything
+ * unless it holds. Parse errors are thrown as by parseCsr.
+ */
+export function parseCsrDeferred(input: string | Buffer): { csr: Omit<ParsedCsr, 'signatureValid'>; check: SignatureCheck } {
+  const der = csrDer(input);
+  try {
+    const { check, signatureValid: _, ...csr } = decodeUnverified(der);
+    return { csr, check };
+  } catch (err) {
+    if (err instanceof DomainError && err.message.startsWith('certificate request')) throw err;
+    throw invalidCsr((err as Error).message, err);
+  }
 }
 
 const notOnCurve = (): DomainError => invalidCsr('error parsing public key: the point is not on the curve');
@@ -115,11 +142,10 @@ function signatureCheck(spki: Buffer, params: VerifyParams, data: Buffer, sig: {
   const ec = addon && params.kind === 'ecdsa' && params.hash ? ecPublicPoint(spki) : undefined;
   if (addon && ec && addon.supportsCurve(ec.description.curve)) {
     const native = addon;
-    const { curve } = ec.description;
-    const hash = params.hash!;
+    const nativeCheck: NativeCheck = { curve: ec.description.curve, hash: params.hash!, point: ec.point, data, signature: sig.bytes };
     // The point is checked before anything else: a bad key fails the parse, as on the import path.
     if (sig.unusedBits !== 0) {
-      if (native.verify(curve, hash, ec.point, data, Buffer.alloc(0)) === 'bad-key') throw notOnCurve();
+      if (native.verify({ ...nativeCheck, signature: Buffer.alloc(0) }) === 'bad-key') throw notOnCurve();
       return { key: ec.description, check: { verify: () => false, verifyAsync: async () => false } };
     }
     const outcome = (v: NativeVerdict, fallback: () => boolean): boolean => {
@@ -130,8 +156,9 @@ function signatureCheck(spki: Buffer, params: VerifyParams, data: Buffer, sig: {
     return {
       key: ec.description,
       check: {
-        verify: () => outcome(native.verify(curve, hash, ec.point, data, sig.bytes), viaKeyObject),
-        verifyAsync: async () => outcome(await native.verifyAsync(curve, hash, ec.point, data, sig.bytes), viaKeyObject),
+        verify: () => outcome(native.verify(nativeCheck), viaKeyObject),
+        verifyAsync: async () => outcome(await native.verifyAsync(nativeCheck), viaKeyObject),
+        native: nativeCheck,
       },
     };
   }
@@ -163,9 +190,16 @@ function decodeUnverified(der: Buffer): Decoded {
   const attrsEl = ir.optional(0xa0);
   ir.done('CertificationRequestInfo');
 
-  const params = parseSignatureAlgorithm(algEl);
   const infoDer = info.raw();
   const spki = spkiEl.raw();
+  let params: VerifyParams;
+  try {
+    params = parseSignatureAlgorithm(algEl);
+  } catch (err) {
+    // An unsupported key is the error to report, as when the key was read first.
+    parsePublicKey(spki);
+    throw err;
+  }
   const { key, check } = signatureCheck(spki, params, infoDer, sig);
   const { extensionsEl, otherAttributes } = readAttributes(attrsEl);
   const extensions = parseExtensions(extensionsEl);

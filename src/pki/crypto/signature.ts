@@ -17,6 +17,8 @@ export interface SignatureAlgorithm {
   name: string;
   /** Encoded AlgorithmIdentifier, to place in the TBS and outer structure. */
   identifier: Buffer;
+  /** ECDSA with this hash, when it is ECDSA (what the native addon can sign). */
+  ecdsaHash: HashName | null;
   /** Signs `data` with the issuer's private key. */
   sign(data: Buffer, key: KeyObject): Buffer;
   /** The same signature made on the libuv threadpool, leaving the event loop free. */
@@ -32,10 +34,11 @@ function signOnPool(hash: HashName | null, data: Buffer, key: SignKey): Promise<
   });
 }
 
-function algorithm(name: string, identifier: Buffer, hash: HashName | null, key: (k: KeyObject) => SignKey): SignatureAlgorithm {
+function algorithm(name: string, identifier: Buffer, hash: HashName | null, key: (k: KeyObject) => SignKey, ecdsa = false): SignatureAlgorithm {
   return {
     name,
     identifier,
+    ecdsaHash: ecdsa ? hash : null,
     sign: (data, k) => cryptoSign(hash, data, key(k)),
     signAsync: (data, k) => signOnPool(hash, data, key(k)),
   };
@@ -101,7 +104,7 @@ export function chooseSignatureAlgorithm(key: KeyDescription, opts: { signatureB
       : algorithm(`SHA${hashBits(h)}WithRSA`, sequence(oid(RSA_PKCS1_OID[h]), NULL_DER), h, plain);
   } else if (key.type === 'ec') {
     const h: HashName = key.bits === 384 ? 'sha384' : key.bits === 521 ? 'sha512' : 'sha256';
-    alg = algorithm(`ECDSAWithSHA${hashBits(h)}`, sequence(oid(ECDSA_OID[h])), h, plain);
+    alg = algorithm(`ECDSAWithSHA${hashBits(h)}`, sequence(oid(ECDSA_OID[h])), h, plain, true);
   } else {
     alg = algorithm('PureEd25519', sequence(oid(ED25519_OID)), null, plain);
   }

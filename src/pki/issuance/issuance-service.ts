@@ -5,8 +5,8 @@ import type { CertLeaseData } from '../certs/cert.js';
 import type { CertService } from '../certs/cert-service.js';
 import { buildCertificateAsync } from '../crypto/cert-builder.js';
 import { isSelfSigned, parseCertificate } from '../crypto/cert-parser.js';
-import { parseCsrAsync } from '../crypto/csr.js';
-import type { ParsedCsr } from '../crypto/csr.js';
+import { csrCheckRejection, parseCsrDeferred } from '../crypto/csr.js';
+import type { ParsedCsr, SignatureCheck } from '../crypto/csr.js';
 import { generateKey } from '../crypto/key-generation.js';
 import type { GeneratedKey, KeyType } from '../crypto/key-generation.js';
 import { checkKeyAgainstRole, exportPrivateKeyDer, resolveKeyParams } from '../crypto/keys.js';
@@ -118,22 +118,33 @@ export class IssuanceService {
     return this.#finish(req, role, prepared, generated.spki, { pem, base64: exported.der.toString('base64'), bundlePem, type: key.type });
   }
 
-  /** Signs a CSR: its self-signature and key are checked, names come from it or the request per role. */
+  /**
+   * Signs a CSR: its self-signature and key are checked, names come from it or the request
+   * per role. The self-signature is checked in the same threadpool job that signs the
+   * certificate (nothing is signed unless it holds); when the request fails on something
+   * else, a bad self-signature is still the error reported, as Vault checks it first.
+   */
   async sign(req: IssueRequest): Promise<IssueResult> {
     const role = await this.deps.roles.forIssuance(req.mount.id, req.roleName);
     if (req.input.csr.trim() === '') throw invalid('"csr" is empty', 'csr');
-    const csr = await parseCsrAsync(req.input.csr);
-    const keyError = checkKeyAgainstRole(csr.key, role.key_type, role.key_bits);
-    if (keyError) throw invalid(keyError, 'csr');
-    const prepared = await this.#prepare(req, role, csr);
+    const { csr, check } = parseCsrDeferred(req.input.csr);
+    let prepared: Prepared;
+    try {
+      const keyError = checkKeyAgainstRole(csr.key, role.key_type, role.key_bits);
+      if (keyError) throw invalid(keyError, 'csr');
+      prepared = await this.#prepare(req, role, csr);
+    } catch (err) {
+      if (!(await check.verifyAsync())) throw csrCheckRejection('invalid');
+      throw err;
+    }
     if (csr.extensions.basicConstraints && !role.basic_constraints_valid_for_non_ca) {
       prepared.warnings.push('the CSR asks for a Basic Constraints extension, which is ignored on this path');
     }
-    return this.#finish(req, role, prepared, csr.spkiDer, undefined);
+    return this.#finish(req, role, prepared, csr.spkiDer, undefined, check);
   }
 
   /** Everything checked before any key is made or signed: names, validity, format, metadata. */
-  async #prepare(req: IssueRequest, role: PkiRole, csr: ParsedCsr | undefined): Promise<Prepared> {
+  async #prepare(req: IssueRequest, role: PkiRole, csr: Omit<ParsedCsr, 'signatureValid'> | undefined): Promise<Prepared> {
     const input = req.input;
     const format = parseFormat(input.format);
     parsePrivateKeyFormat(input.private_key_format);
@@ -165,6 +176,7 @@ export class IssuanceService {
     p: Prepared,
     spki: Buffer,
     privateKey: { pem: string; base64: string; bundlePem: string | undefined; type: string } | undefined,
+    requestCheck?: SignatureCheck,
   ): Promise<IssueResult> {
     const { names, signing, validity } = p;
     const input = req.input;
@@ -184,7 +196,7 @@ export class IssuanceService {
       policies: role.policy_identifiers.map(parsePolicyIdentifier),
       signatureBits: input.signature_bits !== 0 ? input.signature_bits : role.signature_bits,
       usePss: input.use_pss || role.use_pss,
-    });
+    }, requestCheck);
 
     const lease = await this.recordIssued({
       mount: req.mount, path: req.path, tokenAccessor: req.tokenAccessor, issuerId: signing.issuer.id,

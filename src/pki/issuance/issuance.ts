@@ -62,7 +62,7 @@ export function checkCertMetadata(v: string): void {
 }
 
 /** The names a CSR asks for, for role checks (use_csr_common_name / use_csr_sans). */
-export function csrNames(csr: ParsedCsr): CsrNames {
+export function csrNames(csr: Pick<ParsedCsr, 'subject' | 'extensions'>): CsrNames {
   const out: CsrNames = {
     commonName: commonName(csr.subject),
     dns: [], emails: [], ips: [], uris: [], otherSans: [],
