@@ -195,15 +195,26 @@ static napi_value Signer(napi_env env, napi_callback_info info) {
   return out;
 }
 
-static napi_value Sign(napi_env env, napi_callback_info info) {
-  napi_value argv[3];
+typedef struct {
   EC_KEY *key;
   int hash;
   const unsigned char *data;
   size_t data_len;
-  if (!get_args(env, info, 3, argv) || !read_signer(env, argv[0], &key) || !read_index(env, argv[1], HASHES, &hash) ||
-      !read_buffer(env, argv[2], &data, &data_len))
-    BAD_ARGS("expected (signer, hash, data)");
+} SignArgs;
+
+/* (signer, hash, data) at argv[0..2]. */
+static int read_sign_args(napi_env env, napi_value *argv, SignArgs *a) {
+  return read_signer(env, argv[0], &a->key) && read_index(env, argv[1], HASHES, &a->hash) && read_buffer(env, argv[2], &a->data, &a->data_len);
+}
+
+static napi_value Sign(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  SignArgs a;
+  if (!get_args(env, info, 3, argv) || !read_sign_args(env, argv, &a)) BAD_ARGS("expected (signer, hash, data)");
+  EC_KEY *key = a.key;
+  int hash = a.hash;
+  const unsigned char *data = a.data;
+  size_t data_len = a.data_len;
   unsigned char sig[MAX_SIGNATURE];
   size_t len = ecdsa_sign(key, hash, data, data_len, sig);
   if (len == 0) {
@@ -310,27 +321,18 @@ static napi_value VerifyAsync(napi_env env, napi_callback_info info) {
 
 static napi_value SignAsync(napi_env env, napi_callback_info info) {
   napi_value argv[3];
-  EC_KEY *key;
-  int hash;
-  const unsigned char *data;
-  size_t data_len;
-  if (!get_args(env, info, 3, argv) || !read_signer(env, argv[0], &key) || !read_index(env, argv[1], HASHES, &hash) ||
-      !read_buffer(env, argv[2], &data, &data_len))
-    BAD_ARGS("expected (signer, hash, data)");
-  return queue(env, NULL, key, hash, data, data_len);
+  SignArgs a;
+  if (!get_args(env, info, 3, argv) || !read_sign_args(env, argv, &a)) BAD_ARGS("expected (signer, hash, data)");
+  return queue(env, NULL, a.key, a.hash, a.data, a.data_len);
 }
 
 static napi_value VerifyThenSignAsync(napi_env env, napi_callback_info info) {
   napi_value argv[8];
-  VerifyArgs a;
-  EC_KEY *key;
-  int hash;
-  const unsigned char *data;
-  size_t data_len;
-  if (!get_args(env, info, 8, argv) || !read_verify_args(env, argv, &a) || !read_signer(env, argv[5], &key) ||
-      !read_index(env, argv[6], HASHES, &hash) || !read_buffer(env, argv[7], &data, &data_len))
+  VerifyArgs v;
+  SignArgs a;
+  if (!get_args(env, info, 8, argv) || !read_verify_args(env, argv, &v) || !read_sign_args(env, argv + 5, &a))
     BAD_ARGS("expected (curve, hash, point, data, signature, signer, signHash, toSign)");
-  return queue(env, &a, key, hash, data, data_len);
+  return queue(env, &v, a.key, a.hash, a.data, a.data_len);
 }
 
 /* ------------------------------------------------------------------ module */
