@@ -52,7 +52,7 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
     const routePath = rawPath.replace(/\/+$/, '');
     const ops: VaultOperation[] = resolved.kind === 'write' ? ['update', 'create'] : [resolved.operations[0] as VaultOperation];
 
-    const target = await findTarget(routePath, ops);
+    const target = findTargetNow(routePath, ops) ?? (await findTarget(routePath, ops));
     const route = target.kind === 'none' ? undefined : target.match?.route;
     // Inside a mount only Vault's list of unauthenticated PKI paths decides (a route's own
     // flag cannot make a path public); system routes (sys/health, sys/seal-status) carry theirs.
@@ -66,7 +66,7 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
     const data = requestData(request, resolved.kind, query);
     if (!unauthenticated) {
       token = readToken(request);
-      auth = token ? await deps.tokens.authenticate(token) : undefined;
+      auth = token ? (deps.tokens.authenticateNow(token) ?? (await deps.tokens.authenticate(token))) : undefined;
       if (!auth) throw forbidden('permission denied');
       if (resolved.kind === 'write' && target.kind === 'system' && target.match?.route.exists) {
         const m = target.match;
@@ -74,7 +74,7 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
         operation = exists ? 'update' : 'create';
       }
       const aclPath = target.kind === 'mount' ? `${target.mount.path}/${target.rest}` : routePath;
-      const acl = await deps.policies.aclFor(auth.info.policies);
+      const acl = deps.policies.aclForNow(auth.info.policies) ?? (await deps.policies.aclFor(auth.info.policies));
       // Parameter constraints of the policy (allowed/denied/required) apply to the request data.
       const check = acl.check(aclPath, operation, data);
       if (!check.allowed) throw forbidden('permission denied');
@@ -103,7 +103,16 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
     let mountType: string;
     try {
       if (target.kind === 'mount') {
-        const ctx: PkiRequestContext = { ...base, mount: toMountInfo(target.mount), path: target.rest, token: auth?.info, baseUrl: baseUrl(request) };
+        const ctx: PkiRequestContext = {
+          ...base,
+          mount: toMountInfo(target.mount),
+          path: target.rest,
+          token: auth?.info,
+          // Few routes need it, and the host header costs some parsing.
+          get baseUrl() {
+            return baseUrl(request);
+          },
+        };
         result = await target.match.route.handler(ctx);
         mountType = target.mount.type;
       } else {
@@ -121,6 +130,15 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
     }
     render(reply, result, { requestId: request.id, mountType, isList });
   };
+
+  /** findTarget from the cached mount table, or null when that must be awaited. */
+  function findTargetNow(path: string, ops: readonly VaultOperation[]): Target | null {
+    if (path === 'sys' || path.startsWith('sys/') || path === 'auth/token' || path.startsWith('auth/token/')) {
+      return { kind: 'system', ...lookupAny(systemTable, path, ops) };
+    }
+    const hit = deps.mounts.resolveNow(path);
+    return hit ? { kind: 'mount', mount: hit.mount, rest: hit.rest, ...lookupAny(mountTable, hit.rest, ops) } : null;
+  }
 
   async function findTarget(path: string, ops: readonly VaultOperation[]): Promise<Target> {
     if (path === 'sys' || path.startsWith('sys/') || path === 'auth/token' || path.startsWith('auth/token/')) {
@@ -203,13 +221,15 @@ export function readToken(request: FastifyRequest): string {
 
 /** GET, LIST and DELETE take their parameters from the query string; writes from the body. */
 function requestData(request: FastifyRequest, kind: string, query: Record<string, string>): Record<string, unknown> {
+  const body: unknown = request.body;
+  const hasBody = body !== undefined && body !== null && body !== '';
+  if (hasBody && kind !== 'read' && kind !== 'list') {
+    if (!isRecord(body)) throw invalid('the request body must be a JSON object');
+    if (kind !== 'delete') return body;
+  }
   const fromQuery: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(query)) if (k !== 'list') fromQuery[k] = v;
-  const body: unknown = request.body;
-  if (kind === 'read' || kind === 'list') return fromQuery;
-  if (body === undefined || body === null || body === '') return fromQuery;
-  if (!isRecord(body)) throw invalid('the request body must be a JSON object');
-  return kind === 'delete' ? { ...fromQuery, ...body } : body;
+  return hasBody && kind === 'delete' ? { ...fromQuery, ...(body as Record<string, unknown>) } : fromQuery;
 }
 
 function flattenQuery(q: unknown): Record<string, string> {

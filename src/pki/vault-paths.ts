@@ -32,23 +32,32 @@ export function resolveOperation(method: string, query?: Readonly<Record<string,
       if (list !== undefined && list !== null) {
         const flag = toBool(Array.isArray(list) ? list[0] : list);
         if (flag === undefined) throw invalid(`invalid value for "list": ${JSON.stringify(list)}`, 'list');
-        if (flag) return { kind: 'list', operations: ['list'] };
+        if (flag) return OPERATIONS.list;
       }
-      return { kind: 'read', operations: ['read'] };
+      return OPERATIONS.read;
     }
     case 'LIST':
-      return { kind: 'list', operations: ['list'] };
+      return OPERATIONS.list;
     case 'POST':
     case 'PUT':
-      return { kind: 'write', operations: ['create', 'update'] };
+      return OPERATIONS.write;
     case 'PATCH':
-      return { kind: 'patch', operations: ['patch'] };
+      return OPERATIONS.patch;
     case 'DELETE':
-      return { kind: 'delete', operations: ['delete'] };
+      return OPERATIONS.delete;
     default:
       return undefined;
   }
 }
+
+const operation = (kind: RequestKind, operations: AclOperation[]): ResolvedOperation => Object.freeze({ kind, operations: Object.freeze(operations) });
+const OPERATIONS = {
+  read: operation('read', ['read']),
+  list: operation('list', ['list']),
+  write: operation('write', ['create', 'update']),
+  patch: operation('patch', ['patch']),
+  delete: operation('delete', ['delete']),
+} as const;
 
 /**
  * Picks the operation for a write. `exists` is undefined for paths without an existence

@@ -13,6 +13,14 @@ const CACHE_MS = 1000;
 /** ACL policies: storage of the text, the built-in `root` and `default`, and compiled ACLs. */
 export class PolicyService {
   private readonly acls = new Map<string, { at: number; acl: Acl }>();
+  /** The same entries by the policy list object they were found for; `#generation` moves when policies change. */
+  readonly #byList = new WeakMap<readonly string[], { at: number; acl: Acl; generation: number }>();
+  #generation = 0;
+
+  #forget(): void {
+    this.acls.clear();
+    this.#generation++;
+  }
 
   constructor(private readonly deps: { repo: PolicyRepo; clock: Clock }) {}
 
@@ -45,7 +53,7 @@ export class PolicyService {
     const plain = decodePolicyText(text);
     parsePolicy(plain);
     await this.deps.repo.upsert(name, plain, this.deps.clock.now());
-    this.acls.clear();
+    this.#forget();
   }
 
   /** Deleting a missing policy succeeds, as in Vault. */
@@ -53,7 +61,21 @@ export class PolicyService {
     const name = normalizePolicyName(rawName);
     assertPolicyDeletable(name);
     await this.deps.repo.delete(name);
-    this.acls.clear();
+    this.#forget();
+  }
+
+  /**
+   * aclFor answered from the cache without waiting, or undefined. Keyed by the list object
+   * too, so a token remembered by TokenService (the same list every time) skips the sort.
+   */
+  aclForNow(policyNames: readonly string[]): Acl | undefined {
+    const nowMs = this.deps.clock.now().getTime();
+    const byList = this.#byList.get(policyNames);
+    if (byList && byList.generation === this.#generation && nowMs - byList.at < CACHE_MS && nowMs >= byList.at) return byList.acl;
+    const hit = this.acls.get([...policyNames].sort().join('\n'));
+    if (!hit || nowMs - hit.at >= CACHE_MS || nowMs < hit.at) return undefined;
+    this.#byList.set(policyNames, { ...hit, generation: this.#generation });
+    return hit.acl;
   }
 
   /** The compiled ACL for a set of policy names; names without a policy grant nothing. */

@@ -70,6 +70,16 @@ export class MountService {
     return matchMount(await this.reload(), path);
   }
 
+  /**
+   * `resolve` answered from the cached table without waiting: the hit, or undefined when the
+   * table is fresh and has no such mount; null when `resolve` must be awaited instead.
+   */
+  resolveNow(path: string): { mount: Mount; rest: string } | undefined | null {
+    const nowMs = this.deps.clock.now().getTime();
+    if (!this.cache || nowMs - this.cache.at >= CACHE_MS || nowMs < this.cache.at) return null;
+    return matchMount(this.cache.mounts, path) ?? null;
+  }
+
   private async current(): Promise<{ mounts: Mount[]; fresh: boolean }> {
     const nowMs = this.deps.clock.now().getTime();
     if (this.cache && nowMs - this.cache.at < CACHE_MS && nowMs >= this.cache.at) return { mounts: this.cache.mounts, fresh: false };

@@ -100,9 +100,17 @@ export function mountAccessor(m: Pick<Mount, 'id' | 'type'>): string {
   return `${m.type}_${m.id.replace(/-/g, '').slice(0, 8)}`;
 }
 
+const infos = new WeakMap<Mount, MountInfo>();
+
+/** What routes see of a mount; made once per Mount object (which a tune replaces), frozen. */
 export function toMountInfo(m: Mount): MountInfo {
-  const ttl = effectiveTtls(m);
-  return { id: m.id, path: `${m.path}/`, type: m.type, defaultLeaseTtlSeconds: ttl.defaultLeaseTtl, maxLeaseTtlSeconds: ttl.maxLeaseTtl };
+  let info = infos.get(m);
+  if (!info) {
+    const ttl = effectiveTtls(m);
+    info = Object.freeze({ id: m.id, path: `${m.path}/`, type: m.type, defaultLeaseTtlSeconds: ttl.defaultLeaseTtl, maxLeaseTtlSeconds: ttl.maxLeaseTtl });
+    infos.set(m, info);
+  }
+  return info;
 }
 
 /**

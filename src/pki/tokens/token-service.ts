@@ -93,6 +93,14 @@ export class TokenService {
     return this.#remember(hash, now, auth, expiry);
   }
 
+  /** A remembered successful check of `token`, without waiting; undefined when authenticate must be awaited. */
+  authenticateNow(token: string): Authenticated | undefined {
+    if (!token) return undefined;
+    const hit = this.#cache.get(hashToken(token));
+    const now = this.deps.clock.now().getTime();
+    return hit && now < hit.until && now >= hit.at ? hit.auth : undefined;
+  }
+
   #remember(hash: string, now: number, auth: Authenticated, expiry: number | null): Authenticated {
     const until = expiry === null ? now + TOKEN_CACHE_MS : Math.min(now + TOKEN_CACHE_MS, expiry);
     if (this.#cache.size >= TOKEN_CACHE_MAX) this.#cache.delete(this.#cache.keys().next().value!);
