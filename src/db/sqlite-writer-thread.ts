@@ -55,7 +55,10 @@ port.on('message', (msg: WriterRequest) => {
   try {
     begin.run();
     try {
-      for (const q of msg.statements) prepare(q.sql).run(q.parameters.map(bindable));
+      for (const run of msg.statements) {
+        const st = prepare(run.sql);
+        for (const parameters of run.parameters) st.run(parameters.map(bindable));
+      }
       commit.run();
     } catch (err) {
       if (db.inTransaction) rollback.run();

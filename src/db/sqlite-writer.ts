@@ -27,7 +27,13 @@ export interface Statement {
   parameters: readonly unknown[];
 }
 
-export type WriterRequest = { type: 'run'; id: number; statements: Statement[] } | { type: 'close' };
+/** Consecutive statements with the same SQL, sent as one text and its parameter lists. */
+export interface StatementRun {
+  sql: string;
+  parameters: (readonly unknown[])[];
+}
+
+export type WriterRequest = { type: 'run'; id: number; statements: StatementRun[] } | { type: 'close' };
 export type WriterReply = { id: number; ok: true } | { id: number; ok: false; code: string | undefined; message: string };
 
 const WORKER_URL = new URL('./sqlite-writer-thread.js', import.meta.url);
@@ -53,7 +59,7 @@ export class SqliteWriter {
     const id = this.#nextId++;
     return new Promise<void>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      worker.postMessage({ type: 'run', id, statements } satisfies WriterRequest);
+      worker.postMessage({ type: 'run', id, statements: runsOf(statements) } satisfies WriterRequest);
     });
   }
 
@@ -90,6 +96,17 @@ export class SqliteWriter {
     this.#worker = worker;
     return worker;
   }
+}
+
+/** Groups consecutive statements of the same SQL (a batch's rows), so each text is posted once. */
+function runsOf(statements: readonly Statement[]): StatementRun[] {
+  const runs: StatementRun[] = [];
+  let last: StatementRun | undefined;
+  for (const st of statements) {
+    if (last && last.sql === st.sql) last.parameters.push(st.parameters);
+    else runs.push((last = { sql: st.sql, parameters: [st.parameters] }));
+  }
+  return runs;
 }
 
 /**

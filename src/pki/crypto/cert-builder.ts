@@ -127,7 +127,11 @@ export interface CertificateTemplate {
   notAfter: Date;
   /** Omitted: no Basic Constraints (Vault leaves); `{ca:false}` writes CA:FALSE. */
   basicConstraints?: { ca: boolean; pathLen?: number };
-  /** Key usage names (Vault spelling, case-insensitive); empty or omitted: no extension. */
+  /**
+   * Key usage names (Vault spelling, case-insensitive); empty or omitted: no extension.
+   * This list, `extKeyUsage` and `policies` must not change once passed: their encoding is
+   * remembered with the array (roles hand in the same arrays for every certificate).
+   */
   keyUsage?: readonly string[];
   /** Extended key usages: names (ServerAuth, ...) or dotted OIDs, in order. */
   extKeyUsage?: readonly string[];
@@ -219,6 +223,9 @@ function assemble(u: Unsigned, signature: Buffer): BuiltCertificate {
   };
 }
 
+/** Encoded extensions by the (unchanging) list they were made from: key usages, extended key usages, policies. */
+const encodedLists = new WeakMap<object, Buffer | null>();
+
 function buildUnsigned(issuer: IssuerContext, t: CertificateTemplate): Unsigned {
   const serial = t.serial ?? randomSerial();
   const subjectDer = Buffer.isBuffer(t.subject) ? t.subject : encodeName(t.subject as readonly NameInput[]);
@@ -240,8 +247,19 @@ function buildUnsigned(issuer: IssuerContext, t: CertificateTemplate): Unsigned 
     written.add(extOid);
     exts.push(der);
   };
-  if (t.keyUsage?.length) push(keyUsageExt(t.keyUsage));
-  if (t.extKeyUsage?.length) push(extKeyUsageExt(t.extKeyUsage.map((n) => extKeyUsageOid(n) ?? n)));
+  // Role-derived lists arrive as the same arrays request after request: their encoding is kept with them.
+  const pushMemo = (extOid: string, list: object, make: () => RawExtension | undefined): void => {
+    if (written.has(extOid)) return;
+    let der = encodedLists.get(list);
+    if (der === undefined) {
+      const e = make();
+      der = e ? encodeExtension(e) : null;
+      encodedLists.set(list, der);
+    }
+    if (der) pushFixed(extOid, der);
+  };
+  if (t.keyUsage?.length) pushMemo(EXT.keyUsage, t.keyUsage, () => keyUsageExt(t.keyUsage!));
+  if (t.extKeyUsage?.length) pushMemo(EXT.extKeyUsage, t.extKeyUsage, () => extKeyUsageExt(t.extKeyUsage!.map((n) => extKeyUsageOid(n) ?? n)));
   if (t.basicConstraints) push(basicConstraintsExt(t.basicConstraints.ca, t.basicConstraints.pathLen));
   push(subjectKeyIdentifierExt(ski));
   pushFixed(EXT.authorityKeyIdentifier, issuer.fixedExtensions.aki);
@@ -256,7 +274,7 @@ function buildUnsigned(issuer: IssuerContext, t: CertificateTemplate): Unsigned 
     pushFixed(EXT.crlDistributionPoints, issuer.fixedExtensions.crlDp);
     pushFixed(EXT.freshestCrl, issuer.fixedExtensions.freshest);
   }
-  if (t.policies?.length) push(certificatePoliciesExt(t.policies));
+  if (t.policies?.length) pushMemo(EXT.certificatePolicies, t.policies, () => certificatePoliciesExt(t.policies!));
   // Extra extensions never duplicate one already written (RFC 5280 4.2 forbids repeats): first wins.
   for (const e of t.extraExtensions ?? []) push(e);
 

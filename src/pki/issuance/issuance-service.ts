@@ -4,6 +4,7 @@ import { CERT_LEASE_KIND } from '../certs/cert.js';
 import type { CertLeaseData } from '../certs/cert.js';
 import type { CertService } from '../certs/cert-service.js';
 import { buildCertificateAsync } from '../crypto/cert-builder.js';
+import type { PolicyInformation } from '../crypto/extensions.js';
 import { isSelfSigned, parseCertificate } from '../crypto/cert-parser.js';
 import { csrCheckRejection, parseCsrDeferred } from '../crypto/csr.js';
 import type { ParsedCsr, SignatureCheck } from '../crypto/csr.js';
@@ -180,6 +181,7 @@ export class IssuanceService {
   ): Promise<IssueResult> {
     const { names, signing, validity } = p;
     const input = req.input;
+    const derived = roleDerived(role);
     const built = await buildCertificateAsync(signing.context, {
       subject: encodeSubject({
         commonName: names.commonName, country: role.country, province: role.province, locality: role.locality,
@@ -191,9 +193,9 @@ export class IssuanceService {
       notAfter: validity.notAfter,
       basicConstraints: role.basic_constraints_valid_for_non_ca ? { ca: false } : undefined,
       keyUsage: role.key_usage,
-      extKeyUsage: leafExtKeyUsages(role),
+      extKeyUsage: derived.extKeyUsage,
       subjectAltNames: subjectAltNames(names),
-      policies: role.policy_identifiers.map(parsePolicyIdentifier),
+      policies: derived.policies,
       signatureBits: input.signature_bits !== 0 ? input.signature_bits : role.signature_bits,
       usePss: input.use_pss || role.use_pss,
     }, requestCheck);
@@ -294,4 +296,16 @@ function isSelfSignedPem(pem: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** What a role's fields give every certificate it issues, worked out once per role object (roles are cached, never changed). */
+const derivedByRole = new WeakMap<PkiRole, { extKeyUsage: string[]; policies: PolicyInformation[] }>();
+
+function roleDerived(role: PkiRole): { extKeyUsage: string[]; policies: PolicyInformation[] } {
+  let d = derivedByRole.get(role);
+  if (!d) {
+    d = { extKeyUsage: leafExtKeyUsages(role), policies: role.policy_identifiers.map(parsePolicyIdentifier) };
+    derivedByRole.set(role, d);
+  }
+  return d;
 }
