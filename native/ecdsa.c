@@ -21,6 +21,9 @@
  * verifyThenSignAsync(curve, hash, point, data, signature, signer, signHash, toSign)
  *                                                  -> Promise of the signature (Buffer) when the
  *                                                     check passes, else of its number (0, -1, -2)
+ * generateKeysAsync(curve, count)                  -> Promise of `count` new key pairs, each the
+ *                                                     private scalar (curve size, big-endian) then
+ *                                                     the uncompressed public point, back to back
  * curve: 0 P-256, 1 P-384, 2 P-521; hash: 0 SHA-1, 1 SHA-256, 2 SHA-384, 3 SHA-512.
  * Signatures are DER Ecdsa-Sig-Value, checked strictly as OpenSSL does. -2 means an
  * internal failure: the caller falls back to node:crypto.
@@ -33,6 +36,7 @@
 #include <openssl/ecdsa.h>
 #include <openssl/err.h>
 #include <openssl/obj_mac.h>
+#include <openssl/crypto.h>
 #include <openssl/sha.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -335,6 +339,74 @@ static napi_value VerifyThenSignAsync(napi_env env, napi_callback_info info) {
   return queue(env, &v, a.key, a.hash, a.data, a.data_len);
 }
 
+/* ------------------------------------------------------------------ key generation */
+
+static const int CURVE_SIZES[CURVES] = {32, 48, 66};
+#define MAX_BATCH 256
+
+typedef struct {
+  napi_async_work work;
+  napi_deferred deferred;
+  int curve, count, ok;
+  size_t len;
+  unsigned char out[]; /* count * (size + 1 + 2 * size) */
+} KeyJob;
+
+static void generate_keys(napi_env env, void *p) {
+  KeyJob *job = p;
+  const EC_GROUP *group = groups[job->curve];
+  size_t size = CURVE_SIZES[job->curve], point = 1 + 2 * size;
+  EC_KEY *key = EC_KEY_new();
+  job->ok = key != NULL && EC_KEY_set_group(key, group) == 1;
+  unsigned char *o = job->out;
+  for (int i = 0; job->ok && i < job->count; i++, o += size + point) {
+    job->ok = EC_KEY_generate_key(key) == 1 && BN_bn2binpad(EC_KEY_get0_private_key(key), o, (int)size) == (int)size &&
+              EC_POINT_point2oct(group, EC_KEY_get0_public_key(key), POINT_CONVERSION_UNCOMPRESSED, o + size, point, NULL) == point;
+  }
+  EC_KEY_free(key); /* clears the last private key */
+  ERR_clear_error();
+}
+
+static void keys_done(napi_env env, napi_status status, void *p) {
+  KeyJob *job = p;
+  napi_value out;
+  if (status == napi_ok && job->ok) napi_create_buffer_copy(env, job->len, job->out, NULL, &out);
+  else napi_get_null(env, &out);
+  OPENSSL_cleanse(job->out, job->len);
+  napi_resolve_deferred(env, job->deferred, out);
+  napi_delete_async_work(env, job->work);
+  free(job);
+}
+
+static napi_value GenerateKeysAsync(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  int curve;
+  int32_t count;
+  if (!get_args(env, info, 2, argv) || !read_index(env, argv[0], CURVES, &curve) || napi_get_value_int32(env, argv[1], &count) != napi_ok ||
+      count < 1 || count > MAX_BATCH)
+    BAD_ARGS("expected (curve, count of 1 to 256)");
+  size_t size = CURVE_SIZES[curve];
+  size_t len = (size_t)count * (size + 1 + 2 * size);
+  KeyJob *job = calloc(1, sizeof(KeyJob) + len);
+  if (job == NULL) {
+    napi_throw_error(env, NULL, "out of memory");
+    return NULL;
+  }
+  job->curve = curve;
+  job->count = count;
+  job->len = len;
+  napi_value promise, name;
+  if (napi_create_promise(env, &job->deferred, &promise) != napi_ok ||
+      napi_create_string_utf8(env, "strongroom:ec-keys", NAPI_AUTO_LENGTH, &name) != napi_ok ||
+      napi_create_async_work(env, NULL, name, generate_keys, keys_done, job, &job->work) != napi_ok ||
+      napi_queue_async_work(env, job->work) != napi_ok) {
+    free(job);
+    napi_throw_error(env, NULL, "could not queue the job");
+    return NULL;
+  }
+  return promise;
+}
+
 /* ------------------------------------------------------------------ module */
 
 static pthread_once_t groups_once = PTHREAD_ONCE_INIT;
@@ -370,5 +442,6 @@ NAPI_MODULE_INIT() {
   export_function(env, exports, "sign", Sign);
   export_function(env, exports, "signAsync", SignAsync);
   export_function(env, exports, "verifyThenSignAsync", VerifyThenSignAsync);
+  export_function(env, exports, "generateKeysAsync", GenerateKeysAsync);
   return exports;
 }

@@ -24,7 +24,7 @@ import { CertRepo } from './certs/cert-repo.js';
 import { certRoutes } from './certs/cert-routes.js';
 import { CertService } from './certs/cert-service.js';
 import { CERT_LEASE_KIND } from './certs/cert.js';
-import { RsaKeyPool } from './crypto/rsa-key-pool.js';
+import { KeyPool } from './crypto/key-pool.js';
 import { issuanceRoutes } from './issuance/issuance-routes.js';
 import { IssuanceService } from './issuance/issuance-service.js';
 import { ExternalPolicyRepo } from './external-policy/external-policy-repo.js';
@@ -110,8 +110,12 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   mountRoutes.addAll([...mountConfigRoutes(mountConfig), ...keyRoutes(keys), ...issuerRoutes(issuers, ca), ...caRoutes(ca), ...authorityRoutes(issuers)]);
   mounts.onDisable((m) => issuers.purgeMount(m.id));
 
-  // Roles and issuance. RSA keys for issue come from a bounded background pool.
-  const keyPool = new RsaKeyPool({ sizes: [2048], capacity: 8, maxPending: 1 });
+  // Roles and issuance. Keys for issue come from a bounded background pool (EC P-256/P-384 in batches, RSA 2048).
+  const keyPool = new KeyPool({
+    kinds: [{ type: 'ec', bits: 256, capacity: 256 }, { type: 'ec', bits: 384, capacity: 64 }, { type: 'rsa', bits: 2048, capacity: 8 }],
+    // One RSA generation (tens of ms) and one EC batch (about a millisecond) at a time.
+    maxPending: 2,
+  });
   keyPool.start();
   const roles = new RoleService({ repo: new RoleRepo({ db }), issuers, clock });
   const issuance = new IssuanceService({ roles, issuers, certs, leases, clock, keyPool });

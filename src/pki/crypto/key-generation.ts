@@ -14,6 +14,7 @@ import { createECDH, createPrivateKey, createPublicKey, generateKeyPair as gener
 import type { ECDH, KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { bitString, explicit, integer, nullValue, octetString, oid, sequence } from './der.js';
+import { nativeEcdsa } from './native-ecdsa.js';
 
 const generateKeyPairAsync = promisify(generateKeyPairCb);
 
@@ -53,20 +54,37 @@ export interface GeneratedKey {
   readonly publicKey: KeyObject;
 }
 
+/** A generated key whose KeyObjects are imported on first use (the issue path never needs them). */
+class Generated implements GeneratedKey {
+  #priv: KeyObject | undefined;
+  #pub: KeyObject | undefined;
+  readonly description: KeyDescription;
+  readonly spki: Buffer;
+  readonly privateDer: Buffer;
+  readonly privateLabel: GeneratedKey['privateLabel'];
+  readonly pkcs8: Buffer;
+
+  constructor(k: Omit<GeneratedKey, 'privateKey' | 'publicKey'>) {
+    this.description = k.description;
+    this.spki = k.spki;
+    this.privateDer = k.privateDer;
+    this.privateLabel = k.privateLabel;
+    this.pkcs8 = k.pkcs8;
+  }
+
+  get privateKey(): KeyObject {
+    this.#priv ??= createPrivateKey({ key: this.pkcs8, format: 'der', type: 'pkcs8' });
+    return this.#priv;
+  }
+
+  get publicKey(): KeyObject {
+    this.#pub ??= createPublicKey(this.privateKey);
+    return this.#pub;
+  }
+}
+
 function withLazyKeys(k: Omit<GeneratedKey, 'privateKey' | 'publicKey'>): GeneratedKey {
-  let priv: KeyObject | undefined;
-  let pub: KeyObject | undefined;
-  return {
-    ...k,
-    get privateKey() {
-      priv ??= createPrivateKey({ key: k.pkcs8, format: 'der', type: 'pkcs8' });
-      return priv;
-    },
-    get publicKey() {
-      pub ??= createPublicKey(this.privateKey);
-      return pub;
-    },
-  };
+  return new Generated(k);
 }
 
 export function ecCurve(bits: number): { name: string; oid: string; size: number } | undefined {
@@ -85,6 +103,66 @@ function leftPad(b: Buffer, size: number): Buffer {
  */
 const ecdhByCurve = new Map<string, ECDH>();
 
+/**
+ * The DER of an EC key's SPKI, SEC1 and PKCS#8 forms, made once per curve with marker
+ * bytes where the private scalar and the public point go: every length is fixed by the
+ * curve (the scalar is padded to the curve size, the point is uncompressed), so a key's
+ * encodings are these templates with its bytes copied in.
+ */
+interface EcTemplate {
+  spki: Buffer;
+  sec1: Buffer;
+  pkcs8: Buffer;
+  /** Where the scalar (`d`) and the point (`q`) start in each template. */
+  at: { spkiQ: number; sec1D: number; sec1Q: number; pkcs8D: number; pkcs8Q: number };
+}
+
+const ecTemplates = new Map<number, EcTemplate>();
+
+function ecTemplate(bits: number, curve: { oid: string; size: number }): EcTemplate {
+  let t = ecTemplates.get(bits);
+  if (t) return t;
+  const d = Buffer.alloc(curve.size, 0xd5);
+  const q = Buffer.alloc(1 + 2 * curve.size, 0x9a);
+  q[0] = 0x04;
+  const algorithm = sequence(oid(EC_PUBLIC_KEY), oid(curve.oid));
+  const point = bitString(q);
+  const spki = sequence(algorithm, point);
+  const sec1 = sequence(integer(1), octetString(d), explicit(0, oid(curve.oid)), explicit(1, point));
+  // As OpenSSL writes it: the curve in the outer AlgorithmIdentifier only.
+  const pkcs8 = sequence(integer(0), algorithm, octetString(sequence(integer(1), octetString(d), explicit(1, point))));
+  t = { spki, sec1, pkcs8, at: { spkiQ: spki.indexOf(q), sec1D: sec1.indexOf(d), sec1Q: sec1.indexOf(q), pkcs8D: pkcs8.indexOf(d), pkcs8Q: pkcs8.indexOf(q) } };
+  if (Object.values(t.at).some((i) => i < 0)) throw new Error(`EC key template for ${bits} bits has no room for the key`);
+  ecTemplates.set(bits, t);
+  return t;
+}
+
+/** Copies `parts` (bytes, at offset) into a copy of `template`. */
+function fill(template: Buffer, parts: readonly (readonly [Buffer, number])[]): Buffer {
+  const out = Buffer.from(template);
+  for (const [bytes, at] of parts) bytes.copy(out, at);
+  return out;
+}
+
+/**
+ * An EC key from its private scalar `d` (big-endian, at most the curve size) and its
+ * uncompressed public point `q`, with SEC1, SPKI and PKCS#8 encoded from the curve's templates.
+ */
+export function ecKeyFromParts(bits: number, d: Buffer, q: Buffer): GeneratedKey {
+  const curve = EC_CURVES[bits];
+  if (!curve) throw new RangeError(`unsupported EC key size ${bits}`);
+  if (q.length !== 1 + 2 * curve.size || q[0] !== 0x04 || d.length > curve.size) throw new RangeError('malformed EC key parts');
+  const t = ecTemplate(bits, curve);
+  const dd = leftPad(d, curve.size);
+  return withLazyKeys({
+    description: { type: 'ec', bits, curve: curve.name },
+    spki: fill(t.spki, [[q, t.at.spkiQ]]),
+    privateDer: fill(t.sec1, [[dd, t.at.sec1D], [q, t.at.sec1Q]]),
+    privateLabel: 'EC PRIVATE KEY',
+    pkcs8: fill(t.pkcs8, [[dd, t.at.pkcs8D], [q, t.at.pkcs8Q]]),
+  });
+}
+
 /** EC key via ECDH (same key pair generation), with SEC1, SPKI and PKCS#8 encoded here. */
 export function generateEcKey(bits: number): GeneratedKey {
   const curve = EC_CURVES[bits];
@@ -95,17 +173,23 @@ export function generateEcKey(bits: number): GeneratedKey {
     ecdhByCurve.set(curve.name, ecdh);
   }
   ecdh.generateKeys();
-  const d = leftPad(ecdh.getPrivateKey(), curve.size);
-  const q = ecdh.getPublicKey();
-  const algorithm = sequence(oid(EC_PUBLIC_KEY), oid(curve.oid));
-  const point = bitString(q);
-  return withLazyKeys({
-    description: { type: 'ec', bits, curve: curve.name },
-    spki: sequence(algorithm, point),
-    privateDer: sequence(integer(1), octetString(d), explicit(0, oid(curve.oid)), explicit(1, point)),
-    privateLabel: 'EC PRIVATE KEY',
-    // As OpenSSL writes it: the curve in the outer AlgorithmIdentifier only.
-    pkcs8: sequence(integer(0), algorithm, octetString(sequence(integer(1), octetString(d), explicit(1, point)))),
+  return ecKeyFromParts(bits, ecdh.getPrivateKey(), ecdh.getPublicKey());
+}
+
+/**
+ * `count` EC keys generated together on the libuv threadpool by the native addon, or null
+ * when the addon is not there (or has no such curve): then generate with generateEcKey.
+ */
+export function generateEcKeysBatch(bits: number, count: number): Promise<GeneratedKey[] | null> | null {
+  const curve = EC_CURVES[bits];
+  const addon = nativeEcdsa();
+  if (!curve || !addon || !addon.supportsCurve(curve.name)) return null;
+  return addon.generateKeysAsync(curve.name, count).then((parts) => {
+    if (!parts) return null;
+    const keys = parts.map(({ d, q }) => ecKeyFromParts(bits, d, q));
+    // The batch's bytes are copied into each key's encodings; none stays behind.
+    for (const { d } of parts) d.fill(0);
+    return keys;
   });
 }
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,8 +11,9 @@ import {
   resolveKeyParams, samePublicKey, spkiDer, subjectKeyIdFromSpki,
 } from './keys.js';
 import { generateKey, generateKeySync } from './key-generation.js';
-import type { GeneratedKey } from './key-generation.js';
-import { RsaKeyPool } from './rsa-key-pool.js';
+import type { GeneratedKey, KeyType } from './key-generation.js';
+import { KeyPool } from './key-pool.js';
+import { nativeEcdsa } from './native-ecdsa.js';
 
 function openssl(args: string[], input?: string | Buffer): { status: number | null; out: string } {
   const r = spawnSync('openssl', args, { input, encoding: 'utf8' });
@@ -126,46 +127,47 @@ test('KeyObjectCache parses once per key id and stays bounded', () => {
   assert.equal(cache.size, 1);
 });
 
-test('RsaKeyPool pre-generates, hands each key out once, refills and stops', async () => {
+test('KeyPool pre-generates, hands each key out once, refills and stops', async () => {
   let generated = 0;
-  const gen = async (bits: number): Promise<GeneratedKey> => {
+  const gen = (type: KeyType, bits: number): Promise<GeneratedKey[]> => {
     generated++;
-    return generateKey('rsa', bits);
+    return generateKey(type, bits).then((k) => [k]);
   };
-  const pool = new RsaKeyPool({ sizes: [2048], capacity: 2, maxPending: 1, generate: gen });
+  const pool = new KeyPool({ kinds: [{ type: 'rsa', bits: 2048, capacity: 2 }], maxPending: 1, generate: gen });
   pool.start();
   assert.equal(pool.stats().pending, 1);
   await pool.whenFull();
-  assert.deepEqual(pool.stats().ready, { 2048: 2 });
+  assert.deepEqual(pool.stats().ready, { 'rsa-2048': 2 });
   assert.equal(generated, 2);
 
-  const k1 = await pool.take(2048);
-  const k2 = await pool.take(2048);
+  const k1 = await pool.take('rsa', 2048);
+  const k2 = await pool.take('rsa', 2048);
   assert.equal(k1.description.bits, 2048);
   assert.ok(!samePublicKey(k1.privateKey, k2.privateKey));
   assert.equal(pool.stats().hits, 2);
   assert.ok(pool.stats().pending <= 1, 'never more than maxPending in flight');
 
   // Drained: the next take generates on demand while the pool refills behind it.
-  const k3 = await pool.take(2048);
+  const k3 = await pool.take('rsa', 2048);
   assert.equal(k3.description.bits, 2048);
   assert.equal(pool.stats().misses, 1);
-  // A size the pool does not keep is generated on demand.
-  assert.equal((await pool.take(3072)).description.bits, 3072);
+  // A kind the pool does not keep is generated on demand.
+  assert.equal((await pool.take('rsa', 3072)).description.bits, 3072);
+  assert.equal((await pool.take('ec', 521)).description.bits, 521);
 
   await pool.stop();
   assert.equal(pool.stats().pending, 0);
-  assert.deepEqual(pool.stats().ready, { 2048: 0 });
+  assert.deepEqual(pool.stats().ready, { 'rsa-2048': 0 });
   const before = generated;
-  await pool.take(2048);
-  assert.equal(generated, before + 1, 'a stopped pool only generates on demand');
+  assert.equal((await pool.take('rsa', 2048)).description.bits, 2048);
+  assert.equal(generated, before, 'a stopped pool only generates on demand');
   assert.equal(pool.stats().pending, 0);
 });
 
-test('RsaKeyPool stops refilling after a generator failure until the next take', async () => {
+test('KeyPool stops refilling after a generator failure until the next take, which still gets a key', async () => {
   let calls = 0;
-  const pool = new RsaKeyPool({
-    capacity: 3,
+  const pool = new KeyPool({
+    kinds: [{ type: 'ec', bits: 256, capacity: 3 }],
     generate: async () => {
       calls++;
       throw new Error('boom');
@@ -175,7 +177,33 @@ test('RsaKeyPool stops refilling after a generator failure until the next take',
   await pool.whenFull();
   assert.equal(calls, 1);
   assert.equal(pool.stats().failures, 1);
-  await assert.rejects(pool.take(2048), /boom/);
+  assert.equal((await pool.take('ec', 256)).description.bits, 256);
+  await pool.whenFull();
+  assert.equal(calls, 2, 'the take restarted the refill');
+  await pool.stop();
+});
+
+test('KeyPool keeps EC keys made in batches by the native addon: distinct, whole and usable', { skip: nativeEcdsa() === null && 'the addon is not loaded' }, async () => {
+  const pool = new KeyPool({ kinds: [{ type: 'ec', bits: 256, capacity: 40 }, { type: 'ec', bits: 384, capacity: 3 }], maxPending: 2 });
+  pool.start();
+  await pool.whenFull();
+  assert.deepEqual(pool.stats().ready, { 'ec-256': 40, 'ec-384': 3 });
+  const seen = new Set<string>();
+  for (let i = 0; i < 40; i++) {
+    const k = await pool.take('ec', 256);
+    assert.deepEqual(k.description, { type: 'ec', bits: 256, curve: 'prime256v1' });
+    // Every encoding is read back by node:crypto, and the private key matches the public one.
+    const fromSec1 = createPrivateKey({ key: k.privateDer, format: 'der', type: 'sec1' });
+    assert.ok(createPublicKey(fromSec1).export({ type: 'spki', format: 'der' }).equals(k.spki));
+    assert.ok(spkiDer(k.publicKey).equals(k.spki));
+    const sig = sign('sha256', Buffer.from('x'), k.privateKey);
+    assert.ok(verify('sha256', Buffer.from('x'), createPublicKey({ key: k.spki, format: 'der', type: 'spki' }), sig));
+    seen.add(k.spki.toString('hex'));
+  }
+  assert.equal(seen.size, 40);
+  assert.equal(pool.stats().hits, 40);
+  const p384 = await pool.take('ec', 384);
+  assert.ok(createPublicKey(createPrivateKey({ key: p384.pkcs8, format: 'der', type: 'pkcs8' })).export({ type: 'spki', format: 'der' }).equals(p384.spki));
   await pool.stop();
 });
 

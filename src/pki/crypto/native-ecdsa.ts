@@ -18,6 +18,7 @@ interface Addon {
   verifyThenSignAsync(
     curve: number, hash: number, point: Buffer, data: Buffer, signature: Buffer, signer: object, signHash: number, toSign: Buffer,
   ): Promise<Buffer | number>;
+  generateKeysAsync(curve: number, count: number): Promise<Buffer | null>;
 }
 
 /** The curves the addon knows, by OpenSSL name. */
@@ -56,7 +57,15 @@ export interface NativeEcdsa {
    * signature, or the check's verdict when it did not hold (or 'error' if the addon failed).
    */
   verifyThenSignAsync(check: NativeCheck, signer: NativeSigner, hash: HashName, toSign: Buffer): Promise<Buffer | Exclude<NativeVerdict, 'valid'>>;
+  /**
+   * `count` (1 to 256) new key pairs of `curve`, made on the libuv threadpool: each its
+   * private scalar (curve size, big-endian) then its uncompressed public point. Null when
+   * the addon failed.
+   */
+  generateKeysAsync(curve: string, count: number): Promise<{ d: Buffer; q: Buffer }[] | null>;
 }
+
+const CURVE_SIZES: Readonly<Record<string, number>> = { prime256v1: 32, secp384r1: 48, secp521r1: 66 };
 
 const verdict = (r: number): NativeVerdict => (r === 1 ? 'valid' : r === 0 ? 'invalid' : r === -1 ? 'bad-key' : 'error');
 
@@ -98,6 +107,16 @@ function load(): NativeEcdsa | null {
       if (Buffer.isBuffer(r)) return r;
       const v = verdict(r);
       return v === 'valid' ? 'error' : v;
+    },
+    generateKeysAsync: async (curve, count) => {
+      const size = CURVE_SIZES[curve];
+      if (size === undefined) throw new RangeError(`no native key generation on ${curve}`);
+      const out = await addon.generateKeysAsync(curveOf(curve), count);
+      if (!out) return null;
+      const step = 3 * size + 1;
+      const keys: { d: Buffer; q: Buffer }[] = [];
+      for (let at = 0; at + step <= out.length; at += step) keys.push({ d: out.subarray(at, at + size), q: out.subarray(at + size, at + step) });
+      return keys;
     },
   };
 }

@@ -10,7 +10,7 @@ import { generateKey } from '../crypto/key-generation.js';
 import type { GeneratedKey, KeyType } from '../crypto/key-generation.js';
 import { exportPrivateKeyDer, resolveKeyParams } from '../crypto/keys.js';
 import { pemEncode } from '../crypto/pem.js';
-import type { RsaKeyPool } from '../crypto/rsa-key-pool.js';
+import type { KeyPool } from '../crypto/key-pool.js';
 import { formatSerial } from '../crypto/serial.js';
 import { certificateData, parseFormat, parsePrivateKeyFormat } from '../issuance/issuance.js';
 import type { OutputFormat } from '../issuance/issuance.js';
@@ -72,7 +72,7 @@ export class ExternalPolicyService {
       certs: CertService;
       secrets: SecretBox;
       clock: Clock;
-      keyPool?: RsaKeyPool;
+      keyPool?: KeyPool;
       post?: (ep: PolicyServiceEndpoint, body: string) => Promise<PolicyServiceReply>;
     },
   ) {
@@ -281,7 +281,7 @@ export class ExternalPolicyService {
   }
 
   async #generate(type: KeyType, bits: number): Promise<GeneratedKey> {
-    if (type === 'rsa' && this.deps.keyPool) return this.deps.keyPool.take(bits);
+    if (this.deps.keyPool) return this.deps.keyPool.take(type, bits);
     return generateKey(type, bits);
   }
 }

@@ -13,7 +13,7 @@ import type { GeneratedKey, KeyType } from '../crypto/key-generation.js';
 import { checkKeyAgainstRole, exportPrivateKeyDer, resolveKeyParams } from '../crypto/keys.js';
 import { encodeSubject } from '../crypto/names.js';
 import { pemEncode } from '../crypto/pem.js';
-import type { RsaKeyPool } from '../crypto/rsa-key-pool.js';
+import type { KeyPool } from '../crypto/key-pool.js';
 import { formatSerial } from '../crypto/serial.js';
 import type { IssuerService, SigningContext } from '../issuers/issuer-service.js';
 import type { MountInfo } from '../pki-route.js';
@@ -91,7 +91,7 @@ export class IssuanceService {
       certs: CertService;
       leases: LeaseService;
       clock: Clock;
-      keyPool?: RsaKeyPool;
+      keyPool?: KeyPool;
     },
   ) {
     // A local issuer change (e.g. a revoked issuer losing issuing-certificates) applies at once.
@@ -252,7 +252,7 @@ export class IssuanceService {
   }
 
   async #generate(type: KeyType, bits: number): Promise<GeneratedKey> {
-    if (type === 'rsa' && this.deps.keyPool) return this.deps.keyPool.take(bits);
+    if (this.deps.keyPool) return this.deps.keyPool.take(type, bits);
     return generateKey(type, bits);
   }
 
