@@ -1,5 +1,7 @@
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
 import { fixedChunks } from './fixed-chunks.js';
+import { RECORD_STATEMENT } from './sqlite-writer.js';
+import type { RecordStatement } from './sqlite-writer.js';
 
 /** What runs a compiled query: a Kysely instance or a transaction of any database type. */
 export interface QueryRunner {
@@ -110,6 +112,7 @@ export class RowsInsert<R extends object> {
   ) {}
 
   async run(executor: QueryRunner, rows: readonly R[]): Promise<void> {
+    const record = (executor as { [RECORD_STATEMENT]?: RecordStatement })[RECORD_STATEMENT];
     for (const chunk of this.multiRow() ? fixedChunks(rows) : rows.map((r) => [r])) {
       const entry = this.#template(chunk.length);
       if (entry === null) {
@@ -121,7 +124,8 @@ export class RowsInsert<R extends object> {
         const s = entry.slots[i]!;
         parameters[i] = chunk[s.row]![s.column];
       }
-      await executor.executeQuery({ ...entry.compiled, parameters });
+      if (record) record(entry.compiled.sql, parameters);
+      else await executor.executeQuery({ ...entry.compiled, parameters });
     }
   }
 

@@ -46,10 +46,14 @@ export class SqliteWriter {
 
   constructor(private readonly path: string) {}
 
-  /** Records what `fn` writes (every query answers no rows) and runs it on the writer thread in one transaction. */
+  /**
+   * Records what `fn` writes (every query answers no rows) and runs it on the writer thread
+   * in one transaction. `fn` gets the recording Kysely itself: the thread's BEGIN … COMMIT
+   * is the transaction.
+   */
   async transaction(fn: (tx: Kysely<Database>) => Promise<void>): Promise<void> {
     const statements: Statement[] = [];
-    await recorder(statements).transaction().execute(fn);
+    await fn(recorder(statements));
     if (statements.length > 0) await this.run(statements);
   }
 
@@ -117,6 +121,14 @@ function exact(v: unknown): unknown {
   return Buffer.isBuffer(v) && (v.byteOffset !== 0 || v.byteLength !== v.buffer.byteLength) ? new Uint8Array(v) : v;
 }
 
+/**
+ * On a recording Kysely: records a compiled statement at once, without Kysely's executor
+ * (RowsInsert uses it for the rows of a group commit).
+ */
+export const RECORD_STATEMENT = Symbol('strongroom.recordStatement');
+
+export type RecordStatement = (sql: string, parameters: readonly unknown[]) => void;
+
 /** A Kysely whose queries are only recorded into `into`, with SQLite's SQL dialect. */
 function recorder(into: Statement[]): Kysely<Database> {
   const connection: DatabaseConnection = {
@@ -138,7 +150,7 @@ function recorder(into: Statement[]): Kysely<Database> {
     releaseConnection: async () => {},
     destroy: async () => {},
   };
-  return new Kysely<Database>({
+  const kysely = new Kysely<Database>({
     dialect: {
       createAdapter: () => new SqliteAdapter(),
       createDriver: () => driver,
@@ -146,4 +158,8 @@ function recorder(into: Statement[]): Kysely<Database> {
       createQueryCompiler: () => new SqliteQueryCompiler(),
     },
   });
+  const record: RecordStatement = (sql, parameters) => {
+    into.push({ sql, parameters: parameters.map(exact) });
+  };
+  return Object.assign(kysely, { [RECORD_STATEMENT]: record });
 }

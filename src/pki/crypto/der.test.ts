@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { DomainError } from '../../shared/errors.js';
 import {
-  DerReader, TAG, bitString, boolean, decodeBigInt, decodeBitString, decodeBoolean, decodeNamedBits, decodeOid, decodeString, decodeTime,
+  DerReader, TAG, bitString, boolean, decodeBigInt, decodeBitString, decodeBoolean, decodeNamedBits, decodeOid, decodeSmallInt, decodeString, decodeTime,
   decodeUnsignedBytes, enumerated, explicit, generalizedTime, ia5String, implicitPrimitive, integer, namedBits, nullValue, octetString, oid,
   parseDer, printableString, retagImplicit, sequence, set, setOf, tlv, utcTime, utf8String, x509Time,
 } from './der.js';
@@ -192,4 +192,19 @@ test('serials: 20 random positive non-zero bytes; colon and hyphen forms', () =>
   assert.equal(normalizeSerial('39dd2e9'), '039dd2e9');
   assert.equal(formatSerial('39-dd-2e-90'), '39:dd:2e:90');
   for (const bad of ['', 'xyz', '39::dd', '123:4567']) assert.throws(() => normalizeSerial(bad), DomainError, bad);
+});
+
+test('decodeOid answers the same text when it decodes an OID again, and each OID its own', () => {
+  const oids = ['1.2.840.10045.2.1', '1.2.840.10045.3.1.7', '1.2.840.10045.3.1.6', '2.5.4.3', '2.5.4.5', '2.25.329800735698586629295641978511506172918'];
+  for (let round = 0; round < 3; round++) {
+    for (const o of oids) assert.equal(decodeOid(parseDer(Buffer.from(oid(o)))), o);
+  }
+  // A truncated arc is refused every time, not remembered.
+  for (let round = 0; round < 2; round++) assert.throws(() => decodeOid(parseDer(Buffer.from('06022a86', 'hex'))), DomainError);
+});
+
+test('decodeSmallInt reads small and large INTEGERs, negative ones too', () => {
+  const values = [0, 1, 127, 128, 255, 256, -1, -128, -129, -256, 65535, -65536, 2 ** 40 + 3, -(2 ** 40) - 7, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
+  for (const v of values) assert.equal(decodeSmallInt(parseDer(integer(v))), v, String(v));
+  assert.throws(() => decodeSmallInt(parseDer(integer(2n ** 64n))), DomainError);
 });

@@ -385,6 +385,22 @@ export function decodeOid(el: DerElement): string {
 /** Dotted text of OBJECT IDENTIFIER content octets (also used for IMPLICIT-tagged OIDs). */
 export function decodeOidContent(c: Buffer): string {
   if (c.length === 0) throw derError('empty OBJECT IDENTIFIER');
+  // The same few OIDs recur in every request (algorithms, curves, name attributes, extensions).
+  const key = c.length <= 32 ? c.toString('latin1') : undefined;
+  const known = key === undefined ? undefined : oidTexts.get(key);
+  if (known !== undefined) return known;
+  const text = oidText(c);
+  if (key !== undefined) {
+    if (oidTexts.size >= OID_CACHE_MAX) oidTexts.clear();
+    oidTexts.set(key, text);
+  }
+  return text;
+}
+
+const OID_CACHE_MAX = 4096;
+const oidTexts = new Map<string, string>();
+
+function oidText(c: Buffer): string {
   const arcs: bigint[] = [];
   let v = 0n;
   for (let i = 0; i < c.length; i++) {
@@ -411,6 +427,12 @@ export function decodeBigInt(el: DerElement): bigint {
 }
 
 export function decodeSmallInt(el: DerElement): number {
+  // Up to six octets fit a double exactly: no bigint needed (versions, counts, reason codes).
+  if ((el.tag === TAG.INTEGER || el.tag === TAG.ENUMERATED) && el.length > 0 && el.length <= 6) {
+    let n = el.buf[el.contentStart]! & 0x80 ? -1 : 0;
+    for (let i = el.contentStart; i < el.end; i++) n = n * 256 + el.buf[i]!;
+    return n;
+  }
   const v = decodeBigInt(el);
   if (v > BigInt(Number.MAX_SAFE_INTEGER) || v < BigInt(Number.MIN_SAFE_INTEGER)) throw derError('INTEGER too large');
   return Number(v);
