@@ -116,7 +116,9 @@ export class IssuanceService {
       const native = exportPrivateKeyDer(generated, false);
       bundlePem = pemEncode(native.label, native.der).trimEnd();
     }
-    return this.#finish(req, role, prepared, generated.spki, { pem, base64: exported.der.toString('base64'), bundlePem, type: key.type });
+    // base64 of the DER is what format=der answers; the PEM is what the other formats answer.
+    const base64 = prepared.format === 'der' ? exported.der.toString('base64') : '';
+    return this.#finish(req, role, prepared, generated.spki, { pem, base64, bundlePem, type: key.type });
   }
 
   /**
