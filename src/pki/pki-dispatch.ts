@@ -52,7 +52,7 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
     const routePath = rawPath.replace(/\/+$/, '');
     const ops: VaultOperation[] = resolved.kind === 'write' ? ['update', 'create'] : [resolved.operations[0] as VaultOperation];
 
-    const target = findTargetNow(routePath, ops) ?? (await findTarget(routePath, ops));
+    const target = findTargetNow(routePath, ops) ?? mountTarget(await deps.mounts.resolve(routePath), ops);
     const route = target.kind === 'none' ? undefined : target.match?.route;
     // Inside a mount only Vault's list of unauthenticated PKI paths decides (a route's own
     // flag cannot make a path public); system routes (sys/health, sys/seal-status) carry theirs.
@@ -131,20 +131,16 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
     render(reply, result, { requestId: request.id, mountType, isList });
   };
 
-  /** findTarget from the cached mount table, or null when that must be awaited. */
+  /** The system route, or the mount route from the cached mount table; null when the mount table must be read (awaited). */
   function findTargetNow(path: string, ops: readonly VaultOperation[]): Target | null {
     if (path === 'sys' || path.startsWith('sys/') || path === 'auth/token' || path.startsWith('auth/token/')) {
       return { kind: 'system', ...lookupAny(systemTable, path, ops) };
     }
     const hit = deps.mounts.resolveNow(path);
-    return hit ? { kind: 'mount', mount: hit.mount, rest: hit.rest, ...lookupAny(mountTable, hit.rest, ops) } : null;
+    return hit ? mountTarget(hit, ops) : null;
   }
 
-  async function findTarget(path: string, ops: readonly VaultOperation[]): Promise<Target> {
-    if (path === 'sys' || path.startsWith('sys/') || path === 'auth/token' || path.startsWith('auth/token/')) {
-      return { kind: 'system', ...lookupAny(systemTable, path, ops) };
-    }
-    const hit = await deps.mounts.resolve(path);
+  function mountTarget(hit: { mount: Mount; rest: string } | undefined, ops: readonly VaultOperation[]): Target {
     if (!hit) return { kind: 'none' };
     return { kind: 'mount', mount: hit.mount, rest: hit.rest, ...lookupAny(mountTable, hit.rest, ops) };
   }

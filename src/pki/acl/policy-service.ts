@@ -80,10 +80,10 @@ export class PolicyService {
 
   /** The compiled ACL for a set of policy names; names without a policy grant nothing. */
   async aclFor(policyNames: readonly string[]): Promise<Acl> {
+    const cached = this.aclForNow(policyNames);
+    if (cached) return cached;
     const key = [...policyNames].sort().join('\n');
     const nowMs = this.deps.clock.now().getTime();
-    const hit = this.acls.get(key);
-    if (hit && nowMs - hit.at < CACHE_MS && nowMs >= hit.at) return hit.acl;
     const acl = await this.compile(policyNames);
     if (this.acls.size > 1000) this.acls.clear();
     this.acls.set(key, { at: nowMs, acl });

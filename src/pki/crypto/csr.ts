@@ -95,7 +95,7 @@ export interface SignatureCheck {
   verifyAsync(): Promise<boolean>;
   /**
    * The same check for the native addon, when it can run it: a signer then checks and
-   * signs in one threadpool job (buildCertificateAsync), and `rejection` is what a failed
+   * signs in one threadpool job (buildCertificateAsync); csrCheckRejection is what a failed
    * verdict answers with.
    */
   readonly native?: NativeCheck;

@@ -83,10 +83,6 @@ class Generated implements GeneratedKey {
   }
 }
 
-function withLazyKeys(k: Omit<GeneratedKey, 'privateKey' | 'publicKey'>): GeneratedKey {
-  return new Generated(k);
-}
-
 export function ecCurve(bits: number): { name: string; oid: string; size: number } | undefined {
   return EC_CURVES[bits];
 }
@@ -154,7 +150,7 @@ export function ecKeyFromParts(bits: number, d: Buffer, q: Buffer): GeneratedKey
   if (q.length !== 1 + 2 * curve.size || q[0] !== 0x04 || d.length > curve.size) throw new RangeError('malformed EC key parts');
   const t = ecTemplate(bits, curve);
   const dd = leftPad(d, curve.size);
-  return withLazyKeys({
+  return new Generated({
     description: { type: 'ec', bits, curve: curve.name },
     spki: fill(t.spki, [[q, t.at.spkiQ]]),
     privateDer: fill(t.sec1, [[dd, t.at.sec1D], [q, t.at.sec1Q]]),
@@ -199,7 +195,7 @@ export function generateEd25519Key(): GeneratedKey {
   const priv = createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' });
   const pub = createPublicKey(priv);
   const x = Buffer.from(pub.export({ format: 'jwk' }).x!, 'base64url');
-  const k = withLazyKeys({
+  const k = new Generated({
     description: { type: 'ed25519', bits: 0 }, spki: sequence(sequence(oid(ED25519)), bitString(x)),
     privateDer: pkcs8, privateLabel: 'PRIVATE KEY', pkcs8,
   });
@@ -235,7 +231,7 @@ export function generateKeySync(type: KeyType, bits: number): GeneratedKey {
 }
 
 function rsaKey(bits: number, spki: Buffer, pkcs1: Buffer): GeneratedKey {
-  return withLazyKeys({
+  return new Generated({
     description: { type: 'rsa', bits }, spki, privateDer: pkcs1, privateLabel: 'RSA PRIVATE KEY',
     pkcs8: sequence(integer(0), RSA_ALGORITHM, octetString(pkcs1)),
   });

@@ -75,15 +75,19 @@ export class MountService {
    * table is fresh and has no such mount; null when `resolve` must be awaited instead.
    */
   resolveNow(path: string): { mount: Mount; rest: string } | undefined | null {
+    const mounts = this.cachedMounts();
+    return mounts ? (matchMount(mounts, path) ?? null) : null;
+  }
+
+  /** The cached mount table while it may still be trusted. */
+  private cachedMounts(): Mount[] | undefined {
     const nowMs = this.deps.clock.now().getTime();
-    if (!this.cache || nowMs - this.cache.at >= CACHE_MS || nowMs < this.cache.at) return null;
-    return matchMount(this.cache.mounts, path) ?? null;
+    return this.cache && nowMs - this.cache.at < CACHE_MS && nowMs >= this.cache.at ? this.cache.mounts : undefined;
   }
 
   private async current(): Promise<{ mounts: Mount[]; fresh: boolean }> {
-    const nowMs = this.deps.clock.now().getTime();
-    if (this.cache && nowMs - this.cache.at < CACHE_MS && nowMs >= this.cache.at) return { mounts: this.cache.mounts, fresh: false };
-    return { mounts: await this.reload(), fresh: true };
+    const cached = this.cachedMounts();
+    return cached ? { mounts: cached, fresh: false } : { mounts: await this.reload(), fresh: true };
   }
 
   private async reload(): Promise<Mount[]> {

@@ -65,9 +65,9 @@ export class TokenService {
     if (!token) return undefined;
     const hash = hashToken(token);
     const now = this.deps.clock.now().getTime();
-    const hit = this.#cache.get(hash);
-    if (hit && now < hit.until && now >= hit.at) return hit.auth;
-    if (hit) this.#cache.delete(hash);
+    const remembered = this.#remembered(hash, now);
+    if (remembered) return remembered;
+    this.#cache.delete(hash);
     const ours = token.startsWith(TOKEN_PREFIX);
     if (!ours && (await this.deps.adminTokens.isAdmin(token))) return this.#remember(hash, now, { info: ADMIN_TOKEN_INFO, entry: undefined }, null);
     const chain = await this.#validChain(hash);
@@ -95,9 +95,11 @@ export class TokenService {
 
   /** A remembered successful check of `token`, without waiting; undefined when authenticate must be awaited. */
   authenticateNow(token: string): Authenticated | undefined {
-    if (!token) return undefined;
-    const hit = this.#cache.get(hashToken(token));
-    const now = this.deps.clock.now().getTime();
+    return token ? this.#remembered(hashToken(token), this.deps.clock.now().getTime()) : undefined;
+  }
+
+  #remembered(hash: string, now: number): Authenticated | undefined {
+    const hit = this.#cache.get(hash);
     return hit && now < hit.until && now >= hit.at ? hit.auth : undefined;
   }
 
