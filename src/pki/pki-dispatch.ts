@@ -10,7 +10,7 @@ import type { PolicyService } from './acl/policy-service.js';
 import type { PkiRequestContext, PkiRoute, VaultOperation } from './pki-route.js';
 import type { SystemRequestContext, SystemResult, SystemRoute } from './sys/system-route.js';
 import type { Authenticated, TokenService } from './tokens/token-service.js';
-import { vaultError, vaultResponse, vaultResponseBody } from './vault-envelope.js';
+import { vaultError, vaultResponse, vaultResponseJson } from './vault-envelope.js';
 import { isSudoPkiPath, isSudoSystemPath, isUnauthenticatedPkiPath, resolveOperation } from './vault-paths.js';
 
 /**
@@ -188,7 +188,7 @@ function render(reply: FastifyReply, result: SystemResult, opts: { requestId: st
         auth: r.auth,
         mountType: opts.mountType,
       });
-      const body = r.copyToTopLevel && isRecord(r.data) ? JSON.stringify({ ...r.data, ...envelope }) : vaultResponseBody(envelope, r.repeated);
+      const body = r.copyToTopLevel && isRecord(r.data) ? JSON.stringify({ ...r.data, ...envelope }) : vaultResponseJson(envelope, r.repeated);
       void reply.status(r.status ?? 200).type('application/json').send(body);
       return;
     }

@@ -30,76 +30,48 @@ export function vaultResponse<T>(data: T | null, opts: { leaseId?: string; lease
 }
 
 /**
- * Vault's envelope as UTF-8 JSON, the same document JSON.stringify(vaultResponse(...)) gives.
+ * Vault's envelope as JSON text, the same document JSON.stringify(vaultResponse(...)) gives.
  * `repeated` names data fields whose strings recur in many answers (an issuer's certificate
- * and chain in every issue or sign answer): their JSON is escaped and encoded once and its
- * bytes reused, which is most of the work of serialising such an answer. The answer is
- * written straight into one buffer: no intermediate string is flattened or re-encoded.
+ * and chain in every issue or sign answer): their JSON is escaped once and reused, which
+ * is most of the work of serialising such an answer.
  */
-export function vaultResponseBody(envelope: VaultResponse, repeated?: readonly string[]): Buffer {
-  const chunks: (string | Buffer)[] = [
-    `{"request_id":${JSON.stringify(envelope.request_id)},"lease_id":${JSON.stringify(envelope.lease_id)},"renewable":${envelope.renewable},` +
-      `"lease_duration":${JSON.stringify(envelope.lease_duration)},"data":`,
-  ];
-  dataChunks(chunks, envelope.data, repeated);
-  let tail = `,"wrap_info":null,"warnings":${JSON.stringify(envelope.warnings)},"auth":${JSON.stringify(envelope.auth ?? null)}`;
-  if (envelope.mount_type !== undefined) tail += `,"mount_type":${JSON.stringify(envelope.mount_type)}`;
-  chunks.push(`${tail}}`);
-  let size = 0;
-  for (const c of chunks) size += typeof c === 'string' ? Buffer.byteLength(c) : c.length;
-  const out = Buffer.allocUnsafe(size);
-  let at = 0;
-  for (const c of chunks) at += typeof c === 'string' ? out.write(c, at) : c.copy(out, at);
-  return out;
+export function vaultResponseJson(envelope: VaultResponse, repeated?: readonly string[]): string {
+  let out = `{"request_id":${JSON.stringify(envelope.request_id)},"lease_id":${JSON.stringify(envelope.lease_id)},"renewable":${envelope.renewable},` +
+    `"lease_duration":${JSON.stringify(envelope.lease_duration)},"data":${dataJson(envelope.data, repeated)},"wrap_info":null,` +
+    `"warnings":${JSON.stringify(envelope.warnings)},"auth":${JSON.stringify(envelope.auth ?? null)}`;
+  if (envelope.mount_type !== undefined) out += `,"mount_type":${JSON.stringify(envelope.mount_type)}`;
+  return `${out}}`;
 }
 
-function dataChunks(chunks: (string | Buffer)[], data: unknown, repeated: readonly string[] | undefined): void {
+function dataJson(data: unknown, repeated: readonly string[] | undefined): string {
   if (!repeated || repeated.length === 0 || data === null || typeof data !== 'object' || Object.getPrototypeOf(data) !== Object.prototype) {
-    chunks.push(JSON.stringify(data ?? null));
-    return;
+    return JSON.stringify(data ?? null);
   }
-  // Text between the recurring values is gathered into one string per stretch.
-  let text = '{';
-  let first = true;
-  for (const key in data) {
-    if (!Object.hasOwn(data, key)) continue;
+  const parts: string[] = [];
+  for (const key of Object.keys(data)) {
     const v = (data as Record<string, unknown>)[key];
-    if (repeated.includes(key) && isRepeatable(v)) {
-      chunks.push(`${text}${first ? '' : ','}${JSON.stringify(key)}:`);
-      if (typeof v === 'string') chunks.push(stringJsonOnce(v));
-      else {
-        chunks.push('[');
-        v.forEach((x, i) => {
-          if (i > 0) chunks.push(',');
-          chunks.push(stringJsonOnce(x));
-        });
-        chunks.push(']');
-      }
-      text = '';
-    } else {
-      const json = JSON.stringify(v);
-      if (json === undefined) continue;
-      text += `${first ? '' : ','}${JSON.stringify(key)}:${json}`;
-    }
-    first = false;
+    const json = repeated.includes(key) ? repeatedJson(v) : JSON.stringify(v);
+    if (json !== undefined) parts.push(`${JSON.stringify(key)}:${json}`);
   }
-  chunks.push(`${text}}`);
-}
-
-function isRepeatable(v: unknown): v is string | string[] {
-  return typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string'));
+  return `{${parts.join(',')}}`;
 }
 
 const REPEATED_CACHE_MAX = 256;
-const repeatedBytes = new Map<string, Buffer>();
+const repeatedStrings = new Map<string, string>();
 
-/** The JSON bytes of a recurring string, escaped and encoded once. */
-function stringJsonOnce(s: string): Buffer {
-  let json = repeatedBytes.get(s);
+/** JSON of a string, or of a list of strings, that recurs; undefined (left out) for undefined. */
+function repeatedJson(v: unknown): string | undefined {
+  if (typeof v === 'string') return stringJsonOnce(v);
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return `[${(v as string[]).map(stringJsonOnce).join(',')}]`;
+  return JSON.stringify(v);
+}
+
+function stringJsonOnce(s: string): string {
+  let json = repeatedStrings.get(s);
   if (json === undefined) {
-    json = Buffer.from(JSON.stringify(s));
-    if (repeatedBytes.size >= REPEATED_CACHE_MAX) repeatedBytes.clear();
-    repeatedBytes.set(s, json);
+    json = JSON.stringify(s);
+    if (repeatedStrings.size >= REPEATED_CACHE_MAX) repeatedStrings.clear();
+    repeatedStrings.set(s, json);
   }
   return json;
 }

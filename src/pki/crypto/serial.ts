@@ -34,14 +34,9 @@ export function serialToHex(serial: Buffer): string {
 
 /** Colon-separated lowercase hex as the Vault API shows serials, e.g. `39:dd:2e:90`. */
 export function formatSerial(serial: Buffer | string): string {
-  const bytes = typeof serial === 'string' ? Buffer.from(normalizeSerial(serial), 'hex') : minimalSerial(serial);
-  if (bytes.length === 0) return '';
-  let out = HEX_BYTES[bytes[0] as number] as string;
-  for (let i = 1; i < bytes.length; i++) out += `:${HEX_BYTES[bytes[i] as number] as string}`;
-  return out;
+  const hex = typeof serial === 'string' ? normalizeSerial(serial) : serialToHex(serial);
+  return hex.replace(/(..)(?!$)/g, '$1:');
 }
-
-const HEX_BYTES: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
 /**
  * Parses a serial written as hex with `:` or `-` separators (or none), any case, into the
