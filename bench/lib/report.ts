@@ -100,7 +100,9 @@ export function docsMarkdown(opts: {
       'and its CPU time (all threads, user and system) is read before and after each round: CPU µs/req is that time ' +
       'divided by the requests answered, which other load on the machine disturbs far less than req/s. ' +
       'Client and servers share the two cores, so absolute numbers are lower than on a dedicated load generator; ' +
-      'the ratios are the point.',
+      'the ratios are the point. Even they move between runs on a shared virtual machine: two identical builds ' +
+      'measured alternately differed by up to 0.06 in pki-issue-p256, so compare builds over several runs, not one ' +
+      '(decision 0018).',
     '',
     'A scenario whose feature does not exist yet in this build says so and is skipped; it runs unchanged once the ' +
       'feature lands. `npm test` runs every scenario for about one second with tiny data (test/bench-smoke.test.ts) ' +
