@@ -272,6 +272,23 @@ static void complete(napi_env env, napi_status status, void *p) {
   free(job);
 }
 
+/*
+ * Makes a job's promise and queues the job on the threadpool. NULL, with a JavaScript error
+ * thrown, when that fails: the job never runs and the caller frees it.
+ */
+static napi_value start_job(napi_env env, const char *resource, napi_async_execute_callback execute,
+                            napi_async_complete_callback complete, void *job, napi_deferred *deferred, napi_async_work *work) {
+  napi_value promise, name;
+  if (napi_create_promise(env, deferred, &promise) != napi_ok ||
+      napi_create_string_utf8(env, resource, NAPI_AUTO_LENGTH, &name) != napi_ok ||
+      napi_create_async_work(env, NULL, name, execute, complete, job, work) != napi_ok ||
+      napi_queue_async_work(env, *work) != napi_ok) {
+    napi_throw_error(env, NULL, "could not queue the job");
+    return NULL;
+  }
+  return promise;
+}
+
 /* Copies the inputs (the caller may reuse its buffers at once), takes a reference on the signer, queues the job. */
 static napi_value queue(napi_env env, const VerifyArgs *check, EC_KEY *signer, int sign_hash, const unsigned char *to_sign,
                         size_t to_sign_len) {
@@ -303,15 +320,10 @@ static napi_value queue(napi_env env, const VerifyArgs *check, EC_KEY *signer, i
     EC_KEY_up_ref(signer);
     job->signer = signer;
   }
-  napi_value promise, name;
-  if (napi_create_promise(env, &job->deferred, &promise) != napi_ok ||
-      napi_create_string_utf8(env, "strongroom:ecdsa", NAPI_AUTO_LENGTH, &name) != napi_ok ||
-      napi_create_async_work(env, NULL, name, execute, complete, job, &job->work) != napi_ok ||
-      napi_queue_async_work(env, job->work) != napi_ok) {
+  napi_value promise = start_job(env, "strongroom:ecdsa", execute, complete, job, &job->deferred, &job->work);
+  if (promise == NULL) {
     if (job->signer != NULL) EC_KEY_free(job->signer);
     free(job);
-    napi_throw_error(env, NULL, "could not queue the job");
-    return NULL;
   }
   return promise;
 }
@@ -395,15 +407,8 @@ static napi_value GenerateKeysAsync(napi_env env, napi_callback_info info) {
   job->curve = curve;
   job->count = count;
   job->len = len;
-  napi_value promise, name;
-  if (napi_create_promise(env, &job->deferred, &promise) != napi_ok ||
-      napi_create_string_utf8(env, "strongroom:ec-keys", NAPI_AUTO_LENGTH, &name) != napi_ok ||
-      napi_create_async_work(env, NULL, name, generate_keys, keys_done, job, &job->work) != napi_ok ||
-      napi_queue_async_work(env, job->work) != napi_ok) {
-    free(job);
-    napi_throw_error(env, NULL, "could not queue the job");
-    return NULL;
-  }
+  napi_value promise = start_job(env, "strongroom:ec-keys", generate_keys, keys_done, job, &job->deferred, &job->work);
+  if (promise == NULL) free(job);
   return promise;
 }
 
