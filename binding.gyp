@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "strongroom_native",
-      "sources": ["native/ecdsa.c"],
+      "sources": ["native/addon.c", "native/ecdsa.c", "native/threads.c"],
       "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]
     }
   ]

@@ -29,8 +29,7 @@
  * internal failure: the caller falls back to node:crypto.
  */
 #define OPENSSL_SUPPRESS_DEPRECATED
-#define NAPI_VERSION 8
-#include <node_api.h>
+#include "addon.h"
 #include <openssl/bn.h>
 #include <openssl/ec.h>
 #include <openssl/ecdsa.h>
@@ -428,18 +427,12 @@ static void make_groups(void) {
   groups_ready = 1;
 }
 
-static void export_function(napi_env env, napi_value exports, const char *name, napi_callback cb) {
-  napi_value fn;
-  napi_create_function(env, name, NAPI_AUTO_LENGTH, cb, NULL, &fn);
-  napi_set_named_property(env, exports, name, fn);
-}
-
-/* May run once per worker thread that loads the addon; the groups are shared. */
-NAPI_MODULE_INIT() {
+/* Called by the module entry (addon.c) once per thread that loads the addon; the groups are built once and shared. */
+int ecdsa_export(napi_env env, napi_value exports) {
   pthread_once(&groups_once, make_groups);
   if (!groups_ready) {
     napi_throw_error(env, NULL, "elliptic curve groups unavailable");
-    return NULL;
+    return 0;
   }
   export_function(env, exports, "verify", Verify);
   export_function(env, exports, "verifyAsync", VerifyAsync);
@@ -448,5 +441,5 @@ NAPI_MODULE_INIT() {
   export_function(env, exports, "signAsync", SignAsync);
   export_function(env, exports, "verifyThenSignAsync", VerifyThenSignAsync);
   export_function(env, exports, "generateKeysAsync", GenerateKeysAsync);
-  return exports;
+  return 1;
 }

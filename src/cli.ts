@@ -55,12 +55,12 @@ async function main(argv: string[]): Promise<number> {
   }
   switch (command) {
     case 'server': {
-      const { flags } = parseSettingFlags(rest);
+      const flags = settingsOnly(rest);
       await runServer(loadConfig(undefined, flags));
       return -1; // keeps running until a signal
     }
     case 'migrate': {
-      const { flags } = parseSettingFlags(rest);
+      const flags = settingsOnly(rest);
       const config = loadConfig(undefined, flags);
       const db = openDatabase({ url: config.databaseUrl, poolSize: 1 });
       try {
@@ -93,6 +93,13 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`unknown command "${command}"\n\n${USAGE}`);
       return 2;
   }
+}
+
+/** Settings flags, and nothing else: a stray word (`--dev-root-token` without its value, say) is an error, not ignored. */
+function settingsOnly(argv: string[]): Record<string, string | boolean> {
+  const { flags, positionals } = parseSettingFlags(argv);
+  if (positionals.length > 0) throw new ConfigError([`unexpected argument${positionals.length > 1 ? 's' : ''}: ${positionals.join(' ')}`]);
+  return flags;
 }
 
 async function readStdin(): Promise<string> {

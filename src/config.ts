@@ -50,6 +50,8 @@ export interface Config {
   readonly stateMaintenanceIntervalSeconds: number;
   /** Use the native addon (built by npm ci) for ECDSA on the certificate hot paths, when it is there. */
   readonly nativeCrypto: boolean;
+  /** `strongroom server` runs its threads other than the event loop under SCHED_BATCH (Linux, with the native addon). */
+  readonly batchBackgroundThreads: boolean;
 }
 
 /** One setting: its flag, environment variable, config-file key and parser. */
@@ -87,6 +89,7 @@ export const SETTINGS: readonly SettingDef[] = [
   { key: 'state_retention_max_age_days', flag: 'state-retention-max-age-days', env: 'STRONGROOM_STATE_RETENTION_MAX_AGE_DAYS', description: 'Retention: other state versions are deleted after this many days (the newest and current version of each workspace are always kept); 0 disables retention.', default: '180' },
   { key: 'state_maintenance_interval', flag: 'state-maintenance-interval', env: 'STRONGROOM_STATE_MAINTENANCE_INTERVAL', description: 'How often the state maintenance job (purge of soft-deleted data, retention, blob collection) runs.', default: '1h' },
   { key: 'native_crypto', flag: 'native-crypto', env: 'STRONGROOM_NATIVE_CRYPTO', description: 'Use the native addon that `npm ci` builds (native/) for ECDSA on the certificate hot paths (CSR checks, P-256/P-384/P-521 signatures). Without the addon, or when false, node:crypto does the same work more slowly.', default: 'true', boolean: true },
+  { key: 'batch_background_threads', flag: 'batch-background-threads', env: 'STRONGROOM_BATCH_BACKGROUND_THREADS', description: 'On Linux, with the native addon: run every thread of the server process but the event loop (the threadpool that checks and signs, the SQLite writer, the garbage collector) under the SCHED_BATCH policy, so that handing them work does not preempt the event loop. They keep their full share of the CPU. False leaves every thread under the normal policy.', default: 'true', boolean: true },
   { key: 'dev', flag: 'dev', env: 'STRONGROOM_DEV', description: 'Development mode: throwaway storage in a temporary directory and a fixed root token.', boolean: true, default: 'false' },
   { key: 'dev_root_token', flag: 'dev-root-token', env: 'STRONGROOM_DEV_ROOT_TOKEN', description: 'The admin/root token in --dev mode.', default: 'root' },
   { key: 'master_key', flag: '', env: 'STRONGROOM_MASTER_KEY', description: 'Base64 of 32 bytes: the master key for secrets at rest. Environment only; otherwise kept in <data_dir>/master.key (mode 0600).' },
@@ -235,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     stateAllowSerialMismatch: bool('state_allow_serial_mismatch'),
     stateAllowEncrypted: bool('state_allow_encrypted'),
     nativeCrypto: bool('native_crypto'),
+    batchBackgroundThreads: bool('batch_background_threads'),
     stateUploadUrlTtlSeconds: seconds('state_upload_url_ttl'),
     stateInlineMaxSize: bytes('state_inline_max_size', 0),
     stateSoftDeletePurgeDays: int('state_soft_delete_purge_days', 0, 36_500),

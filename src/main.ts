@@ -6,6 +6,10 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { buildDeps } from './deps.js';
 import type { Deps } from './deps.js';
+import { keepBackgroundThreadsBatched } from './shared/thread-scheduling.js';
+
+/** How often threads started since the last pass are put under SCHED_BATCH. */
+const BATCH_PASS_MS = 10_000;
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -63,6 +67,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
 export async function runServer(config: Config): Promise<void> {
   const effective = applyDevMode(config);
   const server = await startServer(effective);
+  if (effective.batchBackgroundThreads) batchThreadsOf(server);
   // One write, so that a reader never sees the banner half-printed.
   let banner = `\nStrongroom is serving at ${server.url}\n`;
   banner += `  Terraform state API: ${server.url}/api/v2    Vault-compatible API: ${server.url}/v1\n`;
@@ -95,4 +100,18 @@ export async function runServer(config: Config): Promise<void> {
   process.on('SIGINT', onSignal);
   // Only now: whoever waits for the banner may signal at once, and must reach the handler.
   process.stdout.write(banner);
+}
+
+/** The batch_background_threads setting: every thread but the event loop under SCHED_BATCH (decision 0019). */
+function batchThreadsOf(server: RunningServer): void {
+  const log = server.deps.core.logger;
+  let warned = false;
+  const kept = keepBackgroundThreadsBatched(BATCH_PASS_MS, (pass) => {
+    if (pass.failed > 0 && !warned) {
+      warned = true;
+      log.warn({ threads: pass.failed }, 'could not put some background threads under SCHED_BATCH; they keep the normal policy');
+    }
+  });
+  if (kept) log.info({ threads: kept.first.threads }, 'background threads run under SCHED_BATCH');
+  else log.info('background threads keep the normal scheduling policy (SCHED_BATCH needs Linux and the native addon)');
 }

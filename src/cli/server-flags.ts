@@ -1,15 +1,42 @@
 import { parseArgs } from 'node:util';
-import { SETTINGS } from '../config.js';
+import { ConfigError, SETTINGS } from '../config.js';
 
-/** Parses `--flag value` settings of SETTINGS into config-file keys; returns leftovers too. */
+const BOOLEAN_VALUES: Readonly<Record<string, boolean>> = { true: true, false: false };
+
+/**
+ * Parses `--flag value` settings of SETTINGS into config-file keys; returns leftovers too.
+ * A boolean setting is on with `--flag`, and takes `--flag=false`, `--flag false` or
+ * `--no-flag` to turn it off (its default may be on).
+ */
 export function parseSettingFlags(argv: string[]): { flags: Record<string, string | boolean>; positionals: string[] } {
-  const options: Record<string, { type: 'string' | 'boolean' }> = {};
-  for (const s of SETTINGS) if (s.flag) options[s.flag] = { type: s.boolean ? 'boolean' : 'string' };
-  const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   const flags: Record<string, string | boolean> = {};
+  const booleans = new Map<string, string>();
+  for (const s of SETTINGS) if (s.flag && s.boolean) booleans.set(s.flag, s.key);
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const m = /^--(no-)?([a-z0-9-]+)(?:=(.*))?$/.exec(arg);
+    const key = m ? booleans.get(m[2] as string) : undefined;
+    if (!m || key === undefined || (m[1] && m[3] !== undefined)) {
+      rest.push(arg);
+      continue;
+    }
+    let value = m[1] ? 'false' : (m[3] ?? 'true');
+    const next = argv[i + 1];
+    if (!m[1] && m[3] === undefined && next !== undefined && next in BOOLEAN_VALUES) {
+      value = next;
+      i++;
+    }
+    const parsed = BOOLEAN_VALUES[value];
+    if (parsed === undefined) throw new ConfigError([`--${m[2]}: expected true or false, got "${value}"`]);
+    flags[key] = parsed;
+  }
+  const options: Record<string, { type: 'string' }> = {};
+  for (const s of SETTINGS) if (s.flag && !s.boolean) options[s.flag] = { type: 'string' };
+  const { values, positionals } = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
   for (const s of SETTINGS) {
-    const v = (values as Record<string, string | boolean | undefined>)[s.flag];
-    if (v !== undefined) flags[s.key] = v;
+    const v = (values as Record<string, string | undefined>)[s.flag];
+    if (v !== undefined && !s.boolean) flags[s.key] = v;
   }
   // --dev-root-token implies --dev, as in `vault server -dev -dev-root-token-id`.
   if (flags.dev_root_token !== undefined && flags.dev === undefined) flags.dev = true;
@@ -18,7 +45,7 @@ export function parseSettingFlags(argv: string[]): { flags: Record<string, strin
 
 export function settingsHelp(): string {
   const lines = SETTINGS.map((s) => {
-    const flag = s.flag ? `--${s.flag}${s.boolean ? '' : ' <value>'}` : '(env only)';
+    const flag = s.flag ? `--${s.flag}${s.boolean ? ' [true|false]' : ' <value>'}` : '(env only)';
     const def = s.default !== undefined ? ` [default: ${s.default}]` : '';
     return `  ${flag.padEnd(30)} ${s.env.padEnd(30)} ${s.description}${def}`;
   });

@@ -11,6 +11,25 @@ import { runCli, spawnServer } from '../support/spawn-server.js';
 import type { SpawnedServer } from '../support/spawn-server.js';
 
 const TOKEN_LINE = /^\s+(sr\.[1-9A-Za-z]{40})$/m;
+const SCHED_OTHER = 0;
+const SCHED_BATCH = 3;
+
+/** Thread id → scheduling policy (field 41 of /proc/<pid>/task/<tid>/stat), for every thread of a process. */
+function threadPolicies(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    // Fields after the command name (which may hold spaces) start at field 3.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.set(Number(tid), Number(fields[41 - 3]));
+  }
+  return out;
+}
 
 for (const kind of dbKinds()) {
   describe(`the server process [${kind}]`, () => {
@@ -112,6 +131,15 @@ for (const kind of dbKinds()) {
       assert.ok(lines.some((l) => (JSON.parse(l) as { reqId?: string }).reqId), 'structured JSON log lines with request ids');
     });
 
+    it('runs every thread but the event loop under SCHED_BATCH', { skip: process.platform !== 'linux' }, async () => {
+      const policies = threadPolicies(server.child.pid as number);
+      assert.equal(policies.get(server.child.pid as number), SCHED_OTHER, 'the event loop keeps the normal policy');
+      const others = [...policies].filter(([tid]) => tid !== server.child.pid);
+      assert.ok(others.length >= 4, `threads: ${JSON.stringify([...policies])}`);
+      assert.deepEqual(others.filter(([, p]) => p !== SCHED_BATCH), [], 'threads not under SCHED_BATCH');
+      assert.match(server.output(), /background threads run under SCHED_BATCH/);
+    });
+
     it('on SIGTERM finishes the request in flight, then exits 0', async () => {
       const body = JSON.stringify({ data: { type: 'x' } });
       const res = new Promise<{ status: number; body: string }>((resolve, reject) => {
@@ -165,6 +193,9 @@ describe('the CLI', () => {
 
   it('rejects unknown flags and commands', async () => {
     assert.equal((await runCli(['server', '--no-such-flag'])).code, 1);
+    const stray = await runCli(['server', '--dev', '--log-level', 'warn', 'extra']);
+    assert.equal(stray.code, 1);
+    assert.match(stray.stderr, /unexpected argument: extra/);
     assert.equal((await runCli(['frobnicate'])).code, 2);
   });
 
@@ -186,6 +217,18 @@ describe('the CLI', () => {
     assert.ok(existsSync(dir));
     assert.equal(await s.stop(), 0);
     assert.equal(existsSync(dir), false, 'dev storage removed at exit');
+  });
+
+  it('leaves every thread under the normal policy with --batch-background-threads false', { skip: process.platform !== 'linux' }, async () => {
+    const s = await spawnServer(['--dev', '--batch-background-threads', 'false']);
+    try {
+      const policies = threadPolicies(s.child.pid as number);
+      assert.ok(policies.size >= 5);
+      assert.deepEqual([...policies].filter(([, p]) => p !== SCHED_OTHER), []);
+      assert.doesNotMatch(s.output(), /SCHED_BATCH/);
+    } finally {
+      assert.equal(await s.stop(), 0);
+    }
   });
 
   it('serves HTTPS when given a certificate and key', async () => {

@@ -5,8 +5,7 @@
  * made in the same threadpool job as the check (decision 0017). When the addon is missing,
  * or the native_crypto setting is false, `nativeEcdsa()` is null and callers use node:crypto.
  */
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { nativeAddon } from '../../shared/native-addon.js';
 import type { HashName } from './signature.js';
 
 interface Addon {
@@ -77,16 +76,8 @@ class Signer implements NativeSigner {
 }
 
 function load(): NativeEcdsa | null {
-  const require = createRequire(import.meta.url);
-  // dist/src/pki/crypto/ → the package root's build/Release.
-  const path = new URL('../../../../build/Release/strongroom_native.node', import.meta.url);
-  if (!existsSync(path)) return null;
-  let addon: Addon;
-  try {
-    addon = require(path.pathname) as Addon;
-  } catch {
-    return null;
-  }
+  const addon = nativeAddon() as Addon | null;
+  if (!addon) return null;
   const curveOf = (curve: string): number => CURVES[curve] ?? -1;
   const handleOf = (s: NativeSigner): object => {
     if (!(s instanceof Signer)) throw new TypeError('not a signer of this addon');

@@ -1,0 +1,16 @@
+/* The parts of the native addon (one shared object, strongroom_native.node). */
+#ifndef STRONGROOM_ADDON_H
+#define STRONGROOM_ADDON_H
+#define NAPI_VERSION 8
+#include <node_api.h>
+
+/* Sets exports[name] to a new function. */
+void export_function(napi_env env, napi_value exports, const char *name, napi_callback cb);
+
+/* ecdsa.c: CSR checks, EC signatures and EC key batches. Returns 0 (with an exception pending) on failure. */
+int ecdsa_export(napi_env env, napi_value exports);
+
+/* threads.c: scheduling policy of this process's threads. */
+void threads_export(napi_env env, napi_value exports);
+
+#endif
