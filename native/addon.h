@@ -13,7 +13,4 @@ int ecdsa_export(napi_env env, napi_value exports);
 /* threads.c: scheduling policy of this process's threads. */
 void threads_export(napi_env env, napi_value exports);
 
-/* Called first by every threadpool job of the addon: once batchThreadpool() was called, puts the thread it runs on under SCHED_BATCH (once per thread). */
-void batch_this_thread_once(void);
-
 #endif

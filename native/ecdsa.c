@@ -247,7 +247,6 @@ typedef struct {
 } Job;
 
 static void execute(napi_env env, void *p) {
-  batch_this_thread_once();
   Job *job = p;
   job->verdict = 1;
   if (job->verify) {
@@ -365,7 +364,6 @@ typedef struct {
 } KeyJob;
 
 static void generate_keys(napi_env env, void *p) {
-  batch_this_thread_once();
   KeyJob *job = p;
   const EC_GROUP *group = groups[job->curve];
   size_t size = CURVE_SIZES[job->curve], point = 1 + 2 * size;

@@ -1,18 +1,11 @@
 /**
- * The server's background threads under SCHED_BATCH (decision 0019).
+ * The server's threads other than the event loop under SCHED_BATCH (decision 0019).
  *
  * The event loop hands work to other threads all the time: a threadpool job per certificate,
- * a batch of writes to the SQLite writer thread. Under the normal policy, waking such a
- * thread often preempts the event loop on its own core, which then waits in the run queue
- * while the woken thread runs. Under SCHED_BATCH a woken thread never preempts on wake-up;
- * it still gets its full share of the CPU.
- *
- * Node.js's own threads, those that exist before this module is first loaded (V8's platform
- * workers, which run the garbage collector's parallel phases while the event loop waits for
- * them), keep the normal policy: under SCHED_BATCH the event loop waited longer for its
- * garbage collections whenever a busy thread held the other core. The libuv threadpool may
- * be among them (module loading can start it); its threads are found instead by the addon's
- * jobs, each of which puts the thread it runs on under SCHED_BATCH once (`batchThreadpool`).
+ * a batch of writes to the SQLite writer thread, garbage collection to V8's helpers. Under the
+ * normal policy, waking such a thread often preempts the event loop on its own core, which
+ * then waits in the run queue while the woken thread runs. Under SCHED_BATCH a woken thread
+ * never preempts on wake-up; it still gets its full share of the CPU.
  */
 import { readdirSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
@@ -26,35 +19,24 @@ export interface BatchPass {
 
 const ESRCH = 3; // the thread ended between listing and setting
 
-function threadIds(): number[] | null {
+/**
+ * Puts every thread of this process but the main thread under SCHED_BATCH, once. Null where
+ * that cannot be done: off Linux, without the native addon, or called off the main thread.
+ */
+export function batchBackgroundThreads(): BatchPass | null {
+  const set = nativeAddon()?.batchScheduling;
+  if (typeof set !== 'function' || !isMainThread) return null;
+  let tids: string[];
   try {
-    return readdirSync('/proc/self/task').map(Number).filter((tid) => Number.isInteger(tid));
+    tids = readdirSync('/proc/self/task');
   } catch {
     return null;
   }
-}
-
-/** Node.js's own threads: those running when the process first loaded this module (the main thread among them). */
-const nodeThreads = new Set(isMainThread ? (threadIds() ?? []) : []);
-
-/**
- * Puts every thread of this process started since this module was loaded (the SQLite
- * writer, worker threads, the threadpool if it started later) under SCHED_BATCH, once, and
- * has the addon's threadpool jobs do the same for the threads they run on. Null where that cannot be
- * done: off Linux, without the native addon, or called off the main thread.
- */
-export function batchBackgroundThreads(): BatchPass | null {
-  const addon = nativeAddon();
-  const set = addon?.batchScheduling;
-  const pool = addon?.batchThreadpool;
-  if (typeof set !== 'function' || typeof pool !== 'function' || !isMainThread) return null;
-  (pool as () => void)();
-  const tids = threadIds();
-  if (!tids) return null;
   const pass: BatchPass = { threads: 0, failed: 0 };
-  for (const tid of tids) {
-    // On Linux the main thread's id is the process id; it is among Node.js's own threads.
-    if (tid === process.pid || nodeThreads.has(tid)) continue;
+  for (const t of tids) {
+    const tid = Number(t);
+    // On Linux the main thread's id is the process id.
+    if (!Number.isInteger(tid) || tid === process.pid) continue;
     const r = (set as (tid: number) => number)(tid);
     if (r === 0) pass.threads++;
     else if (r !== ESRCH) pass.failed++;
