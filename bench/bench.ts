@@ -25,6 +25,7 @@ Options:
   --smoke             about one second per scenario with tiny data and no installs
   --json FILE         also write the results as JSON
   --cpu-prof DIR      write a V8 CPU profile of each Strongroom server into DIR (open in Chrome DevTools)
+  --server-arg ARG   pass ARG to every Strongroom server started (repeatable), e.g. --server-arg=--batch-background-threads=false
   --write-docs        rewrite docs/benchmarks.md from the results
 Scenarios: ${SCENARIOS.map((s) => s.name).join(', ')}
 `;
@@ -46,6 +47,7 @@ function parse(argv: string[]): { names: string[]; opts: RunOptions; json?: stri
       smoke: { type: 'boolean' },
       json: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      'server-arg': { type: 'string', multiple: true },
       'write-docs': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -73,6 +75,7 @@ function parse(argv: string[]): { names: string[]; opts: RunOptions; json?: stri
     install: !smoke && values['no-install'] !== true,
     postgresUrl: values['postgres-url'] ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     cpuProfileDir: values['cpu-prof'] ?? null,
+    serverArgs: values['server-arg'] ?? [],
   };
   const names: string[] = [];
   for (const p of positionals.flatMap((x) => x.split(','))) {
@@ -135,7 +138,7 @@ async function main(): Promise<number> {
         log: (m) => process.stderr.write(`  [${s.name}] ${m}\n`),
         strongroom: (o) => {
           if (!server) {
-            const extraArgs = o?.jobWorker === false ? ['--job-worker', 'false'] : [];
+            const extraArgs = [...(o?.jobWorker === false ? ['--job-worker', 'false'] : []), ...opts.serverArgs];
             server = startStrongroom(serverGroup, { db: opts.db, postgresUrl: opts.postgresUrl, extraArgs, cpuProfileDir: opts.cpuProfileDir });
           }
           return server;

@@ -61,6 +61,8 @@ export interface RunOptions {
   postgresUrl: string;
   /** Where the servers under test write V8 CPU profiles (--cpu-prof), or null. */
   cpuProfileDir: string | null;
+  /** Extra arguments for every Strongroom server started (--server-arg). */
+  serverArgs: string[];
 }
 
 /** What a scenario gets to work with. Everything it starts goes through `group`. */
