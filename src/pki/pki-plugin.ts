@@ -109,5 +109,5 @@ export const pkiPlugin: FastifyPluginAsync<PkiPluginOptions> = async (app: Fasti
     void reply.status(404).type('application/json').send(vaultError([]));
   });
 
-  await opts.services.registerRoutes(app, opts);
+  await opts.services.registerRoutes(app);
 };

@@ -38,8 +38,6 @@ export interface PkiRequestContext {
   /** Undefined on unauthenticated paths. */
   token: TokenInfo | undefined;
   requestId: string;
-  /** Base URL of this server as the client reached it (scheme://host:port). */
-  baseUrl: string;
   request: FastifyRequest;
   reply: FastifyReply;
 }

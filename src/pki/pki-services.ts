@@ -42,7 +42,6 @@ import { OcspService } from './ocsp/ocsp-service.js';
 import { RoleRepo } from './roles/role-repo.js';
 import { roleRoutes } from './roles/role-routes.js';
 import { RoleService } from './roles/role-service.js';
-import type { PkiPluginOptions } from './pki-plugin.js';
 import type { MountInfo, PkiRoute } from './pki-route.js';
 import { EXPIRY_SWEEP_JOB } from './sys/expiry-sweep.js';
 import { LeaseRepo } from './sys/lease-repo.js';
@@ -62,7 +61,7 @@ import { useNativeCrypto } from './crypto/native-ecdsa.js';
  * dependencies and registers its routes inside the /v1 plugin.
  */
 export interface PkiServices {
-  registerRoutes(app: FastifyInstance, opts: PkiPluginOptions): Promise<void>;
+  registerRoutes(app: FastifyInstance): Promise<void>;
   jobHandlers: Record<string, (payload: unknown, ctx: { jobId: string; attempt: number; signal: AbortSignal }) => Promise<void>>;
   /** Releases background resources (key pools, timers) at shutdown. */
   close?(): Promise<void>;
@@ -179,10 +178,9 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   mounts.onDisable(async (m) => ocsp.forgetMount(m.id));
 
   return {
-    async registerRoutes(app, opts) {
+    async registerRoutes(app) {
       app.addHook('onReady', () => tidy.scheduleAutoTidyCheck());
       registerDispatcher(app, {
-        config: opts.config,
         mounts,
         tokens,
         policies,
