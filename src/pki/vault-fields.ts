@@ -71,10 +71,6 @@ export function defineFields<const S extends FieldSchema>(schema: S): FieldSet<S
     fresh: Array.isArray(spec.default) || isRecord(spec.default),
   }));
   const known = new Set(Object.keys(schema));
-  // Every field's shared default (undefined where there is none or it is copied per request),
-  // in schema order: each request's values start as a copy of it, one object of one shape.
-  const template: Record<string, unknown> = {};
-  for (const { name, spec, fresh } of fields) template[name] = fresh ? undefined : spec.default;
   return {
     schema,
     parse(body, pathParams = {}) {
@@ -87,13 +83,13 @@ export function defineFields<const S extends FieldSchema>(schema: S): FieldSet<S
       }
       if (replacedByPath.length > 1) replacedByPath = replacedByPath.sort();
 
-      const values: Record<string, unknown> = { ...template };
+      const values: Record<string, unknown> = {};
       const supplied = new Set<string>();
       for (const { name, spec, fresh } of fields) {
         const input = raw[name];
         if (input === undefined || input === null) {
           if (spec.required) throw invalid(`missing required field "${name}"`, name);
-          if (fresh) values[name] = cloneDefault(spec.default);
+          values[name] = fresh ? cloneDefault(spec.default) : spec.default;
           continue;
         }
         values[name] = coerceField(name, spec.type, input);

@@ -59,15 +59,23 @@ export class CertService {
    */
   record(r: IssuedRecord): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.#batches.push({ ...r, resolve, reject });
+      // A literal of fixed shape rather than a spread: one per issued certificate.
+      this.#batches.push({ cert: r.cert, metadata: r.metadata, lease: r.lease, also: r.also, resolve, reject });
     });
   }
 
   async #write(batch: Pending[]): Promise<void> {
     if (batch.length === 0) return;
-    const certs = batch.flatMap((p) => (p.cert ? [p.cert] : []));
-    const meta = batch.flatMap((p) => (p.metadata ? [p.metadata] : []));
-    const leases = batch.flatMap((p) => (p.lease ? [p.lease] : []));
+    const certs: IssuedCertificate[] = [];
+    const meta: CertMetadata[] = [];
+    const leases: Lease[] = [];
+    let also = false;
+    for (const p of batch) {
+      if (p.cert) certs.push(p.cert);
+      if (p.metadata) meta.push(p.metadata);
+      if (p.lease) leases.push(p.lease);
+      also ||= p.also !== undefined;
+    }
     try {
       if (leases.length > 0 && !this.deps.leases) throw new Error('CertService was built without a lease writer');
       const work = async (tx: Executor) => {
@@ -77,7 +85,7 @@ export class CertService {
       };
       // Pure data goes to the write-only transaction (off the event loop on SQLite); an
       // `also` callback may read, so a batch with one runs as an ordinary transaction.
-      if (batch.some((p) => p.also)) await this.deps.repo.transaction(work);
+      if (also) await this.deps.repo.transaction(work);
       else await this.deps.repo.writeTransaction(work);
       for (const p of batch) p.resolve();
     } catch (err) {
