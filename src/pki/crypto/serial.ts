@@ -35,7 +35,10 @@ export function serialToHex(serial: Buffer): string {
 /** Colon-separated lowercase hex as the Vault API shows serials, e.g. `39:dd:2e:90`. */
 export function formatSerial(serial: Buffer | string): string {
   const hex = typeof serial === 'string' ? normalizeSerial(serial) : serialToHex(serial);
-  return hex.replace(/(..)(?!$)/g, '$1:');
+  // A loop rather than a regular expression: this runs for every issued certificate.
+  let out = hex.slice(0, 2);
+  for (let i = 2; i < hex.length; i += 2) out += `:${hex.slice(i, i + 2)}`;
+  return out;
 }
 
 /**
