@@ -44,9 +44,8 @@ export function extractStateJob(deps: ExtractStateJobDeps) {
         size: x.size,
         stateFormatVersion: x.stateVersion,
         terraformVersion: x.terraformVersion,
-        resources: x.resources,
-        modules: x.modules,
-        providers: x.providers,
+        // Lists extracted in a worker arrive as JSON text, stored as they are (reading x.resources would parse them).
+        lists: x.json ? { json: x.json } : { resources: x.resources, modules: x.modules, providers: x.providers },
         billableRumCount: x.billableRumCount,
       });
       // Permanently deleted while it was being read: its outputs must not come back.

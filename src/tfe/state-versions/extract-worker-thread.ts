@@ -4,6 +4,7 @@ import { StateExtractor, extractState } from './state-extract.js';
 import type { ExtractResult } from './state-extract.js';
 import { StateInspector } from './state-file.js';
 import type { StateInspection } from './state-file.js';
+import { packExtract } from './extract-worker.js';
 import type { WorkerInput, WorkerReply, WorkerRequest } from './extract-worker.js';
 
 /** Worker thread entry for extract-worker.ts; runs only inside a worker. */
@@ -16,7 +17,9 @@ function reply(m: WorkerReply): void {
 }
 
 function finish(result: ExtractResult | StateInspection): void {
-  reply({ type: 'result', result });
+  // A successful extraction goes back with its lists as JSON text (packExtract).
+  if ('ok' in result && result.ok) reply({ type: 'extract', value: packExtract(result.value) });
+  else reply({ type: 'result', result });
   port?.close();
 }
 

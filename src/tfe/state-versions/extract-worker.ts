@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { ExtractResult } from './state-extract.js';
+import type { ExtractJson, ExtractResult, StateExtract } from './state-extract.js';
 import type { JsonScannerLimits } from './json-scanner.js';
 import type { StateInspection } from './state-file.js';
 
@@ -25,6 +25,8 @@ export type WorkerRequest = { type: 'begin' } | { type: 'chunk'; data: ArrayBuff
 export type WorkerReply =
   | { type: 'ack' }
   | { type: 'result'; result: ExtractResult | StateInspection }
+  /** An extraction's result with its lists as JSON text (packExtract). */
+  | { type: 'extract'; value: PackedExtract }
   | { type: 'source-error'; message: string };
 
 export interface ExtractInWorkerOptions {
@@ -45,6 +47,30 @@ function spawnWorker(input: WorkerInput, opts: ExtractInWorkerOptions): Worker {
     resourceLimits: { maxOldGenerationSizeMb: opts.maxHeapMb ?? 256 },
     stdout: false,
     stderr: false,
+  });
+}
+
+/** An extraction as a worker posts it: the lists as JSON text, made on the worker's thread. */
+export type PackedExtract = Omit<StateExtract, 'resources' | 'modules' | 'providers' | 'json'> & { json: ExtractJson };
+
+/** On the worker thread: the lists to JSON text, so that the event loop gets three strings instead of an object graph. */
+export function packExtract(value: StateExtract): PackedExtract {
+  const { resources, modules, providers, json: _json, ...rest } = value;
+  return { ...rest, json: { resources: JSON.stringify(resources), modules: JSON.stringify(modules), providers: JSON.stringify(providers) } };
+}
+
+/** On the event loop: the extraction back, its lists parsed only when read, the JSON text kept as `json` (not enumerable). */
+export function unpackExtract(packed: PackedExtract): StateExtract {
+  const { json, ...rest } = packed;
+  const lazy = <T>(text: string) => {
+    let value: T | undefined;
+    return { enumerable: true, get: () => (value ??= JSON.parse(text) as T) };
+  };
+  return Object.defineProperties(rest as StateExtract, {
+    resources: lazy<StateExtract['resources']>(json.resources),
+    modules: lazy<StateExtract['modules']>(json.modules),
+    providers: lazy<StateExtract['providers']>(json.providers),
+    json: { value: json, enumerable: false },
   });
 }
 
@@ -77,6 +103,7 @@ class WorkerRun<R> {
           this.inFlight--;
           this.wakeUp();
         } else if (m.type === 'result') settle(() => resolve(m.result as R), true);
+        else if (m.type === 'extract') settle(() => resolve({ ok: true, value: unpackExtract(m.value) } as R), true);
         else settle(() => reject(new Error(`cannot read state: ${m.message}`)));
       };
       const onError = (err: Error) => settle(() => resolve(failed(err.message)));

@@ -37,6 +37,18 @@ export interface StateExtract {
   resourcesProcessed: true;
   /** Bytes read. */
   size: number;
+  /**
+   * `resources`, `modules` and `providers` as JSON text, when the extraction ran in a worker
+   * thread: made there, so that the event loop neither clones the lists from the thread nor
+   * serializes them to store them (the lists themselves are then parsed only if read).
+   */
+  json?: ExtractJson;
+}
+
+export interface ExtractJson {
+  resources: string;
+  modules: string;
+  providers: string;
 }
 
 export type ExtractResult = { ok: true; value: StateExtract } | { ok: false; error: string };

@@ -49,9 +49,8 @@ export interface ExtractedFields {
   size: number;
   stateFormatVersion: number | null;
   terraformVersion: string | null;
-  resources: unknown[] | null;
-  modules: Record<string, unknown> | null;
-  providers: Record<string, unknown> | null;
+  /** The three lists: as values, or as JSON text already (`json`, an extraction made in a worker thread). */
+  lists: { resources: unknown[] | null; modules: Record<string, unknown> | null; providers: Record<string, unknown> | null } | { json: { resources: string; modules: string; providers: string } };
   billableRumCount: number | null;
 }
 
@@ -354,9 +353,11 @@ export class StateVersionRepo {
         size: f.size,
         state_format_version: f.stateFormatVersion,
         terraform_version: f.terraformVersion,
-        resources: f.resources === null ? null : JSON.stringify(f.resources),
-        modules: f.modules === null ? null : JSON.stringify(f.modules),
-        providers: f.providers === null ? null : JSON.stringify(f.providers),
+        ...('json' in f.lists ? f.lists.json : {
+          resources: f.lists.resources === null ? null : JSON.stringify(f.lists.resources),
+          modules: f.lists.modules === null ? null : JSON.stringify(f.lists.modules),
+          providers: f.lists.providers === null ? null : JSON.stringify(f.lists.providers),
+        }),
         billable_rum_count: f.billableRumCount,
         resources_processed: 1,
         processing_error: null,
