@@ -4,6 +4,8 @@ import { createHash } from 'node:crypto';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
+import { INLINE_EXTRACT_MAX_BYTES } from '../../src/tfe/state-versions/extract-state-job.js';
+import { extractState } from '../../src/tfe/state-versions/state-extract.js';
 import { b64, call, createBody, createInline, download, inlineAttrs, stateFile, workspace } from './tfe-state-versions-fixture.js';
 
 // States sent inline at creation up to state_inline_max_size are kept in tfe_state_blobs.data,
@@ -15,6 +17,22 @@ const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('he
 
 async function blobRow(srv: TestServer, sha: string) {
   return srv.deps.core.db.kysely.selectFrom('tfe_state_blobs').select(['deleting', 'data', 'size']).where('sha256', '=', sha).executeTakeFirst();
+}
+
+// A state above INLINE_EXTRACT_MAX_BYTES is extracted in a worker thread, whose lists come back as JSON text and are
+// stored as they are (decision 0020); the API must then serve exactly what the event-loop extraction gives.
+const COUNT = 3000;
+
+function bigState(lineage: string): Buffer {
+  const resources = Array.from({ length: COUNT }, (_, i) => ({
+    mode: i % 10 === 0 ? 'data' : 'managed',
+    type: `aws_thing_${i % 7}`,
+    name: `r${i}`,
+    ...(i % 3 === 0 ? { module: `module.app["k${i % 5}"].module.sg[${i % 2}]` } : {}),
+    provider: `provider["registry.terraform.io/hashicorp/aws${i % 2 ? '' : 'cc'}"]`,
+    instances: Array.from({ length: 1 + (i % 3) }, (_, k) => ({ index_key: k, attributes: { id: `id-${i}-${k}` } })),
+  }));
+  return Buffer.from(JSON.stringify({ version: 4, terraform_version: '1.9.5', serial: 1, lineage, outputs: {}, resources }));
 }
 
 for (const kind of dbKinds()) {
@@ -74,6 +92,29 @@ for (const kind of dbKinds()) {
       assert.equal(again.status, 201, again.text);
       assert.equal((await blobRow(srv, sha256(bytes)))?.deleting, 0);
       assert.ok((await download(srv, again.json.data.attributes['hosted-state-download-url'])).body.equals(bytes));
+    });
+
+    it('extracts a large state in a worker thread, storing and serving what the event-loop extraction gives', async () => {
+      const f = await workspace(srv);
+      const bytes = bigState(f.lineage);
+      assert.ok(bytes.length > INLINE_EXTRACT_MAX_BYTES, `${bytes.length} bytes`);
+      const r = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, { body: createBody(inlineAttrs(bytes, 1, f.lineage)) });
+      assert.equal(r.status, 201, r.text);
+      await srv.deps.worker.runUntilIdle();
+      const got = await call(srv, 'GET', `/api/v2/state-versions/${r.json.data.id}`);
+      const a = got.json.data.attributes;
+      assert.equal(a['resources-processed'], true);
+      assert.equal(a['resources-processing-error'], null);
+      const expected = await extractState((async function* () {
+        yield bytes;
+      })());
+      assert.ok(expected.ok);
+      assert.equal(a.resources.length, COUNT);
+      assert.deepEqual(a.resources, expected.value.resources);
+      assert.deepEqual(a.modules, expected.value.modules);
+      assert.deepEqual(a.providers, expected.value.providers);
+      assert.equal(a['billable-rum-count'], expected.value.billableRumCount);
+      assert.ok(Object.keys(a.modules).includes('root.app.sg'), JSON.stringify(Object.keys(a.modules)));
     });
   });
 }
