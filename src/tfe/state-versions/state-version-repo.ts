@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { Db } from '../../db/database.js';
+import { RawJson } from '../../shared/raw-json.js';
 import type { Database } from '../../db/schema.js';
 import { OneParamQuery, ParamQuery, RowInsert } from '../../db/one-param-query.js';
 import type { TfeStateVersionsTable } from '../../db/schema-tfe-state.js';
@@ -12,6 +13,7 @@ export type Executor = Kysely<Database>;
 export type StateVersionRow = Selectable<TfeStateVersionsTable>;
 
 const json = (s: string | null): unknown => (s === null ? null : (JSON.parse(s) as unknown));
+const raw = (s: string | null): RawJson | null => (s === null ? null : new RawJson(s));
 
 export function toStateVersion(r: StateVersionRow): StateVersion {
   return {
@@ -32,9 +34,9 @@ export function toStateVersion(r: StateVersionRow): StateVersion {
     uploadExpiresAt: r.upload_expires_at === null ? null : new Date(r.upload_expires_at),
     resourcesProcessed: r.resources_processed === 1,
     processingError: r.processing_error ?? null,
-    resources: json(r.resources) as unknown[] | null,
-    modules: json(r.modules) as Record<string, unknown> | null,
-    providers: json(r.providers) as Record<string, unknown> | null,
+    resources: raw(r.resources),
+    modules: raw(r.modules),
+    providers: raw(r.providers),
     billableRumCount: r.billable_rum_count,
     createdBy: r.created_by_kind && r.created_by_id ? { kind: r.created_by_kind as 'user' | 'team', id: r.created_by_id } : null,
     runId: r.run_id,

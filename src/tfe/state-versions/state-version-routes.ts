@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { DomainError, invalid } from '../../shared/errors.js';
+import { stringifyWithRaw } from '../../shared/raw-json.js';
 import { isTfeIdOf } from '../../shared/ids.js';
 import type { Actor } from '../identity/actor.js';
 import type { IdentityService } from '../identity/identity-service.js';
@@ -95,8 +96,9 @@ export function parseCreateBody(body: unknown) {
   };
 }
 
+/** Documents are serialized here, so that the stored lists they embed (RawJson) go out as they are. */
 function send(reply: FastifyReply, status: number, doc: unknown): FastifyReply {
-  return reply.status(status).type(JSONAPI_CONTENT_TYPE).send(doc);
+  return reply.status(status).type(JSONAPI_CONTENT_TYPE).send(typeof doc === 'string' ? doc : stringifyWithRaw(doc));
 }
 
 export async function registerStateVersionRoutes(app: FastifyInstance, deps: StateVersionRoutesDeps): Promise<void> {
@@ -166,7 +168,7 @@ export async function registerStateVersionRoutes(app: FastifyInstance, deps: Sta
     let memo = renderedCurrent.get(current);
     if (memo?.baseUrl !== baseUrl) {
       const uploadTokens = versions.uploadTokens(current.version);
-      const body = JSON.stringify(stateVersionDocument(current.version, { baseUrl, uploadTokens, outputIds: [...current.outputIds] }));
+      const body = stringifyWithRaw(stateVersionDocument(current.version, { baseUrl, uploadTokens, outputIds: [...current.outputIds] }));
       memo = { baseUrl, body };
       // A document with an upload URL changes when the URL expires.
       if (uploadTokens.state === null && uploadTokens.json === null) renderedCurrent.set(current, memo);

@@ -1,4 +1,5 @@
 import { DomainError, conflict, invalid, notFound } from '../../shared/errors.js';
+import type { RawJson } from '../../shared/raw-json.js';
 import type { StateInspection } from './state-file.js';
 
 /**
@@ -48,9 +49,10 @@ export interface StateVersion {
   resourcesProcessed: boolean;
   /** Set when extraction could not read the content; the version is processed all the same. */
   processingError: string | null;
-  resources: unknown[] | null;
-  modules: Record<string, unknown> | null;
-  providers: Record<string, unknown> | null;
+  /** The extracted lists as stored (JSON text), embedded in answers without being parsed (RawJson). */
+  resources: RawJson | null;
+  modules: RawJson | null;
+  providers: RawJson | null;
   billableRumCount: number | null;
   createdBy: StateVersionCreator | null;
   runId: string | null;
