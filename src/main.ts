@@ -112,6 +112,6 @@ function batchThreadsOf(server: RunningServer): void {
       log.warn({ threads: pass.failed }, 'could not put some background threads under SCHED_BATCH; they keep the normal policy');
     }
   });
-  if (kept) log.info({ threads: kept.first.threads }, 'background threads run under SCHED_BATCH');
+  if (kept) log.info({ threads: kept.threads }, 'background threads run under SCHED_BATCH');
   else log.info('background threads keep the normal scheduling policy (SCHED_BATCH needs Linux and the native addon)');
 }

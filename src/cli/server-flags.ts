@@ -36,7 +36,7 @@ export function parseSettingFlags(argv: string[]): { flags: Record<string, strin
   const { values, positionals } = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
   for (const s of SETTINGS) {
     const v = (values as Record<string, string | undefined>)[s.flag];
-    if (v !== undefined && !s.boolean) flags[s.key] = v;
+    if (v !== undefined) flags[s.key] = v;
   }
   // --dev-root-token implies --dev, as in `vault server -dev -dev-root-token-id`.
   if (flags.dev_root_token !== undefined && flags.dev === undefined) flags.dev = true;

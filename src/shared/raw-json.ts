@@ -15,21 +15,22 @@ export class RawJson {
 
   toJSON(): unknown {
     if (splicing) {
+      // A marker no string in the value can equal: a control character (escaped in the output) and a fresh nonce.
+      splicing.nonce ??= randomBytes(9).toString('base64url');
       splicing.texts.push(this.text);
-      return `${splicing.mark}${splicing.texts.length - 1}`;
+      return `\u0000${splicing.nonce}:${splicing.texts.length - 1}`;
     }
     return this.parse();
   }
 }
 
-let splicing: { mark: string; texts: string[] } | null = null;
+/** The stringifyWithRaw call under way: its nonce (made on the first RawJson met) and the texts to splice. */
+let splicing: { nonce?: string; texts: string[] } | null = null;
 
 /** JSON.stringify of `value`, with the text of every RawJson in it spliced in as it is. */
 export function stringifyWithRaw(value: unknown): string {
   const outer = splicing;
-  // A marker no string in the value can equal: a control character (escaped in the output) and a fresh nonce.
-  const nonce = randomBytes(9).toString('base64url');
-  const current = { mark: `\u0000${nonce}:`, texts: [] as string[] };
+  const current: { nonce?: string; texts: string[] } = { texts: [] };
   splicing = current;
   let out: string;
   try {
@@ -37,7 +38,7 @@ export function stringifyWithRaw(value: unknown): string {
   } finally {
     splicing = outer;
   }
-  if (current.texts.length === 0) return out;
-  const marker = new RegExp(`"\\\\u0000${nonce}:(\\d+)"`, 'g');
+  if (current.nonce === undefined) return out;
+  const marker = new RegExp(`"\\\\u0000${current.nonce}:(\\d+)"`, 'g');
   return out.replace(marker, (_, i: string) => current.texts[Number(i)] as string);
 }

@@ -46,10 +46,10 @@ export function batchBackgroundThreads(): BatchPass | null {
 
 /**
  * `batchBackgroundThreads()` now and then every `everyMs`, for threads made later (the
- * threadpool starts on first use, job workers come and go). Returns a stop function, or null
+ * threadpool starts on first use, job workers come and go). Returns the first pass, or null
  * where it cannot be done. The timer does not keep the process alive.
  */
-export function keepBackgroundThreadsBatched(everyMs: number, onPass?: (pass: BatchPass) => void): { first: BatchPass; stop: () => void } | null {
+export function keepBackgroundThreadsBatched(everyMs: number, onPass?: (pass: BatchPass) => void): BatchPass | null {
   const first = batchBackgroundThreads();
   if (!first) return null;
   onPass?.(first);
@@ -58,5 +58,5 @@ export function keepBackgroundThreadsBatched(everyMs: number, onPass?: (pass: Ba
     if (pass) onPass?.(pass);
   }, everyMs);
   timer.unref();
-  return { first, stop: () => clearInterval(timer) };
+  return first;
 }

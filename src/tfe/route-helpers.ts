@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { invalid } from '../shared/errors.js';
+import { stringifyWithRaw } from '../shared/raw-json.js';
 import { JSONAPI_CONTENT_TYPE } from './jsonapi.js';
 import type { Page } from './pagination.js';
 import { paginationLinks, paginationMeta, parsePageQuery } from './pagination.js';
@@ -8,8 +9,9 @@ import type { PageRequest } from './pagination.js';
 
 /** Small shared pieces of the TFE route files: documents out, query parameters in. */
 
+/** A JSON:API document (or its text) as the answer; stored JSON it embeds (RawJson) goes out as it is. */
 export function sendDocument(reply: FastifyReply, status: number, doc: unknown): FastifyReply {
-  return reply.status(status).type(JSONAPI_CONTENT_TYPE).send(doc);
+  return reply.status(status).type(JSONAPI_CONTENT_TYPE).send(typeof doc === 'string' ? doc : stringifyWithRaw(doc));
 }
 
 export function sendNoContent(reply: FastifyReply): FastifyReply {

@@ -5,6 +5,7 @@ import { RawJson } from '../../shared/raw-json.js';
 import type { Database } from '../../db/schema.js';
 import { OneParamQuery, ParamQuery, RowInsert } from '../../db/one-param-query.js';
 import type { TfeStateVersionsTable } from '../../db/schema-tfe-state.js';
+import type { ExtractJson } from './state-extract.js';
 import type { StateClaims, StateVersion, StateVersionOutput, StateVersionStatus } from './state-version.js';
 
 /** A database handle or the caller's transaction (a Transaction is a Kysely). */
@@ -52,7 +53,7 @@ export interface ExtractedFields {
   stateFormatVersion: number | null;
   terraformVersion: string | null;
   /** The three lists: as values, or as JSON text already (`json`, an extraction made in a worker thread). */
-  lists: { resources: unknown[] | null; modules: Record<string, unknown> | null; providers: Record<string, unknown> | null } | { json: { resources: string; modules: string; providers: string } };
+  lists: { resources: unknown[] | null; modules: Record<string, unknown> | null; providers: Record<string, unknown> | null } | { json: ExtractJson };
   billableRumCount: number | null;
 }
 

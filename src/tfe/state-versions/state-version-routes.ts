@@ -7,7 +7,7 @@ import type { Actor } from '../identity/actor.js';
 import type { IdentityService } from '../identity/identity-service.js';
 import { requireActor } from '../identity/request-actor.js';
 import type { TeamService } from '../identity/team-service.js';
-import { JSONAPI_CONTENT_TYPE } from '../jsonapi.js';
+import { sendDocument } from '../route-helpers.js';
 import { JsonApiInput } from '../jsonapi-input.js';
 import { parsePageQuery } from '../pagination.js';
 import type { StateUploadService } from './state-upload-service.js';
@@ -96,11 +96,6 @@ export function parseCreateBody(body: unknown) {
   };
 }
 
-/** Documents are serialized here, so that the stored lists they embed (RawJson) go out as they are. */
-function send(reply: FastifyReply, status: number, doc: unknown): FastifyReply {
-  return reply.status(status).type(JSONAPI_CONTENT_TYPE).send(typeof doc === 'string' ? doc : stringifyWithRaw(doc));
-}
-
 export async function registerStateVersionRoutes(app: FastifyInstance, deps: StateVersionRoutesDeps): Promise<void> {
   const { versions, uploads } = deps;
 
@@ -138,7 +133,7 @@ export async function registerStateVersionRoutes(app: FastifyInstance, deps: Sta
   async function one(request: FastifyRequest, reply: FastifyReply, v: StateVersion, status = 200, outputIds?: string[]) {
     const includes = parseIncludes((request.query as Record<string, unknown>).include);
     const { ctxOf, included } = await render(request, [v], includes, outputIds ? new Map([[v.id, outputIds]]) : undefined);
-    return send(reply, status, stateVersionDocument(v, ctxOf(v), included));
+    return sendDocument(reply, status, stateVersionDocument(v, ctxOf(v), included));
   }
 
   app.post<{ Params: { workspaceId: string } }>('/workspaces/:workspaceId/state-versions', async (request, reply) => {
@@ -173,7 +168,7 @@ export async function registerStateVersionRoutes(app: FastifyInstance, deps: Sta
       // A document with an upload URL changes when the URL expires.
       if (uploadTokens.state === null && uploadTokens.json === null) renderedCurrent.set(current, memo);
     }
-    return send(reply, 200, memo.body);
+    return sendDocument(reply, 200, memo.body);
   });
 
   app.get('/state-versions', async (request, reply) => {
@@ -188,7 +183,7 @@ export async function registerStateVersionRoutes(app: FastifyInstance, deps: Sta
     const result = await versions.list(requireActor(request), { organization, workspace, statuses, page });
     const { ctxOf, included } = await render(request, result.items, includes);
     const selfUrl = baseUrlOf(request, deps.publicUrl) + request.url;
-    return send(reply, 200, stateVersionListDocument(result, ctxOf, selfUrl, included));
+    return sendDocument(reply, 200, stateVersionListDocument(result, ctxOf, selfUrl, included));
   });
 
   app.get<{ Params: { id: string } }>('/state-versions/:id', async (request, reply) => {
