@@ -99,7 +99,11 @@ async function main(): Promise<number> {
   const stopServer = async () => {
     const s = server;
     server = null;
-    if (s) await s.then((x) => x.stop(), () => undefined);
+    if (s)
+      await s.then(
+        (x) => x.stop(),
+        () => undefined,
+      );
   };
   let interrupted = false;
   const onSignal = (sig: NodeJS.Signals) => {
@@ -139,14 +143,28 @@ async function main(): Promise<number> {
         strongroom: (o) => {
           if (!server) {
             const extraArgs = [...(o?.jobWorker === false ? ['--job-worker', 'false'] : []), ...opts.serverArgs];
-            server = startStrongroom(serverGroup, { db: opts.db, postgresUrl: opts.postgresUrl, extraArgs, cpuProfileDir: opts.cpuProfileDir });
+            server = startStrongroom(serverGroup, {
+              db: opts.db,
+              postgresUrl: opts.postgresUrl,
+              extraArgs,
+              cpuProfileDir: opts.cpuProfileDir,
+            });
           }
           return server;
         },
       };
       process.stderr.write(`\n-- ${s.name}\n`);
       const t0 = performance.now();
-      const base = { name: s.name, rows: [], ratios: [], facts: [], target: s.target, connections, seconds: opts.seconds, rounds: opts.rounds };
+      const base = {
+        name: s.name,
+        rows: [],
+        ratios: [],
+        facts: [],
+        target: s.target,
+        connections,
+        seconds: opts.seconds,
+        rounds: opts.rounds,
+      };
       let r: ScenarioResult;
       const limitSec = opts.smoke ? 90 : 900;
       let timer: NodeJS.Timeout | undefined;
@@ -172,7 +190,8 @@ async function main(): Promise<number> {
         let message = err instanceof Error ? err.message : String(err);
         const pending = server as Promise<Strongroom> | null;
         const srv = pending ? await pending.catch(() => null) : null;
-        if (!skipped && srv && !srv.alive()) message += `\nthe server exited; its last output:\n${srv.output().slice(-2000)}`;
+        if (!skipped && srv && !srv.alive())
+          message += `\nthe server exited; its last output:\n${srv.output().slice(-2000)}`;
         r = {
           ...base,
           status: skipped ? 'skipped' : 'failed',
@@ -195,12 +214,29 @@ async function main(): Promise<number> {
     rmSync(tmpDir, { recursive: true, force: true });
   }
   const totalSec = (performance.now() - started) / 1000;
-  process.stdout.write(`\n${summaryLines(results).join('\n')}\n\n${results.length} scenario(s) in ${totalSec.toFixed(1)} s\n`);
-  if (json) writeFileSync(json, `${JSON.stringify(results.map((x) => x.r), null, 2)}\n`);
+  process.stdout.write(
+    `\n${summaryLines(results).join('\n')}\n\n${results.length} scenario(s) in ${totalSec.toFixed(1)} s\n`,
+  );
+  if (json)
+    writeFileSync(
+      json,
+      `${JSON.stringify(
+        results.map((x) => x.r),
+        null,
+        2,
+      )}\n`,
+    );
   if (writeDocs) {
     const shown = process.argv.slice(2).filter((a, i, all) => a !== '--json' && all[i - 1] !== '--json');
     const command = `npm run bench -- ${shown.join(' ')}`;
-    const md = docsMarkdown({ results, command, db: opts.db, date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC', totalSec, loadAtStart });
+    const md = docsMarkdown({
+      results,
+      command,
+      db: opts.db,
+      date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
+      totalSec,
+      loadAtStart,
+    });
     writeFileSync(join(ROOT, 'docs', 'benchmarks.md'), md);
     process.stdout.write('wrote docs/benchmarks.md\n');
   }

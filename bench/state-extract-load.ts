@@ -35,8 +35,17 @@ async function main(argv: string[]): Promise<void> {
 
     const md5 = createHash('md5');
     for await (const chunk of createReadStream(file)) md5.update(chunk as Buffer);
-    const head = JSON.parse(readFileSync(file).subarray(0, 4096).toString('utf8').replace(/,\s*"(outputs|resources)"[\s\S]*$/, '}')) as { serial: number; lineage: string };
-    const v = await createStateVersion(sr, ws.id, { serial: head.serial, md5: md5.digest('hex'), lineage: head.lineage });
+    const head = JSON.parse(
+      readFileSync(file)
+        .subarray(0, 4096)
+        .toString('utf8')
+        .replace(/,\s*"(outputs|resources)"[\s\S]*$/, '}'),
+    ) as { serial: number; lineage: string };
+    const v = await createStateVersion(sr, ws.id, {
+      serial: head.serial,
+      md5: md5.digest('hex'),
+      lineage: head.lineage,
+    });
     if (!v.uploadUrl) throw new Error('no upload URL');
     const t0 = performance.now();
     const put = await fetch(onServer(sr, v.uploadUrl), {
@@ -60,15 +69,17 @@ async function main(argv: string[]): Promise<void> {
       await new Promise((res) => setTimeout(res, 100));
     }
     const extractionSeconds = (processedAt - t1) / 1000;
-    console.log(JSON.stringify({
-      bytes: statSync(file).size,
-      uploadSeconds: +uploadSeconds.toFixed(2),
-      extractionSecondsAfterUpload: +extractionSeconds.toFixed(2),
-      extractionCoveredWindow: processedAt >= measuredUntil,
-      idle: { p50Ms: idle.p50Ms, p99Ms: idle.p99Ms, reqPerSec: Math.round(idle.reqPerSec) },
-      duringExtraction: { p50Ms: busy.p50Ms, p99Ms: busy.p99Ms, reqPerSec: Math.round(busy.reqPerSec) },
-      p99Ratio: +(busy.p99Ms / idle.p99Ms).toFixed(2),
-    }));
+    console.log(
+      JSON.stringify({
+        bytes: statSync(file).size,
+        uploadSeconds: +uploadSeconds.toFixed(2),
+        extractionSecondsAfterUpload: +extractionSeconds.toFixed(2),
+        extractionCoveredWindow: processedAt >= measuredUntil,
+        idle: { p50Ms: idle.p50Ms, p99Ms: idle.p99Ms, reqPerSec: Math.round(idle.reqPerSec) },
+        duringExtraction: { p50Ms: busy.p50Ms, p99Ms: busy.p99Ms, reqPerSec: Math.round(busy.reqPerSec) },
+        p99Ratio: +(busy.p99Ms / idle.p99Ms).toFixed(2),
+      }),
+    );
   } finally {
     await sr.stop();
     await group.stopAll();

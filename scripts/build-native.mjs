@@ -23,10 +23,13 @@ const gyp = nodeGyp();
 const args = ['rebuild'];
 // Build against the headers installed with this Node.js when they are there, instead of downloading them.
 const prefix = join(dirname(process.execPath), '..');
-if (!process.env.npm_config_nodedir && existsSync(join(prefix, 'include/node/node_api.h'))) args.push(`--nodedir=${prefix}`);
+if (!process.env.npm_config_nodedir && existsSync(join(prefix, 'include/node/node_api.h')))
+  args.push(`--nodedir=${prefix}`);
 const r = gyp ? spawnSync(process.execPath, [gyp, ...args], { cwd: root, stdio: 'inherit' }) : null;
 if (!r || r.status !== 0) {
   const why = gyp ? `node-gyp exited with ${r?.status ?? r?.signal}` : 'node-gyp was not found';
-  console.warn(`strongroom: the native addon was not built (${why}); certificate requests will be checked with node:crypto, which is slower.`);
+  console.warn(
+    `strongroom: the native addon was not built (${why}); certificate requests will be checked with node:crypto, which is slower.`,
+  );
   process.exit(required ? 1 : 0);
 }

@@ -10,7 +10,9 @@ const rows = SETTINGS.map((s) => {
   const def = s.default !== undefined ? `\`${s.default}\`` : '';
   return `| ${flag} | \`${s.env}\` | ${key} | ${def} | ${s.description} |`;
 });
-const table = ['| Flag | Environment | Config file key | Default | Meaning |', '|---|---|---|---|---|', ...rows].join('\n');
+const table = ['| Flag | Environment | Config file key | Default | Meaning |', '|---|---|---|---|---|', ...rows].join(
+  '\n',
+);
 const start = doc.indexOf('| Flag |');
 const end = doc.indexOf('\n\n', start);
 writeFileSync(path, doc.slice(0, start) + table + (end < 0 ? '\n' : doc.slice(end)));

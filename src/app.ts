@@ -16,9 +16,10 @@ import { tfePlugin } from './tfe/tfe-plugin.js';
 /** Builds the server with both products; never listens (main.ts and tests do). */
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const { config, logger, metrics } = deps.core;
-  const https = config.tlsCertFile && config.tlsKeyFile
-    ? { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile) }
-    : null;
+  const https =
+    config.tlsCertFile && config.tlsKeyFile
+      ? { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile) }
+      : null;
   const app: FastifyInstance = Fastify({
     loggerInstance: logger,
     bodyLimit: config.bodyLimit,
@@ -29,7 +30,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     frameworkErrors: frameworkErrorHandler(deps.pki),
     // Each request's child logger is made only if the request logs something (LazyChildLogger).
-    childLoggerFactory: (parent, bindings, opts) => new LazyChildLogger(parent as Logger, bindings, opts) as unknown as typeof parent,
+    childLoggerFactory: (parent, bindings, opts) =>
+      new LazyChildLogger(parent as Logger, bindings, opts) as unknown as typeof parent,
     ...(https ? { https } : {}),
   }) as unknown as FastifyInstance;
 
@@ -47,7 +49,12 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
-    metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    metrics.observeRequest(
+      request.method,
+      request.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
     done();
   });
 
@@ -67,7 +74,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
  * escape) still get the envelope of the API they were meant for: JSON:API for the TFE paths,
  * Vault's (or OCSP's, for an OCSP request) under /v1, plain JSON elsewhere.
  */
-function frameworkErrorHandler(pki: PkiServices): (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
+function frameworkErrorHandler(
+  pki: PkiServices,
+): (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
   return (err, request, reply) => {
     const url = request.url;
     const c = classifyError(err);

@@ -42,7 +42,10 @@ async function main(argv: string[]): Promise<number> {
     return command === undefined ? 2 : 0;
   }
   if (command === 'policy-service') {
-    const r = await runPolicyServiceCommand(rest, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
+    const r = await runPolicyServiceCommand(rest, {
+      out: (t) => process.stdout.write(t),
+      err: (t) => process.stderr.write(t),
+    });
     if (typeof r === 'number') return r;
     const stop = () => void r.close().then(() => process.exit(0));
     process.once('SIGTERM', stop);
@@ -98,7 +101,8 @@ async function main(argv: string[]): Promise<number> {
 /** Settings flags, and nothing else: a stray word (`--dev-root-token` without its value, say) is an error, not ignored. */
 function settingsOnly(argv: string[]): Record<string, string | boolean> {
   const { flags, positionals } = parseSettingFlags(argv);
-  if (positionals.length > 0) throw new ConfigError([`unexpected argument${positionals.length > 1 ? 's' : ''}: ${positionals.join(' ')}`]);
+  if (positionals.length > 0)
+    throw new ConfigError([`unexpected argument${positionals.length > 1 ? 's' : ''}: ${positionals.join(' ')}`]);
   return flags;
 }
 
@@ -114,7 +118,8 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
-    else if (err instanceof TypeError && (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS')) process.stderr.write(`${err.message}\n\n${USAGE}`);
+    else if (err instanceof TypeError && (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS'))
+      process.stderr.write(`${err.message}\n\n${USAGE}`);
     else process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exitCode = 1;
   },

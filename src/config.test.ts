@@ -21,7 +21,10 @@ describe('loadConfig', () => {
   it('takes flags over environment over the config file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
     const file = join(dir, 'c.json');
-    writeFileSync(file, JSON.stringify({ listen: '127.0.0.1:1111', log_level: 'debug', body_limit: '1MB', job_concurrency: 5 }));
+    writeFileSync(
+      file,
+      JSON.stringify({ listen: '127.0.0.1:1111', log_level: 'debug', body_limit: '1MB', job_concurrency: 5 }),
+    );
     const env = { STRONGROOM_CONFIG: file, STRONGROOM_LISTEN: '127.0.0.1:2222', STRONGROOM_LOG_LEVEL: 'warn' };
     const c = loadConfig(env, { listen: '127.0.0.1:3333' });
     assert.equal(c.listenPort, 3333, 'flag wins');
@@ -38,7 +41,12 @@ describe('loadConfig', () => {
 
   it('reports every problem at once', () => {
     try {
-      loadConfig({ STRONGROOM_LISTEN: 'nope', STRONGROOM_LOG_LEVEL: 'loud', STRONGROOM_MASTER_KEY: 'c2hvcnQ=', STRONGROOM_TLS_CERT: '/x.pem' });
+      loadConfig({
+        STRONGROOM_LISTEN: 'nope',
+        STRONGROOM_LOG_LEVEL: 'loud',
+        STRONGROOM_MASTER_KEY: 'c2hvcnQ=',
+        STRONGROOM_TLS_CERT: '/x.pem',
+      });
       assert.fail('expected a ConfigError');
     } catch (err) {
       assert.ok(err instanceof ConfigError);
@@ -54,7 +62,10 @@ describe('loadConfig', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
     const file = join(dir, 'c.json');
     writeFileSync(file, JSON.stringify({ listn: 'x', master_key: 'abc' }));
-    assert.throws(() => loadConfig({ STRONGROOM_CONFIG: file }), (err: ConfigError) => err.problems.length === 2);
+    assert.throws(
+      () => loadConfig({ STRONGROOM_CONFIG: file }),
+      (err: ConfigError) => err.problems.length === 2,
+    );
   });
 
   it('documents every setting in docs/configuration.md', async () => {

@@ -65,35 +65,218 @@ interface SettingDef {
 }
 
 export const SETTINGS: readonly SettingDef[] = [
-  { key: 'listen', flag: 'listen', env: 'STRONGROOM_LISTEN', description: 'Address to listen on, host:port.', default: '127.0.0.1:8200' },
-  { key: 'data_dir', flag: 'data-dir', env: 'STRONGROOM_DATA_DIR', description: 'Directory for the SQLite database, blobs and the master key.', default: './data' },
-  { key: 'database_url', flag: 'database-url', env: 'STRONGROOM_DATABASE_URL', description: 'postgres://… switches to PostgreSQL (blobs then live in the database too); sqlite:PATH picks a SQLite file.', default: 'sqlite:<data_dir>/strongroom.db' },
-  { key: 'tls_cert_file', flag: 'tls-cert', env: 'STRONGROOM_TLS_CERT', description: 'PEM certificate chain; with tls_key_file the server speaks HTTPS.' },
-  { key: 'tls_key_file', flag: 'tls-key', env: 'STRONGROOM_TLS_KEY', description: 'PEM private key for tls_cert_file.' },
-  { key: 'body_limit', flag: 'body-limit', env: 'STRONGROOM_BODY_LIMIT', description: 'Largest request body on API calls (bytes, or with a unit: 32MB). Larger bodies get 413.', default: '32MB' },
-  { key: 'max_upload_size', flag: 'max-upload-size', env: 'STRONGROOM_MAX_UPLOAD_SIZE', description: 'Largest state file accepted through an upload URL. Larger uploads get 413.', default: '2GB' },
-  { key: 'log_level', flag: 'log-level', env: 'STRONGROOM_LOG_LEVEL', description: 'fatal, error, warn, info, debug, trace or silent.', default: 'info' },
-  { key: 'public_url', flag: 'public-url', env: 'STRONGROOM_PUBLIC_URL', description: 'Base URL clients reach this server at (used in upload and download URLs). When unset, each request\'s Host header is used.' },
-  { key: 'shutdown_timeout', flag: 'shutdown-timeout', env: 'STRONGROOM_SHUTDOWN_TIMEOUT', description: 'How long a SIGTERM waits for in-flight requests and jobs.', default: '30s' },
-  { key: 'job_concurrency', flag: 'job-concurrency', env: 'STRONGROOM_JOB_CONCURRENCY', description: 'Jobs run at once by this node.', default: '2' },
-  { key: 'job_poll_interval', flag: 'job-poll-interval', env: 'STRONGROOM_JOB_POLL_INTERVAL', description: 'How often an idle worker looks for jobs (ms).', default: '250' },
-  { key: 'job_lease', flag: 'job-lease', env: 'STRONGROOM_JOB_LEASE', description: 'How long a claimed job is held before another node may retry it.', default: '60s' },
-  { key: 'job_worker', flag: 'job-worker', env: 'STRONGROOM_JOB_WORKER', description: 'Run the job worker in this process (true/false).', default: 'true' },
-  { key: 'pg_pool_size', flag: 'pg-pool-size', env: 'STRONGROOM_PG_POOL_SIZE', description: 'PostgreSQL connections per node.', default: '10' },
-  { key: 'state_allow_serial_mismatch', flag: 'state-allow-serial-mismatch', env: 'STRONGROOM_STATE_ALLOW_SERIAL_MISMATCH', description: 'Accept state versions whose serial/lineage attributes differ from those inside the state file (HCP Terraform accepts them; older go-tfe test suites need it).', default: 'false', boolean: true },
-  { key: 'state_allow_encrypted', flag: 'state-allow-encrypted', env: 'STRONGROOM_STATE_ALLOW_ENCRYPTED', description: 'Accept OpenTofu client-side encrypted states (a JSON object with encrypted_data and encryption_version instead of a state). Only their MD5 is checked: the format, serial and lineage inside cannot be. When false they get 422.', default: 'true', boolean: true },
-  { key: 'state_upload_url_ttl', flag: 'state-upload-url-ttl', env: 'STRONGROOM_STATE_UPLOAD_URL_TTL', description: 'How long the one-time upload URLs of a pending state version stay valid.', default: '1h' },
-  { key: 'state_inline_max_size', flag: 'state-inline-max-size', env: 'STRONGROOM_STATE_INLINE_MAX_SIZE', description: 'State (and JSON state) sent inline when a state version is created is stored in the database, in the same commit as the version, up to this size; larger content goes to the blob store. 0 sends everything to the blob store.', default: '64KB' },
-  { key: 'state_soft_delete_purge_days', flag: 'state-soft-delete-purge-days', env: 'STRONGROOM_STATE_SOFT_DELETE_PURGE_DAYS', description: 'Days after which soft-deleted state backing data is permanently deleted.', default: '30' },
-  { key: 'state_retention_keep_latest', flag: 'state-retention-keep-latest', env: 'STRONGROOM_STATE_RETENTION_KEEP_LATEST', description: 'Retention: the most recent state versions (across all workspaces) that are never deleted by age.', default: '100' },
-  { key: 'state_retention_max_age_days', flag: 'state-retention-max-age-days', env: 'STRONGROOM_STATE_RETENTION_MAX_AGE_DAYS', description: 'Retention: other state versions are deleted after this many days (the newest and current version of each workspace are always kept); 0 disables retention.', default: '180' },
-  { key: 'state_maintenance_interval', flag: 'state-maintenance-interval', env: 'STRONGROOM_STATE_MAINTENANCE_INTERVAL', description: 'How often the state maintenance job (purge of soft-deleted data, retention, blob collection) runs.', default: '1h' },
-  { key: 'native_crypto', flag: 'native-crypto', env: 'STRONGROOM_NATIVE_CRYPTO', description: 'Use the native addon that `npm ci` builds (native/) for ECDSA on the certificate hot paths (CSR checks, P-256/P-384/P-521 signatures). Without the addon, or when false, node:crypto does the same work more slowly.', default: 'true', boolean: true },
-  { key: 'batch_background_threads', flag: 'batch-background-threads', env: 'STRONGROOM_BATCH_BACKGROUND_THREADS', description: 'On Linux, with the native addon: run every thread of the server process but the event loop (the threadpool that checks and signs, the SQLite writer, the garbage collector) under the SCHED_BATCH policy, so that handing them work does not preempt the event loop. They keep their full share of the CPU. False leaves every thread under the normal policy.', default: 'true', boolean: true },
-  { key: 'dev', flag: 'dev', env: 'STRONGROOM_DEV', description: 'Development mode: throwaway storage in a temporary directory and a fixed root token.', boolean: true, default: 'false' },
-  { key: 'dev_root_token', flag: 'dev-root-token', env: 'STRONGROOM_DEV_ROOT_TOKEN', description: 'The admin/root token in --dev mode.', default: 'root' },
-  { key: 'master_key', flag: '', env: 'STRONGROOM_MASTER_KEY', description: 'Base64 of 32 bytes: the master key for secrets at rest. Environment only; otherwise kept in <data_dir>/master.key (mode 0600).' },
-  { key: 'config', flag: 'config', env: 'STRONGROOM_CONFIG', description: 'Path of an optional JSON config file whose keys are the names in this table.' },
+  {
+    key: 'listen',
+    flag: 'listen',
+    env: 'STRONGROOM_LISTEN',
+    description: 'Address to listen on, host:port.',
+    default: '127.0.0.1:8200',
+  },
+  {
+    key: 'data_dir',
+    flag: 'data-dir',
+    env: 'STRONGROOM_DATA_DIR',
+    description: 'Directory for the SQLite database, blobs and the master key.',
+    default: './data',
+  },
+  {
+    key: 'database_url',
+    flag: 'database-url',
+    env: 'STRONGROOM_DATABASE_URL',
+    description:
+      'postgres://… switches to PostgreSQL (blobs then live in the database too); sqlite:PATH picks a SQLite file.',
+    default: 'sqlite:<data_dir>/strongroom.db',
+  },
+  {
+    key: 'tls_cert_file',
+    flag: 'tls-cert',
+    env: 'STRONGROOM_TLS_CERT',
+    description: 'PEM certificate chain; with tls_key_file the server speaks HTTPS.',
+  },
+  {
+    key: 'tls_key_file',
+    flag: 'tls-key',
+    env: 'STRONGROOM_TLS_KEY',
+    description: 'PEM private key for tls_cert_file.',
+  },
+  {
+    key: 'body_limit',
+    flag: 'body-limit',
+    env: 'STRONGROOM_BODY_LIMIT',
+    description: 'Largest request body on API calls (bytes, or with a unit: 32MB). Larger bodies get 413.',
+    default: '32MB',
+  },
+  {
+    key: 'max_upload_size',
+    flag: 'max-upload-size',
+    env: 'STRONGROOM_MAX_UPLOAD_SIZE',
+    description: 'Largest state file accepted through an upload URL. Larger uploads get 413.',
+    default: '2GB',
+  },
+  {
+    key: 'log_level',
+    flag: 'log-level',
+    env: 'STRONGROOM_LOG_LEVEL',
+    description: 'fatal, error, warn, info, debug, trace or silent.',
+    default: 'info',
+  },
+  {
+    key: 'public_url',
+    flag: 'public-url',
+    env: 'STRONGROOM_PUBLIC_URL',
+    description:
+      "Base URL clients reach this server at (used in upload and download URLs). When unset, each request's Host header is used.",
+  },
+  {
+    key: 'shutdown_timeout',
+    flag: 'shutdown-timeout',
+    env: 'STRONGROOM_SHUTDOWN_TIMEOUT',
+    description: 'How long a SIGTERM waits for in-flight requests and jobs.',
+    default: '30s',
+  },
+  {
+    key: 'job_concurrency',
+    flag: 'job-concurrency',
+    env: 'STRONGROOM_JOB_CONCURRENCY',
+    description: 'Jobs run at once by this node.',
+    default: '2',
+  },
+  {
+    key: 'job_poll_interval',
+    flag: 'job-poll-interval',
+    env: 'STRONGROOM_JOB_POLL_INTERVAL',
+    description: 'How often an idle worker looks for jobs (ms).',
+    default: '250',
+  },
+  {
+    key: 'job_lease',
+    flag: 'job-lease',
+    env: 'STRONGROOM_JOB_LEASE',
+    description: 'How long a claimed job is held before another node may retry it.',
+    default: '60s',
+  },
+  {
+    key: 'job_worker',
+    flag: 'job-worker',
+    env: 'STRONGROOM_JOB_WORKER',
+    description: 'Run the job worker in this process (true/false).',
+    default: 'true',
+  },
+  {
+    key: 'pg_pool_size',
+    flag: 'pg-pool-size',
+    env: 'STRONGROOM_PG_POOL_SIZE',
+    description: 'PostgreSQL connections per node.',
+    default: '10',
+  },
+  {
+    key: 'state_allow_serial_mismatch',
+    flag: 'state-allow-serial-mismatch',
+    env: 'STRONGROOM_STATE_ALLOW_SERIAL_MISMATCH',
+    description:
+      'Accept state versions whose serial/lineage attributes differ from those inside the state file (HCP Terraform accepts them; older go-tfe test suites need it).',
+    default: 'false',
+    boolean: true,
+  },
+  {
+    key: 'state_allow_encrypted',
+    flag: 'state-allow-encrypted',
+    env: 'STRONGROOM_STATE_ALLOW_ENCRYPTED',
+    description:
+      'Accept OpenTofu client-side encrypted states (a JSON object with encrypted_data and encryption_version instead of a state). Only their MD5 is checked: the format, serial and lineage inside cannot be. When false they get 422.',
+    default: 'true',
+    boolean: true,
+  },
+  {
+    key: 'state_upload_url_ttl',
+    flag: 'state-upload-url-ttl',
+    env: 'STRONGROOM_STATE_UPLOAD_URL_TTL',
+    description: 'How long the one-time upload URLs of a pending state version stay valid.',
+    default: '1h',
+  },
+  {
+    key: 'state_inline_max_size',
+    flag: 'state-inline-max-size',
+    env: 'STRONGROOM_STATE_INLINE_MAX_SIZE',
+    description:
+      'State (and JSON state) sent inline when a state version is created is stored in the database, in the same commit as the version, up to this size; larger content goes to the blob store. 0 sends everything to the blob store.',
+    default: '64KB',
+  },
+  {
+    key: 'state_soft_delete_purge_days',
+    flag: 'state-soft-delete-purge-days',
+    env: 'STRONGROOM_STATE_SOFT_DELETE_PURGE_DAYS',
+    description: 'Days after which soft-deleted state backing data is permanently deleted.',
+    default: '30',
+  },
+  {
+    key: 'state_retention_keep_latest',
+    flag: 'state-retention-keep-latest',
+    env: 'STRONGROOM_STATE_RETENTION_KEEP_LATEST',
+    description: 'Retention: the most recent state versions (across all workspaces) that are never deleted by age.',
+    default: '100',
+  },
+  {
+    key: 'state_retention_max_age_days',
+    flag: 'state-retention-max-age-days',
+    env: 'STRONGROOM_STATE_RETENTION_MAX_AGE_DAYS',
+    description:
+      'Retention: other state versions are deleted after this many days (the newest and current version of each workspace are always kept); 0 disables retention.',
+    default: '180',
+  },
+  {
+    key: 'state_maintenance_interval',
+    flag: 'state-maintenance-interval',
+    env: 'STRONGROOM_STATE_MAINTENANCE_INTERVAL',
+    description: 'How often the state maintenance job (purge of soft-deleted data, retention, blob collection) runs.',
+    default: '1h',
+  },
+  {
+    key: 'native_crypto',
+    flag: 'native-crypto',
+    env: 'STRONGROOM_NATIVE_CRYPTO',
+    description:
+      'Use the native addon that `npm ci` builds (native/) for ECDSA on the certificate hot paths (CSR checks, P-256/P-384/P-521 signatures). Without the addon, or when false, node:crypto does the same work more slowly.',
+    default: 'true',
+    boolean: true,
+  },
+  {
+    key: 'batch_background_threads',
+    flag: 'batch-background-threads',
+    env: 'STRONGROOM_BATCH_BACKGROUND_THREADS',
+    description:
+      'On Linux, with the native addon: run every thread of the server process but the event loop (the threadpool that checks and signs, the SQLite writer, the garbage collector) under the SCHED_BATCH policy, so that handing them work does not preempt the event loop. They keep their full share of the CPU. False leaves every thread under the normal policy.',
+    default: 'true',
+    boolean: true,
+  },
+  {
+    key: 'dev',
+    flag: 'dev',
+    env: 'STRONGROOM_DEV',
+    description: 'Development mode: throwaway storage in a temporary directory and a fixed root token.',
+    boolean: true,
+    default: 'false',
+  },
+  {
+    key: 'dev_root_token',
+    flag: 'dev-root-token',
+    env: 'STRONGROOM_DEV_ROOT_TOKEN',
+    description: 'The admin/root token in --dev mode.',
+    default: 'root',
+  },
+  {
+    key: 'master_key',
+    flag: '',
+    env: 'STRONGROOM_MASTER_KEY',
+    description:
+      'Base64 of 32 bytes: the master key for secrets at rest. Environment only; otherwise kept in <data_dir>/master.key (mode 0600).',
+  },
+  {
+    key: 'config',
+    flag: 'config',
+    env: 'STRONGROOM_CONFIG',
+    description: 'Path of an optional JSON config file whose keys are the names in this table.',
+  },
 ];
 
 export class ConfigError extends Error {
@@ -127,7 +310,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
       fromFile = {};
       for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
         if (!SETTINGS.some((s) => s.key === k)) problems.push(`config file ${configPath}: unknown setting "${k}"`);
-        else if (k === 'master_key') problems.push(`config file ${configPath}: master_key may only come from STRONGROOM_MASTER_KEY`);
+        else if (k === 'master_key')
+          problems.push(`config file ${configPath}: master_key may only come from STRONGROOM_MASTER_KEY`);
         else fromFile[k] = typeof v === 'boolean' ? v : String(v);
       }
     } catch (err) {
@@ -190,9 +374,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     if (listenPort > 65535) problems.push(`listen: port out of range in "${listen}"`);
   }
   const dataDir = resolve(str('data_dir'));
-  let databaseUrl = get('database_url') === SETTINGS.find((s) => s.key === 'database_url')?.default
-    ? `sqlite:${resolve(dataDir, 'strongroom.db')}`
-    : str('database_url');
+  let databaseUrl =
+    get('database_url') === SETTINGS.find((s) => s.key === 'database_url')?.default
+      ? `sqlite:${resolve(dataDir, 'strongroom.db')}`
+      : str('database_url');
   let databaseKind: 'sqlite' | 'postgres' = 'sqlite';
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) databaseKind = 'postgres';
   else if (databaseUrl.startsWith('sqlite:')) databaseUrl = `sqlite:${resolve(databaseUrl.slice('sqlite:'.length))}`;
@@ -200,10 +385,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
 
   const tlsCertFile = get('tls_cert_file') as string | undefined;
   const tlsKeyFile = get('tls_key_file') as string | undefined;
-  if (Boolean(tlsCertFile) !== Boolean(tlsKeyFile)) problems.push('tls_cert_file and tls_key_file must be given together');
+  if (Boolean(tlsCertFile) !== Boolean(tlsKeyFile))
+    problems.push('tls_cert_file and tls_key_file must be given together');
 
   const logLevel = str('log_level') as Config['logLevel'];
-  if (!LOG_LEVELS.includes(logLevel)) problems.push(`log_level: expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  if (!LOG_LEVELS.includes(logLevel))
+    problems.push(`log_level: expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
 
   const masterKey = get('master_key') as string | undefined;
   if (masterKey !== undefined && Buffer.from(masterKey, 'base64').length !== 32) {
@@ -212,7 +399,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
 
   const publicUrlRaw = get('public_url') as string | undefined;
   const publicUrl = publicUrlRaw ? publicUrlRaw.replace(/\/+$/, '') : undefined;
-  if (publicUrl !== undefined && !/^https?:\/\/[^/]+$/.test(publicUrl)) problems.push(`public_url: expected an http(s) URL, got "${publicUrl}"`);
+  if (publicUrl !== undefined && !/^https?:\/\/[^/]+$/.test(publicUrl))
+    problems.push(`public_url: expected an http(s) URL, got "${publicUrl}"`);
 
   const config: Config = {
     listenHost,

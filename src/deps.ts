@@ -70,7 +70,9 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       if (applied.length > 0) logger.info({ migrations: applied }, 'applied database migrations');
     }
     const blobs: BlobStore =
-      db.kind === 'postgres' ? new DbBlobStore({ db: db.kysely, clock }) : await FsBlobStore.open(join(config.dataDir, 'blobs'));
+      db.kind === 'postgres'
+        ? new DbBlobStore({ db: db.kysely, clock })
+        : await FsBlobStore.open(join(config.dataDir, 'blobs'));
     const jobs = new JobQueue({ db, clock });
     const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock });
     const core: CoreDeps = { config, db, blobs, secrets, clock, logger, metrics, jobs, adminTokens };

@@ -109,7 +109,10 @@ function batchThreadsOf(server: RunningServer): void {
   const kept = keepBackgroundThreadsBatched(BATCH_PASS_MS, (pass) => {
     if (pass.failed > 0 && !warned) {
       warned = true;
-      log.warn({ threads: pass.failed }, 'could not put some background threads under SCHED_BATCH; they keep the normal policy');
+      log.warn(
+        { threads: pass.failed },
+        'could not put some background threads under SCHED_BATCH; they keep the normal policy',
+      );
     }
   });
   if (kept) log.info({ threads: kept.threads }, 'background threads run under SCHED_BATCH');

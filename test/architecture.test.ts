@@ -36,7 +36,11 @@ function importsOf(file: string): Import[] {
   }
   for (const m of text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g)) {
     const spec = m[1] as string;
-    out.push({ spec, typeOnly: false, target: spec.startsWith('.') ? relative(src, resolve(dirname(file), spec)) : undefined });
+    out.push({
+      spec,
+      typeOnly: false,
+      target: spec.startsWith('.') ? relative(src, resolve(dirname(file), spec)) : undefined,
+    });
   }
   return out;
 }
@@ -54,7 +58,8 @@ describe('the dependency rule', () => {
 
   it('the foundation (db, blob, jobs, http, secrets, admin) knows no product', () => {
     for (const f of files.filter((f) => ['db', 'blob', 'jobs', 'http', 'secrets', 'admin'].includes(area(rel(f))))) {
-      for (const i of importsOf(f)) if (i.target) assert.ok(!['tfe', 'pki'].includes(area(i.target)), `${rel(f)} imports ${i.spec}`);
+      for (const i of importsOf(f))
+        if (i.target) assert.ok(!['tfe', 'pki'].includes(area(i.target)), `${rel(f)} imports ${i.spec}`);
     }
   });
 
@@ -78,7 +83,10 @@ describe('the dependency rule', () => {
     for (const f of files.filter((f) => product(f) && /-(routes|jsonapi|plugin)\.ts$/.test(f))) {
       for (const i of importsOf(f)) {
         if (i.typeOnly) continue;
-        assert.ok(!(i.target && (/-repo$/.test(i.target.replace(/\.js$/, '')) || area(i.target) === 'db')), `${rel(f)} imports ${i.spec}`);
+        assert.ok(
+          !(i.target && (/-repo$/.test(i.target.replace(/\.js$/, '')) || area(i.target) === 'db')),
+          `${rel(f)} imports ${i.spec}`,
+        );
         assert.notEqual(i.spec, 'kysely', `${rel(f)} uses kysely`);
       }
     }
@@ -88,7 +96,8 @@ describe('the dependency rule', () => {
     const allowed = (p: string) => /-repo\.ts$/.test(p) || ['db', 'jobs', 'blob'].includes(area(p));
     for (const f of files) {
       if (allowed(rel(f))) continue;
-      for (const i of importsOf(f)) if (i.spec === 'kysely' && !i.typeOnly) assert.fail(`${rel(f)} imports kysely values`);
+      for (const i of importsOf(f))
+        if (i.spec === 'kysely' && !i.typeOnly) assert.fail(`${rel(f)} imports kysely values`);
     }
   });
 

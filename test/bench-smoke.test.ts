@@ -14,9 +14,14 @@ const BENCH = fileURLToPath(new URL('../bench/bench.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-async function runBench(args: string[], name: string): Promise<{ code: number | null; results: ScenarioResult[]; output: string }> {
+async function runBench(
+  args: string[],
+  name: string,
+): Promise<{ code: number | null; results: ScenarioResult[]; output: string }> {
   const json = join(dir, `${name}.json`);
-  const child = spawn(process.execPath, [BENCH, ...args, '--smoke', '--json', json], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BENCH, ...args, '--smoke', '--json', json], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString('utf8')));
   child.stderr.on('data', (c: Buffer) => (output += c.toString('utf8')));
@@ -45,19 +50,33 @@ function assertProducedOrSkipped(r: ScenarioResult, output: string): void {
 }
 
 describe('benchmark harness smoke run', () => {
-  it('runs every scenario for about a second and reports a row or a clean skip for each', { timeout: 300_000 }, async () => {
-    const { code, results, output } = await runBench(['all'], 'all');
-    assert.equal(results.length, SCENARIOS.length, `expected one result per scenario\n${output.slice(-4000)}`);
-    assert.deepEqual(results.map((r) => r.name), SCENARIOS.map((s) => s.name));
-    for (const r of results) assertProducedOrSkipped(r, output);
-    assert.equal(code, 0, output.slice(-4000));
-  });
+  it(
+    'runs every scenario for about a second and reports a row or a clean skip for each',
+    { timeout: 300_000 },
+    async () => {
+      const { code, results, output } = await runBench(['all'], 'all');
+      assert.equal(results.length, SCENARIOS.length, `expected one result per scenario\n${output.slice(-4000)}`);
+      assert.deepEqual(
+        results.map((r) => r.name),
+        SCENARIOS.map((s) => s.name),
+      );
+      for (const r of results) assertProducedOrSkipped(r, output);
+      assert.equal(code, 0, output.slice(-4000));
+    },
+  );
 
   const pgUrl = process.env.TEST_DATABASE_URL;
-  it('runs a state scenario against PostgreSQL [postgres]', { skip: pgUrl ? false : 'TEST_DATABASE_URL is not set', timeout: 120_000 }, async () => {
-    const { code, results, output } = await runBench(['state-current', '--db', 'postgres', '--postgres-url', pgUrl as string], 'pg');
-    assert.equal(results.length, 1, output.slice(-4000));
-    assertProducedOrSkipped(results[0] as ScenarioResult, output);
-    assert.equal(code, 0, output.slice(-4000));
-  });
+  it(
+    'runs a state scenario against PostgreSQL [postgres]',
+    { skip: pgUrl ? false : 'TEST_DATABASE_URL is not set', timeout: 120_000 },
+    async () => {
+      const { code, results, output } = await runBench(
+        ['state-current', '--db', 'postgres', '--postgres-url', pgUrl as string],
+        'pg',
+      );
+      assert.equal(results.length, 1, output.slice(-4000));
+      assertProducedOrSkipped(results[0] as ScenarioResult, output);
+      assert.equal(code, 0, output.slice(-4000));
+    },
+  );
 });

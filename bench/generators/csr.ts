@@ -23,14 +23,29 @@ const KEY_ARGS: Record<CsrKeyType, string[]> = {
  * same name as a DNS SAN, as a TLS client would send them. Made by openssl, independently of
  * the code under test; the private keys are thrown away.
  */
-export async function generateCsrs(opts: { count: number; keyType?: CsrKeyType; domain?: string; prefix?: string }): Promise<GeneratedCsr[]> {
-  if (!findCommand(OPENSSL)) throw new Skip('peer not installed: openssl, which makes the CSRs (Debian package openssl)');
+export async function generateCsrs(opts: {
+  count: number;
+  keyType?: CsrKeyType;
+  domain?: string;
+  prefix?: string;
+}): Promise<GeneratedCsr[]> {
+  if (!findCommand(OPENSSL))
+    throw new Skip('peer not installed: openssl, which makes the CSRs (Debian package openssl)');
   const keyArgs = KEY_ARGS[opts.keyType ?? 'ec-p256'];
   const one = async (i: number): Promise<GeneratedCsr> => {
     const commonName = `${opts.prefix ?? 'host'}-${i}.${opts.domain ?? 'bench.test'}`;
     const { stdout } = await exec(OPENSSL, [
-      'req', '-new', ...keyArgs, '-nodes', '-keyout', '/dev/null', '-subj', `/CN=${commonName}`,
-      '-addext', `subjectAltName=DNS:${commonName}`, '-sha256',
+      'req',
+      '-new',
+      ...keyArgs,
+      '-nodes',
+      '-keyout',
+      '/dev/null',
+      '-subj',
+      `/CN=${commonName}`,
+      '-addext',
+      `subjectAltName=DNS:${commonName}`,
+      '-sha256',
     ]);
     if (!stdout.includes('BEGIN CERTIFICATE REQUEST')) throw new Error('openssl produced no CSR');
     return { commonName, pem: stdout.trim() };

@@ -26,7 +26,10 @@ describe('state generators', () => {
       assert.ok(doc.resources.some((r: { module?: string }) => r.module?.includes('.module.')));
       assert.ok(instances.some((i: { index_key?: unknown }) => typeof i.index_key === 'number'));
       assert.ok(instances.some((i: { index_key?: unknown }) => typeof i.index_key === 'string'));
-      assert.deepEqual(Object.keys(doc.outputs), s.outputs.map((o) => o.name));
+      assert.deepEqual(
+        Object.keys(doc.outputs),
+        s.outputs.map((o) => o.name),
+      );
       assert.ok(Object.values(doc.outputs).some((o) => (o as { sensitive?: boolean }).sensitive === true));
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -37,7 +40,10 @@ describe('state generators', () => {
     const { text, summary } = generateV3State();
     const doc = JSON.parse(text);
     assert.equal(doc.version, 3);
-    assert.deepEqual(doc.modules.map((m: { path: string[] }) => m.path.join('.')), ['root', 'root.network', 'root.network.sg']);
+    assert.deepEqual(
+      doc.modules.map((m: { path: string[] }) => m.path.join('.')),
+      ['root', 'root.network', 'root.network.sg'],
+    );
     assert.ok(Object.keys(doc.modules[1].outputs).length > 0);
     assert.equal(summary.bytes, Buffer.byteLength(text));
   });

@@ -9,8 +9,20 @@ import { once } from 'node:events';
  * wrote (not by parsing it), so tests can compare the two.
  */
 
-export interface ExpectedResource { name: string; type: string; count: number; module: string; provider: string }
-export interface ExpectedOutput { name: string; sensitive: boolean; type: string; value: unknown; detailedType: unknown }
+export interface ExpectedResource {
+  name: string;
+  type: string;
+  count: number;
+  module: string;
+  provider: string;
+}
+export interface ExpectedOutput {
+  name: string;
+  sensitive: boolean;
+  type: string;
+  value: unknown;
+  detailedType: unknown;
+}
 
 export interface GeneratedStateSummary {
   bytes: number;
@@ -56,7 +68,11 @@ const RANDOM = 'provider["registry.terraform.io/hashicorp/random"]';
 const NULL = 'provider["registry.terraform.io/hashicorp/null"]';
 const BUILTIN = 'provider["terraform.io/builtin/terraform"]';
 
-interface Kind { mode: 'managed' | 'data'; type: string; provider: string }
+interface Kind {
+  mode: 'managed' | 'data';
+  type: string;
+  provider: string;
+}
 const KINDS: Kind[] = [
   { mode: 'data', type: 'aws_ami', provider: AWS },
   { mode: 'data', type: 'aws_iam_policy_document', provider: AWS },
@@ -78,20 +94,31 @@ const KINDS: Kind[] = [
 const MODULE_GROUPS: [string, (string | undefined)[]][] = [
   ['root', [undefined]],
   ['root.network', ['module.network']],
-  ['root.network.subnets', ['module.network.module.subnets["eu-west-1a"]', 'module.network.module.subnets["eu-west-1b"]']],
+  [
+    'root.network.subnets',
+    ['module.network.module.subnets["eu-west-1a"]', 'module.network.module.subnets["eu-west-1b"]'],
+  ],
   ['root.app', ['module.app[0]', 'module.app[1]']],
   ['root.app.sg', ['module.app[0].module.sg']],
   ['root.dns', ['module.dns["example.com"]']],
 ];
 
 const OUTPUTS: ExpectedOutput[] = [
-  { name: 'bucket_names', sensitive: false, type: 'list', detailedType: ['list', 'string'], value: ['logs-a', 'logs-b'] },
+  {
+    name: 'bucket_names',
+    sensitive: false,
+    type: 'list',
+    detailedType: ['list', 'string'],
+    value: ['logs-a', 'logs-b'],
+  },
   { name: 'db_password', sensitive: true, type: 'string', detailedType: 'string', value: 'p@ss "quoted" \\ wörd' },
   { name: 'instance_count', sensitive: false, type: 'number', detailedType: 'number', value: 3 },
   { name: 'enabled', sensitive: false, type: 'bool', detailedType: 'bool', value: true },
   { name: 'tags', sensitive: false, type: 'map', detailedType: ['map', 'string'], value: { env: 'prod', team: 'ops' } },
   {
-    name: 'endpoint', sensitive: true, type: 'object',
+    name: 'endpoint',
+    sensitive: true,
+    type: 'object',
     detailedType: ['object', { host: 'string', port: 'number', tls: 'bool' }],
     value: { host: 'db.internal', port: 5432, tls: true },
   },
@@ -135,12 +162,16 @@ export class V4StateGenerator {
     const e = this.entries.get(key);
     if (e) e.count += count;
     else this.entries.set(key, { name, type, count, module, provider: kind.provider });
-    for (const [map, outer] of [[this.modules, module], [this.providers, kind.provider]] as const) {
+    for (const [map, outer] of [
+      [this.modules, module],
+      [this.providers, kind.provider],
+    ] as const) {
       let m = map.get(outer);
       if (!m) map.set(outer, (m = new Map()));
       m.set(type, (m.get(type) ?? 0) + count);
     }
-    if (kind.mode === 'managed' && kind.type !== 'null_resource' && kind.type !== 'terraform_data') this.billable += count;
+    if (kind.mode === 'managed' && kind.type !== 'null_resource' && kind.type !== 'terraform_data')
+      this.billable += count;
   }
 
   private attributes(kind: Kind, id: string, fill: number): Record<string, unknown> {
@@ -148,8 +179,14 @@ export class V4StateGenerator {
     let left = fill;
     while (left > 260) {
       blocks.push({
-        cidr_blocks: [`10.${this.int(256)}.${this.int(256)}.0/24`], description: 'Allow "internal" traffic\n(generated)',
-        from_port: this.int(65536), protocol: 'tcp', self: false, to_port: this.int(65536), security_groups: [], prefix_list_ids: null,
+        cidr_blocks: [`10.${this.int(256)}.${this.int(256)}.0/24`],
+        description: 'Allow "internal" traffic\n(generated)',
+        from_port: this.int(65536),
+        protocol: 'tcp',
+        self: false,
+        to_port: this.int(65536),
+        security_groups: [],
+        prefix_list_ids: null,
       });
       left -= 260;
     }
@@ -157,7 +194,10 @@ export class V4StateGenerator {
       id,
       arn: `arn:aws:${kind.type}:eu-west-1:123456789012:${id}`,
       tags: { Name: `${kind.type}-${id}`, env: 'prod', 'owner/team': 'platform', note: 'naïve – “quoted” \u00e9' },
-      policy: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: '*' }] }),
+      policy: JSON.stringify({
+        Version: '2012-10-17',
+        Statement: [{ Effect: 'Allow', Action: ['s3:GetObject'], Resource: '*' }],
+      }),
       size: this.rand() * 1000,
       enabled: this.rand() < 0.5,
       timeouts: null,
@@ -166,7 +206,12 @@ export class V4StateGenerator {
     };
   }
 
-  private instance(kind: Kind, indexKey: number | string | undefined, deposed: string | undefined, fill: number): string {
+  private instance(
+    kind: Kind,
+    indexKey: number | string | undefined,
+    deposed: string | undefined,
+    fill: number,
+  ): string {
     const id = `${kind.type.slice(0, 3)}-${this.objects.toString(16).padStart(8, '0')}`;
     const inst: Record<string, unknown> = {};
     if (indexKey !== undefined) inst.index_key = indexKey;
@@ -188,11 +233,20 @@ export class V4StateGenerator {
     const serial = o.serial ?? 42;
     const lineage = o.lineage ?? '8b1c7c7a-2f5e-4c8e-9d0e-6f1a2b3c4d5e';
     const terraformVersion = o.terraformVersion ?? '1.9.5';
-    const outputs = Object.fromEntries(OUTPUTS.map((x) => [x.name, {
-      value: x.value, type: x.detailedType, ...(x.sensitive ? { sensitive: true } : {}),
-    }]));
-    let buf = this.emit(`{\n  "version": 4,\n  "terraform_version": ${JSON.stringify(terraformVersion)},\n  "serial": ${serial},\n` +
-      `  "lineage": ${JSON.stringify(lineage)},\n  "outputs": ${indent(JSON.stringify(outputs, null, 2), '  ')},\n  "resources": [`);
+    const outputs = Object.fromEntries(
+      OUTPUTS.map((x) => [
+        x.name,
+        {
+          value: x.value,
+          type: x.detailedType,
+          ...(x.sensitive ? { sensitive: true } : {}),
+        },
+      ]),
+    );
+    let buf = this.emit(
+      `{\n  "version": 4,\n  "terraform_version": ${JSON.stringify(terraformVersion)},\n  "serial": ${serial},\n` +
+        `  "lineage": ${JSON.stringify(lineage)},\n  "outputs": ${indent(JSON.stringify(outputs, null, 2), '  ')},\n  "resources": [`,
+    );
     let written = 0;
     let first = true;
     let seq = 0;
@@ -215,13 +269,22 @@ export class V4StateGenerator {
           baseAvg = baseAvg * 0.95 + Math.max(0, text.length - fill) * 0.05;
           parts.push(text);
           partsLen += text.length;
-          if (kind.mode === 'managed' && this.int(40) === 0) parts.push(this.instance(kind, key, `d${this.int(1e8).toString(16)}`, 0));
+          if (kind.mode === 'managed' && this.int(40) === 0)
+            parts.push(this.instance(kind, key, `d${this.int(1e8).toString(16)}`, 0));
         }
         written += n;
         this.record(moduleStr, kind, name, n);
-        const head = { ...(address ? { module: address } : {}), mode: kind.mode, type: kind.type, name, provider: kind.provider };
+        const head = {
+          ...(address ? { module: address } : {}),
+          mode: kind.mode,
+          type: kind.type,
+          name,
+          provider: kind.provider,
+        };
         const headJson = JSON.stringify(head, null, 2).slice(0, -2);
-        buf += this.emit(`${first ? '' : ','}\n    ${indent(headJson, '    ')},\n      "instances": [\n        ${parts.join(',\n        ')}\n      ]\n    }`);
+        buf += this.emit(
+          `${first ? '' : ','}\n    ${indent(headJson, '    ')},\n      "instances": [\n        ${parts.join(',\n        ')}\n      ]\n    }`,
+        );
         first = false;
       }
       if (buf.length > 65536) {
@@ -231,11 +294,21 @@ export class V4StateGenerator {
     }
     buf += this.emit('\n  ],\n  "check_results": null\n}\n');
     yield buf;
-    const toRecord = (m: Map<string, Map<string, number>>) => Object.fromEntries([...m].map(([k, v]) => [k, Object.fromEntries(v)]));
+    const toRecord = (m: Map<string, Map<string, number>>) =>
+      Object.fromEntries([...m].map(([k, v]) => [k, Object.fromEntries(v)]));
     this.summary = {
-      bytes: this.bytes, md5: this.hash.digest('hex'), stateVersion: 4, serial, lineage, terraformVersion,
-      instanceObjects: this.objects, resources: [...this.entries.values()],
-      modules: toRecord(this.modules), providers: toRecord(this.providers), billableRumCount: this.billable, outputs: OUTPUTS,
+      bytes: this.bytes,
+      md5: this.hash.digest('hex'),
+      stateVersion: 4,
+      serial,
+      lineage,
+      terraformVersion,
+      instanceObjects: this.objects,
+      resources: [...this.entries.values()],
+      modules: toRecord(this.modules),
+      providers: toRecord(this.providers),
+      billableRumCount: this.billable,
+      outputs: OUTPUTS,
     };
   }
 }
@@ -258,7 +331,10 @@ export async function writeV4State(path: string, opts: V4StateOptions): Promise<
 }
 
 /** A small v3 (Terraform 0.11) state with nested modules, count, data sources and module outputs. */
-export function generateV3State(opts: { seed?: number; instancesPerResource?: number } = {}): { text: string; summary: GeneratedStateSummary } {
+export function generateV3State(opts: { seed?: number; instancesPerResource?: number } = {}): {
+  text: string;
+  summary: GeneratedStateSummary;
+} {
   const rand = rng(opts.seed ?? 3);
   const per = opts.instancesPerResource ?? 3;
   const paths = [['root'], ['root', 'network'], ['root', 'network', 'sg']];
@@ -268,7 +344,10 @@ export function generateV3State(opts: { seed?: number; instancesPerResource?: nu
   let billable = 0;
   let objects = 0;
   const doc = {
-    version: 3, terraform_version: '0.11.14', serial: 9, lineage: '0f6a3d9e-1b2c-4d5e-8f90-a1b2c3d4e5f6',
+    version: 3,
+    terraform_version: '0.11.14',
+    serial: 9,
+    lineage: '0f6a3d9e-1b2c-4d5e-8f90-a1b2c3d4e5f6',
     modules: paths.map((path) => {
       const mod = path.join('.');
       const res: Record<string, unknown> = {};
@@ -277,7 +356,9 @@ export function generateV3State(opts: { seed?: number; instancesPerResource?: nu
           const key = `${data ? 'data.' : ''}${type}.${name}${count > 1 ? `.${i}` : ''}`;
           const id = `${type}-${Math.floor(rand() * 1e9)}`;
           res[key] = {
-            type, depends_on: [], provider,
+            type,
+            depends_on: [],
+            provider,
             primary: { id, attributes: { id, 'tags.%': '1', 'tags.Name': `${name} "${i}"` }, meta: {}, tainted: false },
             deposed: [],
           };
@@ -297,11 +378,13 @@ export function generateV3State(opts: { seed?: number; instancesPerResource?: nu
         path,
         outputs: {
           [`${path.at(-1)}_ip`]: { sensitive: false, type: 'string', value: '10.1.2.3' },
-          ...(mod === 'root' ? {
-            ids: { sensitive: false, type: 'list', value: ['i-1', 'i-2'] },
-            secret: { sensitive: true, type: 'string', value: 'hunter2' },
-            labels: { sensitive: false, type: 'map', value: { a: 'b' } },
-          } : {}),
+          ...(mod === 'root'
+            ? {
+                ids: { sensitive: false, type: 'list', value: ['i-1', 'i-2'] },
+                secret: { sensitive: true, type: 'string', value: 'hunter2' },
+                labels: { sensitive: false, type: 'map', value: { a: 'b' } },
+              }
+            : {}),
         },
         resources: res,
         depends_on: [],
@@ -312,9 +395,17 @@ export function generateV3State(opts: { seed?: number; instancesPerResource?: nu
   return {
     text,
     summary: {
-      bytes: Buffer.byteLength(text), md5: createHash('md5').update(text).digest('hex'), stateVersion: 3,
-      serial: doc.serial, lineage: doc.lineage, terraformVersion: doc.terraform_version, instanceObjects: objects,
-      resources, modules, providers, billableRumCount: billable,
+      bytes: Buffer.byteLength(text),
+      md5: createHash('md5').update(text).digest('hex'),
+      stateVersion: 3,
+      serial: doc.serial,
+      lineage: doc.lineage,
+      terraformVersion: doc.terraform_version,
+      instanceObjects: objects,
+      resources,
+      modules,
+      providers,
+      billableRumCount: billable,
       outputs: [
         { name: 'root_ip', sensitive: false, type: 'string', value: '10.1.2.3', detailedType: null },
         { name: 'ids', sensitive: false, type: 'list', value: ['i-1', 'i-2'], detailedType: null },

@@ -11,7 +11,11 @@ export type ApiFlavour = 'tfe' | 'vault';
 
 export function authHeaders(sr: Strongroom, flavour: ApiFlavour): Record<string, string> {
   return flavour === 'tfe'
-    ? { authorization: `Bearer ${sr.token}`, 'content-type': 'application/vnd.api+json', accept: 'application/vnd.api+json' }
+    ? {
+        authorization: `Bearer ${sr.token}`,
+        'content-type': 'application/vnd.api+json',
+        accept: 'application/vnd.api+json',
+      }
     : { 'x-vault-token': sr.token, 'content-type': 'application/json' };
 }
 
@@ -59,6 +63,7 @@ export function dig(value: unknown, ...keys: string[]): unknown {
 
 export function digString(value: unknown, ...keys: string[]): string {
   const v = dig(value, ...keys);
-  if (typeof v !== 'string') throw new Error(`expected a string at ${keys.join('.')}, got ${JSON.stringify(v)?.slice(0, 200)}`);
+  if (typeof v !== 'string')
+    throw new Error(`expected a string at ${keys.join('.')}, got ${JSON.stringify(v)?.slice(0, 200)}`);
   return v;
 }

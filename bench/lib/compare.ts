@@ -44,7 +44,9 @@ export async function compareRounds(ctx: RunContext, contenders: Contender[]): P
         }
       }
       runs.get(c)?.ms.push(m);
-      ctx.log(`round ${r + 1}/${rounds} ${c.label}: ${fmtMeasurement(m)}${cpu !== undefined ? `, server CPU ${Math.round(cpu)} µs/request` : ''}`);
+      ctx.log(
+        `round ${r + 1}/${rounds} ${c.label}: ${fmtMeasurement(m)}${cpu !== undefined ? `, server CPU ${Math.round(cpu)} µs/request` : ''}`,
+      );
     }
   }
   return contenders.map((c) => {
@@ -93,6 +95,8 @@ export function ratiosOf(rows: ContenderRow[], metric: 'req/s' | 'MB/s'): Ratio[
 }
 
 export function fmtMeasurement(m: Measurement): string {
-  return `${m.reqPerSec.toFixed(1)} req/s, ${m.mbPerSec.toFixed(2)} MB/s, p50 ${m.p50Ms.toFixed(2)} ms, p99 ${m.p99Ms.toFixed(2)} ms` +
-    (m.failures > 0 ? `, ${m.failures} failed` : '');
+  return (
+    `${m.reqPerSec.toFixed(1)} req/s, ${m.mbPerSec.toFixed(2)} MB/s, p50 ${m.p50Ms.toFixed(2)} ms, p99 ${m.p99Ms.toFixed(2)} ms` +
+    (m.failures > 0 ? `, ${m.failures} failed` : '')
+  );
 }

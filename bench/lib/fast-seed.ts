@@ -42,7 +42,11 @@ function copies(template: Row, headSeq: number, count: number): Row[] {
  * benchmark may; the listing only needs the rows to exist. Returns null when the storage
  * layout is not the one this knows (the caller then seeds through the API).
  */
-export async function seedVersionsInDatabase(sr: Strongroom, workspaceId: string, count: number): Promise<number | null> {
+export async function seedVersionsInDatabase(
+  sr: Strongroom,
+  workspaceId: string,
+  count: number,
+): Promise<number | null> {
   try {
     if (sr.db === 'sqlite') return seedSqlite(sr, workspaceId, count);
     if (sr.databaseUrl) return await seedPostgres(sr.databaseUrl, workspaceId, count);
@@ -58,15 +62,22 @@ function seedSqlite(sr: Strongroom, workspaceId: string, count: number): number 
   const db = new Database(join(dir, 'strongroom.db'), { fileMustExist: true });
   try {
     db.pragma('busy_timeout = 10000');
-    const template = db.prepare('select * from tfe_state_versions where workspace_id = ? order by seq desc limit 1').get(workspaceId) as Row | undefined;
-    const head = db.prepare('select head_seq from tfe_state_heads where workspace_id = ?').get(workspaceId) as { head_seq: number } | undefined;
+    const template = db
+      .prepare('select * from tfe_state_versions where workspace_id = ? order by seq desc limit 1')
+      .get(workspaceId) as Row | undefined;
+    const head = db.prepare('select head_seq from tfe_state_heads where workspace_id = ?').get(workspaceId) as
+      { head_seq: number } | undefined;
     if (!template || !head) return null;
     const rows = copies(template, Number(head.head_seq), count);
     const cols = Object.keys(template);
-    const insert = db.prepare(`insert into tfe_state_versions (${cols.join(', ')}) values (${cols.map((c) => `@${c}`).join(', ')})`);
+    const insert = db.prepare(
+      `insert into tfe_state_versions (${cols.join(', ')}) values (${cols.map((c) => `@${c}`).join(', ')})`,
+    );
     db.transaction(() => {
       for (const r of rows) insert.run(r);
-      db.prepare('update tfe_state_heads set head_seq = head_seq + ?, version_count = version_count + ? where workspace_id = ?').run(count, count, workspaceId);
+      db.prepare(
+        'update tfe_state_heads set head_seq = head_seq + ?, version_count = version_count + ? where workspace_id = ?',
+      ).run(count, count, workspaceId);
     })();
     return count;
   } finally {
@@ -78,7 +89,9 @@ async function seedPostgres(url: string, workspaceId: string, count: number): Pr
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const t = await client.query('select * from tfe_state_versions where workspace_id = $1 order by seq desc limit 1', [workspaceId]);
+    const t = await client.query('select * from tfe_state_versions where workspace_id = $1 order by seq desc limit 1', [
+      workspaceId,
+    ]);
     const h = await client.query('select head_seq from tfe_state_heads where workspace_id = $1', [workspaceId]);
     const template = t.rows[0] as Row | undefined;
     const head = h.rows[0] as { head_seq: number | string } | undefined;
@@ -92,7 +105,10 @@ async function seedPostgres(url: string, workspaceId: string, count: number): Pr
       const tuples = batch.map((r) => `(${cols.map((c) => `$${params.push(r[c])}`).join(', ')})`);
       await client.query(`insert into tfe_state_versions (${cols.join(', ')}) values ${tuples.join(', ')}`, params);
     }
-    await client.query('update tfe_state_heads set head_seq = head_seq + $1, version_count = version_count + $1 where workspace_id = $2', [count, workspaceId]);
+    await client.query(
+      'update tfe_state_heads set head_seq = head_seq + $1, version_count = version_count + $1 where workspace_id = $2',
+      [count, workspaceId],
+    );
     await client.query('commit');
     return count;
   } catch (err) {
@@ -118,7 +134,12 @@ function randomStoredSerial(): string {
  * the API would take far longer than the benchmark may. Returns null when the storage
  * layout is not the one this knows.
  */
-export async function seedRevokedInDatabase(sr: Strongroom, templateSerial: string, count: number, revokedAt: Date): Promise<number | null> {
+export async function seedRevokedInDatabase(
+  sr: Strongroom,
+  templateSerial: string,
+  count: number,
+  revokedAt: Date,
+): Promise<number | null> {
   try {
     if (sr.db === 'sqlite') return seedRevokedSqlite(sr, templateSerial, count, revokedAt);
     if (sr.databaseUrl) return await seedRevokedPostgres(sr.databaseUrl, templateSerial, count, revokedAt);
@@ -130,7 +151,12 @@ export async function seedRevokedInDatabase(sr: Strongroom, templateSerial: stri
 
 function revokedCopies(template: Row, count: number, revokedAt: Date): Row[] {
   const at = revokedAt.toISOString();
-  return Array.from({ length: count }, () => ({ ...template, serial: randomStoredSerial(), revoked_at: at, revocation_issuer_id: template.issuer_id }));
+  return Array.from({ length: count }, () => ({
+    ...template,
+    serial: randomStoredSerial(),
+    revoked_at: at,
+    revocation_issuer_id: template.issuer_id,
+  }));
 }
 
 function seedRevokedSqlite(sr: Strongroom, templateSerial: string, count: number, revokedAt: Date): number | null {
@@ -142,7 +168,9 @@ function seedRevokedSqlite(sr: Strongroom, templateSerial: string, count: number
     const template = db.prepare('select * from pki_certs where serial = ?').get(templateSerial) as Row | undefined;
     if (!template) return null;
     const cols = Object.keys(template);
-    const insert = db.prepare(`insert into pki_certs (${cols.join(', ')}) values (${cols.map((c) => `@${c}`).join(', ')})`);
+    const insert = db.prepare(
+      `insert into pki_certs (${cols.join(', ')}) values (${cols.map((c) => `@${c}`).join(', ')})`,
+    );
     db.transaction(() => {
       for (const r of revokedCopies(template, count, revokedAt)) insert.run(r);
     })();
@@ -152,7 +180,12 @@ function seedRevokedSqlite(sr: Strongroom, templateSerial: string, count: number
   }
 }
 
-async function seedRevokedPostgres(url: string, templateSerial: string, count: number, revokedAt: Date): Promise<number | null> {
+async function seedRevokedPostgres(
+  url: string,
+  templateSerial: string,
+  count: number,
+  revokedAt: Date,
+): Promise<number | null> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -4,7 +4,9 @@ import type { AutocannonOptions, AutocannonResult } from 'autocannon';
 import type { Measurement } from './types.js';
 
 /** Runs autocannon for `seconds` (or until `amount` requests) and reduces the result to a Measurement. */
-export async function runAutocannon(opts: AutocannonOptions & { seconds: number; signal?: AbortSignal }): Promise<Measurement> {
+export async function runAutocannon(
+  opts: AutocannonOptions & { seconds: number; signal?: AbortSignal },
+): Promise<Measurement> {
   const { seconds, signal, ...rest } = opts;
   const result = await new Promise<AutocannonResult>((resolve, reject) => {
     const inst = autocannon({ timeout: 30, excludeErrorStats: true, ...rest, duration: seconds }, (err, res) => {
@@ -24,7 +26,9 @@ export async function runAutocannon(opts: AutocannonOptions & { seconds: number;
     return { reqPerSec: 0, mbPerSec: 0, p50Ms: NaN, p99Ms: NaN, requests: 0, failures: 0, seconds: secs };
   }
   if (ok === 0) {
-    const codes = Object.entries(result.statusCodeStats).map(([c, v]) => `${c}×${v.count}`).join(', ');
+    const codes = Object.entries(result.statusCodeStats)
+      .map(([c, v]) => `${c}×${v.count}`)
+      .join(', ');
     throw new Error(`no successful responses from ${opts.url} (${codes || `${result.errors} connection errors`})`);
   }
   return {
@@ -72,7 +76,8 @@ export async function runTasks(opts: {
   };
   await Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, worker));
   const secs = (performance.now() - start) / 1000;
-  if (latencies.length === 0) throw lastError instanceof Error ? lastError : new Error(`no task succeeded (${String(lastError)})`);
+  if (latencies.length === 0)
+    throw lastError instanceof Error ? lastError : new Error(`no task succeeded (${String(lastError)})`);
   return {
     reqPerSec: latencies.length / secs,
     mbPerSec: bytes / secs / 1e6,
@@ -95,7 +100,9 @@ export function median(values: number[]): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
@@ -103,7 +110,13 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 /** One HTTP request with a Buffer body over a keep-alive agent (or a new connection); resolves with status and body. */
 export async function httpRequest(
   url: string,
-  opts: { method: string; headers?: Record<string, string>; body?: Buffer; timeoutMs?: number; newConnection?: boolean },
+  opts: {
+    method: string;
+    headers?: Record<string, string>;
+    body?: Buffer;
+    timeoutMs?: number;
+    newConnection?: boolean;
+  },
 ): Promise<{ status: number; body: Buffer }> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {

@@ -36,7 +36,8 @@ export function ensureDebianCommand(ctx: RunContext, command: string, pkgs: stri
   }
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const install = (pkg: string) =>
-    spawnSync('apt-get', ['install', '-y', '--no-install-recommends', pkg], { env, stdio: 'ignore', timeout: 300_000 }).status === 0;
+    spawnSync('apt-get', ['install', '-y', '--no-install-recommends', pkg], { env, stdio: 'ignore', timeout: 300_000 })
+      .status === 0;
   for (const pkg of pkgs) {
     ctx.log(`installing ${pkg} (apt-get install -y --no-install-recommends ${pkg})`);
     if (install(pkg)) break;
@@ -69,7 +70,11 @@ export async function startCeiling(ctx: RunContext): Promise<Peer> {
 export async function startUploadSink(ctx: RunContext, dir: string): Promise<Peer> {
   mkdirSync(dir, { recursive: true });
   const port = await freePort();
-  const m = ctx.group.start('node-upload-sink', process.execPath, [join(PEERS_DIR, 'upload-sink.js'), String(port), dir]);
+  const m = ctx.group.start('node-upload-sink', process.execPath, [
+    join(PEERS_DIR, 'upload-sink.js'),
+    String(port),
+    dir,
+  ]);
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/ready`, m);
   return { url, pid: m.pid, managed: m };
@@ -83,7 +88,17 @@ export async function startNginx(ctx: RunContext, name: string): Promise<Peer & 
   const bin = ensureDebianCommand(ctx, 'nginx', ['nginx-light', 'nginx']);
   const prefix = join(ctx.tmpDir, `nginx-${name}`);
   const www = join(prefix, 'www');
-  for (const d of ['', 'www/up', 'www/files', 'tmp/body', 'tmp/proxy', 'tmp/fastcgi', 'tmp/uwsgi', 'tmp/scgi', 'logs']) {
+  for (const d of [
+    '',
+    'www/up',
+    'www/files',
+    'tmp/body',
+    'tmp/proxy',
+    'tmp/fastcgi',
+    'tmp/uwsgi',
+    'tmp/scgi',
+    'logs',
+  ]) {
     mkdirSync(join(prefix, d), { recursive: true });
   }
   const port = await freePort();
@@ -125,9 +140,16 @@ http {
 
 /** Runs a command to completion and returns stdout; throws with stderr on failure. */
 export function run(command: string, args: string[], opts: { cwd?: string; input?: string | Buffer } = {}): Buffer {
-  const r = spawnSync(command, args, { cwd: opts.cwd, input: opts.input, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(command, args, {
+    cwd: opts.cwd,
+    input: opts.input,
+    timeout: 120_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (r.status !== 0) {
-    throw new Error(`${command} ${args.join(' ')} failed (${r.status ?? r.signal}): ${r.stderr?.toString('utf8').trim() ?? r.error?.message}`);
+    throw new Error(
+      `${command} ${args.join(' ')} failed (${r.status ?? r.signal}): ${r.stderr?.toString('utf8').trim() ?? r.error?.message}`,
+    );
   }
   return r.stdout;
 }

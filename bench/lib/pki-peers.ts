@@ -10,7 +10,9 @@ import type { RunContext } from './types.js';
 const CFSSL_CONFIG = {
   signing: {
     default: { expiry: '72h', usages: ['digital signature', 'key encipherment', 'server auth', 'client auth'] },
-    profiles: { bench: { expiry: '72h', usages: ['digital signature', 'key encipherment', 'server auth', 'client auth'] } },
+    profiles: {
+      bench: { expiry: '72h', usages: ['digital signature', 'key encipherment', 'server auth', 'client auth'] },
+    },
   },
 };
 
@@ -24,25 +26,51 @@ export async function startCfssl(ctx: RunContext): Promise<Peer> {
   mkdirSync(dir, { recursive: true });
   const csr = { CN: 'cfssl Bench Root', key: { algo: 'ecdsa', size: 256 }, ca: { expiry: '87600h' } };
   writeFileSync(join(dir, 'ca-csr.json'), JSON.stringify(csr));
-  const out = JSON.parse(run(bin, ['gencert', '-initca', 'ca-csr.json'], { cwd: dir }).toString('utf8')) as { cert: string; key: string };
+  const out = JSON.parse(run(bin, ['gencert', '-initca', 'ca-csr.json'], { cwd: dir }).toString('utf8')) as {
+    cert: string;
+    key: string;
+  };
   writeFileSync(join(dir, 'ca.pem'), out.cert);
   writeFileSync(join(dir, 'ca-key.pem'), out.key, { mode: 0o600 });
   writeFileSync(join(dir, 'config.json'), JSON.stringify(CFSSL_CONFIG));
   const port = await freePort();
-  const m = ctx.group.start('cfssl', bin, [
-    'serve', '-address', '127.0.0.1', '-port', String(port),
-    '-ca', join(dir, 'ca.pem'), '-ca-key', join(dir, 'ca-key.pem'), '-config', join(dir, 'config.json'), '-loglevel', '4',
-  ], { cwd: dir });
+  const m = ctx.group.start(
+    'cfssl',
+    bin,
+    [
+      'serve',
+      '-address',
+      '127.0.0.1',
+      '-port',
+      String(port),
+      '-ca',
+      join(dir, 'ca.pem'),
+      '-ca-key',
+      join(dir, 'ca-key.pem'),
+      '-config',
+      join(dir, 'config.json'),
+      '-loglevel',
+      '4',
+    ],
+    { cwd: dir },
+  );
   const url = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${url}/api/v1/cfssl/info`, m, { init: { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } } });
+  await waitForHttp(`${url}/api/v1/cfssl/info`, m, {
+    init: { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } },
+  });
   return { url, pid: m.pid, managed: m };
 }
 
 /** Checks one cfssl call answers success, so a broken peer fails loudly instead of measuring errors. */
 export async function cfsslCall(url: string, body: unknown): Promise<void> {
-  const res = await fetch(url, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const res = await fetch(url, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+  });
   const json = (await res.json().catch(() => null)) as { success?: boolean; errors?: unknown } | null;
-  if (res.status !== 200 || json?.success !== true) throw new Error(`cfssl ${new URL(url).pathname} failed: ${res.status} ${JSON.stringify(json?.errors ?? json)}`);
+  if (res.status !== 200 || json?.success !== true)
+    throw new Error(`cfssl ${new URL(url).pathname} failed: ${res.status} ${JSON.stringify(json?.errors ?? json)}`);
 }
 
 export function opensslBin(): string {
@@ -71,19 +99,84 @@ export async function startOpensslOcsp(ctx: RunContext): Promise<Peer & { reques
   const dir = join(ctx.tmpDir, 'openssl-ocsp');
   mkdirSync(dir, { recursive: true });
   const o = (args: string[]) => run(openssl, args, { cwd: dir });
-  o(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-subj', '/CN=OpenSSL Bench Root', '-days', '30']);
-  o(['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'leaf.key', '-out', 'leaf.csr', '-subj', '/CN=leaf.bench.test']);
+  o([
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-subj',
+    '/CN=OpenSSL Bench Root',
+    '-days',
+    '30',
+  ]);
+  o([
+    'req',
+    '-new',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'leaf.key',
+    '-out',
+    'leaf.csr',
+    '-subj',
+    '/CN=leaf.bench.test',
+  ]);
   const serial = '3A5F00C0FFEE0123456789ABCDEF';
-  o(['x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-set_serial', `0x${serial}`, '-days', '3', '-out', 'leaf.pem']);
+  o([
+    'x509',
+    '-req',
+    '-in',
+    'leaf.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-set_serial',
+    `0x${serial}`,
+    '-days',
+    '3',
+    '-out',
+    'leaf.pem',
+  ]);
   const expiry = new Date(Date.now() + 3 * 86400_000).toISOString().replace(/[-:T]/g, '').slice(2, 14) + 'Z';
   writeFileSync(join(dir, 'index.txt'), `V\t${expiry}\t\t${serial}\tunknown\t/CN=leaf.bench.test\n`);
   o(['ocsp', '-issuer', 'ca.pem', '-cert', 'leaf.pem', '-reqout', 'req.der', '-no_nonce']);
   const request = readFileSync(join(dir, 'req.der'));
   const port = await freePort();
-  const m = ctx.group.start('openssl-ocsp', openssl, [
-    'ocsp', '-index', 'index.txt', '-port', String(port), '-rsigner', 'ca.pem', '-rkey', 'ca.key', '-CA', 'ca.pem', '-ignore_err', '-nmin', '60',
-  ], { cwd: dir });
+  const m = ctx.group.start(
+    'openssl-ocsp',
+    openssl,
+    [
+      'ocsp',
+      '-index',
+      'index.txt',
+      '-port',
+      String(port),
+      '-rsigner',
+      'ca.pem',
+      '-rkey',
+      'ca.key',
+      '-CA',
+      'ca.pem',
+      '-ignore_err',
+      '-nmin',
+      '60',
+    ],
+    { cwd: dir },
+  );
   const url = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${url}/`, m, { init: { method: 'POST', body: request, headers: { 'content-type': 'application/ocsp-request' } } });
+  await waitForHttp(`${url}/`, m, {
+    init: { method: 'POST', body: request, headers: { 'content-type': 'application/ocsp-request' } },
+  });
   return { url, pid: m.pid, managed: m, request };
 }

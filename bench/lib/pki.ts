@@ -27,7 +27,10 @@ export async function benchPki(sr: Strongroom): Promise<PkiFixture> {
 
 async function setUpPki(sr: Strongroom): Promise<PkiFixture> {
   const m = PKI_MOUNT;
-  const mount = await api(sr, 'vault', 'POST', `/v1/sys/mounts/${m}`, { body: { type: 'pki', config: { max_lease_ttl: '87600h' } }, expect: [200, 204, 400] });
+  const mount = await api(sr, 'vault', 'POST', `/v1/sys/mounts/${m}`, {
+    body: { type: 'pki', config: { max_lease_ttl: '87600h' } },
+    expect: [200, 204, 400],
+  });
   // A retry after a half-done setup finds the mount already there, which is fine.
   if (mount.status === 400 && !vaultErrors(mount.json).includes('already in use')) {
     throw new Error(`POST /v1/sys/mounts/${m} answered 400: ${mount.text.slice(0, 300)}`);
@@ -36,9 +39,18 @@ async function setUpPki(sr: Strongroom): Promise<PkiFixture> {
     body: { common_name: 'Strongroom Bench Root', key_type: 'ec', key_bits: 256, ttl: '87600h' },
   });
   const caPem = digString(root.json, 'data', 'certificate');
-  const common = { allow_any_name: true, enforce_hostnames: false, ttl: LEAF_TTL, max_ttl: LEAF_TTL, server_flag: true, client_flag: true };
+  const common = {
+    allow_any_name: true,
+    enforce_hostnames: false,
+    ttl: LEAF_TTL,
+    max_ttl: LEAF_TTL,
+    server_flag: true,
+    client_flag: true,
+  };
   await api(sr, 'vault', 'POST', `/v1/${m}/roles/${ROLE_EC}`, { body: { ...common, key_type: 'ec', key_bits: 256 } });
-  await api(sr, 'vault', 'POST', `/v1/${m}/roles/${ROLE_RSA}`, { body: { ...common, key_type: 'rsa', key_bits: 2048 } });
+  await api(sr, 'vault', 'POST', `/v1/${m}/roles/${ROLE_RSA}`, {
+    body: { ...common, key_type: 'rsa', key_bits: 2048 },
+  });
   return { caPem };
 }
 
@@ -48,8 +60,13 @@ export interface IssuedCert {
 }
 
 export async function signCsr(sr: Strongroom, csr: string, commonName: string): Promise<IssuedCert> {
-  const res = await api(sr, 'vault', 'POST', `/v1/${PKI_MOUNT}/sign/${ROLE_EC}`, { body: { csr, common_name: commonName, ttl: LEAF_TTL } });
-  return { serial: digString(res.json, 'data', 'serial_number'), certificate: digString(res.json, 'data', 'certificate') };
+  const res = await api(sr, 'vault', 'POST', `/v1/${PKI_MOUNT}/sign/${ROLE_EC}`, {
+    body: { csr, common_name: commonName, ttl: LEAF_TTL },
+  });
+  return {
+    serial: digString(res.json, 'data', 'serial_number'),
+    certificate: digString(res.json, 'data', 'certificate'),
+  };
 }
 
 /** Turns revocation on for a batch of certificates without rebuilding the CRL per call, where supported. */

@@ -50,7 +50,10 @@ export class ProcessGroup {
       return;
     }
     signalGroup(m.pid, 'SIGTERM');
-    const done = await Promise.race([m.exited.then(() => true), sleep(graceMs, undefined, { ref: false }).then(() => false)]);
+    const done = await Promise.race([
+      m.exited.then(() => true),
+      sleep(graceMs, undefined, { ref: false }).then(() => false),
+    ]);
     if (!done) {
       signalGroup(m.pid, 'SIGKILL');
       await Promise.race([m.exited, sleep(2000, undefined, { ref: false })]);
@@ -180,7 +183,10 @@ export class RssSampler {
   readonly baseline: number;
   peak: number;
 
-  constructor(private readonly pid: number, intervalMs = 50) {
+  constructor(
+    private readonly pid: number,
+    intervalMs = 50,
+  ) {
     this.baseline = treeRssBytes(pid);
     this.peak = this.baseline;
     this.timer = setInterval(() => this.sample(), intervalMs);
@@ -197,6 +203,10 @@ export class RssSampler {
     this.timer = null;
     this.sample();
     const mb = (b: number) => b / (1024 * 1024);
-    return { baselineMb: mb(this.baseline), peakMb: mb(this.peak), growthMb: mb(Math.max(0, this.peak - this.baseline)) };
+    return {
+      baselineMb: mb(this.baseline),
+      peakMb: mb(this.peak),
+      growthMb: mb(Math.max(0, this.peak - this.baseline)),
+    };
   }
 }

@@ -20,7 +20,12 @@ export function resultTable(r: ScenarioResult, s: Scenario): string[] {
     for (const row of r.rows) {
       const m = row.median;
       const ratio = row.kind === 'strongroom' ? '' : r.ratios.find((x) => x.against === row.label);
-      const ratioText = ratio && Number.isFinite(ratio.value) ? `${ratio.value.toFixed(2)}x (${ratio.metric})` : row.kind === 'strongroom' ? '1.00x' : '-';
+      const ratioText =
+        ratio && Number.isFinite(ratio.value)
+          ? `${ratio.value.toFixed(2)}x (${ratio.metric})`
+          : row.kind === 'strongroom'
+            ? '1.00x'
+            : '-';
       out.push(
         `| ${row.label} | ${n(m.reqPerSec)} | ${n(m.mbPerSec, 2)} | ${n(m.p50Ms, 2)} | ${n(m.p99Ms, 2)} | ` +
           `${row.cpuMicrosPerRequest === null || row.cpuMicrosPerRequest === undefined ? '-' : n(row.cpuMicrosPerRequest, 0)} | ` +
@@ -31,16 +36,25 @@ export function resultTable(r: ScenarioResult, s: Scenario): string[] {
   }
   for (const f of r.facts) out.push(`- ${f.label}: ${f.value}`);
   out.push(`- target: ${s.target}`);
-  if (r.verdict !== 'no target') out.push(`- verdict: **${r.verdict}**${r.verdictDetail ? ` (${r.verdictDetail})` : ''}`);
+  if (r.verdict !== 'no target')
+    out.push(`- verdict: **${r.verdict}**${r.verdictDetail ? ` (${r.verdictDetail})` : ''}`);
   if (r.rows.length > 0) {
     const failures = r.rows.reduce((a, row) => a + row.median.failures, 0);
-    out.push(`- ${r.connections} connections, ${r.rounds} round(s) of ${r.seconds} s each; medians over rounds${failures > 0 ? `; ${failures} failed requests` : ''}`);
+    out.push(
+      `- ${r.connections} connections, ${r.rounds} round(s) of ${r.seconds} s each; medians over rounds${failures > 0 ? `; ${failures} failed requests` : ''}`,
+    );
   }
   return out;
 }
 
 export function printResult(r: ScenarioResult, s: Scenario): void {
-  const lines = [``, `== ${r.name}: ${s.title}`, `   peer: ${s.peer}`, ...resultTable(r, s).map((l) => `   ${l}`), `   (${r.elapsedSec.toFixed(1)} s)`];
+  const lines = [
+    ``,
+    `== ${r.name}: ${s.title}`,
+    `   peer: ${s.peer}`,
+    ...resultTable(r, s).map((l) => `   ${l}`),
+    `   (${r.elapsedSec.toFixed(1)} s)`,
+  ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
@@ -51,11 +65,21 @@ export function summaryLines(results: { r: ScenarioResult; s: Scenario }[]): str
     const peer = r.rows.find((x) => x.kind === 'peer');
     const metric = r.ratios[0]?.metric ?? 'req/s';
     const val = (row: typeof ours) =>
-      row ? (metric === 'MB/s' ? `${n(row.median.mbPerSec, 1)} MB/s` : `${n(row.median.reqPerSec)} req/s, p99 ${n(row.median.p99Ms, 1)} ms`) : '';
-    const ratio = r.ratios.filter((x) => Number.isFinite(x.value)).map((x) => `${x.value.toFixed(2)}x ${x.against}`).join('; ');
+      row
+        ? metric === 'MB/s'
+          ? `${n(row.median.mbPerSec, 1)} MB/s`
+          : `${n(row.median.reqPerSec)} req/s, p99 ${n(row.median.p99Ms, 1)} ms`
+        : '';
+    const ratio = r.ratios
+      .filter((x) => Number.isFinite(x.value))
+      .map((x) => `${x.value.toFixed(2)}x ${x.against}`)
+      .join('; ');
     const status = r.status === 'ok' ? (r.verdict === 'no target' ? '-' : r.verdict) : r.status;
-    const oursText = r.status !== 'ok' ? '-' : ours ? val(ours) : (r.facts.find((f) => /time|rebuild/.test(f.label))?.value ?? '');
-    out.push(`| [${s.name}](#${s.name}) | ${oursText} | ${peer ? `${peer.label}: ${val(peer)}` : '-'} | ${ratio || '-'} | ${s.target} | ${status} |`);
+    const oursText =
+      r.status !== 'ok' ? '-' : ours ? val(ours) : (r.facts.find((f) => /time|rebuild/.test(f.label))?.value ?? '');
+    out.push(
+      `| [${s.name}](#${s.name}) | ${oursText} | ${peer ? `${peer.label}: ${val(peer)}` : '-'} | ${ratio || '-'} | ${s.target} | ${status} |`,
+    );
   }
   return out;
 }
@@ -96,7 +120,7 @@ export function docsMarkdown(opts: {
     'Each scenario starts Strongroom as a separate process (`node dist/src/cli.js server --dev`) with fresh storage, ' +
       'starts its peer, warms both up, then measures them in turn (A, B, A, B...) for several rounds so that drift of ' +
       'the machine hits both alike. Numbers are medians over the rounds; the ratio is the median of the per-round ' +
-      'ratios. Peak RSS is sampled from /proc every 50 ms for the server\'s whole process tree while it is measured, ' +
+      "ratios. Peak RSS is sampled from /proc every 50 ms for the server's whole process tree while it is measured, " +
       'and its CPU time (all threads, user and system) is read before and after each round: CPU µs/req is that time ' +
       'divided by the requests answered, which other load on the machine disturbs far less than req/s. ' +
       'Client and servers share the two cores, so absolute numbers are lower than on a dedicated load generator; ' +
@@ -116,7 +140,18 @@ export function docsMarkdown(opts: {
     '',
   ];
   for (const { r, s } of opts.results) {
-    lines.push(`## ${s.name}`, '', `${s.title}.`, '', `Peer: ${s.peer}.`, '', ...resultTable(r, s), '', `Where the time goes: ${s.notes}`, '');
+    lines.push(
+      `## ${s.name}`,
+      '',
+      `${s.title}.`,
+      '',
+      `Peer: ${s.peer}.`,
+      '',
+      ...resultTable(r, s),
+      '',
+      `Where the time goes: ${s.notes}`,
+      '',
+    );
   }
   lines.push(
     '## Running it',
@@ -145,7 +180,8 @@ function tally(results: ScenarioResult[]): string {
     `${ok} of ${results.length} scenarios ran`,
     `${count((r) => r.verdict === 'met')} targets met, ${count((r) => r.verdict === 'missed')} missed`,
   ];
-  if (missing.length > 0) parts.push(`skipped because the feature is not available yet in this build: ${missing.join(', ')}`);
+  if (missing.length > 0)
+    parts.push(`skipped because the feature is not available yet in this build: ${missing.join(', ')}`);
   const otherSkips = skipped.length - missing.length;
   if (otherSkips > 0) parts.push(`${otherSkips} skipped for another reason (see below)`);
   const failed = count((r) => r.status === 'failed');

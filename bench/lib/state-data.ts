@@ -22,7 +22,13 @@ export class StateTemplate {
   private readonly tail: string;
 
   constructor(bytes: number, seed = 7) {
-    const gen = new V4StateGenerator({ resourceInstances: instancesFor(bytes), targetBytes: bytes, serial: SERIAL_MARK, lineage: BENCH_LINEAGE, seed });
+    const gen = new V4StateGenerator({
+      resourceInstances: instancesFor(bytes),
+      targetBytes: bytes,
+      serial: SERIAL_MARK,
+      lineage: BENCH_LINEAGE,
+      seed,
+    });
     const text = [...gen.chunks()].join('');
     const mark = `"serial": ${SERIAL_MARK}`;
     const at = text.indexOf(mark);
@@ -52,7 +58,13 @@ export async function stateFile(bytes: number): Promise<StateFile> {
   const path = join(CACHE_DIR, `v4-${bytes}-${instances}.tfstate`);
   if (!existsSync(path)) {
     const tmp = `${path}.${process.pid}.tmp`;
-    await writeV4State(tmp, { resourceInstances: instances, targetBytes: bytes, serial: 1, lineage: BENCH_LINEAGE, seed: 11 });
+    await writeV4State(tmp, {
+      resourceInstances: instances,
+      targetBytes: bytes,
+      serial: 1,
+      lineage: BENCH_LINEAGE,
+      seed: 11,
+    });
     renameSync(tmp, path);
   }
   const data = readFileSync(path);
@@ -67,7 +79,10 @@ export class StateVariants {
   private readonly head: Buffer;
   private readonly tail: Buffer;
 
-  constructor(readonly file: StateFile, readonly original: Buffer) {
+  constructor(
+    readonly file: StateFile,
+    readonly original: Buffer,
+  ) {
     const mark = Buffer.from(`"serial": ${file.serial},`);
     const at = original.indexOf(mark);
     if (at < 0) throw new Error(`${file.path} has no serial field`);

@@ -45,7 +45,18 @@ export async function startStrongroom(
   const port = await freePort();
   const token = `bench-${randomBytes(12).toString('hex')}`;
   const profile = opts.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfileDir}`] : [];
-  const args = [...profile, CLI, 'server', '--dev', '--dev-root-token', token, '--listen', `127.0.0.1:${port}`, '--log-level', 'warn'];
+  const args = [
+    ...profile,
+    CLI,
+    'server',
+    '--dev',
+    '--dev-root-token',
+    token,
+    '--listen',
+    `127.0.0.1:${port}`,
+    '--log-level',
+    'warn',
+  ];
   let dropDb: (() => Promise<void>) | null = null;
   let databaseUrl: string | null = null;
   if (opts.db === 'postgres') {
@@ -92,7 +103,9 @@ async function createFreshDatabase(adminUrl: string): Promise<{ url: string; dro
   try {
     await admin.connect();
   } catch (err) {
-    throw new Error(`PostgreSQL at ${redact(adminUrl)} is not reachable: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(
+      `PostgreSQL at ${redact(adminUrl)} is not reachable: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   try {
     await admin.query(`create database ${name}`);

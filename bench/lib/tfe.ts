@@ -49,7 +49,13 @@ export function md5Hex(bytes: Buffer | string): string {
 }
 
 /** The JSON:API body of a create; with `state` the version is finalized inline, without it pending. */
-export function createBody(v: { serial: number; md5: string; lineage: string; state?: Buffer; force?: boolean }): unknown {
+export function createBody(v: {
+  serial: number;
+  md5: string;
+  lineage: string;
+  state?: Buffer;
+  force?: boolean;
+}): unknown {
   return {
     data: {
       type: 'state-versions',

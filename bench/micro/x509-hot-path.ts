@@ -68,21 +68,33 @@ async function measureAll(cases: Case[]): Promise<{ name: string; perSecond: num
 }
 
 async function main(): Promise<void> {
-  console.log(`node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${ROUNDS} rounds x ${SECONDS}s per case, sequential on one thread, best round shown\n`);
+  console.log(
+    `node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${ROUNDS} rounds x ${SECONDS}s per case, sequential on one thread, best round shown\n`,
+  );
 
   // One CA key and certificate, shared by both implementations.
   const ca = generateKeySync('ec', 256);
   const caSubject = encodeSubject({ commonName: 'Bench Root', organization: ['Strongroom'] });
   const caCert = buildCertificate(selfSignedIssuerContext({ subjectDer: caSubject, privateKey: ca.privateKey }), {
-    subject: caSubject, spki: ca.spki, notBefore: NOT_BEFORE, notAfter: new Date('2036-01-01T00:00:00Z'),
-    basicConstraints: { ca: true }, keyUsage: ['CertSign', 'CRLSign'],
+    subject: caSubject,
+    spki: ca.spki,
+    notBefore: NOT_BEFORE,
+    notAfter: new Date('2036-01-01T00:00:00Z'),
+    basicConstraints: { ca: true },
+    keyUsage: ['CertSign', 'CRLSign'],
   });
-  const issuer: IssuerContext = createIssuerContext({ nameDer: caSubject, keyId: caCert.subjectKeyId, privateKey: ca.privateKey, urls: URLS });
+  const issuer: IssuerContext = createIssuerContext({
+    nameDer: caSubject,
+    keyId: caCert.subjectKeyId,
+    privateKey: ca.privateKey,
+    urls: URLS,
+  });
 
   const leafKey = generateKeySync('ec', 256);
   const leafSpki = leafKey.spki;
   const csrPem = buildCsr({
-    subjectDer: encodeName([{ type: 'CN', value: 'svc.example.com' }]), privateKey: leafKey.privateKey,
+    subjectDer: encodeName([{ type: 'CN', value: 'svc.example.com' }]),
+    privateKey: leafKey.privateKey,
   }).pem;
 
   // The same key material as WebCrypto keys for @peculiar/x509.
@@ -92,24 +104,45 @@ async function main(): Promise<void> {
   const leafPub = await subtle.importKey('spki', leafSpki, algo, true, ['verify']);
 
   const template = (spki: Buffer, cn: string): CertificateTemplate => ({
-    subject: encodeSubject({ commonName: cn }), spki, notBefore: NOT_BEFORE, notAfter: NOT_AFTER,
-    keyUsage: ['DigitalSignature', 'KeyAgreement', 'KeyEncipherment'], extKeyUsage: ['ServerAuth', 'ClientAuth'],
-    subjectAltNames: [{ type: 'dns', value: cn }, { type: 'ip', value: '127.0.0.1' }],
+    subject: encodeSubject({ commonName: cn }),
+    spki,
+    notBefore: NOT_BEFORE,
+    notAfter: NOT_AFTER,
+    keyUsage: ['DigitalSignature', 'KeyAgreement', 'KeyEncipherment'],
+    extKeyUsage: ['ServerAuth', 'ClientAuth'],
+    subjectAltNames: [
+      { type: 'dns', value: cn },
+      { type: 'ip', value: '127.0.0.1' },
+    ],
   });
 
   const caSki = caCert.subjectKeyId.toString('hex');
   const pxLeaf = async (publicKey: CryptoKey, cn: string): Promise<string> => {
     const cert = await px.X509CertificateGenerator.create({
-      serialNumber: webcrypto.getRandomValues(Buffer.alloc(20)).toString('hex').replace(/^[89a-f]/, '1'),
-      issuer: pxCa.subject, subject: `CN=${cn}`, notBefore: NOT_BEFORE, notAfter: NOT_AFTER, publicKey, signingKey: caPriv,
+      serialNumber: webcrypto
+        .getRandomValues(Buffer.alloc(20))
+        .toString('hex')
+        .replace(/^[89a-f]/, '1'),
+      issuer: pxCa.subject,
+      subject: `CN=${cn}`,
+      notBefore: NOT_BEFORE,
+      notAfter: NOT_AFTER,
+      publicKey,
+      signingKey: caPriv,
       signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
       extensions: [
-        new px.KeyUsagesExtension(px.KeyUsageFlags.digitalSignature | px.KeyUsageFlags.keyAgreement | px.KeyUsageFlags.keyEncipherment, true),
+        new px.KeyUsagesExtension(
+          px.KeyUsageFlags.digitalSignature | px.KeyUsageFlags.keyAgreement | px.KeyUsageFlags.keyEncipherment,
+          true,
+        ),
         new px.ExtendedKeyUsageExtension([px.ExtendedKeyUsage.serverAuth, px.ExtendedKeyUsage.clientAuth]),
         await px.SubjectKeyIdentifierExtension.create(publicKey),
         new px.AuthorityKeyIdentifierExtension(caSki),
         new px.AuthorityInfoAccessExtension({ ocsp: URLS.ocspServers, caIssuers: URLS.issuingCertificates }),
-        new px.SubjectAlternativeNameExtension([{ type: 'dns', value: cn }, { type: 'ip', value: '127.0.0.1' }]),
+        new px.SubjectAlternativeNameExtension([
+          { type: 'dns', value: cn },
+          { type: 'ip', value: '127.0.0.1' },
+        ]),
         new px.CRLDistributionPointsExtension(URLS.crlDistributionPoints),
       ],
     });
@@ -123,12 +156,18 @@ async function main(): Promise<void> {
     { name: 'node:crypto P-256 sign, cached KeyObject', fn: () => sign('sha256', tbsLike, digestKey) },
     { name: 'node:crypto P-256 sign, PEM parsed per call', fn: () => sign('sha256', tbsLike, caPem) },
     { name: '@peculiar/x509: build + sign P-256 leaf', fn: () => pxLeaf(leafPub, 'svc.example.com') },
-    { name: 'lean codec: build + sign P-256 leaf', fn: () => buildCertificate(issuer, template(leafSpki, 'svc.example.com')).pem },
+    {
+      name: 'lean codec: build + sign P-256 leaf',
+      fn: () => buildCertificate(issuer, template(leafSpki, 'svc.example.com')).pem,
+    },
     {
       name: 'lean codec: issue = P-256 keygen + leaf + key PEM',
       fn: () => {
         const k = generateKeySync('ec', 256);
-        return [buildCertificate(issuer, template(k.spki, 'svc.example.com')).pem, exportPrivateKey(k, { format: 'pem' })];
+        return [
+          buildCertificate(issuer, template(k.spki, 'svc.example.com')).pem,
+          exportPrivateKey(k, { format: 'pem' }),
+        ];
       },
     },
     {

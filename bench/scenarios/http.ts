@@ -14,7 +14,7 @@ export const httpCeiling: Scenario = {
   defaultConnections: 64,
   notes:
     'The ceiling is what one Node.js process running Fastify can answer on this machine with no work per request. ' +
-    'Strongroom\'s /healthz does no I/O either, so the gap to the ceiling is the fixed cost of its request pipeline: ' +
+    "Strongroom's /healthz does no I/O either, so the gap to the ceiling is the fixed cost of its request pipeline: " +
     'request ids, the access log at warn level, metrics and the hooks both products install.',
   async run(ctx) {
     const sr = await ctx.strongroom();
@@ -37,7 +37,14 @@ export const httpCeiling: Scenario = {
     return {
       rows,
       ratios: ratiosOf(rows, 'req/s'),
-      facts: peer ? [{ label: 'HTTP ceiling', value: `${Math.round(peer.median.reqPerSec)} req/s at ${ctx.connections} connections` }] : [],
+      facts: peer
+        ? [
+            {
+              label: 'HTTP ceiling',
+              value: `${Math.round(peer.median.reqPerSec)} req/s at ${ctx.connections} connections`,
+            },
+          ]
+        : [],
       verdict: null,
     };
   },
@@ -50,8 +57,8 @@ export const stateCurrent: Scenario = {
   peer: 'bare Fastify (the http-ceiling peer)',
   defaultConnections: 64,
   notes:
-    'Each request authenticates the bearer token (cached for 2 s), checks the caller\'s permission on the workspace ' +
-    '(cached for 2 s) and answers the current version\'s JSON:API document; on SQLite that document is kept in memory ' +
+    "Each request authenticates the bearer token (cached for 2 s), checks the caller's permission on the workspace " +
+    "(cached for 2 s) and answers the current version's JSON:API document; on SQLite that document is kept in memory " +
     'until a write touches the workspace (docs/decisions/0014), so compared with the ceiling the time goes into the ' +
     'request pipeline, the token hash and the larger response.',
   async run(ctx) {
@@ -68,7 +75,8 @@ export const stateCurrent: Scenario = {
         label: 'Strongroom',
         kind: 'strongroom',
         pid: sr.pid,
-        measure: (seconds) => runAutocannon({ url: `${sr.url}${path}`, headers, connections: ctx.connections, seconds }),
+        measure: (seconds) =>
+          runAutocannon({ url: `${sr.url}${path}`, headers, connections: ctx.connections, seconds }),
       },
       {
         label: 'bare Fastify',

@@ -63,7 +63,11 @@ function strongroomContender(ctx: RunContext, sr: Strongroom, path: string, bodi
   };
 }
 
-function againstCfssl(rows: ContenderRow[], minRatio: number, checkP99: boolean): { met: boolean; detail: string } | null {
+function againstCfssl(
+  rows: ContenderRow[],
+  minRatio: number,
+  checkP99: boolean,
+): { met: boolean; detail: string } | null {
   const ours = rows.find((r) => r.kind === 'strongroom');
   const peer = rows.find((r) => r.label === 'cfssl serve');
   if (!ours || !peer) return null;
@@ -71,8 +75,11 @@ function againstCfssl(rows: ContenderRow[], minRatio: number, checkP99: boolean)
   const p99ok = !checkP99 || ours.median.p99Ms <= peer.median.p99Ms;
   return {
     met: ratio >= minRatio && p99ok,
-    detail: `${ratio.toFixed(2)}x cfssl req/s (target >= ${minRatio.toFixed(1)}x)` +
-      (checkP99 ? `, p99 ${ours.median.p99Ms.toFixed(1)} ms vs ${peer.median.p99Ms.toFixed(1)} ms (target: no worse)` : ''),
+    detail:
+      `${ratio.toFixed(2)}x cfssl req/s (target >= ${minRatio.toFixed(1)}x)` +
+      (checkP99
+        ? `, p99 ${ours.median.p99Ms.toFixed(1)} ms vs ${peer.median.p99Ms.toFixed(1)} ms (target: no worse)`
+        : ''),
   };
 }
 
@@ -95,9 +102,20 @@ export const pkiSignP256: Scenario = {
     await signCsr(sr, first.pem, first.commonName);
     const facts: { label: string; value: string }[] = [];
     const contenders = [
-      strongroomContender(ctx, sr, `/v1/${PKI_MOUNT}/sign/${ROLE_EC}`, csrs.map((c) => JSON.stringify({ csr: c.pem, common_name: c.commonName, ttl: LEAF_TTL }))),
+      strongroomContender(
+        ctx,
+        sr,
+        `/v1/${PKI_MOUNT}/sign/${ROLE_EC}`,
+        csrs.map((c) => JSON.stringify({ csr: c.pem, common_name: c.commonName, ttl: LEAF_TTL })),
+      ),
     ];
-    await withCfssl(ctx, contenders, facts, '/api/v1/cfssl/sign', csrs.map((c) => JSON.stringify({ certificate_request: c.pem, profile: 'bench' })));
+    await withCfssl(
+      ctx,
+      contenders,
+      facts,
+      '/api/v1/cfssl/sign',
+      csrs.map((c) => JSON.stringify({ certificate_request: c.pem, profile: 'bench' })),
+    );
     const rows = await compareRounds(ctx, contenders);
     return { rows, ratios: ratiosOf(rows, 'req/s'), facts, verdict: againstCfssl(rows, 1.0, true) };
   },
@@ -159,14 +177,14 @@ async function rsaKeygenRate(seconds: number, parallel: number): Promise<number>
 export const pkiIssueRsa2048: Scenario = {
   name: 'pki-issue-rsa2048',
   title: `POST /v1/${PKI_MOUNT}/issue/:role with an RSA-2048 key per request`,
-  target: '>= 90% of the machine\'s RSA-2048 keygen rate; p50 < 20 ms at 1 req/s',
-  peer: 'cfssl serve /api/v1/cfssl/newcert, RSA-2048; the machine\'s keygen rate',
+  target: ">= 90% of the machine's RSA-2048 keygen rate; p50 < 20 ms at 1 req/s",
+  peer: "cfssl serve /api/v1/cfssl/newcert, RSA-2048; the machine's keygen rate",
   // A few requests in flight keep both cores generating keys; 64 would only queue, and a run
   // counts no request that is still waiting for its key when the time is up.
   defaultConnections: 4,
   notes:
     'RSA key generation (a search for two 1024-bit primes) costs far more than everything else in the request, ' +
-    'so under load the rate is bounded by keygen on both cores. The machine\'s keygen rate is measured with ' +
+    "so under load the rate is bounded by keygen on both cores. The machine's keygen rate is measured with " +
     'node:crypto, one generation per core, in the same alternating rounds as the servers. A rate above it means ' +
     'keys were generated ahead of the requests; at 1 req/s the latency shows whether a request waits for a fresh key.',
   async run(ctx) {
@@ -188,14 +206,25 @@ export const pkiIssueRsa2048: Scenario = {
         pid: null,
         measure: async (seconds) => {
           const rate = await rsaKeygenRate(seconds, cores);
-          return { reqPerSec: rate, mbPerSec: 0, p50Ms: NaN, p99Ms: NaN, requests: Math.round(rate * seconds), failures: 0, seconds };
+          return {
+            reqPerSec: rate,
+            mbPerSec: 0,
+            p50Ms: NaN,
+            p99Ms: NaN,
+            requests: Math.round(rate * seconds),
+            failures: 0,
+            seconds,
+          };
         },
       },
     ];
     await withCfssl(ctx, contenders, facts, '/api/v1/cfssl/newcert', [body.cfssl]);
     const rows = await compareRounds(ctx, contenders);
     const keygen = rows.find((r) => r.label === keygenLabel)?.median.reqPerSec ?? NaN;
-    facts.push({ label: 'machine RSA-2048 keygen rate', value: `${keygen.toFixed(1)} keys/s (${cores} in parallel, median of the rounds)` });
+    facts.push({
+      label: 'machine RSA-2048 keygen rate',
+      value: `${keygen.toFixed(1)} keys/s (${cores} in parallel, median of the rounds)`,
+    });
     // Latency at 1 req/s: sequential requests a second apart.
     const samples: number[] = [];
     for (let i = 0; i < ctx.size(10, 1); i++) {

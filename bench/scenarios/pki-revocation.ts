@@ -21,10 +21,10 @@ export const pkiOcsp: Scenario = {
   peer: 'openssl ocsp -index ... -port (one process, EC P-256 CA, index with the certificate)',
   defaultConnections: 64,
   notes:
-    'The request carries no nonce, so Strongroom serves the answer it signed before, after reading the serial\'s ' +
-    'revocation status from the database (docs/decisions/0009). openssl\'s ' +
+    "The request carries no nonce, so Strongroom serves the answer it signed before, after reading the serial's " +
+    "revocation status from the database (docs/decisions/0009). openssl's " +
     'responder handles one connection at a time and closes it after each answer, so its numbers include a TCP ' +
-    'connect per request; Strongroom keeps connections alive. With 64 connections open at once openssl\'s responder ' +
+    "connect per request; Strongroom keeps connections alive. With 64 connections open at once openssl's responder " +
     'answers nothing at all, and a load generator that keeps connections open stalls it, so it is asked by ' +
     `${OPENSSL_OCSP_CONNECTIONS} clients in turn, each request over a new connection.`,
   async run(ctx) {
@@ -36,17 +36,31 @@ export const pkiOcsp: Scenario = {
     const request = ocspRequest(ctx.tmpDir, 'strongroom', pki.caPem, cert.certificate);
     const headers = { 'content-type': 'application/ocsp-request' };
     // The GET form first: without a body, a missing route answers 404 rather than a body-parsing error.
-    const viaGet = await httpRequest(`${sr.url}/v1/${PKI_MOUNT}/ocsp/${encodeURIComponent(request.toString('base64'))}`, { method: 'GET' });
-    if (viaGet.status === 404 || viaGet.status === 405) throw new FeatureMissing(`GET /v1/${PKI_MOUNT}/ocsp/<request> answered ${viaGet.status}`);
+    const viaGet = await httpRequest(
+      `${sr.url}/v1/${PKI_MOUNT}/ocsp/${encodeURIComponent(request.toString('base64'))}`,
+      { method: 'GET' },
+    );
+    if (viaGet.status === 404 || viaGet.status === 405)
+      throw new FeatureMissing(`GET /v1/${PKI_MOUNT}/ocsp/<request> answered ${viaGet.status}`);
     const probe = await httpRequest(`${sr.url}/v1/${PKI_MOUNT}/ocsp`, { method: 'POST', headers, body: request });
-    if (probe.status === 404 || probe.status === 405) throw new FeatureMissing(`POST /v1/${PKI_MOUNT}/ocsp answered ${probe.status}`);
-    if (probe.status !== 200) throw new Error(`OCSP answered ${probe.status}: ${probe.body.toString('utf8').slice(0, 200)}`);
+    if (probe.status === 404 || probe.status === 405)
+      throw new FeatureMissing(`POST /v1/${PKI_MOUNT}/ocsp answered ${probe.status}`);
+    if (probe.status !== 200)
+      throw new Error(`OCSP answered ${probe.status}: ${probe.body.toString('utf8').slice(0, 200)}`);
     const contenders: Contender[] = [
       {
         label: 'Strongroom',
         kind: 'strongroom',
         pid: sr.pid,
-        measure: (seconds) => runAutocannon({ url: `${sr.url}/v1/${PKI_MOUNT}/ocsp`, method: 'POST', headers, body: request, connections: ctx.connections, seconds }),
+        measure: (seconds) =>
+          runAutocannon({
+            url: `${sr.url}/v1/${PKI_MOUNT}/ocsp`,
+            method: 'POST',
+            headers,
+            body: request,
+            connections: ctx.connections,
+            seconds,
+          }),
       },
     ];
     const facts: { label: string; value: string }[] = [];
@@ -62,7 +76,13 @@ export const pkiOcsp: Scenario = {
             count: Number.POSITIVE_INFINITY,
             seconds,
             task: async () => {
-              const r = await httpRequest(`${peer.url}/`, { method: 'POST', headers, body: peer.request, newConnection: true, timeoutMs: 5_000 });
+              const r = await httpRequest(`${peer.url}/`, {
+                method: 'POST',
+                headers,
+                body: peer.request,
+                newConnection: true,
+                timeoutMs: 5_000,
+              });
               if (r.status !== 200) throw new Error(`openssl ocsp answered ${r.status}`);
               return { bytes: r.body.length };
             },
@@ -78,7 +98,10 @@ export const pkiOcsp: Scenario = {
       rows,
       ratios: ratiosOf(rows, 'req/s'),
       facts,
-      verdict: { met: rps >= 5000, detail: `${Math.round(rps)} responses/s at ${ctx.connections} connections (target >= 5,000)` },
+      verdict: {
+        met: rps >= 5000,
+        detail: `${Math.round(rps)} responses/s at ${ctx.connections} connections (target >= 5,000)`,
+      },
     };
   },
 };
@@ -100,7 +123,8 @@ async function issueMany(sr: Strongroom, count: number, maxSeconds: number): Pro
       while (started < count && performance.now() < deadline) {
         const i = started++;
         const res = await httpRequest(url, { method: 'POST', headers, body: bodies[i % bodies.length] as Buffer });
-        if (res.status !== 200) throw new Error(`sign answered ${res.status}: ${res.body.toString('utf8').slice(0, 200)}`);
+        if (res.status !== 200)
+          throw new Error(`sign answered ${res.status}: ${res.body.toString('utf8').slice(0, 200)}`);
         serials.push(digString(JSON.parse(res.body.toString('utf8')), 'data', 'serial_number'));
       }
     }),
@@ -125,9 +149,15 @@ async function revokeAll(sr: Strongroom, serials: string[], maxSeconds: number):
     Array.from({ length: 16 }, async () => {
       while (next < serials.length && performance.now() < deadline) {
         const serial = serials[next++] as string;
-        const res = await httpRequest(url, { method: 'POST', headers, body: Buffer.from(JSON.stringify({ serial_number: serial })) });
-        if (res.status === 404 || res.status === 405) throw new FeatureMissing(`POST /v1/${PKI_MOUNT}/revoke answered ${res.status}`);
-        if (res.status !== 200) throw new Error(`revoke answered ${res.status}: ${res.body.toString('utf8').slice(0, 200)}`);
+        const res = await httpRequest(url, {
+          method: 'POST',
+          headers,
+          body: Buffer.from(JSON.stringify({ serial_number: serial })),
+        });
+        if (res.status === 404 || res.status === 405)
+          throw new FeatureMissing(`POST /v1/${PKI_MOUNT}/revoke answered ${res.status}`);
+        if (res.status !== 200)
+          throw new Error(`revoke answered ${res.status}: ${res.body.toString('utf8').slice(0, 200)}`);
         done++;
       }
     }),
@@ -143,7 +173,7 @@ export const pkiRevoke: Scenario = {
   defaultConnections: 64,
   notes:
     'Certificates are signed beforehand (not timed). Each revocation records the serial and its time durably; ' +
-    'what it costs beyond that depends on whether the CRL is rebuilt on every revocation (Vault\'s default) or ' +
+    "what it costs beyond that depends on whether the CRL is rebuilt on every revocation (Vault's default) or " +
     'later in one go.',
   async run(ctx) {
     const sr = await ctx.strongroom();
@@ -170,12 +200,17 @@ export const pkiRevoke: Scenario = {
             connections: ctx.connections,
             seconds,
             amount: Math.max(1, mine.length - ctx.connections),
-            requests: [{
-              method: 'POST',
-              path: `/v1/${PKI_MOUNT}/revoke`,
-              headers,
-              setupRequest: (req) => ({ ...req, body: JSON.stringify({ serial_number: mine[Math.min(i++, mine.length - 1)] }) }),
-            }],
+            requests: [
+              {
+                method: 'POST',
+                path: `/v1/${PKI_MOUNT}/revoke`,
+                headers,
+                setupRequest: (req) => ({
+                  ...req,
+                  body: JSON.stringify({ serial_number: mine[Math.min(i++, mine.length - 1)] }),
+                }),
+              },
+            ],
           });
         },
       },
@@ -185,7 +220,10 @@ export const pkiRevoke: Scenario = {
       rows,
       facts: [
         { label: 'certificates per round', value: `up to ${perRound}` },
-        { label: 'config/crl', value: deferred ? 'auto_rebuild on' : 'auto_rebuild not supported: a CRL rebuild per revocation' },
+        {
+          label: 'config/crl',
+          value: deferred ? 'auto_rebuild on' : 'auto_rebuild not supported: a CRL rebuild per revocation',
+        },
       ],
       verdict: { met: rps >= 1000, detail: `${Math.round(rps)} revocations/s (target >= 1,000)` },
     };
@@ -193,7 +231,13 @@ export const pkiRevoke: Scenario = {
 };
 
 /** GETs a rebuild path `rounds` times; returns the median seconds. */
-async function timeRebuilds(ctx: { log(msg: string): void }, sr: Strongroom, path: string, rounds: number, label: string): Promise<number> {
+async function timeRebuilds(
+  ctx: { log(msg: string): void },
+  sr: Strongroom,
+  path: string,
+  rounds: number,
+  label: string,
+): Promise<number> {
   const times: number[] = [];
   for (let r = 0; r < rounds; r++) {
     const s = performance.now();
@@ -205,7 +249,10 @@ async function timeRebuilds(ctx: { log(msg: string): void }, sr: Strongroom, pat
 }
 
 /** Entries and CRL number of a CRL served at `path`, read with the engine's own parser. */
-async function crlFacts(sr: Strongroom, path: string): Promise<{ entries: number; number: string; kb: number } | undefined> {
+async function crlFacts(
+  sr: Strongroom,
+  path: string,
+): Promise<{ entries: number; number: string; kb: number } | undefined> {
   const res = await httpRequest(`${sr.url}/v1/${PKI_MOUNT}/${path}`, { method: 'GET' });
   if (res.status !== 200) return undefined;
   const crl = parseCrl(res.body);
@@ -251,24 +298,39 @@ export const pkiCrl100k: Scenario = {
     const full = await crlFacts(sr, 'crl');
     const complete = (full?.entries ?? 0) >= want;
     const facts = [
-      { label: 'revoked certificates', value: `${revoked}${seeded === null ? ' (through the API)' : ` (${viaApi.length + 1} through the API, the rest copied in the database)`}` },
+      {
+        label: 'revoked certificates',
+        value: `${revoked}${seeded === null ? ' (through the API)' : ` (${viaApi.length + 1} through the API, the rest copied in the database)`}`,
+      },
       { label: 'full rebuild', value: `${secs.toFixed(3)} s (median of ${rounds})` },
-      { label: 'complete CRL', value: full ? `${full.entries} entries, ${full.kb} KB (DER)` : 'GET /crl answered no CRL' },
+      {
+        label: 'complete CRL',
+        value: full ? `${full.entries} entries, ${full.kb} KB (DER)` : 'GET /crl answered no CRL',
+      },
     ];
     if (deferred && seeded !== null) {
       // Enabling delta CRLs rebuilds the complete CRL: the base the deltas below update.
       await api(sr, 'vault', 'POST', `/v1/${PKI_MOUNT}/config/crl`, { body: { enable_delta: true } });
-      for (const [n, already] of [[deltaSmall, 0], [deltaLarge, deltaSmall]] as const) {
+      for (const [n, already] of [
+        [deltaSmall, 0],
+        [deltaLarge, deltaSmall],
+      ] as const) {
         await seedRevokedInDatabase(sr, template, n - already, new Date());
         const d = await timeRebuilds(ctx, sr, 'crl/rotate-delta', rounds, `delta rebuild (${n} new)`);
         const delta = await crlFacts(sr, 'crl/delta');
-        facts.push({ label: `delta rebuild, ${n} new revocations`, value: `${d.toFixed(3)} s (median of ${rounds}); delta CRL ${delta ? `${delta.entries} entries, ${delta.kb} KB` : 'missing'}` });
+        facts.push({
+          label: `delta rebuild, ${n} new revocations`,
+          value: `${d.toFixed(3)} s (median of ${rounds}); delta CRL ${delta ? `${delta.entries} entries, ${delta.kb} KB` : 'missing'}`,
+        });
       }
     }
     return {
       rows: [],
       facts,
-      verdict: { met: secs < 2 && complete, detail: `${secs.toFixed(2)} s for ${full?.entries ?? 0} entries (target < 2 s for 100,000)` },
+      verdict: {
+        met: secs < 2 && complete,
+        detail: `${secs.toFixed(2)} s for ${full?.entries ?? 0} entries (target < 2 s for 100,000)`,
+      },
     };
   },
 };

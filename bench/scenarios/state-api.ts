@@ -18,7 +18,7 @@ export const stateCreateInline: Scenario = {
     'Every request carries a new serial in a workspace of its own connection (the API refuses serials that go ' +
     'backwards), so each one is a real new version: base64 decoding, the MD5 check, parsing the state header, ' +
     'storing the state, committing the version row and enqueueing the extraction job. States up to ' +
-    'state_inline_max_size (64 KB) are stored in the database in the version\'s own transaction, and concurrent ' +
+    "state_inline_max_size (64 KB) are stored in the database in the version's own transaction, and concurrent " +
     'creates share one commit (one fsync on SQLite), so durability on return costs one fsync per batch, not per request.',
   async run(ctx) {
     const sr = await ctx.strongroom({ jobWorker: false });
@@ -94,15 +94,25 @@ export const stateList: Scenario = {
 
     // A slice through the API (the real write path), the rest copied in SQL when the layout is known.
     const seedStart = performance.now();
-    const viaApi = await seedVersions(sr.url, authHeaders(sr, 'tfe'), ws.id, template, Math.min(want - 1, ctx.size(1_000, 40)), ctx.size(60, 20));
+    const viaApi = await seedVersions(
+      sr.url,
+      authHeaders(sr, 'tfe'),
+      ws.id,
+      template,
+      Math.min(want - 1, ctx.size(1_000, 40)),
+      ctx.size(60, 20),
+    );
     const apiSec = (performance.now() - seedStart) / 1000;
     const rest = want - 1 - viaApi;
     const inDb = rest > 0 ? await seedVersionsInDatabase(sr, ws.id, rest) : 0;
-    const viaLoop = inDb === null ? await seedVersions(sr.url, authHeaders(sr, 'tfe'), ws.id, template, rest, ctx.size(120, 10)) : 0;
+    const viaLoop =
+      inDb === null ? await seedVersions(sr.url, authHeaders(sr, 'tfe'), ws.id, template, rest, ctx.size(120, 10)) : 0;
     const seedSec = (performance.now() - seedStart) / 1000;
     const seeded = viaApi + (inDb ?? 0) + viaLoop;
     const total = seeded + 1;
-    ctx.log(`seeded ${total} versions in ${seedSec.toFixed(1)} s (${viaApi + viaLoop + 1} through the API, ${inDb ?? 0} in SQL)`);
+    ctx.log(
+      `seeded ${total} versions in ${seedSec.toFixed(1)} s (${viaApi + viaLoop + 1} through the API, ${inDb ?? 0} in SQL)`,
+    );
     const check = await api(sr, 'tfe', 'GET', listPath(1));
     const count = dig(check.json, 'meta', 'pagination', 'total-count');
     const pages = Math.max(1, Math.ceil(total / 20));
@@ -117,7 +127,13 @@ export const stateList: Scenario = {
             url: sr.url,
             connections: ctx.connections,
             seconds,
-            requests: [{ method: 'GET', headers, setupRequest: (req) => ({ ...req, path: listPath(1 + Math.floor(Math.random() * pages)) }) }],
+            requests: [
+              {
+                method: 'GET',
+                headers,
+                setupRequest: (req) => ({ ...req, path: listPath(1 + Math.floor(Math.random() * pages)) }),
+              },
+            ],
           }),
       },
     ]);
@@ -126,15 +142,22 @@ export const stateList: Scenario = {
     return {
       rows,
       facts: [
-        { label: 'versions in the workspace', value: `${total}${complete ? '' : ` (seeding stopped at its time limit; wanted ${want})`}` },
+        {
+          label: 'versions in the workspace',
+          value: `${total}${complete ? '' : ` (seeding stopped at its time limit; wanted ${want})`}`,
+        },
         { label: 'total-count reported', value: String(count) },
         {
           label: 'seeding',
-          value: `${viaApi + viaLoop + 1} versions through the API (${Math.round((viaApi + 1) / Math.max(apiSec, 0.001))} creates/s at 8 connections), ` +
+          value:
+            `${viaApi + viaLoop + 1} versions through the API (${Math.round((viaApi + 1) / Math.max(apiSec, 0.001))} creates/s at 8 connections), ` +
             `${inDb ?? 0} copied in SQL; ${seedSec.toFixed(1)} s`,
         },
       ],
-      verdict: { met: p99 < 20 && complete, detail: `p99 ${p99.toFixed(2)} ms at ${ctx.connections} connections (target < 20 ms)` },
+      verdict: {
+        met: p99 < 20 && complete,
+        detail: `p99 ${p99.toFixed(2)} ms at ${ctx.connections} connections (target < 20 ms)`,
+      },
     };
   },
 };
@@ -156,10 +179,17 @@ async function seedVersions(
     while (done < count && performance.now() < deadline && failures < 1000) {
       const serial = nextSerial++;
       const s = template.withSerial(serial);
-      const body = Buffer.from(JSON.stringify(createBody({ serial, md5: s.md5, lineage: BENCH_LINEAGE, state: s.bytes, force: true })));
-      const res = await httpRequest(`${base}/api/v2/workspaces/${wsId}/state-versions`, { method: 'POST', headers, body });
+      const body = Buffer.from(
+        JSON.stringify(createBody({ serial, md5: s.md5, lineage: BENCH_LINEAGE, state: s.bytes, force: true })),
+      );
+      const res = await httpRequest(`${base}/api/v2/workspaces/${wsId}/state-versions`, {
+        method: 'POST',
+        headers,
+        body,
+      });
       if (res.status === 201 || res.status === 200) done++;
-      else if (++failures >= 1000) throw new Error(`seeding failed: HTTP ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
+      else if (++failures >= 1000)
+        throw new Error(`seeding failed: HTTP ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
     }
   };
   await Promise.all(Array.from({ length: 8 }, worker));

@@ -22,17 +22,31 @@ async function pendingUpload(sr: Strongroom, content: { serial: number; md5: str
 }
 
 async function put(url: string, body: Buffer): Promise<{ bytes: number }> {
-  const res = await httpRequest(url, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body, timeoutMs: 600_000 });
-  if (res.status < 200 || res.status >= 300) throw new Error(`PUT ${new URL(url).pathname} answered ${res.status}: ${res.body.toString('utf8').slice(0, 300)}`);
+  const res = await httpRequest(url, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/octet-stream' },
+    body,
+    timeoutMs: 600_000,
+  });
+  if (res.status < 200 || res.status >= 300)
+    throw new Error(`PUT ${new URL(url).pathname} answered ${res.status}: ${res.body.toString('utf8').slice(0, 300)}`);
   return { bytes: body.length };
 }
 
-function uploadScenario(name: string, bytes: number, smokeBytes: number, perRound: number, concurrency: number): Scenario {
+function uploadScenario(
+  name: string,
+  bytes: number,
+  smokeBytes: number,
+  perRound: number,
+  concurrency: number,
+): Scenario {
   const big = bytes >= 100 * MB;
   return {
     name,
     title: `PUT of a ${Math.round(bytes / MB)} MB state to the hosted-state-upload-url of a pending version`,
-    target: big ? '>= 70% of the bare Node.js server\'s MB/s, server RSS growth < 64 MB' : 'none (context for the 200 MB target)',
+    target: big
+      ? ">= 70% of the bare Node.js server's MB/s, server RSS growth < 64 MB"
+      : 'none (context for the 200 MB target)',
     peer: 'bare Node.js (write + MD5 + fsync); nginx WebDAV PUT',
     defaultConnections: concurrency,
     notes:
@@ -83,7 +97,12 @@ function uploadScenario(name: string, bytes: number, smokeBytes: number, perRoun
           pid: sink.pid,
           measure: (seconds) => {
             const n = Math.max(1, Math.round(count * Math.min(1, seconds / Math.max(ctx.opts.seconds, 1))));
-            return runTasks({ concurrency: ctx.connections, count: n, seconds: big ? seconds * 20 + 60 : seconds * 2, task: () => put(`${sink.url}/up`, body) });
+            return runTasks({
+              concurrency: ctx.connections,
+              count: n,
+              seconds: big ? seconds * 20 + 60 : seconds * 2,
+              task: () => put(`${sink.url}/up`, body),
+            });
           },
         },
       ];
@@ -96,7 +115,12 @@ function uploadScenario(name: string, bytes: number, smokeBytes: number, perRoun
           pid: nginx.pid,
           measure: (seconds) => {
             const n = Math.max(1, Math.round(count * Math.min(1, seconds / Math.max(ctx.opts.seconds, 1))));
-            return runTasks({ concurrency: ctx.connections, count: n, seconds: big ? seconds * 20 + 60 : seconds * 2, task: (i) => put(`${nginx.url}/up/s${i % ctx.connections}`, body) });
+            return runTasks({
+              concurrency: ctx.connections,
+              count: n,
+              seconds: big ? seconds * 20 + 60 : seconds * 2,
+              task: (i) => put(`${nginx.url}/up/s${i % ctx.connections}`, body),
+            });
           },
         });
       } catch (err) {
@@ -110,7 +134,10 @@ function uploadScenario(name: string, bytes: number, smokeBytes: number, perRoun
       const growth = ours?.rssGrowthMb ?? Infinity;
       const facts = [
         { label: 'state size', value: `${(file.bytes / MB).toFixed(1)} MB, ${file.instances} resource instances` },
-        { label: 'uploads per round', value: `${count} at ${ctx.connections} at a time${big ? '' : `, or ${2 * ctx.opts.seconds} s`}` },
+        {
+          label: 'uploads per round',
+          value: `${count} at ${ctx.connections} at a time${big ? '' : `, or ${2 * ctx.opts.seconds} s`}`,
+        },
         ...skipped.map((s) => ({ label: 'peer skipped', value: s })),
       ];
       return {
@@ -118,7 +145,10 @@ function uploadScenario(name: string, bytes: number, smokeBytes: number, perRoun
         ratios,
         facts,
         verdict: big
-          ? { met: vsNode >= 0.7 && growth < 64, detail: `${(vsNode * 100).toFixed(0)}% of bare Node.js MB/s (target >= 70%), RSS growth ${growth.toFixed(0)} MB (target < 64 MB)` }
+          ? {
+              met: vsNode >= 0.7 && growth < 64,
+              detail: `${(vsNode * 100).toFixed(0)}% of bare Node.js MB/s (target >= 70%), RSS growth ${growth.toFixed(0)} MB (target < 64 MB)`,
+            }
           : null,
       };
     },
@@ -146,12 +176,18 @@ export const stateDownload50m: Scenario = {
     if (!v.uploadUrl) throw new Error('pending version has no hosted-state-upload-url');
     await put(onServer(sr, v.uploadUrl), body);
     const shown = await api(sr, 'tfe', 'GET', `/api/v2/state-versions/${v.id}`);
-    const download = versionOf(shown.json).downloadUrl ?? (dig(shown.json, 'data', 'attributes', 'hosted-state-download-url') as string | null);
+    const download =
+      versionOf(shown.json).downloadUrl ??
+      (dig(shown.json, 'data', 'attributes', 'hosted-state-download-url') as string | null);
     if (!download) throw new Error('finalized version has no hosted-state-download-url');
     const url = onServer(sr, download);
     const headers = authHeaders(sr, 'tfe');
-    const probe = await httpRequest(url, { method: 'GET', headers: { authorization: headers.authorization as string } });
-    if (probe.status === 404) throw new Skip(`skipped: feature not available yet (GET ${new URL(url).pathname} answered 404)`);
+    const probe = await httpRequest(url, {
+      method: 'GET',
+      headers: { authorization: headers.authorization as string },
+    });
+    if (probe.status === 404)
+      throw new Skip(`skipped: feature not available yet (GET ${new URL(url).pathname} answered 404)`);
     if (probe.status !== 200 || probe.body.length !== file.bytes) {
       throw new Error(`download answered ${probe.status} with ${probe.body.length} bytes, expected ${file.bytes}`);
     }
@@ -160,7 +196,13 @@ export const stateDownload50m: Scenario = {
         label: 'Strongroom',
         kind: 'strongroom',
         pid: sr.pid,
-        measure: (seconds) => runAutocannon({ url, headers: { authorization: headers.authorization as string }, connections: ctx.connections, seconds }),
+        measure: (seconds) =>
+          runAutocannon({
+            url,
+            headers: { authorization: headers.authorization as string },
+            connections: ctx.connections,
+            seconds,
+          }),
       },
     ];
     const facts = [{ label: 'state size', value: `${(file.bytes / MB).toFixed(1)} MB` }];
@@ -171,7 +213,8 @@ export const stateDownload50m: Scenario = {
         label: 'nginx static',
         kind: 'peer',
         pid: nginx.pid,
-        measure: (seconds) => runAutocannon({ url: `${nginx.url}/files/state.tfstate`, connections: ctx.connections, seconds }),
+        measure: (seconds) =>
+          runAutocannon({ url: `${nginx.url}/files/state.tfstate`, connections: ctx.connections, seconds }),
       });
     } catch (err) {
       if (!(err instanceof Skip)) throw err;

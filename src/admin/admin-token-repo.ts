@@ -5,12 +5,19 @@ export class AdminTokenRepo {
   constructor(private readonly deps: { db: Kysely<Database> }) {}
 
   async count(): Promise<number> {
-    const row = await this.deps.db.selectFrom('admin_tokens').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const row = await this.deps.db
+      .selectFrom('admin_tokens')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
   async exists(tokenHash: string): Promise<boolean> {
-    const row = await this.deps.db.selectFrom('admin_tokens').select('token_hash').where('token_hash', '=', tokenHash).executeTakeFirst();
+    const row = await this.deps.db
+      .selectFrom('admin_tokens')
+      .select('token_hash')
+      .where('token_hash', '=', tokenHash)
+      .executeTakeFirst();
     return row !== undefined;
   }
 

@@ -57,7 +57,11 @@ async function peakMemoryDuring<T>(fn: () => Promise<T>): Promise<{ result: T; g
   }
 }
 
-function contract(name: string, open: () => Promise<{ store: BlobStore; visibleCount: () => Promise<number> }>, bigMb: number) {
+function contract(
+  name: string,
+  open: () => Promise<{ store: BlobStore; visibleCount: () => Promise<number> }>,
+  bigMb: number,
+) {
   describe(name, () => {
     let store: BlobStore;
     let visibleCount: () => Promise<number>;
@@ -83,7 +87,10 @@ function contract(name: string, open: () => Promise<{ store: BlobStore; visibleC
 
     it('refuses content over the limit and keeps nothing', async () => {
       const before = await visibleCount();
-      await assert.rejects(store.put([Buffer.alloc(600), Buffer.alloc(600)], { maxSize: 1000 }), (err: DomainError) => err.kind === 'too_large');
+      await assert.rejects(
+        store.put([Buffer.alloc(600), Buffer.alloc(600)], { maxSize: 1000 }),
+        (err: DomainError) => err.kind === 'too_large',
+      );
       assert.equal(await visibleCount(), before);
     });
 
@@ -124,34 +131,48 @@ function contract(name: string, open: () => Promise<{ store: BlobStore; visibleC
   });
 }
 
-contract('filesystem blob store', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'blobs-'));
-  const store = await FsBlobStore.open(dir);
-  const visibleCount = async () => {
-    assert.deepEqual(readdirSync(join(dir, 'tmp')), [], 'no temporary file is left behind');
-    return readdirSync(join(dir, 'sha256')).reduce((n, shard) => n + readdirSync(join(dir, 'sha256', shard)).length, 0);
-  };
-  return { store, visibleCount };
-}, 256);
+contract(
+  'filesystem blob store',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'blobs-'));
+    const store = await FsBlobStore.open(dir);
+    const visibleCount = async () => {
+      assert.deepEqual(readdirSync(join(dir, 'tmp')), [], 'no temporary file is left behind');
+      return readdirSync(join(dir, 'sha256')).reduce(
+        (n, shard) => n + readdirSync(join(dir, 'sha256', shard)).length,
+        0,
+      );
+    };
+    return { store, visibleCount };
+  },
+  256,
+);
 
 for (const kind of dbKinds()) {
   let tdb: TestDatabase;
   describe(`database blob store [${kind}]`, () => {
     before(async () => (tdb = await createTestDb(kind)));
     after(async () => tdb.cleanup());
-    contract('contract', async () => {
-      const store = new DbBlobStore({ db: tdb.db.kysely, clock: systemClock });
-      const visibleCount = async () => {
-        const blobs = await tdb.db.kysely.selectFrom('blobs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-        const orphans = await tdb.db.kysely
-          .selectFrom('blob_chunks')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('upload_id', 'not in', (eb) => eb.selectFrom('blobs').select('upload_id'))
-          .executeTakeFirstOrThrow();
-        assert.equal(Number(orphans.n), 0, 'no chunk without its blob row');
-        return Number(blobs.n);
-      };
-      return { store, visibleCount };
-    }, 64);
+    contract(
+      'contract',
+      async () => {
+        const store = new DbBlobStore({ db: tdb.db.kysely, clock: systemClock });
+        const visibleCount = async () => {
+          const blobs = await tdb.db.kysely
+            .selectFrom('blobs')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow();
+          const orphans = await tdb.db.kysely
+            .selectFrom('blob_chunks')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('upload_id', 'not in', (eb) => eb.selectFrom('blobs').select('upload_id'))
+            .executeTakeFirstOrThrow();
+          assert.equal(Number(orphans.n), 0, 'no chunk without its blob row');
+          return Number(blobs.n);
+        };
+        return { store, visibleCount };
+      },
+      64,
+    );
   });
 }

@@ -10,7 +10,10 @@ import { DomainError } from '../shared/errors.js';
 export interface BlobStore {
   readonly kind: 'fs' | 'db';
   /** Streams the source into the store. Rejects with `too_large` past `maxSize` bytes. */
-  put(source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>, opts?: PutOptions): Promise<BlobInfo>;
+  put(
+    source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>,
+    opts?: PutOptions,
+  ): Promise<BlobInfo>;
   /** Streams the blob out. Rejects with `not_found` when absent. */
   get(sha256: string): Promise<AsyncIterable<Buffer>>;
   stat(sha256: string): Promise<{ size: number } | undefined>;

@@ -17,47 +17,53 @@ export class DbBlobStore implements BlobStore {
   readonly kind = 'db' as const;
   constructor(private readonly deps: { db: Kysely<Database>; clock: Clock }) {}
 
-  async put(source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>, opts: PutOptions = {}): Promise<BlobInfo> {
+  async put(
+    source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>,
+    opts: PutOptions = {},
+  ): Promise<BlobInfo> {
     const digest = new BlobDigest(opts.maxSize);
     const uploadId = uuid();
     let result: BlobInfo | undefined;
-    await this.deps.db
-      .transaction()
-      .execute(async (trx) => {
-        let seq = 0;
-        let pending: Buffer[] = [];
-        let pendingLen = 0;
-        const flush = async () => {
-          if (pendingLen === 0) return;
-          const data = Buffer.concat(pending, pendingLen);
-          pending = [];
-          pendingLen = 0;
-          await trx.insertInto('blob_chunks').values({ upload_id: uploadId, seq: seq++, data }).execute();
-        };
-        for await (const raw of source) {
-          let chunk = toBuffer(raw);
-          digest.update(chunk);
-          while (chunk.length > 0) {
-            const take = Math.min(CHUNK - pendingLen, chunk.length);
-            pending.push(chunk.subarray(0, take));
-            pendingLen += take;
-            chunk = chunk.subarray(take);
-            if (pendingLen === CHUNK) await flush();
-          }
+    await this.deps.db.transaction().execute(async (trx) => {
+      let seq = 0;
+      let pending: Buffer[] = [];
+      let pendingLen = 0;
+      const flush = async () => {
+        if (pendingLen === 0) return;
+        const data = Buffer.concat(pending, pendingLen);
+        pending = [];
+        pendingLen = 0;
+        await trx.insertInto('blob_chunks').values({ upload_id: uploadId, seq: seq++, data }).execute();
+      };
+      for await (const raw of source) {
+        let chunk = toBuffer(raw);
+        digest.update(chunk);
+        while (chunk.length > 0) {
+          const take = Math.min(CHUNK - pendingLen, chunk.length);
+          pending.push(chunk.subarray(0, take));
+          pendingLen += take;
+          chunk = chunk.subarray(take);
+          if (pendingLen === CHUNK) await flush();
         }
-        await flush();
-        const info = digest.finish();
-        result = info;
-        const inserted = await trx
-          .insertInto('blobs')
-          .values({ sha256: info.sha256, size: info.size, upload_id: uploadId, created_at: this.deps.clock.now().toISOString() })
-          .onConflict((oc) => oc.column('sha256').doNothing())
-          .executeTakeFirst();
-        if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
-          // Already stored: drop this copy's chunks inside the same transaction.
-          await trx.deleteFrom('blob_chunks').where('upload_id', '=', uploadId).execute();
-        }
-      });
+      }
+      await flush();
+      const info = digest.finish();
+      result = info;
+      const inserted = await trx
+        .insertInto('blobs')
+        .values({
+          sha256: info.sha256,
+          size: info.size,
+          upload_id: uploadId,
+          created_at: this.deps.clock.now().toISOString(),
+        })
+        .onConflict((oc) => oc.column('sha256').doNothing())
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
+        // Already stored: drop this copy's chunks inside the same transaction.
+        await trx.deleteFrom('blob_chunks').where('upload_id', '=', uploadId).execute();
+      }
+    });
     return result as BlobInfo;
   }
 

@@ -28,7 +28,10 @@ export class FsBlobStore implements BlobStore {
     return join(this.dir, 'sha256', sha256.slice(0, 2), sha256);
   }
 
-  async put(source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>, opts: PutOptions = {}): Promise<BlobInfo> {
+  async put(
+    source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>,
+    opts: PutOptions = {},
+  ): Promise<BlobInfo> {
     const tmp = join(this.dir, 'tmp', `${randomBytes(12).toString('hex')}.part`);
     const digest = new BlobDigest(opts.maxSize);
     const fh = await open(tmp, 'wx', 0o600);

@@ -23,12 +23,19 @@ export interface PolicyServiceIo {
 }
 
 /** Starts the service; resolves with the running server (the process keeps serving until a signal). */
-export async function runPolicyServiceCommand(argv: string[], io: PolicyServiceIo): Promise<RunningReferenceService | number> {
+export async function runPolicyServiceCommand(
+  argv: string[],
+  io: PolicyServiceIo,
+): Promise<RunningReferenceService | number> {
   const { values } = parseArgs({
     args: argv,
     options: {
-      rules: { type: 'string' }, 'tls-cert': { type: 'string' }, 'tls-key': { type: 'string' }, 'client-ca': { type: 'string' },
-      listen: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      rules: { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'client-ca': { type: 'string' },
+      listen: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
     },
     strict: true,
   });

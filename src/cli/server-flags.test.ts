@@ -12,13 +12,19 @@ describe('settings flags', () => {
 
   it('turns a boolean setting off with --flag=false, --flag false or --no-flag', () => {
     assert.deepEqual(parseSettingFlags(['--native-crypto=false']).flags, { native_crypto: false });
-    assert.deepEqual(parseSettingFlags(['--batch-background-threads', 'false', '--listen', ':1']).flags, { batch_background_threads: false, listen: ':1' });
+    assert.deepEqual(parseSettingFlags(['--batch-background-threads', 'false', '--listen', ':1']).flags, {
+      batch_background_threads: false,
+      listen: ':1',
+    });
     assert.deepEqual(parseSettingFlags(['--no-state-allow-encrypted']).flags, { state_allow_encrypted: false });
     assert.deepEqual(parseSettingFlags(['--dev', 'true']).flags, { dev: true });
   });
 
   it('refuses a boolean setting with another value, and unknown flags', () => {
-    assert.throws(() => parseSettingFlags(['--native-crypto=maybe']), (e: unknown) => e instanceof ConfigError && /expected true or false/.test(e.message));
+    assert.throws(
+      () => parseSettingFlags(['--native-crypto=maybe']),
+      (e: unknown) => e instanceof ConfigError && /expected true or false/.test(e.message),
+    );
     assert.throws(() => parseSettingFlags(['--no-listen']), /Unknown option/);
     assert.throws(() => parseSettingFlags(['--frobnicate']), /Unknown option/);
   });

@@ -99,7 +99,13 @@ export async function runTfeCommand(argv: string[], io: TfeCliIo): Promise<numbe
     const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock: systemClock });
     const tfe = buildTfeIdentityLayer({ db, clock: systemClock, adminTokens });
     const adminUser = await tfe.identity.siteAdminUser();
-    const admin: Actor = { kind: 'user', userId: adminUser.id, username: adminUser.username, siteAdmin: true, tokenId: null };
+    const admin: Actor = {
+      kind: 'user',
+      userId: adminUser.id,
+      username: adminUser.username,
+      siteAdmin: true,
+      tokenId: null,
+    };
     return await dispatch(tfe, admin, parsed.positionals, parsed.own, io);
   } catch (err) {
     if (err instanceof UsageError) {
@@ -122,7 +128,13 @@ function str(v: string | boolean | undefined): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-async function dispatch(tfe: Layer, admin: Actor, pos: string[], own: Record<string, string | boolean>, io: TfeCliIo): Promise<number> {
+async function dispatch(
+  tfe: Layer,
+  admin: Actor,
+  pos: string[],
+  own: Record<string, string | boolean>,
+  io: TfeCliIo,
+): Promise<number> {
   const [noun, verb, ...args] = pos;
   const need = (n: number, what: string) => {
     if (args.length < n) throw new UsageError(`${noun} ${verb} needs ${what}`);
@@ -130,12 +142,17 @@ async function dispatch(tfe: Layer, admin: Actor, pos: string[], own: Record<str
   switch (`${noun} ${verb}`) {
     case 'user create': {
       need(1, 'NAME');
-      const u = await tfe.identity.createUser(admin, { username: args[0] as string, email: str(own.email), siteAdmin: own['site-admin'] === true });
+      const u = await tfe.identity.createUser(admin, {
+        username: args[0] as string,
+        email: str(own.email),
+        siteAdmin: own['site-admin'] === true,
+      });
       io.out(`${u.id}\n`);
       return 0;
     }
     case 'user list': {
-      for (const u of await tfe.identity.listUsers(admin)) io.out(`${u.id}\t${u.username}${u.siteAdmin ? '\tsite-admin' : ''}\n`);
+      for (const u of await tfe.identity.listUsers(admin))
+        io.out(`${u.id}\t${u.username}${u.siteAdmin ? '\tsite-admin' : ''}\n`);
       return 0;
     }
     case 'org create': {
@@ -178,11 +195,19 @@ async function dispatch(tfe: Layer, admin: Actor, pos: string[], own: Record<str
   }
 }
 
-async function tokenCreate(tfe: Layer, admin: Actor, own: Record<string, string | boolean>, io: TfeCliIo): Promise<number> {
+async function tokenCreate(
+  tfe: Layer,
+  admin: Actor,
+  own: Record<string, string | boolean>,
+  io: TfeCliIo,
+): Promise<number> {
   const owners = (['user', 'team', 'org'] as const).filter((k) => typeof own[k] === 'string');
-  if (owners.length !== 1) throw new UsageError('token create needs exactly one of --user NAME, --team TEAM_ID, --org ORG');
+  if (owners.length !== 1)
+    throw new UsageError('token create needs exactly one of --user NAME, --team TEAM_ID, --org ORG');
   const expiresIn = str(own['expires-in']);
-  const expiredAt = expiresIn ? new Date(systemClock.now().getTime() + parseDurationSeconds(expiresIn, 'expires-in') * 1000) : null;
+  const expiredAt = expiresIn
+    ? new Date(systemClock.now().getTime() + parseDurationSeconds(expiresIn, 'expires-in') * 1000)
+    : null;
   const input = { description: str(own.description) ?? null, expiredAt };
   let created;
   switch (owners[0]) {
@@ -197,7 +222,9 @@ async function tokenCreate(tfe: Layer, admin: Actor, own: Record<string, string 
     default:
       created = await tfe.tokens.createOrganizationToken(admin, own.org as string, input);
   }
-  io.err(`created ${created.token.kind} token ${created.token.id}${expiredAt ? ` (expires ${expiredAt.toISOString()})` : ''}; it is shown only once\n`);
+  io.err(
+    `created ${created.token.kind} token ${created.token.id}${expiredAt ? ` (expires ${expiredAt.toISOString()})` : ''}; it is shown only once\n`,
+  );
   io.out(`${created.secret}\n`);
   return 0;
 }

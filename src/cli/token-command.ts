@@ -67,7 +67,10 @@ async function tokenCreate(argv: string[], env: ClientEnv, io: CliIo): Promise<n
     return 0;
   }
   const body: Record<string, unknown> = {};
-  const policies = (values.policy ?? []).flatMap((p) => p.split(',')).map((p) => p.trim()).filter(Boolean);
+  const policies = (values.policy ?? [])
+    .flatMap((p) => p.split(','))
+    .map((p) => p.trim())
+    .filter(Boolean);
   if (policies.length > 0) body['policies'] = policies;
   if (values.ttl) body['ttl'] = values.ttl;
   if (values['explicit-max-ttl']) body['explicit_max_ttl'] = values['explicit-max-ttl'];
@@ -98,12 +101,18 @@ async function tokenCreate(argv: string[], env: ClientEnv, io: CliIo): Promise<n
     ['identity_policies', []],
     ['policies', auth['policies']],
   ];
-  if (auth['metadata']) for (const [k, v] of Object.entries(auth['metadata'] as Record<string, unknown>)) rows.push([`token_meta_${k}`, v]);
+  if (auth['metadata'])
+    for (const [k, v] of Object.entries(auth['metadata'] as Record<string, unknown>)) rows.push([`token_meta_${k}`, v]);
   return print(io, values, res, rows);
 }
 
 async function tokenLookup(argv: string[], env: ClientEnv, io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options: { ...COMMON, accessor: { type: 'boolean' } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { ...COMMON, accessor: { type: 'boolean' } },
+    allowPositionals: true,
+    strict: true,
+  });
   const target = resolveTarget(env, values);
   const subject = positionals[0];
   const res =
@@ -113,22 +122,38 @@ async function tokenLookup(argv: string[], env: ClientEnv, io: CliIo): Promise<n
         ? await callApi(target, 'POST', 'auth/token/lookup-accessor', { accessor: subject })
         : await callApi(target, 'POST', 'auth/token/lookup', { token: subject });
   const data = (res?.['data'] ?? {}) as Record<string, unknown>;
-  return print(io, values, res, Object.entries(data).sort(([a], [b]) => a.localeCompare(b)));
+  return print(
+    io,
+    values,
+    res,
+    Object.entries(data).sort(([a], [b]) => a.localeCompare(b)),
+  );
 }
 
 async function tokenRevoke(argv: string[], env: ClientEnv, io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options: { ...COMMON, accessor: { type: 'boolean' }, self: { type: 'boolean' } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { ...COMMON, accessor: { type: 'boolean' }, self: { type: 'boolean' } },
+    allowPositionals: true,
+    strict: true,
+  });
   const target = resolveTarget(env, values);
   const subject = positionals[0];
   if (values.self) await callApi(target, 'POST', 'auth/token/revoke-self', {});
-  else if (subject === undefined) throw new CliError('token revoke needs a token (or --accessor A, or --self)', EXIT_USAGE);
+  else if (subject === undefined)
+    throw new CliError('token revoke needs a token (or --accessor A, or --self)', EXIT_USAGE);
   else if (values.accessor) await callApi(target, 'POST', 'auth/token/revoke-accessor', { accessor: subject });
   else await callApi(target, 'POST', 'auth/token/revoke', { token: subject });
   io.out('Success! Revoked token (if it existed)\n');
   return 0;
 }
 
-function print(io: CliIo, values: { format?: string; field?: string }, res: unknown, rows: Array<[string, unknown]>): number {
+function print(
+  io: CliIo,
+  values: { format?: string; field?: string },
+  res: unknown,
+  rows: Array<[string, unknown]>,
+): number {
   if (values.field) {
     const hit = rows.find(([k]) => k === values.field);
     if (!hit) throw new CliError(`field "${values.field}" not present in the answer`, EXIT_USAGE);

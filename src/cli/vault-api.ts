@@ -36,18 +36,28 @@ export interface ApiTarget {
 export function resolveTarget(env: ClientEnv, flags: { address?: string; token?: string }): ApiTarget {
   const addr = (flags.address ?? env['STRONGROOM_ADDR'] ?? env['VAULT_ADDR'] ?? DEFAULT_ADDR).replace(/\/+$/, '');
   const token = flags.token ?? env['STRONGROOM_TOKEN'] ?? env['VAULT_TOKEN'] ?? '';
-  if (!/^https?:\/\//.test(addr)) throw new CliError(`invalid address "${addr}": expected http(s)://host:port`, EXIT_USAGE);
+  if (!/^https?:\/\//.test(addr))
+    throw new CliError(`invalid address "${addr}": expected http(s)://host:port`, EXIT_USAGE);
   return { addr, token };
 }
 
 /** One API call; returns the parsed JSON (undefined for 204) or throws CliError with the server's messages. */
-export async function callApi(target: ApiTarget, method: string, path: string, body?: unknown): Promise<Record<string, unknown> | undefined> {
+export async function callApi(
+  target: ApiTarget,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Record<string, unknown> | undefined> {
   const headers: Record<string, string> = { 'x-vault-request': 'true' };
   if (target.token) headers['x-vault-token'] = target.token;
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
   try {
-    res = await fetch(`${target.addr}/v1/${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    res = await fetch(`${target.addr}/v1/${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   } catch (err) {
     const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
     throw new CliError(`cannot reach ${target.addr}: ${cause}`, EXIT_REMOTE);
@@ -61,8 +71,14 @@ export async function callApi(target: ApiTarget, method: string, path: string, b
   }
   if (!res.ok) {
     const errors = (json as { errors?: unknown } | undefined)?.errors;
-    const detail = Array.isArray(errors) && errors.length > 0 ? errors.map((e) => `  * ${String(e)}`).join('\n') : '  * (no details)';
-    throw new CliError(`Error making API request.\n\nURL: ${method} ${target.addr}/v1/${path}\nCode: ${res.status}. Errors:\n\n${detail}`, EXIT_REMOTE);
+    const detail =
+      Array.isArray(errors) && errors.length > 0
+        ? errors.map((e) => `  * ${String(e)}`).join('\n')
+        : '  * (no details)';
+    throw new CliError(
+      `Error making API request.\n\nURL: ${method} ${target.addr}/v1/${path}\nCode: ${res.status}. Errors:\n\n${detail}`,
+      EXIT_REMOTE,
+    );
   }
   return json as Record<string, unknown> | undefined;
 }
@@ -78,7 +94,10 @@ export function formatTable(rows: ReadonlyArray<[string, unknown]>): string {
 function formatValue(v: unknown): string {
   if (v === null || v === undefined) return 'n/a';
   if (Array.isArray(v)) return `[${v.map(String).join(' ')}]`;
-  if (typeof v === 'object') return `map[${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${k}:${String(x)}`).join(' ')}]`;
+  if (typeof v === 'object')
+    return `map[${Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${k}:${String(x)}`)
+      .join(' ')}]`;
   return String(v);
 }
 

@@ -51,14 +51,21 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
     // A dropped idle connection must not crash the process; the pool replaces it.
     pool.on('error', () => {});
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { kind: 'postgres', kysely, writeTransaction: (fn) => kysely.transaction().execute(fn), destroy: () => kysely.destroy() };
+    return {
+      kind: 'postgres',
+      kysely,
+      writeTransaction: (fn) => kysely.transaction().execute(fn),
+      destroy: () => kysely.destroy(),
+    };
   }
   const path = opts.url.replace(/^sqlite:/, '');
   const inMemory = path === ':memory:' || path === '';
   if (!inMemory) mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SqliteDatabase(path);
   configureSqlite(sqlite);
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, { beginImmediate: !inMemory }) }) });
+  const kysely = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: withStatementCache(sqlite, { beginImmediate: !inMemory }) }),
+  });
   // An in-memory database is private to its connection: no second writer there.
   const writer = inMemory ? undefined : new SqliteWriter(path);
   if (writer) {

@@ -11,7 +11,13 @@ for (const kind of dbKinds()) {
     before(async () => {
       t = await createTestDb(kind);
       const now = new Date(0).toISOString();
-      await t.db.kysely.insertInto('admin_tokens').values([{ token_hash: 'h-one', created_at: now }, { token_hash: 'h-two', created_at: now }]).execute();
+      await t.db.kysely
+        .insertInto('admin_tokens')
+        .values([
+          { token_hash: 'h-one', created_at: now },
+          { token_hash: 'h-two', created_at: now },
+        ])
+        .execute();
     });
     after(() => t.cleanup());
 
@@ -32,7 +38,12 @@ for (const kind of dbKinds()) {
       let builds = 0;
       const q = new ParamQuery((a: string, b: string) => {
         builds++;
-        return t.db.kysely.selectFrom('admin_tokens').select('token_hash').where('created_at', '>=', b).where('token_hash', '=', a).orderBy('token_hash');
+        return t.db.kysely
+          .selectFrom('admin_tokens')
+          .select('token_hash')
+          .where('created_at', '>=', b)
+          .where('token_hash', '=', a)
+          .orderBy('token_hash');
       });
       const epoch = new Date(0).toISOString();
       assert.deepEqual(await q.execute(t.db.kysely, 'h-one', epoch), [{ token_hash: 'h-one' }]);
@@ -48,7 +59,10 @@ for (const kind of dbKinds()) {
         return t.db.kysely.selectFrom('admin_tokens').select('token_hash').where('token_hash', 'in', [hash, 'h-two']);
       });
       assert.deepEqual((await q.execute(t.db.kysely, 'h-one')).map((r) => r.token_hash).sort(), ['h-one', 'h-two']);
-      assert.deepEqual((await q.execute(t.db.kysely, 'h-none')).map((r) => r.token_hash), ['h-two']);
+      assert.deepEqual(
+        (await q.execute(t.db.kysely, 'h-none')).map((r) => r.token_hash),
+        ['h-two'],
+      );
       assert.equal(builds, 3);
     });
   });
@@ -78,10 +92,21 @@ for (const kind of dbKinds()) {
             return t.db.kysely.executeQuery<R>(q);
           },
         };
-        const rows = Array.from({ length: 21 }, (_, i) => ({ value: `v${i}-${multiRow}`, key: `rows-${multiRow}-${String(i).padStart(2, '0')}` }));
+        const rows = Array.from({ length: 21 }, (_, i) => ({
+          value: `v${i}-${multiRow}`,
+          key: `rows-${multiRow}-${String(i).padStart(2, '0')}`,
+        }));
         await ins.run(runner, rows);
-        await ins.run(runner, rows.slice(0, 5).map((r) => ({ ...r, key: `${r.key}-again` })));
-        const stored = await t.db.kysely.selectFrom('settings').selectAll().where('key', 'like', `rows-${multiRow}-%`).orderBy('key').execute();
+        await ins.run(
+          runner,
+          rows.slice(0, 5).map((r) => ({ ...r, key: `${r.key}-again` })),
+        );
+        const stored = await t.db.kysely
+          .selectFrom('settings')
+          .selectAll()
+          .where('key', 'like', `rows-${multiRow}-%`)
+          .orderBy('key')
+          .execute();
         assert.equal(stored.length, 26);
         for (const r of rows) assert.equal(stored.find((x) => x.key === r.key)?.value, r.value);
         assert.equal(stored.find((x) => x.key === `rows-${multiRow}-03-again`)?.value, `v3-${multiRow}`);

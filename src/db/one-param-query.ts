@@ -144,7 +144,10 @@ export class RowsInsert<R extends object> {
     });
     const compiled = this.build(rows).compile();
     const slots = compiled.parameters.map((p) => probes.get(p as string));
-    entry = slots.length === probes.size && slots.every((s) => s !== undefined) ? { compiled, slots: slots as { row: number; column: keyof R }[] } : null;
+    entry =
+      slots.length === probes.size && slots.every((s) => s !== undefined)
+        ? { compiled, slots: slots as { row: number; column: keyof R }[] }
+        : null;
     this.#bySize.set(size, entry);
     return entry;
   }

@@ -60,6 +60,15 @@ export interface SettingsTable {
   value: string;
 }
 
-export interface Database extends CoreTables, TfeTables, TfeStateTables, PkiTables, PkiIssuanceTables, PkiRevocationTables, PkiTidyTables, PkiExternalPolicyTables {}
+export interface Database
+  extends
+    CoreTables,
+    TfeTables,
+    TfeStateTables,
+    PkiTables,
+    PkiIssuanceTables,
+    PkiRevocationTables,
+    PkiTidyTables,
+    PkiExternalPolicyTables {}
 
 export type { Generated };

@@ -67,7 +67,12 @@ port.on('message', (msg: WriterRequest) => {
     reply = { id: msg.id, ok: true };
   } catch (err) {
     const e = err as { code?: unknown; message?: unknown };
-    reply = { id: msg.id, ok: false, code: typeof e.code === 'string' ? e.code : undefined, message: String(e.message ?? err) };
+    reply = {
+      id: msg.id,
+      ok: false,
+      code: typeof e.code === 'string' ? e.code : undefined,
+      message: String(e.message ?? err),
+    };
   }
   port.postMessage(reply);
 });

@@ -34,7 +34,8 @@ export interface StatementRun {
 }
 
 export type WriterRequest = { type: 'run'; id: number; statements: StatementRun[] } | { type: 'close' };
-export type WriterReply = { id: number; ok: true } | { id: number; ok: false; code: string | undefined; message: string };
+export type WriterReply =
+  { id: number; ok: true } | { id: number; ok: false; code: string | undefined; message: string };
 
 const WORKER_URL = new URL('./sqlite-writer-thread.js', import.meta.url);
 

@@ -17,17 +17,31 @@ export interface ClassifiedError {
  */
 export function classifyError(err: unknown): ClassifiedError {
   if (isDomainError(err)) return { kind: err.kind, message: err.message, field: err.field };
-  const e = err as { code?: string; statusCode?: number; message?: string; validation?: Array<{ instancePath?: string; message?: string }>; validationContext?: string };
+  const e = err as {
+    code?: string;
+    statusCode?: number;
+    message?: string;
+    validation?: Array<{ instancePath?: string; message?: string }>;
+    validationContext?: string;
+  };
   if (e && Array.isArray(e.validation)) {
     const first = e.validation[0];
     const where = first?.instancePath ? first.instancePath : '';
     const ctx = e.validationContext ?? 'body';
-    return { kind: 'invalid', message: `invalid ${ctx}${where ? ` at ${where}` : ''}: ${first?.message ?? 'does not match the schema'}`, field: where || undefined };
+    return {
+      kind: 'invalid',
+      message: `invalid ${ctx}${where ? ` at ${where}` : ''}: ${first?.message ?? 'does not match the schema'}`,
+      field: where || undefined,
+    };
   }
   if (e?.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || e?.statusCode === 413) {
     return { kind: 'too_large', message: 'request body is larger than the configured limit' };
   }
-  if (e?.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || e?.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || e instanceof SyntaxError) {
+  if (
+    e?.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+    e?.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+    e instanceof SyntaxError
+  ) {
     return { kind: 'invalid', message: `malformed JSON body: ${e?.message ?? ''}`.trim() };
   }
   if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {

@@ -16,7 +16,8 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { db: Db; jobs:
       return reply.status(503).send({ status: 'unavailable', database: 'unreachable' });
     }
     const pending = await pendingMigrations(deps.db).catch(() => ['unknown']);
-    if (pending.length > 0) return reply.status(503).send({ status: 'unavailable', database: 'ok', pending_migrations: pending });
+    if (pending.length > 0)
+      return reply.status(503).send({ status: 'unavailable', database: 'ok', pending_migrations: pending });
     return { status: 'ok', database: 'ok', migrations: 'applied' };
   });
 

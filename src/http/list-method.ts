@@ -33,7 +33,8 @@ export function isListRewrittenSocket(socket: unknown): boolean {
 export function listAwareClientErrorHandler(getServer: () => Server, secure: boolean) {
   return (err: Error, socket: Socket): void => {
     const e = err as Error & { code?: string; rawPacket?: unknown };
-    const rewritten = e.code === 'HPE_INVALID_METHOD' && Buffer.isBuffer(e.rawPacket) ? rewriteListRequest(e.rawPacket) : undefined;
+    const rewritten =
+      e.code === 'HPE_INVALID_METHOD' && Buffer.isBuffer(e.rawPacket) ? rewriteListRequest(e.rawPacket) : undefined;
     if (!rewritten || socket.destroyed) {
       if (socket.writable && !socket.destroyed) {
         socket.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
@@ -57,7 +58,12 @@ export function listAwareClientErrorHandler(getServer: () => Server, secure: boo
         cb(e);
       },
     });
-    Object.assign(wrapper, { [WRAPPED]: true, remoteAddress: socket.remoteAddress, remotePort: socket.remotePort, encrypted: secure });
+    Object.assign(wrapper, {
+      [WRAPPED]: true,
+      remoteAddress: socket.remoteAddress,
+      remotePort: socket.remotePort,
+      encrypted: secure,
+    });
     socket.on('data', (d: Buffer) => {
       if (!wrapper.push(d)) socket.pause();
     });

@@ -12,7 +12,11 @@ const KEEP_DONE_SECONDS = 7 * 86400;
  */
 export function housekeepingJob(deps: { jobs: JobQueue; clock: Clock; db: Parameters<JobQueue['enqueue']>[0] }) {
   const schedule = () =>
-    deps.jobs.enqueue(deps.db, { kind: HOUSEKEEPING_JOB, dedupeKey: HOUSEKEEPING_JOB, runAt: addSeconds(deps.clock.now(), EVERY_SECONDS) });
+    deps.jobs.enqueue(deps.db, {
+      kind: HOUSEKEEPING_JOB,
+      dedupeKey: HOUSEKEEPING_JOB,
+      runAt: addSeconds(deps.clock.now(), EVERY_SECONDS),
+    });
   return {
     /** Enqueues the first run unless one is already queued (safe on every node at every start). */
     async start(): Promise<void> {

@@ -113,7 +113,11 @@ for (const kind of dbKinds()) {
       const w = worker();
       let successor: string | undefined;
       w.register('k', async () => {
-        successor = await queue.enqueue(tdb.db.kysely, { kind: 'later', dedupeKey: 'x', runAt: new Date('2030-01-01T00:00:00.000Z') });
+        successor = await queue.enqueue(tdb.db.kysely, {
+          kind: 'later',
+          dedupeKey: 'x',
+          runAt: new Date('2030-01-01T00:00:00.000Z'),
+        });
       });
       await w.runUntilIdle();
       assert.ok(successor, 'the successor was enqueued while its predecessor ran');
@@ -126,10 +130,20 @@ for (const kind of dbKinds()) {
       for (let i = 0; i < n; i++) await queue.enqueue(tdb.db.kysely, { kind: 'count', payload: i });
       const runs = new Map<number, number>();
       // Separate pools stand in for separate server processes sharing one database.
-      const dbs = [openDatabase({ url: tdb.url, poolSize: 3 }), openDatabase({ url: tdb.url, poolSize: 3 }), openDatabase({ url: tdb.url, poolSize: 3 })];
+      const dbs = [
+        openDatabase({ url: tdb.url, poolSize: 3 }),
+        openDatabase({ url: tdb.url, poolSize: 3 }),
+        openDatabase({ url: tdb.url, poolSize: 3 }),
+      ];
       try {
         const workers = dbs.map((db) => {
-          const w = new JobWorker({ queue: new JobQueue({ db, clock }), logger: silent, concurrency: 4, pollIntervalMs: 5, leaseSeconds: 30 });
+          const w = new JobWorker({
+            queue: new JobQueue({ db, clock }),
+            logger: silent,
+            concurrency: 4,
+            pollIntervalMs: 5,
+            leaseSeconds: 30,
+          });
           w.register('count', async (payload) => {
             runs.set(payload as number, (runs.get(payload as number) ?? 0) + 1);
             await new Promise((r) => setTimeout(r, 1));
@@ -141,7 +155,10 @@ for (const kind of dbKinds()) {
         await Promise.all(dbs.map((db) => db.destroy()));
       }
       assert.equal(runs.size, n);
-      assert.ok([...runs.values()].every((c) => c === 1), 'no job ran twice');
+      assert.ok(
+        [...runs.values()].every((c) => c === 1),
+        'no job ran twice',
+      );
       assert.equal((await queue.depth()).done, n);
     });
 

@@ -43,7 +43,10 @@ export class JobQueue {
 
   readonly #insert = new RowInsert((row: Insertable<JobsTable>) => this.kysely.insertInto('jobs').values(row));
   readonly #insertUnlessQueued = new RowInsert((row: Insertable<JobsTable>) =>
-    this.kysely.insertInto('jobs').values(row).onConflict((oc) => oc.column('dedupe_key').doNothing()),
+    this.kysely
+      .insertInto('jobs')
+      .values(row)
+      .onConflict((oc) => oc.column('dedupe_key').doNothing()),
   );
 
   private get kysely(): Kysely<Database> {
@@ -129,7 +132,13 @@ export class JobQueue {
   async complete(jobId: string, workerId: string): Promise<void> {
     await this.kysely
       .updateTable('jobs')
-      .set({ status: 'done', lease_until: null, dedupe_key: null, last_error: null, updated_at: this.deps.clock.now().toISOString() })
+      .set({
+        status: 'done',
+        lease_until: null,
+        dedupe_key: null,
+        last_error: null,
+        updated_at: this.deps.clock.now().toISOString(),
+      })
       .where('id', '=', jobId)
       .where('locked_by', '=', workerId)
       .execute();
@@ -170,7 +179,11 @@ export class JobQueue {
 
   /** Jobs by status, for /metrics and tests. */
   async depth(): Promise<Record<JobsTable['status'], number>> {
-    const rows = await this.kysely.selectFrom('jobs').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute();
+    const rows = await this.kysely
+      .selectFrom('jobs')
+      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('status')
+      .execute();
     const out = { queued: 0, running: 0, done: 0, dead: 0 };
     for (const r of rows) out[r.status] = Number(r.n);
     return out;

@@ -110,9 +110,12 @@ export class JobWorker {
       log.warn('no handler registered for job kind');
       return;
     }
-    const beat = setInterval(() => {
-      void this.deps.queue.heartbeat(job.id, this.id, this.deps.leaseSeconds).catch(() => {});
-    }, Math.max(1000, (this.deps.leaseSeconds * 1000) / 3));
+    const beat = setInterval(
+      () => {
+        void this.deps.queue.heartbeat(job.id, this.id, this.deps.leaseSeconds).catch(() => {});
+      },
+      Math.max(1000, (this.deps.leaseSeconds * 1000) / 3),
+    );
     beat.unref();
     try {
       await handler(job.payload, { jobId: job.id, attempt: job.attempts, signal: this.#abort.signal });
@@ -158,7 +161,10 @@ export class JobWorker {
     if (t) clearTimeout(t);
     if (timedOut) {
       this.#abort.abort();
-      this.deps.logger.warn({ running: this.#running.size }, 'jobs still running at shutdown; their leases will expire and another start will retry them');
+      this.deps.logger.warn(
+        { running: this.#running.size },
+        'jobs still running at shutdown; their leases will expire and another start will retry them',
+      );
     }
   }
 

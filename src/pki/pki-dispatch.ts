@@ -48,14 +48,17 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
     if (!resolved) throw httpError(405, 'unsupported operation');
     const isList = resolved.kind === 'list';
     const routePath = rawPath.replace(/\/+$/, '');
-    const ops: VaultOperation[] = resolved.kind === 'write' ? ['update', 'create'] : [resolved.operations[0] as VaultOperation];
+    const ops: VaultOperation[] =
+      resolved.kind === 'write' ? ['update', 'create'] : [resolved.operations[0] as VaultOperation];
 
     const target = findTargetNow(routePath, ops) ?? mountTarget(await deps.mounts.resolve(routePath), ops);
     const route = target.kind === 'none' ? undefined : target.match?.route;
     // Inside a mount only Vault's list of unauthenticated PKI paths decides (a route's own
     // flag cannot make a path public); system routes (sys/health, sys/seal-status) carry theirs.
     const unauthenticated =
-      target.kind === 'mount' ? isUnauthenticatedPkiPath(target.rest, method, query) : target.kind === 'system' && route?.unauthenticated === true;
+      target.kind === 'mount'
+        ? isUnauthenticatedPkiPath(target.rest, method, query)
+        : target.kind === 'system' && route?.unauthenticated === true;
 
     let auth: Authenticated | undefined;
     let token = '';
@@ -68,7 +71,16 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
       if (!auth) throw forbidden('permission denied');
       if (resolved.kind === 'write' && target.kind === 'system' && target.match?.route.exists) {
         const m = target.match;
-        const exists = await m.route.exists!({ path: routePath, params: m.params, operation: 'update', body: data, query, requestId: request.id, request, reply });
+        const exists = await m.route.exists!({
+          path: routePath,
+          params: m.params,
+          operation: 'update',
+          body: data,
+          query,
+          requestId: request.id,
+          request,
+          reply,
+        });
         operation = exists ? 'update' : 'create';
       }
       const aclPath = target.kind === 'mount' ? `${target.mount.path}/${target.rest}` : routePath;
@@ -79,13 +91,16 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
       const listPath = isList ? `${routePath}/` : routePath;
       const needsSudo =
         route?.sudo === true ||
-        (target.kind === 'mount' ? isSudoPkiPath(isList ? `${target.rest}/` : target.rest) : isSudoSystemPath(listPath));
+        (target.kind === 'mount'
+          ? isSudoPkiPath(isList ? `${target.rest}/` : target.rest)
+          : isSudoSystemPath(listPath));
       if (needsSudo && !check.sudo) throw forbidden('permission denied');
       sudo = check.sudo;
     }
 
     // Response wrapping is not offered: refuse rather than hand out unwrapped what the client asked to have wrapped.
-    if (firstHeader(request.headers['x-vault-wrap-ttl'])) throw invalid('response wrapping (X-Vault-Wrap-TTL) is not supported by this server');
+    if (firstHeader(request.headers['x-vault-wrap-ttl']))
+      throw invalid('response wrapping (X-Vault-Wrap-TTL) is not supported by this server');
 
     if (target.kind === 'none' || !target.match) {
       if (target.kind !== 'none' && target.pathExists) throw httpError(405, 'unsupported operation');
@@ -104,12 +119,32 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
       if (target.kind === 'mount') {
         // Plain literals of fixed shape: one context per request on the hot paths.
         const ctx: PkiRequestContext = {
-          params, operation, body: data, query, requestId, request, reply, mount: toMountInfo(target.mount), path: target.rest, token: auth?.info,
+          params,
+          operation,
+          body: data,
+          query,
+          requestId,
+          request,
+          reply,
+          mount: toMountInfo(target.mount),
+          path: target.rest,
+          token: auth?.info,
         };
         result = await target.match.route.handler(ctx);
         mountType = target.mount.type;
       } else {
-        const ctx: SystemRequestContext = { params, operation, body: data, query, requestId, request, reply, path: routePath, caller: auth ? { token, info: auth.info, entry: auth.entry } : undefined, sudo };
+        const ctx: SystemRequestContext = {
+          params,
+          operation,
+          body: data,
+          query,
+          requestId,
+          request,
+          reply,
+          path: routePath,
+          caller: auth ? { token, info: auth.info, entry: auth.entry } : undefined,
+          sudo,
+        };
         result = await target.match.route.handler(ctx);
         mountType = target.match.route.mountType;
       }
@@ -142,7 +177,11 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
   app.route({ method: [...METHODS], url: '/', handler });
 }
 
-function lookupAny<R extends SystemRoute | PkiRoute>(table: RouteTable<R>, path: string, ops: readonly VaultOperation[]): { match: RouteMatch<R> | undefined; pathExists: boolean } {
+function lookupAny<R extends SystemRoute | PkiRoute>(
+  table: RouteTable<R>,
+  path: string,
+  ops: readonly VaultOperation[],
+): { match: RouteMatch<R> | undefined; pathExists: boolean } {
   let pathExists = false;
   for (const op of ops) {
     const r = table.lookup(path, op);
@@ -152,7 +191,11 @@ function lookupAny<R extends SystemRoute | PkiRoute>(table: RouteTable<R>, path:
   return { match: undefined, pathExists };
 }
 
-function render(reply: FastifyReply, result: SystemResult, opts: { requestId: string; mountType: string; isList: boolean }): void {
+function render(
+  reply: FastifyReply,
+  result: SystemResult,
+  opts: { requestId: string; mountType: string; isList: boolean },
+): void {
   switch (result.kind) {
     case 'empty':
       void reply.status(204).send();
@@ -161,10 +204,17 @@ function render(reply: FastifyReply, result: SystemResult, opts: { requestId: st
       void reply.status(result.status).send();
       return;
     case 'raw':
-      void reply.status(result.status ?? 200).type(result.contentType).send(result.body);
+      void reply
+        .status(result.status ?? 200)
+        .type(result.contentType)
+        .send(result.body);
       return;
     case 'json': {
-      const r = result as Extract<SystemResult, { kind: 'json' }> & { auth?: unknown; copyToTopLevel?: boolean; repeated?: readonly string[] };
+      const r = result as Extract<SystemResult, { kind: 'json' }> & {
+        auth?: unknown;
+        copyToTopLevel?: boolean;
+        repeated?: readonly string[];
+      };
       if (opts.isList && isEmptyList(r.data) && !(r.warnings && r.warnings.length > 0)) {
         void reply.status(404).type('application/json').send(vaultError([]));
         return;
@@ -177,8 +227,14 @@ function render(reply: FastifyReply, result: SystemResult, opts: { requestId: st
         auth: r.auth,
         mountType: opts.mountType,
       });
-      const body = r.copyToTopLevel && isRecord(r.data) ? JSON.stringify({ ...r.data, ...envelope }) : vaultResponseJson(envelope, r.repeated);
-      void reply.status(r.status ?? 200).type('application/json').send(body);
+      const body =
+        r.copyToTopLevel && isRecord(r.data)
+          ? JSON.stringify({ ...r.data, ...envelope })
+          : vaultResponseJson(envelope, r.repeated);
+      void reply
+        .status(r.status ?? 200)
+        .type('application/json')
+        .send(body);
       return;
     }
   }

@@ -22,7 +22,8 @@ async function isOcspUrl(services: PkiServices, method: string, url: string): Pr
   const full = q < 0 ? url : url.slice(0, q);
   if (!full.startsWith('/v1/')) return false;
   const path = full.replace(/^\/v1\/+/, '');
-  if (path === 'sys' || path.startsWith('sys/') || path === 'auth/token' || path.startsWith('auth/token/')) return false;
+  if (path === 'sys' || path.startsWith('sys/') || path === 'auth/token' || path.startsWith('auth/token/'))
+    return false;
   const hit = await services.mounts.resolve(path).catch(() => undefined);
   if (!hit) return false;
   const rest = hit.rest.replace(/\/+$/, '');
@@ -42,17 +43,28 @@ async function isOcspRequest(services: PkiServices, request: FastifyRequest): Pr
  * client (a body too large or unreadable, a URL that does not decode: a malformed request).
  * Also used by the app for requests Fastify refuses before routing.
  */
-export async function sendPkiError(services: PkiServices, err: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export async function sendPkiError(
+  services: PkiServices,
+  err: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
   const c = classifyError(err);
   const status = c.kind === 'http' ? (c.status ?? 400) : vaultStatusFor(c.kind);
   if (status >= 500) request.log.error({ err }, 'request failed');
   if (await isOcspRequest(services, request)) {
     const ocsp = status >= 500 ? OCSP_STATUS.internalError : OCSP_STATUS.malformedRequest;
-    void reply.status(status >= 500 ? 500 : 400).type('application/ocsp-response').send(ocspErrorResponse(ocsp));
+    void reply
+      .status(status >= 500 ? 500 : 400)
+      .type('application/ocsp-response')
+      .send(ocspErrorResponse(ocsp));
     return;
   }
   const message = status >= 500 ? 'internal error' : status === 403 ? 'permission denied' : c.message;
-  void reply.status(status).type('application/json').send(vaultError([message]));
+  void reply
+    .status(status)
+    .type('application/json')
+    .send(vaultError([message]));
 }
 
 export interface PkiPluginOptions {
@@ -90,13 +102,20 @@ export const pkiPlugin: FastifyPluginAsync<PkiPluginOptions> = async (app: Fasti
 
   // OCSP requests (RFC 6960 appendix A.1) are raw DER. The parser's limit is generous; the
   // responder itself answers anything above Vault's 2048 bytes as malformedRequest.
-  app.addContentTypeParser(OCSP_REQUEST_TYPE, { parseAs: 'buffer', bodyLimit: OCSP_BODY_LIMIT }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser(OCSP_REQUEST_TYPE, { parseAs: 'buffer', bodyLimit: OCSP_BODY_LIMIT }, (_req, body, done) =>
+    done(null, body),
+  );
 
   // A POST to a mount's OCSP endpoint is an OCSP request whatever its Content-Type says (or
   // whether it has one): its body is read as DER by the OCSP parser, and errors answer in OCSP.
   // Requests labelled correctly already get that parser, so only the others pay for the check.
   app.addHook('onRequest', (request, _reply, done) => {
-    if ((request.method !== 'POST' && request.method !== 'PUT') || !OCSP_SEGMENT.test(request.url) || labelledOcsp(request)) return done();
+    if (
+      (request.method !== 'POST' && request.method !== 'PUT') ||
+      !OCSP_SEGMENT.test(request.url) ||
+      labelledOcsp(request)
+    )
+      return done();
     isOcspUrl(opts.services, request.method, request.url).then((ocsp) => {
       if (ocsp) request.headers = { 'content-type': OCSP_REQUEST_TYPE };
       done();

@@ -62,7 +62,10 @@ import { useNativeCrypto } from './crypto/native-ecdsa.js';
  */
 export interface PkiServices {
   registerRoutes(app: FastifyInstance): Promise<void>;
-  jobHandlers: Record<string, (payload: unknown, ctx: { jobId: string; attempt: number; signal: AbortSignal }) => Promise<void>>;
+  jobHandlers: Record<
+    string,
+    (payload: unknown, ctx: { jobId: string; attempt: number; signal: AbortSignal }) => Promise<void>
+  >;
   /** Releases background resources (key pools, timers) at shutdown. */
   close?(): Promise<void>;
   /** Adds routes served inside every PKI mount (also after registerRoutes). */
@@ -87,7 +90,14 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const leases = new LeaseService({ db, repo: new LeaseRepo({ db, kind: core.db.kind }), clock, jobs: core.jobs });
   const mounts = new MountService({ db, repo: new MountRepo({ db }), clock, jobs: core.jobs });
   mounts.onDisable((m) => leases.forgetMount(m.id));
-  const tokens = new TokenService({ db, repo: new TokenRepo({ db }), clock, jobs: core.jobs, adminTokens: core.adminTokens, leases });
+  const tokens = new TokenService({
+    db,
+    repo: new TokenRepo({ db }),
+    clock,
+    jobs: core.jobs,
+    adminTokens: core.adminTokens,
+    leases,
+  });
   const policies = new PolicyService({ repo: new PolicyRepo({ db }), clock });
 
   /**
@@ -104,14 +114,28 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config: mountConfig, clock });
   const ca = new CaService({ issuers, clock });
   // Paginated LIST certs is registered before the authority routes so it is the one served.
-  const certs = new CertService({ repo: new CertRepo({ db, writeTransaction: core.db.writeTransaction, kind: core.db.kind }), clock, leases });
+  const certs = new CertService({
+    repo: new CertRepo({ db, writeTransaction: core.db.writeTransaction, kind: core.db.kind }),
+    clock,
+    leases,
+  });
   mountRoutes.addAll(certRoutes(certs));
-  mountRoutes.addAll([...mountConfigRoutes(mountConfig), ...keyRoutes(keys), ...issuerRoutes(issuers, ca), ...caRoutes(ca), ...authorityRoutes(issuers)]);
+  mountRoutes.addAll([
+    ...mountConfigRoutes(mountConfig),
+    ...keyRoutes(keys),
+    ...issuerRoutes(issuers, ca),
+    ...caRoutes(ca),
+    ...authorityRoutes(issuers),
+  ]);
   mounts.onDisable((m) => issuers.purgeMount(m.id));
 
   // Roles and issuance. Keys for issue come from a bounded background pool (EC P-256/P-384 in batches, RSA 2048).
   const keyPool = new KeyPool({
-    kinds: [{ type: 'ec', bits: 256, capacity: 256 }, { type: 'ec', bits: 384, capacity: 64 }, { type: 'rsa', bits: 2048, capacity: 8 }],
+    kinds: [
+      { type: 'ec', bits: 256, capacity: 256 },
+      { type: 'ec', bits: 384, capacity: 64 },
+      { type: 'rsa', bits: 2048, capacity: 8 },
+    ],
     // One RSA generation (tens of ms) and one EC batch (about a millisecond) at a time.
     maxPending: 2,
   });
@@ -127,13 +151,26 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     await certs.purgeMount(m.id);
   });
   // Issuance decided by an external policy service (CIEPS).
-  const externalPolicy = new ExternalPolicyService({ repo: new ExternalPolicyRepo({ db }), issuers, certs, secrets: core.secrets, clock, keyPool });
+  const externalPolicy = new ExternalPolicyService({
+    repo: new ExternalPolicyRepo({ db }),
+    issuers,
+    certs,
+    secrets: core.secrets,
+    clock,
+    keyPool,
+  });
   mountRoutes.addAll(externalPolicyRoutes(externalPolicy));
   mounts.onDisable((m) => externalPolicy.purgeMount(m.id));
 
   // Revocation and CRLs. Revoking a certificate's lease revokes it exactly as `revoke` does.
   const revocationRepo = new RevocationRepo({ db });
-  const crls = new CrlService({ repo: revocationRepo, issuers, jobs: core.jobs, clock, logger: core.logger.child({ component: 'pki-crl' }) });
+  const crls = new CrlService({
+    repo: revocationRepo,
+    issuers,
+    jobs: core.jobs,
+    clock,
+    logger: core.logger.child({ component: 'pki-crl' }),
+  });
   const revocation = new RevocationService({ repo: revocationRepo, crls, issuers, certs, clock });
   mountRoutes.addAll(revocationRoutes(revocation, crls, issuers));
   mounts.onDisable((m) => crls.purgeMount(m.id));
@@ -170,7 +207,10 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const ocsp = new OcspService({
     issuers,
     clock,
-    sources: { revocationStatuses: (mountId, serials) => revocation.statusMany(mountId, serials), settings: async (mountId) => ocspSettings(await crls.getConfig(mountId)) },
+    sources: {
+      revocationStatuses: (mountId, serials) => revocation.statusMany(mountId, serials),
+      settings: async (mountId) => ocspSettings(await crls.getConfig(mountId)),
+    },
   });
   mountRoutes.addAll(ocspRoutes(ocsp));
   issuers.onIssuersChanged((mountId) => ocsp.forgetMount(mountId));
@@ -189,7 +229,14 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
           ...sysMountRoutes(mounts),
           ...policyRoutes(policies),
           ...tokenRoutes(tokens, clock),
-          ...sysRoutes({ clock, leases, tokens, policies, clusterSeed: core.config.databaseUrl, storageType: core.db.kind === 'postgres' ? 'postgresql' : 'sqlite' }),
+          ...sysRoutes({
+            clock,
+            leases,
+            tokens,
+            policies,
+            clusterSeed: core.config.databaseUrl,
+            storageType: core.db.kind === 'postgres' ? 'postgresql' : 'sqlite',
+          }),
         ],
       });
     },

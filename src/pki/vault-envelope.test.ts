@@ -10,11 +10,29 @@ describe('vaultResponseJson', () => {
     { name: 'an array', data: ['x'] },
     {
       name: 'an issue answer with repeated PEMs, a lease and warnings',
-      data: { certificate: `${pem}\n`, issuing_ca: pem, ca_chain: [pem, `${pem}"\\`], serial_number: '01:02', expiration: 17, gone: undefined },
-      opts: { leaseId: 'pki/issue/web/abc', leaseDuration: 3600, warnings: ['a "quoted" warning'], mountType: 'pki', requestId: 'r-1' },
+      data: {
+        certificate: `${pem}\n`,
+        issuing_ca: pem,
+        ca_chain: [pem, `${pem}"\\`],
+        serial_number: '01:02',
+        expiration: 17,
+        gone: undefined,
+      },
+      opts: {
+        leaseId: 'pki/issue/web/abc',
+        leaseDuration: 3600,
+        warnings: ['a "quoted" warning'],
+        mountType: 'pki',
+        requestId: 'r-1',
+      },
       repeated: ['issuing_ca', 'ca_chain', 'not_there'],
     },
-    { name: 'repeated fields that are not strings', data: { issuing_ca: 5, ca_chain: [1, 'x'], other: { nested: true } }, repeated: ['issuing_ca', 'ca_chain'], opts: { auth: { client_token: 't' } } },
+    {
+      name: 'repeated fields that are not strings',
+      data: { issuing_ca: 5, ca_chain: [1, 'x'], other: { nested: true } },
+      repeated: ['issuing_ca', 'ca_chain'],
+      opts: { auth: { client_token: 't' } },
+    },
   ];
   for (const c of cases) {
     it(`is the JSON of the envelope: ${c.name}`, () => {

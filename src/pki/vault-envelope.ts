@@ -14,7 +14,17 @@ export interface VaultResponse<T = unknown> {
   mount_type?: string;
 }
 
-export function vaultResponse<T>(data: T | null, opts: { leaseId?: string; leaseDuration?: number; warnings?: string[]; auth?: unknown; requestId?: string; mountType?: string } = {}): VaultResponse<T> {
+export function vaultResponse<T>(
+  data: T | null,
+  opts: {
+    leaseId?: string;
+    leaseDuration?: number;
+    warnings?: string[];
+    auth?: unknown;
+    requestId?: string;
+    mountType?: string;
+  } = {},
+): VaultResponse<T> {
   const res: VaultResponse<T> = {
     request_id: opts.requestId ?? randomUUID(),
     lease_id: opts.leaseId ?? '',
@@ -36,7 +46,8 @@ export function vaultResponse<T>(data: T | null, opts: { leaseId?: string; lease
  * is most of the work of serialising such an answer.
  */
 export function vaultResponseJson(envelope: VaultResponse, repeated?: readonly string[]): string {
-  let out = `{"request_id":${JSON.stringify(envelope.request_id)},"lease_id":${JSON.stringify(envelope.lease_id)},"renewable":${envelope.renewable},` +
+  let out =
+    `{"request_id":${JSON.stringify(envelope.request_id)},"lease_id":${JSON.stringify(envelope.lease_id)},"renewable":${envelope.renewable},` +
     `"lease_duration":${JSON.stringify(envelope.lease_duration)},"data":${dataJson(envelope.data, repeated)},"wrap_info":null,` +
     `"warnings":${JSON.stringify(envelope.warnings)},"auth":${JSON.stringify(envelope.auth ?? null)}`;
   if (envelope.mount_type !== undefined) out += `,"mount_type":${JSON.stringify(envelope.mount_type)}`;
@@ -44,7 +55,13 @@ export function vaultResponseJson(envelope: VaultResponse, repeated?: readonly s
 }
 
 function dataJson(data: unknown, repeated: readonly string[] | undefined): string {
-  if (!repeated || repeated.length === 0 || data === null || typeof data !== 'object' || Object.getPrototypeOf(data) !== Object.prototype) {
+  if (
+    !repeated ||
+    repeated.length === 0 ||
+    data === null ||
+    typeof data !== 'object' ||
+    Object.getPrototypeOf(data) !== Object.prototype
+  ) {
     return JSON.stringify(data ?? null);
   }
   const parts: string[] = [];
@@ -62,7 +79,8 @@ const repeatedStrings = new Map<string, string>();
 /** JSON of a string, or of a list of strings, that recurs; undefined (left out) for undefined. */
 function repeatedJson(v: unknown): string | undefined {
   if (typeof v === 'string') return stringJsonOnce(v);
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return `[${(v as string[]).map(stringJsonOnce).join(',')}]`;
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string'))
+    return `[${(v as string[]).map(stringJsonOnce).join(',')}]`;
   return JSON.stringify(v);
 }
 

@@ -6,7 +6,10 @@ import { isDomainError } from '../shared/errors.js';
 
 function invalidWith(re: RegExp, field?: string) {
   return (err: unknown) =>
-    isDomainError(err) && err.kind === 'invalid' && re.test(err.message) && (field === undefined || err.field === field);
+    isDomainError(err) &&
+    err.kind === 'invalid' &&
+    re.test(err.message) &&
+    (field === undefined || err.field === field);
 }
 
 test('coercion of every type from JSON and form inputs', () => {
@@ -94,7 +97,10 @@ const roleFields = defineFields({
 });
 
 test('defineFields: typed values, defaults, supplied set', () => {
-  const parsed = roleFields.parse({ ttl: '72h', allowed_domains: 'example.com, example.org', allow_any_name: null }, { name: 'web' });
+  const parsed = roleFields.parse(
+    { ttl: '72h', allowed_domains: 'example.com, example.org', allow_any_name: null },
+    { name: 'web' },
+  );
   assert.deepEqual(parsed.values, {
     name: 'web',
     ttl: 259200,
@@ -120,8 +126,14 @@ test('defineFields: defaults are copied, never shared between requests', () => {
 });
 
 test('defineFields: form bodies (all strings) and JSON bodies give the same values', () => {
-  const form = parseVaultBody('application/x-www-form-urlencoded', 'ttl=1h&allow_any_name=true&key_bits=4096&allowed_domains=a.com%2Cb.com');
-  const json = parseVaultBody(undefined, '{"ttl":3600,"allow_any_name":true,"key_bits":4096,"allowed_domains":["a.com","b.com"]}');
+  const form = parseVaultBody(
+    'application/x-www-form-urlencoded',
+    'ttl=1h&allow_any_name=true&key_bits=4096&allowed_domains=a.com%2Cb.com',
+  );
+  const json = parseVaultBody(
+    undefined,
+    '{"ttl":3600,"allow_any_name":true,"key_bits":4096,"allowed_domains":["a.com","b.com"]}',
+  );
   assert.deepEqual(form, { ttl: '1h', allow_any_name: 'true', key_bits: '4096', allowed_domains: 'a.com,b.com' });
   assert.deepEqual(roleFields.parse(form, { name: 'r' }).values, roleFields.parse(json, { name: 'r' }).values);
 });
@@ -141,13 +153,19 @@ test('defineFields: unknown keys and path overrides become Vault warnings', () =
 test('defineFields: required fields, bad values and non-object bodies are invalid', () => {
   assert.throws(() => roleFields.parse({ ttl: 1 }), invalidWith(/missing required field "name"/, 'name'));
   assert.throws(() => roleFields.parse({ name: null }), invalidWith(/missing required field "name"/, 'name'));
-  assert.throws(() => roleFields.parse({ key_bits: 'lots' }, { name: 'x' }), invalidWith(/input "lots" for field "key_bits"/, 'key_bits'));
+  assert.throws(
+    () => roleFields.parse({ key_bits: 'lots' }, { name: 'x' }),
+    invalidWith(/input "lots" for field "key_bits"/, 'key_bits'),
+  );
   assert.throws(() => roleFields.parse(['a'], { name: 'x' }), invalidWith(/must be a JSON object/));
   assert.deepEqual(defineFields({ a: { type: 'int' } }).parse(undefined).values, { a: undefined });
 });
 
 test('parseVaultBody: content-type rules, repeated form keys and JSON errors', () => {
-  assert.deepEqual(parseVaultBody('application/x-www-form-urlencoded; charset=utf-8', 'a=1&a=2&a=3&b=x+y'), { a: ['1', '2', '3'], b: 'x y' });
+  assert.deepEqual(parseVaultBody('application/x-www-form-urlencoded; charset=utf-8', 'a=1&a=2&a=3&b=x+y'), {
+    a: ['1', '2', '3'],
+    b: 'x y',
+  });
   // A form content type with a JSON-looking body is read as JSON.
   assert.deepEqual(parseVaultBody('application/x-www-form-urlencoded', '  {"a":1}'), { a: 1 });
   // Without the form content type the body is JSON, whatever it looks like.

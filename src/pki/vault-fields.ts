@@ -148,7 +148,10 @@ export function coerceField<T extends FieldType>(name: string, type: T, input: u
       out = v;
   }
   if (out === undefined) {
-    throw invalid(`Field validation failed: error converting input ${display(input)} for field "${name}": not a valid ${TYPE_NAMES[type]}`, name);
+    throw invalid(
+      `Field validation failed: error converting input ${display(input)} for field "${name}": not a valid ${TYPE_NAMES[type]}`,
+      name,
+    );
   }
   return out as FieldTypeMap[T];
 }
@@ -235,7 +238,7 @@ function toMap(v: unknown): Record<string, unknown> | undefined {
 }
 
 function display(v: unknown): string {
-  const s = typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v);
+  const s = typeof v === 'string' ? JSON.stringify(v) : (JSON.stringify(v) ?? String(v));
   return s.length > 100 ? `${s.slice(0, 97)}...` : s;
 }
 
@@ -275,7 +278,12 @@ export function parseVaultBody(contentType: string | undefined, text: string): R
     for (const [k, v] of new URLSearchParams(text)) {
       const prev = Object.hasOwn(out, k) ? out[k] : undefined;
       // defineProperty, so that a `__proto__` form key is just a key.
-      Object.defineProperty(out, k, { value: prev === undefined ? v : Array.isArray(prev) ? [...(prev as string[]), v] : [prev, v], enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, k, {
+        value: prev === undefined ? v : Array.isArray(prev) ? [...(prev as string[]), v] : [prev, v],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return out;
   }

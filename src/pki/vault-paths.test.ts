@@ -72,21 +72,63 @@ test('pattern matching: exact, +, trailing *', () => {
     ['a/+/b*', 'a/x/bc/d', true],
     ['a/+/b*', 'a/x/c', false],
   ];
-  for (const [pattern, path, expected] of cases) assert.equal(matchesPathPattern(pattern, path), expected, `${pattern} ~ ${path}`);
+  for (const [pattern, path, expected] of cases)
+    assert.equal(matchesPathPattern(pattern, path), expected, `${pattern} ~ ${path}`);
 });
 
 test('a compiled pattern set matches exactly the paths one of its patterns matches', () => {
   const sets = [UNAUTHENTICATED_PKI_PATTERNS, SUDO_SYS_PATTERNS, SUDO_TOKEN_PATTERNS, ['a/+/b*', '+/x', 'ab*', 'a/b']];
   const paths = [
-    '', 'a', 'a/b', 'a/x/bc/d', 'a/x/c', 'q/x', 'x', 'abc', 'ab', 'cert', 'cert/', 'cert/01', 'ca', 'ca/pem', 'ca/der', 'issuers', 'issuers/',
-    'issuer/default/pem', 'issuer/a/b/pem', 'issuer/x/crl/delta/pem', 'issuer/x/crl/delta/der/y', 'ocsp', 'ocsp/', 'ocsp/abc', 'ocspx',
-    'acme/directory', 'roles/r/acme/new-order', 'issuer/i/roles/r/acme/order/o/cert', 'issuer/i/roles/r/acme/order/o/cert/x',
-    'sign/ec', 'issue/ec', 'auth/x', 'auth', 'raw', 'raw/x', 'leases', 'leases/lookup/a', 'accessors', 'accessors/', 'accessorsx', 'revoke-orphan/t',
+    '',
+    'a',
+    'a/b',
+    'a/x/bc/d',
+    'a/x/c',
+    'q/x',
+    'x',
+    'abc',
+    'ab',
+    'cert',
+    'cert/',
+    'cert/01',
+    'ca',
+    'ca/pem',
+    'ca/der',
+    'issuers',
+    'issuers/',
+    'issuer/default/pem',
+    'issuer/a/b/pem',
+    'issuer/x/crl/delta/pem',
+    'issuer/x/crl/delta/der/y',
+    'ocsp',
+    'ocsp/',
+    'ocsp/abc',
+    'ocspx',
+    'acme/directory',
+    'roles/r/acme/new-order',
+    'issuer/i/roles/r/acme/order/o/cert',
+    'issuer/i/roles/r/acme/order/o/cert/x',
+    'sign/ec',
+    'issue/ec',
+    'auth/x',
+    'auth',
+    'raw',
+    'raw/x',
+    'leases',
+    'leases/lookup/a',
+    'accessors',
+    'accessors/',
+    'accessorsx',
+    'revoke-orphan/t',
   ];
   for (const patterns of sets) {
     const compiled = compilePathPatterns(patterns);
     for (const path of paths) {
-      assert.equal(compiled(path), patterns.some((p) => matchesPathPattern(p, path)), `${path} against ${patterns.slice(0, 3).join(',')}...`);
+      assert.equal(
+        compiled(path),
+        patterns.some((p) => matchesPathPattern(p, path)),
+        `${path} against ${patterns.slice(0, 3).join(',')}...`,
+      );
     }
   }
   assert.equal(compilePathPatterns(['a/+/b*'])('a/x/bc/d'), true);
@@ -111,10 +153,18 @@ const PUBLIC: Array<[string, string]> = [
   ['GET', 'crl/pem'],
   ['GET', 'crl/delta'],
   ['GET', 'crl/delta/pem'],
-  ...['crl', 'crl/der', 'crl/pem', 'crl/delta', 'crl/delta/der', 'crl/delta/pem'].map((s): [string, string] => ['GET', `issuer/default/${s}`]),
-  ...['unified-crl', 'unified-crl/der', 'unified-crl/pem', 'unified-crl/delta', 'unified-crl/delta/der', 'unified-crl/delta/pem'].map(
-    (s): [string, string] => ['GET', `issuer/my-issuer/${s}`],
-  ),
+  ...['crl', 'crl/der', 'crl/pem', 'crl/delta', 'crl/delta/der', 'crl/delta/pem'].map((s): [string, string] => [
+    'GET',
+    `issuer/default/${s}`,
+  ]),
+  ...[
+    'unified-crl',
+    'unified-crl/der',
+    'unified-crl/pem',
+    'unified-crl/delta',
+    'unified-crl/delta/der',
+    'unified-crl/delta/pem',
+  ].map((s): [string, string] => ['GET', `issuer/my-issuer/${s}`]),
   ['GET', 'issuer/8a0e0c4a-9d36-4d5c-a3f6-1f9f1f1f1f1f/json'],
   ['GET', 'issuer/default/der'],
   ['GET', 'issuer/default/pem'],
@@ -181,7 +231,11 @@ const PRIVATE: Array<[string, string]> = [
 
 function run(spec: string, path: string): boolean {
   const [method, q] = spec.split('?') as [string, string | undefined];
-  return isUnauthenticatedPkiPath(path, method, q === undefined ? undefined : Object.fromEntries(new URLSearchParams(q)));
+  return isUnauthenticatedPkiPath(
+    path,
+    method,
+    q === undefined ? undefined : Object.fromEntries(new URLSearchParams(q)),
+  );
 }
 
 test('unauthenticated PKI paths: everything the reference lists is public', () => {

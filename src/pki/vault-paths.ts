@@ -24,7 +24,10 @@ export interface ResolvedOperation {
  * Maps a method (and `?list=`) to Vault's operation. Returns undefined for methods Vault
  * does not support (HTTP 405). An unparsable `list` value is DomainError('invalid').
  */
-export function resolveOperation(method: string, query?: Readonly<Record<string, unknown>>): ResolvedOperation | undefined {
+export function resolveOperation(
+  method: string,
+  query?: Readonly<Record<string, unknown>>,
+): ResolvedOperation | undefined {
   switch (method.toUpperCase()) {
     case 'GET':
     case 'HEAD': {
@@ -50,7 +53,8 @@ export function resolveOperation(method: string, query?: Readonly<Record<string,
   }
 }
 
-const operation = (kind: RequestKind, operations: AclOperation[]): ResolvedOperation => Object.freeze({ kind, operations: Object.freeze(operations) });
+const operation = (kind: RequestKind, operations: AclOperation[]): ResolvedOperation =>
+  Object.freeze({ kind, operations: Object.freeze(operations) });
 const OPERATIONS = {
   read: operation('read', ['read']),
   list: operation('list', ['list']),
@@ -144,9 +148,19 @@ export function compilePathPatterns(patterns: readonly string[]): PathMatcher {
 }
 
 const ACME_PATHS = [
-  'acme/directory', 'acme/new-nonce', 'acme/new-account', 'acme/new-order', 'acme/revoke-cert', 'acme/key-change',
-  'acme/account/+', 'acme/authorization/+', 'acme/challenge/+/+', 'acme/orders', 'acme/order/+',
-  'acme/order/+/finalize', 'acme/order/+/cert',
+  'acme/directory',
+  'acme/new-nonce',
+  'acme/new-account',
+  'acme/new-order',
+  'acme/revoke-cert',
+  'acme/key-change',
+  'acme/account/+',
+  'acme/authorization/+',
+  'acme/challenge/+/+',
+  'acme/orders',
+  'acme/order/+',
+  'acme/order/+/finalize',
+  'acme/order/+/cert',
 ];
 const ACME_PREFIXES = ['', 'issuer/+/', 'roles/+/', 'issuer/+/roles/+/'];
 
@@ -194,7 +208,11 @@ const isUnauthenticated = compilePathPatterns(UNAUTHENTICATED_PKI_PATTERNS);
  * token. The method matters only through listing: `LIST issuers` (or `GET issuers?list=true`)
  * becomes `issuers/`, which is public, while `GET issuers` is not a public path.
  */
-export function isUnauthenticatedPkiPath(relativePath: string, method: string, query?: Readonly<Record<string, unknown>>): boolean {
+export function isUnauthenticatedPkiPath(
+  relativePath: string,
+  method: string,
+  query?: Readonly<Record<string, unknown>>,
+): boolean {
   let isList = false;
   try {
     isList = resolveOperation(method, query)?.kind === 'list';
@@ -209,9 +227,25 @@ export const SUDO_PKI_PATTERNS: readonly string[] = ['root', 'root/sign-self-iss
 
 /** System paths (relative to `sys/`) that need `sudo`. Policies and mounts are not among them. */
 export const SUDO_SYS_PATTERNS: readonly string[] = [
-  'auth/*', 'remount', 'audit', 'audit/*', 'raw', 'raw/*', 'rotate', 'config/cors', 'config/auditing/*',
-  'config/ui/headers/*', 'plugins/catalog/*', 'revoke-prefix/*', 'revoke-force/*', 'leases/revoke-prefix/*',
-  'leases/revoke-force/*', 'leases/lookup/*', 'leases', 'seal', 'step-down',
+  'auth/*',
+  'remount',
+  'audit',
+  'audit/*',
+  'raw',
+  'raw/*',
+  'rotate',
+  'config/cors',
+  'config/auditing/*',
+  'config/ui/headers/*',
+  'plugins/catalog/*',
+  'revoke-prefix/*',
+  'revoke-force/*',
+  'leases/revoke-prefix/*',
+  'leases/revoke-force/*',
+  'leases/lookup/*',
+  'leases',
+  'seal',
+  'step-down',
 ];
 
 /** Token store paths (relative to `auth/token/`) that need `sudo`. */

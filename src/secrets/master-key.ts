@@ -6,7 +6,10 @@ import { join } from 'node:path';
  * Returns the master key: from STRONGROOM_MASTER_KEY when set, otherwise from
  * `<dataDir>/master.key`, generating that file (mode 0600) on first start.
  */
-export async function loadMasterKey(opts: { dataDir: string; fromEnv: string | undefined }): Promise<{ key: Buffer; created: boolean; path?: string }> {
+export async function loadMasterKey(opts: {
+  dataDir: string;
+  fromEnv: string | undefined;
+}): Promise<{ key: Buffer; created: boolean; path?: string }> {
   if (opts.fromEnv) return { key: Buffer.from(opts.fromEnv, 'base64'), created: false };
   await mkdir(opts.dataDir, { recursive: true, mode: 0o700 });
   const path = join(opts.dataDir, 'master.key');

@@ -33,9 +33,14 @@ export class SecretBox {
     const iv = randomBytes(IV);
     const c = createCipheriv('aes-256-gcm', dataKey, iv);
     c.setAAD(aad);
-    const body = Buffer.concat([c.update(typeof plaintext === 'string' ? Buffer.from(plaintext, 'utf8') : plaintext), c.final()]);
+    const body = Buffer.concat([
+      c.update(typeof plaintext === 'string' ? Buffer.from(plaintext, 'utf8') : plaintext),
+      c.final(),
+    ]);
     dataKey.fill(0);
-    return Buffer.concat([Buffer.from([VERSION]), wrapIv, w.getAuthTag(), wrapped, iv, c.getAuthTag(), body]).toString('base64');
+    return Buffer.concat([Buffer.from([VERSION]), wrapIv, w.getAuthTag(), wrapped, iv, c.getAuthTag(), body]).toString(
+      'base64',
+    );
   }
 
   open(sealed: string, context = ''): Buffer {

@@ -21,7 +21,11 @@ export class DomainError extends Error {
   /** Optional protocol-neutral detail a product may choose to render. */
   readonly meta: Record<string, unknown> | undefined;
 
-  constructor(kind: ErrorKind, message: string, options: { field?: string; meta?: Record<string, unknown>; cause?: unknown } = {}) {
+  constructor(
+    kind: ErrorKind,
+    message: string,
+    options: { field?: string; meta?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'DomainError';
     this.kind = kind;

@@ -44,7 +44,9 @@ describe('random ids', () => {
 
   it('timeOrderedBase58 sorts by its time, then by chance', () => {
     const t0 = Date.UTC(2026, 0, 1);
-    const ids = [t0, t0 + 1, t0 + 57, t0 + 58, t0 + 3_600_000, t0 + 86_400_000 * 365 * 50].map((t) => timeOrderedBase58(t, 16));
+    const ids = [t0, t0 + 1, t0 + 57, t0 + 58, t0 + 3_600_000, t0 + 86_400_000 * 365 * 50].map((t) =>
+      timeOrderedBase58(t, 16),
+    );
     for (const id of ids) assert.match(id, /^[1-9A-HJ-NP-Za-km-z]{24}$/);
     assert.deepEqual([...ids].sort(), ids);
     assert.notEqual(timeOrderedBase58(t0, 16), timeOrderedBase58(t0, 16));

@@ -63,7 +63,11 @@ export function tfeId(prefix: string): string {
  * letters or digits (HCP's own ids are alphanumeric, ours base58).
  */
 export function isTfeIdOf(prefix: string, s: string): boolean {
-  return s.length === prefix.length + 17 && s.startsWith(`${prefix}-`) && /^[A-Za-z0-9]{16}$/.test(s.slice(prefix.length + 1));
+  return (
+    s.length === prefix.length + 17 &&
+    s.startsWith(`${prefix}-`) &&
+    /^[A-Za-z0-9]{16}$/.test(s.slice(prefix.length + 1))
+  );
 }
 
 export function uuid(): string {

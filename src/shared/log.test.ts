@@ -23,7 +23,10 @@ describe('LazyChildLogger', () => {
     log.info({ token: 'secret-token', n: 1 }, 'written');
     log.warn('also written');
     await new Promise((r) => setImmediate(r));
-    assert.deepEqual(lines.map((l) => l['msg']), ['written', 'also written']);
+    assert.deepEqual(
+      lines.map((l) => l['msg']),
+      ['written', 'also written'],
+    );
     assert.equal(lines[0]!['reqId'], 'r-1');
     assert.equal(lines[0]!['actor'], 'user:alice');
     assert.equal(lines[0]!['token'], '[redacted]');
@@ -33,7 +36,9 @@ describe('LazyChildLogger', () => {
   it('makes no pino child while nothing is logged at an enabled level', () => {
     const { logger } = capture('warn');
     let children = 0;
-    const counting = Object.create(logger, { child: { value: (...a: Parameters<typeof logger.child>) => (children++, logger.child(...a)) } }) as typeof logger;
+    const counting = Object.create(logger, {
+      child: { value: (...a: Parameters<typeof logger.child>) => (children++, logger.child(...a)) },
+    }) as typeof logger;
     const log = new LazyChildLogger(counting, { reqId: 'r-2' });
     log.info('quiet');
     log.debug('quiet');
@@ -53,6 +58,9 @@ describe('LazyChildLogger', () => {
     log.debug('now written');
     logger.debug('parent stays at warn');
     await new Promise((r) => setImmediate(r));
-    assert.deepEqual(lines.map((l) => l['msg']), ['now written']);
+    assert.deepEqual(
+      lines.map((l) => l['msg']),
+      ['now written'],
+    );
   });
 });

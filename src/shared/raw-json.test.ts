@@ -6,7 +6,10 @@ describe('RawJson', () => {
   const text = '[{"name":"a","count":2},{"name":"b\\u0000","count":1}]';
 
   it('is spliced into stringifyWithRaw output as it is, wherever it sits', () => {
-    const doc = { data: { attributes: { resources: new RawJson(text), modules: new RawJson('{}'), name: 'x' } }, list: [new RawJson('null')] };
+    const doc = {
+      data: { attributes: { resources: new RawJson(text), modules: new RawJson('{}'), name: 'x' } },
+      list: [new RawJson('null')],
+    };
     const out = stringifyWithRaw(doc);
     assert.equal(out, `{"data":{"attributes":{"resources":${text},"modules":{},"name":"x"}},"list":[null]}`);
     assert.deepEqual(JSON.parse(out), JSON.parse(JSON.stringify(doc)));

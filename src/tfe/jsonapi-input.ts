@@ -25,15 +25,20 @@ export class JsonApiInput {
     if (typeof body !== 'object' || Array.isArray(body)) throw invalid('request body must be a JSON object', '/data');
     const data = (body as Record<string, unknown>).data;
     if (data === undefined && opts.optional) return new JsonApiInput({ ...(body as Record<string, unknown>) }, {});
-    if (typeof data !== 'object' || data === null || Array.isArray(data)) throw invalid('"data" must be an object', '/data');
+    if (typeof data !== 'object' || data === null || Array.isArray(data))
+      throw invalid('"data" must be an object', '/data');
     const d = data as Record<string, unknown>;
     if (d.type !== undefined && typeof d.type !== 'string') throw invalid('"type" must be a string', '/data/type');
-    if (type && opts.requireType && (d.type === undefined || d.type === '')) throw invalid(`"type" is required and must be "${type}"`, '/data/type');
-    if (type && typeof d.type === 'string' && d.type !== '' && d.type !== type) throw invalid(`"type" must be "${type}"`, '/data/type');
+    if (type && opts.requireType && (d.type === undefined || d.type === ''))
+      throw invalid(`"type" is required and must be "${type}"`, '/data/type');
+    if (type && typeof d.type === 'string' && d.type !== '' && d.type !== type)
+      throw invalid(`"type" must be "${type}"`, '/data/type');
     const attrs = d.attributes ?? {};
-    if (typeof attrs !== 'object' || attrs === null || Array.isArray(attrs)) throw invalid('"attributes" must be an object', '/data/attributes');
+    if (typeof attrs !== 'object' || attrs === null || Array.isArray(attrs))
+      throw invalid('"attributes" must be an object', '/data/attributes');
     const rels = d.relationships ?? {};
-    if (typeof rels !== 'object' || rels === null || Array.isArray(rels)) throw invalid('"relationships" must be an object', '/data/relationships');
+    if (typeof rels !== 'object' || rels === null || Array.isArray(rels))
+      throw invalid('"relationships" must be an object', '/data/relationships');
     return new JsonApiInput(attrs as Record<string, unknown>, rels as Record<string, unknown>);
   }
 
@@ -65,21 +70,24 @@ export class JsonApiInput {
   integer(name: string): number | undefined {
     const v = this.attrs[name];
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw invalid(`${name} must be an integer`, `/data/attributes/${name}`);
+    if (typeof v !== 'number' || !Number.isSafeInteger(v))
+      throw invalid(`${name} must be an integer`, `/data/attributes/${name}`);
     return v;
   }
 
   stringArray(name: string): string[] | undefined {
     const v = this.attrs[name];
     if (v === undefined || v === null) return undefined;
-    if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw invalid(`${name} must be an array of strings`, `/data/attributes/${name}`);
+    if (!Array.isArray(v) || v.some((x) => typeof x !== 'string'))
+      throw invalid(`${name} must be an array of strings`, `/data/attributes/${name}`);
     return v as string[];
   }
 
   object(name: string): Record<string, unknown> | undefined {
     const v = this.attrs[name];
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'object' || Array.isArray(v)) throw invalid(`${name} must be an object`, `/data/attributes/${name}`);
+    if (typeof v !== 'object' || Array.isArray(v))
+      throw invalid(`${name} must be an object`, `/data/attributes/${name}`);
     return v as Record<string, unknown>;
   }
 

@@ -5,10 +5,18 @@ import { paginationLinks, paginationMeta, parsePageQuery } from './pagination.js
 
 describe('pagination', () => {
   const cases = [
-    { name: 'first page of 45', page: { number: 1, size: 20, totalCount: 45 }, meta: { prev: null, next: 2, pages: 3 } },
+    {
+      name: 'first page of 45',
+      page: { number: 1, size: 20, totalCount: 45 },
+      meta: { prev: null, next: 2, pages: 3 },
+    },
     { name: 'middle page', page: { number: 2, size: 20, totalCount: 45 }, meta: { prev: 1, next: 3, pages: 3 } },
     { name: 'last page', page: { number: 3, size: 20, totalCount: 45 }, meta: { prev: 2, next: null, pages: 3 } },
-    { name: 'empty collection', page: { number: 1, size: 20, totalCount: 0 }, meta: { prev: null, next: null, pages: 1 } },
+    {
+      name: 'empty collection',
+      page: { number: 1, size: 20, totalCount: 0 },
+      meta: { prev: null, next: null, pages: 1 },
+    },
     // Out of range: echo the page, keep total-count, and never point next past the end.
     { name: 'page 999', page: { number: 999, size: 100, totalCount: 2 }, meta: { prev: 1, next: null, pages: 1 } },
   ];
@@ -37,7 +45,12 @@ describe('pagination', () => {
   });
 
   it('links keep other parameters and encode the page ones', () => {
-    const links = paginationLinks('https://h.example/api/v2/organizations?q=1&page%5Bnumber%5D=2', { items: [], number: 2, size: 20, totalCount: 45 });
+    const links = paginationLinks('https://h.example/api/v2/organizations?q=1&page%5Bnumber%5D=2', {
+      items: [],
+      number: 2,
+      size: 20,
+      totalCount: 45,
+    });
     assert.equal(links.self, 'https://h.example/api/v2/organizations?q=1&page%5Bnumber%5D=2&page%5Bsize%5D=20');
     assert.equal(links.prev, 'https://h.example/api/v2/organizations?q=1&page%5Bnumber%5D=1&page%5Bsize%5D=20');
     assert.equal(links.next, 'https://h.example/api/v2/organizations?q=1&page%5Bnumber%5D=3&page%5Bsize%5D=20');

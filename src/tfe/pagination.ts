@@ -71,7 +71,10 @@ export function paginationMeta(page: Page<unknown>): PaginationMeta {
  * `links` for a list response. `selfUrl` is the absolute request URL; its other query
  * parameters are kept and the page parameters replaced.
  */
-export function paginationLinks(selfUrl: string, page: Page<unknown>): Record<'self' | 'first' | 'prev' | 'next' | 'last', string | null> {
+export function paginationLinks(
+  selfUrl: string,
+  page: Page<unknown>,
+): Record<'self' | 'first' | 'prev' | 'next' | 'last', string | null> {
   const meta = paginationMeta(page);
   const at = (n: number): string => {
     const u = new URL(selfUrl);

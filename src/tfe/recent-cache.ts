@@ -64,7 +64,8 @@ export class RecentCache<V> {
     if (since !== this.#epoch) return false;
     let until = this.opts.ttlMs === Infinity ? Infinity : this.opts.clock.now().getTime() + this.opts.ttlMs;
     until = Math.min(until, untilMs);
-    if (this.#entries.size >= this.opts.max && !this.#entries.has(key)) this.#entries.delete(this.#entries.keys().next().value as string);
+    if (this.#entries.size >= this.opts.max && !this.#entries.has(key))
+      this.#entries.delete(this.#entries.keys().next().value as string);
     this.#entries.set(key, { value, until });
     return true;
   }

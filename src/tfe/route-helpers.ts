@@ -11,7 +11,10 @@ import type { PageRequest } from './pagination.js';
 
 /** A JSON:API document (or its text) as the answer; stored JSON it embeds (RawJson) goes out as it is. */
 export function sendDocument(reply: FastifyReply, status: number, doc: unknown): FastifyReply {
-  return reply.status(status).type(JSONAPI_CONTENT_TYPE).send(typeof doc === 'string' ? doc : stringifyWithRaw(doc));
+  return reply
+    .status(status)
+    .type(JSONAPI_CONTENT_TYPE)
+    .send(typeof doc === 'string' ? doc : stringifyWithRaw(doc));
 }
 
 export function sendNoContent(reply: FastifyReply): FastifyReply {
@@ -33,7 +36,13 @@ export function pageRequest(request: FastifyRequest): PageRequest {
 }
 
 /** A list document: `data`, `links` and `meta.pagination` (reference 1.4). */
-export function listDocument<T>(request: FastifyRequest, config: Config, page: Page<T>, toResource: (item: T) => unknown, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function listDocument<T>(
+  request: FastifyRequest,
+  config: Config,
+  page: Page<T>,
+  toResource: (item: T) => unknown,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     data: page.items.map(toResource),
     ...extra,
@@ -46,7 +55,10 @@ export function listDocument<T>(request: FastifyRequest, config: Config, page: P
 export function includes(request: FastifyRequest, allowed: readonly string[]): Set<string> {
   const raw = query(request).include;
   if (raw === undefined || raw === '') return new Set();
-  const values = (Array.isArray(raw) ? raw.join(',') : String(raw)).split(',').map((s) => s.trim()).filter(Boolean);
+  const values = (Array.isArray(raw) ? raw.join(',') : String(raw))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const v of values) {
     // 400 with "include parameter" in the text is what go-tfe maps to ErrInvalidIncludeValue.
     if (!allowed.includes(v)) throw Object.assign(new Error(`invalid include parameter: ${v}`), { statusCode: 400 });
@@ -58,6 +70,7 @@ export function includes(request: FastifyRequest, allowed: readonly string[]): S
 export function parseInstant(value: string | null | undefined, pointer: string): Date | null | undefined {
   if (value === undefined || value === null) return value;
   const d = new Date(value);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(d.getTime())) throw invalid('must be an ISO-8601 timestamp', pointer);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(d.getTime()))
+    throw invalid('must be an ISO-8601 timestamp', pointer);
   return d;
 }

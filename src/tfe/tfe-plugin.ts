@@ -29,12 +29,20 @@ export const tfePlugin: FastifyPluginAsync<TfePluginOptions> = async (app: Fasti
 
   app.setErrorHandler((err, request, reply) => {
     const c = classifyError(err);
-    const status = c.kind === 'http' ? (c.status ?? 400) : c.kind === 'invalid' && !c.field && /malformed JSON/.test(c.message) ? 400 : tfeStatusFor(c.kind);
+    const status =
+      c.kind === 'http'
+        ? (c.status ?? 400)
+        : c.kind === 'invalid' && !c.field && /malformed JSON/.test(c.message)
+          ? 400
+          : tfeStatusFor(c.kind);
     if (status >= 500) request.log.error({ err }, 'request failed');
     // A 503 is a deliberate "not ready, retry" whose text clients match; other 5xx stay generic.
     const detail = status >= 500 && c.kind !== 'unavailable' ? 'internal server error' : c.message;
     const pointer = c.field ? (c.field.startsWith('/') ? c.field : `/${c.field}`) : undefined;
-    void reply.status(status).type(JSONAPI_CONTENT_TYPE).send(jsonApiError(status, detail, pointer));
+    void reply
+      .status(status)
+      .type(JSONAPI_CONTENT_TYPE)
+      .send(jsonApiError(status, detail, pointer));
   });
 
   if (opts.scope === 'root') {
@@ -42,7 +50,10 @@ export const tfePlugin: FastifyPluginAsync<TfePluginOptions> = async (app: Fasti
     return;
   }
   app.setNotFoundHandler((request, reply) => {
-    void reply.status(404).type(JSONAPI_CONTENT_TYPE).send(jsonApiError(404, `no route for ${request.method} ${request.url.split('?')[0]}`));
+    void reply
+      .status(404)
+      .type(JSONAPI_CONTENT_TYPE)
+      .send(jsonApiError(404, `no route for ${request.method} ${request.url.split('?')[0]}`));
   });
   await opts.services.registerRoutes(app, opts);
 };

@@ -42,7 +42,10 @@ export interface TfeServices {
   /** Routes outside /api/v2 (/.well-known/terraform.json, upload URLs), with the same JSON:API errors. */
   registerRootRoutes(app: FastifyInstance, opts: TfePluginOptions): Promise<void>;
   /** Job handlers this product runs, by job kind. */
-  jobHandlers: Record<string, (payload: unknown, ctx: { jobId: string; attempt: number; signal: AbortSignal }) => Promise<void>>;
+  jobHandlers: Record<
+    string,
+    (payload: unknown, ctx: { jobId: string; attempt: number; signal: AbortSignal }) => Promise<void>
+  >;
   /** The services themselves, for the CLI and tests. */
   identity: IdentityService;
   organizations: OrganizationService;
@@ -64,7 +67,13 @@ export function buildTfeIdentityLayer(core: Pick<CoreDeps, 'db' | 'clock' | 'adm
   const organizations = new OrganizationService({ db, repo: new OrganizationRepo({ db: db.kysely }), identity, clock });
   const teams = new TeamService({ repo: identityRepo, organizations, clock, tokenCache });
   const tokens = new TokenService({ db, repo: identityRepo, organizations, clock, tokenCache });
-  const workspaces = new WorkspaceService({ db, repo: new WorkspaceRepo({ db: db.kysely }), organizations, identity, clock });
+  const workspaces = new WorkspaceService({
+    db,
+    repo: new WorkspaceRepo({ db: db.kysely }),
+    organizations,
+    identity,
+    clock,
+  });
   const teamAccess = new TeamAccessService({ repo: new TeamAccessRepo({ db: db.kysely }), workspaces, teams, clock });
   return { identity, organizations, teams, tokens, workspaces, teamAccess };
 }
@@ -84,14 +93,30 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     maintenanceIntervalSeconds: config.stateMaintenanceIntervalSeconds,
     inlineMaxSize: config.stateInlineMaxSize,
   };
-  const stateRepo = new StateVersionRepo({ db: db.kysely, batchCommits: db.kind === 'sqlite', lazySync: db.lazySyncTransaction });
+  const stateRepo = new StateVersionRepo({
+    db: db.kysely,
+    batchCommits: db.kind === 'sqlite',
+    lazySync: db.lazySyncTransaction,
+  });
   const stateCore = { repo: stateRepo, blobs: core.blobs, jobs: core.jobs, clock, settings: stateSettings };
   // SQLite is one node by construction, so the current version can be kept in memory (decision 0014).
   const currentVersionCache = db.kind === 'sqlite' ? { externalChanges: db.externalChanges } : undefined;
-  const stateVersions = new StateVersionService({ ...stateCore, workspaces, secrets: core.secrets, currentVersionCache });
+  const stateVersions = new StateVersionService({
+    ...stateCore,
+    workspaces,
+    secrets: core.secrets,
+    currentVersionCache,
+  });
   const stateUploads = new StateUploadService({ ...stateCore, versions: stateVersions });
-  const stateMaintenance = new StateMaintenance({ ...stateCore, logger: core.logger.child({ component: 'tfe-state' }) });
-  const stateOutputs = new StateVersionOutputService({ repo: new StateVersionOutputRepo({ db: db.kysely }), versions: stateVersions, workspaces });
+  const stateMaintenance = new StateMaintenance({
+    ...stateCore,
+    logger: core.logger.child({ component: 'tfe-state' }),
+  });
+  const stateOutputs = new StateVersionOutputService({
+    repo: new StateVersionOutputRepo({ db: db.kysely }),
+    versions: stateVersions,
+    workspaces,
+  });
   const stateDiffs = new StateDiffService({ versions: stateVersions });
   workspaces.setStateVersionHooks({
     latestIsPending: (id) => stateVersions.latestIsPending(id),
@@ -104,7 +129,12 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
   // instead of leaving the job to the next poll (the response is sent after the commit).
   const nudgeAfterStateWrite = (app: FastifyInstance) =>
     app.addHook('onResponse', (request, reply, done) => {
-      if (request.method !== 'GET' && reply.statusCode < 300 && /state-versions|^\/v1\/object\//.test(request.routeOptions.url ?? '')) jobsEnqueued();
+      if (
+        request.method !== 'GET' &&
+        reply.statusCode < 300 &&
+        /state-versions|^\/v1\/object\//.test(request.routeOptions.url ?? '')
+      )
+        jobsEnqueued();
       done();
     });
 
@@ -127,7 +157,13 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
       registerIdentityRoutes(app, { identity, tokens, teams, config });
       registerWorkspaceRoutes(app, { workspaces, organizations, config });
       registerTeamAccessRoutes(app, { teamAccess });
-      await registerStateVersionRoutes(app, { versions: stateVersions, uploads: stateUploads, identity, teams, publicUrl: config.publicUrl });
+      await registerStateVersionRoutes(app, {
+        versions: stateVersions,
+        uploads: stateUploads,
+        identity,
+        teams,
+        publicUrl: config.publicUrl,
+      });
       registerStateVersionOutputRoutes(app, { outputs: stateOutputs, config });
       registerStateDiffRoutes(app, { diffs: stateDiffs });
     },

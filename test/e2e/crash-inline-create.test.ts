@@ -7,7 +7,6 @@ import { dbKinds, createDatabaseUrl } from '../support/test-db.js';
 import { spawnServer } from '../support/spawn-server.js';
 import { apiAt as api } from './tfe-state-versions-fixture.js';
 
-
 /** A v4 state of about `kb` kilobytes. */
 function state(serial: number, lineage: string, kb: number): Buffer {
   const resources = Array.from({ length: kb }, (_, i) => ({
@@ -17,7 +16,9 @@ function state(serial: number, lineage: string, kb: number): Buffer {
     provider: 'provider["registry.terraform.io/hashicorp/null"]',
     instances: [{ schema_version: 0, attributes: { id: `${serial}-${i}-${'x'.repeat(900)}` } }],
   }));
-  return Buffer.from(JSON.stringify({ version: 4, terraform_version: '1.9.0', serial, lineage, outputs: {}, resources }));
+  return Buffer.from(
+    JSON.stringify({ version: 4, terraform_version: '1.9.0', serial, lineage, outputs: {}, resources }),
+  );
 }
 
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
@@ -29,16 +30,31 @@ for (const kind of dbKinds()) {
     it('keeps every acknowledged version whole, with its content, and nothing half-written', async () => {
       const db = await createDatabaseUrl(kind);
       const dataDir = join(db.dir, 'data');
-      const serverArgs = ['--data-dir', dataDir, '--job-worker', 'false', ...(kind === 'postgres' ? ['--database-url', db.url] : [])];
+      const serverArgs = [
+        '--data-dir',
+        dataDir,
+        '--job-worker',
+        'false',
+        ...(kind === 'postgres' ? ['--database-url', db.url] : []),
+      ];
       let server = await spawnServer(serverArgs);
       const token = /^\s+(sr\.\S+)$/m.exec(server.output())?.[1] as string;
       assert.ok(token);
       try {
-        assert.equal((await api(server.url, token, 'POST', '/organizations', { data: { type: 'organizations', attributes: { name: 'flood', email: 'ops@example.com' } } })).status, 201);
+        assert.equal(
+          (
+            await api(server.url, token, 'POST', '/organizations', {
+              data: { type: 'organizations', attributes: { name: 'flood', email: 'ops@example.com' } },
+            })
+          ).status,
+          201,
+        );
         // Each writer has a workspace of its own so its serials stay in order.
         const writers = await Promise.all(
           Array.from({ length: 8 }, async (_, w) => {
-            const ws = await api(server.url, token, 'POST', '/organizations/flood/workspaces', { data: { type: 'workspaces', attributes: { name: `w${w}` } } });
+            const ws = await api(server.url, token, 'POST', '/organizations/flood/workspaces', {
+              data: { type: 'workspaces', attributes: { name: `w${w}` } },
+            });
             assert.equal(ws.status, 201);
             const id = ws.body?.data.id as string;
             assert.equal((await api(server.url, token, 'POST', `/workspaces/${id}/actions/lock`, {})).status, 200);
@@ -51,7 +67,10 @@ for (const kind of dbKinds()) {
           for (let serial = 1; !stop; serial++) {
             const bytes = stateOf(w, serial);
             const r = await api(server.url, token, 'POST', `/workspaces/${ws}/state-versions`, {
-              data: { type: 'state-versions', attributes: { serial, md5: md5(bytes), lineage: `lineage-${w}`, state: bytes.toString('base64') } },
+              data: {
+                type: 'state-versions',
+                attributes: { serial, md5: md5(bytes), lineage: `lineage-${w}`, state: bytes.toString('base64') },
+              },
             }).catch(() => undefined);
             if (!r) return;
             if (r.status === 201) acknowledged.push({ ws, id: r.body?.data.id as string, serial, bytes });
@@ -69,7 +88,9 @@ for (const kind of dbKinds()) {
           const v = await api(server.url, token, 'GET', `/state-versions/${a.id}`);
           assert.equal(v.status, 200, `acknowledged version ${a.id} survived`);
           assert.equal(v.body?.data.attributes.status, 'finalized');
-          const dl = await fetch(v.body?.data.attributes['hosted-state-download-url'] as string, { headers: { authorization: `Bearer ${token}` } });
+          const dl = await fetch(v.body?.data.attributes['hosted-state-download-url'] as string, {
+            headers: { authorization: `Bearer ${token}` },
+          });
           assert.equal(dl.status, 200);
           assert.ok(Buffer.from(await dl.arrayBuffer()).equals(a.bytes), `content of ${a.id}`);
         }
@@ -77,9 +98,14 @@ for (const kind of dbKinds()) {
         for (const [w, ws] of writers.entries()) {
           const cur = await api(server.url, token, 'GET', `/workspaces/${ws}/current-state-version`);
           if (cur.status === 404) continue;
-          const dl = await fetch(cur.body?.data.attributes['hosted-state-download-url'] as string, { headers: { authorization: `Bearer ${token}` } });
+          const dl = await fetch(cur.body?.data.attributes['hosted-state-download-url'] as string, {
+            headers: { authorization: `Bearer ${token}` },
+          });
           assert.equal(dl.status, 200);
-          assert.ok(Buffer.from(await dl.arrayBuffer()).equals(stateOf(w, cur.body?.data.attributes.serial as number)), `content of ${cur.body?.data.id}`);
+          assert.ok(
+            Buffer.from(await dl.arrayBuffer()).equals(stateOf(w, cur.body?.data.attributes.serial as number)),
+            `content of ${cur.body?.data.id}`,
+          );
         }
       } finally {
         await server.stop('SIGKILL');
@@ -88,7 +114,12 @@ for (const kind of dbKinds()) {
         const check = new Database(join(dataDir, 'strongroom.db'), { readonly: true });
         try {
           assert.equal(check.pragma('integrity_check', { simple: true }), 'ok');
-          const orphans = check.prepare('select count(*) from tfe_state_versions v where v.state_sha256 is not null and not exists (select 1 from tfe_state_blobs b where b.sha256 = v.state_sha256)').pluck().get();
+          const orphans = check
+            .prepare(
+              'select count(*) from tfe_state_versions v where v.state_sha256 is not null and not exists (select 1 from tfe_state_blobs b where b.sha256 = v.state_sha256)',
+            )
+            .pluck()
+            .get();
           assert.equal(orphans, 0, 'every version names a stored blob');
         } finally {
           check.close();

@@ -13,12 +13,17 @@ import { dbKinds, createDatabaseUrl } from '../support/test-db.js';
 import { spawnServer } from '../support/spawn-server.js';
 import { apiAt as api } from './tfe-state-versions-fixture.js';
 
-
 /** Starts a PUT of `totalMb` MiB, sends `sendMb` of it, then calls `atPause` and never finishes. */
 function stalledUpload(url: string, totalMb: number, sendMb: number, atPause: () => void): Promise<string> {
   return new Promise((resolve) => {
     const u = new URL(url);
-    const req = request({ host: u.hostname, port: u.port, path: u.pathname, method: 'PUT', headers: { 'content-type': 'application/octet-stream', 'content-length': totalMb * 1024 * 1024 } });
+    const req = request({
+      host: u.hostname,
+      port: u.port,
+      path: u.pathname,
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream', 'content-length': totalMb * 1024 * 1024 },
+    });
     req.on('error', (e) => resolve(`error: ${e.message}`));
     req.on('response', (r) => resolve(`status ${r.statusCode}`));
     const chunk = Buffer.alloc(1024 * 1024, 0x20);
@@ -48,25 +53,49 @@ for (const kind of dbKinds()) {
       let server = await spawnServer(serverArgs, { STRONGROOM_JOB_WORKER: 'false' });
       const adminToken = /^\s+(sr\.\S+)$/m.exec(server.output())?.[1] as string;
       assert.ok(adminToken);
-      const sqlDb = openDatabase({ url: kind === 'sqlite' ? `sqlite:${join(dataDir, 'strongroom.db')}` : db.url, poolSize: 2 });
+      const sqlDb = openDatabase({
+        url: kind === 'sqlite' ? `sqlite:${join(dataDir, 'strongroom.db')}` : db.url,
+        poolSize: 2,
+      });
       const queue = new JobQueue({ db: sqlDb, clock: systemClock });
       try {
         // Jobs that must survive the crash: three due later, one in progress when the process dies.
         const later = new Date(Date.now() + 3600_000);
         const waiting = [];
-        for (let i = 0; i < 3; i++) waiting.push(await queue.enqueue(sqlDb.kysely, { kind: HOUSEKEEPING_JOB, runAt: later }));
+        for (let i = 0; i < 3; i++)
+          waiting.push(await queue.enqueue(sqlDb.kysely, { kind: HOUSEKEEPING_JOB, runAt: later }));
         const inFlightId = (await queue.enqueue(sqlDb.kysely, { kind: HOUSEKEEPING_JOB })) as string;
         const [claimed] = await queue.claim('node-that-will-die', 1, 2);
         assert.equal(claimed?.id, inFlightId);
 
-        assert.equal((await api(server.url, adminToken, 'POST', '/organizations', { data: { type: 'organizations', attributes: { name: 'crash', email: 'ops@example.com' } } })).status, 201);
-        const ws = await api(server.url, adminToken, 'POST', '/organizations/crash/workspaces', { data: { type: 'workspaces', attributes: { name: 'w' } } });
+        assert.equal(
+          (
+            await api(server.url, adminToken, 'POST', '/organizations', {
+              data: { type: 'organizations', attributes: { name: 'crash', email: 'ops@example.com' } },
+            })
+          ).status,
+          201,
+        );
+        const ws = await api(server.url, adminToken, 'POST', '/organizations/crash/workspaces', {
+          data: { type: 'workspaces', attributes: { name: 'w' } },
+        });
         assert.equal(ws.status, 201);
         const wsId = ws.body?.data.id as string;
         assert.equal((await api(server.url, adminToken, 'POST', `/workspaces/${wsId}/actions/lock`, {})).status, 200);
-        const state = Buffer.from(JSON.stringify({ version: 4, terraform_version: '1.9.0', serial: 1, lineage: 'crash-lineage', outputs: {}, resources: [] }));
+        const state = Buffer.from(
+          JSON.stringify({
+            version: 4,
+            terraform_version: '1.9.0',
+            serial: 1,
+            lineage: 'crash-lineage',
+            outputs: {},
+            resources: [],
+          }),
+        );
         const md5 = createHash('md5').update(state).digest('hex');
-        const sv = await api(server.url, adminToken, 'POST', `/workspaces/${wsId}/state-versions`, { data: { type: 'state-versions', attributes: { serial: 1, md5, lineage: 'crash-lineage' } } });
+        const sv = await api(server.url, adminToken, 'POST', `/workspaces/${wsId}/state-versions`, {
+          data: { type: 'state-versions', attributes: { serial: 1, md5, lineage: 'crash-lineage' } },
+        });
         assert.equal(sv.status, 201, JSON.stringify(sv.body));
         const uploadUrl = sv.body?.data.attributes['hosted-state-upload-url'] as string;
         assert.match(uploadUrl, /\/v1\/object\//);
@@ -81,11 +110,22 @@ for (const kind of dbKinds()) {
           // No partial blob is visible.
           if (kind === 'sqlite') {
             assert.deepEqual(readdirSync(join(dataDir, 'blobs', 'tmp')), [], 'temporary files are cleared at start');
-            const shards = existsSync(join(dataDir, 'blobs', 'sha256')) ? readdirSync(join(dataDir, 'blobs', 'sha256')) : [];
-            assert.deepEqual(shards.flatMap((s) => readdirSync(join(dataDir, 'blobs', 'sha256', s))), []);
+            const shards = existsSync(join(dataDir, 'blobs', 'sha256'))
+              ? readdirSync(join(dataDir, 'blobs', 'sha256'))
+              : [];
+            assert.deepEqual(
+              shards.flatMap((s) => readdirSync(join(dataDir, 'blobs', 'sha256', s))),
+              [],
+            );
           } else {
-            const blobs = await sqlDb.kysely.selectFrom('blobs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-            const chunks = await sqlDb.kysely.selectFrom('blob_chunks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+            const blobs = await sqlDb.kysely
+              .selectFrom('blobs')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .executeTakeFirstOrThrow();
+            const chunks = await sqlDb.kysely
+              .selectFrom('blob_chunks')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .executeTakeFirstOrThrow();
             assert.equal(Number(blobs.n), 0);
             assert.equal(Number(chunks.n), 0, 'the interrupted transaction left no chunks');
           }
@@ -99,7 +139,8 @@ for (const kind of dbKinds()) {
 
           // The job that was running when the process died runs again; the others wait intact.
           const deadline = Date.now() + 15_000;
-          while ((await queue.find(inFlightId))?.status !== 'done' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+          while ((await queue.find(inFlightId))?.status !== 'done' && Date.now() < deadline)
+            await new Promise((r) => setTimeout(r, 100));
           assert.equal((await queue.find(inFlightId))?.status, 'done');
           for (const id of waiting) assert.equal((await queue.find(id as string))?.status, 'queued');
         } finally {

@@ -21,7 +21,8 @@ for (const kind of dbKinds()) {
     it('signs intermediates, verbatim CSRs and self-issued roots with hvac', async () => {
       const { code, out } = await runHvacScript('hvac-pki-privileged.py', { url: server.url, token: server.rootToken });
       assert.equal(code, 0, out);
-      for (const s of ['mount', 'sign_intermediate', 'sign_verbatim', 'sign_self_issued']) assert.match(out, new RegExp(`^ok ${s}$`, 'm'));
+      for (const s of ['mount', 'sign_intermediate', 'sign_verbatim', 'sign_self_issued'])
+        assert.match(out, new RegExp(`^ok ${s}$`, 'm'));
     });
   });
 }

@@ -15,7 +15,9 @@ import type { TestServer } from '../support/test-server.js';
 const PYTHON = '/usr/bin/python3';
 const here = dirname(fileURLToPath(import.meta.url));
 // Runs from dist/test/e2e; the script stays in the source tree.
-const SCRIPT = [resolve(here, 'hvac-pki.py'), resolve(here, '../../../test/e2e/hvac-pki.py')].find((p) => existsSync(p)) as string;
+const SCRIPT = [resolve(here, 'hvac-pki.py'), resolve(here, '../../../test/e2e/hvac-pki.py')].find((p) =>
+  existsSync(p),
+) as string;
 
 const hvacAvailable = existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import hvac'], { encoding: 'utf8' }).status === 0;
 const skip = hvacAvailable ? false : 'python3-hvac is not installed (apt-get install -y python3-hvac)';
@@ -29,13 +31,26 @@ for (const kind of dbKinds()) {
     after(async () => server?.close());
 
     it('creates roles, issues, signs, lists and reads certificates, and revokes through leases with hvac', async () => {
-      const child = spawn(PYTHON, [SCRIPT], { env: { PATH: process.env.PATH ?? '', VAULT_ADDR: server.url, VAULT_TOKEN: server.rootToken }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(PYTHON, [SCRIPT], {
+        env: { PATH: process.env.PATH ?? '', VAULT_ADDR: server.url, VAULT_TOKEN: server.rootToken },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
       child.stderr.on('data', (d: Buffer) => (out += d.toString()));
       const code = await new Promise<number | null>((done) => child.on('close', done));
       assert.equal(code, 0, out);
-      for (const s of ['mount', 'root', 'roles', 'issue', 'sign', 'list and read', 'policies and tokens', 'leases', 'cleanup']) {
+      for (const s of [
+        'mount',
+        'root',
+        'roles',
+        'issue',
+        'sign',
+        'list and read',
+        'policies and tokens',
+        'leases',
+        'cleanup',
+      ]) {
         assert.match(out, new RegExp(`^ok ${s}$`, 'm'));
       }
     });

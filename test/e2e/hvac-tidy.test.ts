@@ -13,7 +13,9 @@ import type { TestServer } from '../support/test-server.js';
 const PYTHON = '/usr/bin/python3';
 const here = dirname(fileURLToPath(import.meta.url));
 // Runs from dist/test/e2e; the script stays in the source tree.
-const SCRIPT = [resolve(here, 'hvac-tidy.py'), resolve(here, '../../../test/e2e/hvac-tidy.py')].find((p) => existsSync(p)) as string;
+const SCRIPT = [resolve(here, 'hvac-tidy.py'), resolve(here, '../../../test/e2e/hvac-tidy.py')].find((p) =>
+  existsSync(p),
+) as string;
 
 const hvacAvailable = existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import hvac'], { encoding: 'utf8' }).status === 0;
 const skip = hvacAvailable ? false : 'python3-hvac is not installed (apt-get install -y python3-hvac)';
@@ -28,7 +30,10 @@ for (const kind of dbKinds()) {
     after(async () => server?.close());
 
     const hvac = async (...args: string[]): Promise<string> => {
-      const child = spawn(PYTHON, [SCRIPT, ...args], { env: { PATH: process.env.PATH ?? '', VAULT_ADDR: server.url, VAULT_TOKEN: server.rootToken }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(PYTHON, [SCRIPT, ...args], {
+        env: { PATH: process.env.PATH ?? '', VAULT_ADDR: server.url, VAULT_TOKEN: server.rootToken },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
       child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -39,7 +44,8 @@ for (const kind of dbKinds()) {
 
     it('starts a tidy, reads its status and the auto-tidy configuration with hvac; the worker removes the expired certificate', async () => {
       const out = await hvac('start');
-      for (const s of ['setup', 'status before', 'auto-tidy config', 'tidy started']) assert.match(out, new RegExp(`^ok ${s}$`, 'm'));
+      for (const s of ['setup', 'status before', 'auto-tidy config', 'tidy started'])
+        assert.match(out, new RegExp(`^ok ${s}$`, 'm'));
       const serial = /^serial (\S+)$/m.exec(out)?.[1];
       assert.ok(serial, out);
       clock.advance(2 * 3600);

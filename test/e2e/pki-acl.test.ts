@@ -19,13 +19,54 @@ import { vault, vaultClient } from './vault-http.js';
  * a prefix; `issuers/` is `LIST issuers`. Kept here, apart from the server's own list, so
  * this test judges the server rather than repeating it.
  */
-const ACME = ['acme/directory', 'acme/new-nonce', 'acme/new-account', 'acme/new-order', 'acme/revoke-cert', 'acme/key-change', 'acme/account/+', 'acme/authorization/+', 'acme/challenge/+/+', 'acme/orders', 'acme/order/+', 'acme/order/+/finalize', 'acme/order/+/cert'];
+const ACME = [
+  'acme/directory',
+  'acme/new-nonce',
+  'acme/new-account',
+  'acme/new-order',
+  'acme/revoke-cert',
+  'acme/key-change',
+  'acme/account/+',
+  'acme/authorization/+',
+  'acme/challenge/+/+',
+  'acme/orders',
+  'acme/order/+',
+  'acme/order/+/finalize',
+  'acme/order/+/cert',
+];
 const REFERENCE_PUBLIC = [
-  'cert/*', 'ca', 'ca/pem', 'ca_chain', 'crl', 'crl/pem', 'crl/delta', 'crl/delta/pem',
-  'issuer/+/crl', 'issuer/+/crl/der', 'issuer/+/crl/pem', 'issuer/+/crl/delta', 'issuer/+/crl/delta/der', 'issuer/+/crl/delta/pem',
-  'issuer/+/unified-crl', 'issuer/+/unified-crl/der', 'issuer/+/unified-crl/pem', 'issuer/+/unified-crl/delta', 'issuer/+/unified-crl/delta/der', 'issuer/+/unified-crl/delta/pem',
-  'issuer/+/json', 'issuer/+/der', 'issuer/+/pem', 'issuers/', 'ocsp', 'ocsp/*',
-  'unified-crl', 'unified-crl/pem', 'unified-crl/delta', 'unified-crl/delta/pem', 'unified-ocsp', 'unified-ocsp/*',
+  'cert/*',
+  'ca',
+  'ca/pem',
+  'ca_chain',
+  'crl',
+  'crl/pem',
+  'crl/delta',
+  'crl/delta/pem',
+  'issuer/+/crl',
+  'issuer/+/crl/der',
+  'issuer/+/crl/pem',
+  'issuer/+/crl/delta',
+  'issuer/+/crl/delta/der',
+  'issuer/+/crl/delta/pem',
+  'issuer/+/unified-crl',
+  'issuer/+/unified-crl/der',
+  'issuer/+/unified-crl/pem',
+  'issuer/+/unified-crl/delta',
+  'issuer/+/unified-crl/delta/der',
+  'issuer/+/unified-crl/delta/pem',
+  'issuer/+/json',
+  'issuer/+/der',
+  'issuer/+/pem',
+  'issuers/',
+  'ocsp',
+  'ocsp/*',
+  'unified-crl',
+  'unified-crl/pem',
+  'unified-crl/delta',
+  'unified-crl/delta/pem',
+  'unified-ocsp',
+  'unified-ocsp/*',
   ...['', 'issuer/+/', 'roles/+/', 'issuer/+/roles/+/'].flatMap((prefix) => ACME.map((p) => prefix + p)),
 ];
 
@@ -36,29 +77,75 @@ function referencePublic(path: string, isList: boolean): boolean {
     const want = (prefix ? pattern.slice(0, -1) : pattern).split('/');
     const got = p.split('/');
     if (prefix ? got.length < want.length : got.length !== want.length) return false;
-    return want.every((seg, i) => seg === '+' || seg === got[i] || (prefix && i === want.length - 1 && (got[i] ?? '').startsWith(seg)));
+    return want.every(
+      (seg, i) => seg === '+' || seg === got[i] || (prefix && i === want.length - 1 && (got[i] ?? '').startsWith(seg)),
+    );
   });
 }
 
 /** Fetch paths the reference makes public that other modules serve (CRLs, OCSP): public even before they exist. */
 const PUBLIC_PROBES: Array<[string, string]> = [
-  ['GET', 'crl'], ['GET', 'crl/pem'], ['GET', 'crl/delta'], ['GET', 'crl/delta/pem'], ['GET', 'cert/crl'], ['GET', 'cert/delta-crl'],
-  ['GET', 'issuer/default/crl'], ['GET', 'issuer/default/crl/der'], ['GET', 'issuer/default/crl/pem'],
-  ['GET', 'issuer/default/crl/delta'], ['GET', 'issuer/default/crl/delta/der'], ['GET', 'issuer/default/crl/delta/pem'],
-  ['POST', 'ocsp'], ['GET', 'ocsp/MEMwQTA%2FMD0wOzAJBgUrDgMCGgUABBQ'], ['GET', 'unified-crl'], ['GET', 'unified-ocsp/MEMw'],
-  ['GET', 'acme/directory'], ['GET', 'roles/web/acme/directory'], ['GET', 'issuer/default/acme/new-nonce'],
+  ['GET', 'crl'],
+  ['GET', 'crl/pem'],
+  ['GET', 'crl/delta'],
+  ['GET', 'crl/delta/pem'],
+  ['GET', 'cert/crl'],
+  ['GET', 'cert/delta-crl'],
+  ['GET', 'issuer/default/crl'],
+  ['GET', 'issuer/default/crl/der'],
+  ['GET', 'issuer/default/crl/pem'],
+  ['GET', 'issuer/default/crl/delta'],
+  ['GET', 'issuer/default/crl/delta/der'],
+  ['GET', 'issuer/default/crl/delta/pem'],
+  ['POST', 'ocsp'],
+  ['GET', 'ocsp/MEMwQTA%2FMD0wOzAJBgUrDgMCGgUABBQ'],
+  ['GET', 'unified-crl'],
+  ['GET', 'unified-ocsp/MEMw'],
+  ['GET', 'acme/directory'],
+  ['GET', 'roles/web/acme/directory'],
+  ['GET', 'issuer/default/acme/new-nonce'],
 ];
 
 /** Paths the reference names as authenticated although they sit next to public ones. */
 const PRIVATE_PROBES: Array<[string, string]> = [
-  ['LIST', 'certs'], ['LIST', 'keys'], ['GET', 'issuers'], ['GET', 'issuer/default'], ['GET', 'key/default'], ['GET', 'crl/rotate'], ['GET', 'crl/rotate-delta'],
-  ['POST', 'acme/new-eab'], ['GET', 'cert-metadata/01'], ['LIST', 'cert-metadata'], ['LIST', 'roles'], ['GET', 'roles/web'], ['GET', 'config/urls'],
-  ['POST', 'issue/web'], ['POST', 'sign/web'], ['POST', 'issuer/default/issue/web'], ['POST', 'revoke'], ['POST', 'revoke-with-key'], ['LIST', 'certs/revoked'],
-  ['POST', 'root/sign-intermediate'], ['POST', 'root/sign-self-issued'], ['POST', 'issuer/default/sign-self-issued'], ['POST', 'sign-verbatim'],
-  ['GET', 'config/crl'], ['POST', 'tidy'], ['DELETE', 'root'], ['GET', 'ocspx'], ['GET', 'issuer/default/crlx'],
+  ['LIST', 'certs'],
+  ['LIST', 'keys'],
+  ['GET', 'issuers'],
+  ['GET', 'issuer/default'],
+  ['GET', 'key/default'],
+  ['GET', 'crl/rotate'],
+  ['GET', 'crl/rotate-delta'],
+  ['POST', 'acme/new-eab'],
+  ['GET', 'cert-metadata/01'],
+  ['LIST', 'cert-metadata'],
+  ['LIST', 'roles'],
+  ['GET', 'roles/web'],
+  ['GET', 'config/urls'],
+  ['POST', 'issue/web'],
+  ['POST', 'sign/web'],
+  ['POST', 'issuer/default/issue/web'],
+  ['POST', 'revoke'],
+  ['POST', 'revoke-with-key'],
+  ['LIST', 'certs/revoked'],
+  ['POST', 'root/sign-intermediate'],
+  ['POST', 'root/sign-self-issued'],
+  ['POST', 'issuer/default/sign-self-issued'],
+  ['POST', 'sign-verbatim'],
+  ['GET', 'config/crl'],
+  ['POST', 'tidy'],
+  ['DELETE', 'root'],
+  ['GET', 'ocspx'],
+  ['GET', 'issuer/default/crlx'],
 ];
 
-const METHOD: Record<string, string> = { read: 'GET', list: 'LIST', update: 'POST', create: 'POST', patch: 'PATCH', delete: 'DELETE' };
+const METHOD: Record<string, string> = {
+  read: 'GET',
+  list: 'LIST',
+  update: 'POST',
+  create: 'POST',
+  patch: 'PATCH',
+  delete: 'DELETE',
+};
 
 for (const kind of dbKinds()) {
   describe(`pki ACL [${kind}]`, () => {
@@ -76,7 +163,10 @@ for (const kind of dbKinds()) {
     let policySeq = 0;
     const writePolicy = async (text: string): Promise<string> => {
       const name = `pki-acl-${++policySeq}`;
-      assert.equal((await v('PUT', `sys/policies/acl/${name}`, { body: { policy: text.replaceAll('M/', `${mount}/`) } })).status, 204);
+      assert.equal(
+        (await v('PUT', `sys/policies/acl/${name}`, { body: { policy: text.replaceAll('M/', `${mount}/`) } })).status,
+        204,
+      );
       return name;
     };
     const tokenFor = async (policies: string[], body: Record<string, unknown> = {}): Promise<string> => {
@@ -84,7 +174,8 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 200, r.text);
       return r.json.auth.client_token as string;
     };
-    const tokenWith = async (policy: string, body: Record<string, unknown> = {}): Promise<string> => tokenFor([await writePolicy(policy)], body);
+    const tokenWith = async (policy: string, body: Record<string, unknown> = {}): Promise<string> =>
+      tokenFor([await writePolicy(policy)], body);
 
     before(async () => {
       server = await startTestServer(kind, { clock });
@@ -99,7 +190,7 @@ for (const kind of dbKinds()) {
     });
     after(async () => server?.close());
 
-    it('needs no token exactly on the reference\'s unauthenticated paths, for every route the server serves', async () => {
+    it("needs no token exactly on the reference's unauthenticated paths, for every route the server serves", async () => {
       const sample = (seg: string): string => {
         const name = seg.replace(/^[:*]/, '');
         if (seg.startsWith('*')) return 'MEMw';
@@ -113,7 +204,10 @@ for (const kind of dbKinds()) {
       assert.ok(routes.length > 40, `${routes.length} routes`);
       let publicSeen = 0;
       for (const route of routes) {
-        const path = route.pattern.split('/').map((s) => (s.startsWith(':') || s.startsWith('*') ? sample(s) : s)).join('/');
+        const path = route.pattern
+          .split('/')
+          .map((s) => (s.startsWith(':') || s.startsWith('*') ? sample(s) : s))
+          .join('/');
         for (const op of route.operations) {
           const method = METHOD[op]!;
           const expectPublic = referencePublic(path, op === 'list');
@@ -133,7 +227,7 @@ for (const kind of dbKinds()) {
       assert.ok(publicSeen >= 11, `public routes seen: ${publicSeen}`);
     });
 
-    it('keeps the reference\'s public fetch paths public before their modules serve them, and the others private', async () => {
+    it("keeps the reference's public fetch paths public before their modules serve them, and the others private", async () => {
       for (const [method, path] of PUBLIC_PROBES) {
         const r = await call(undefined, method, path);
         assert.notEqual(r.status, 403, `${method} ${path}: ${r.text}`);
@@ -158,18 +252,21 @@ for (const kind of dbKinds()) {
         ['LIST', 'roles', 'list'],
       ];
       for (const cap of caps) {
-        const t = await tokenWith(`path "M/roles" { capabilities = ["${cap}"] }\npath "M/roles/*" { capabilities = ["${cap}"] }`);
+        const t = await tokenWith(
+          `path "M/roles" { capabilities = ["${cap}"] }\npath "M/roles/*" { capabilities = ["${cap}"] }`,
+        );
         for (const [method, path, needs] of requests) {
           await role(v, mount, 'r-cap', { allow_any_name: true, key_type: 'ec' });
           const r = await call(t, method, path, method === 'PATCH' ? { ttl: '1h' } : {});
           // PKI writes are updates (no existence check): `create` alone grants no write.
-          if (cap === needs) assert.ok(r.status === 200 || r.status === 204, `${cap} ${method} ${path}: ${r.status} ${r.text}`);
+          if (cap === needs)
+            assert.ok(r.status === 200 || r.status === 204, `${cap} ${method} ${path}: ${r.status} ${r.text}`);
           else assert.equal(r.status, 403, `${cap} ${method} ${path}: ${r.text}`);
         }
       }
     });
 
-    it('issues for exactly the roles a policy names, with + segments, * prefixes and Vault\'s precedence', async () => {
+    it("issues for exactly the roles a policy names, with + segments, * prefixes and Vault's precedence", async () => {
       const issue = (t: string, path: string) => call(t, 'POST', path, { common_name: 'a.example.com' });
       const csr = opensslCsr('EC:P-256', '/CN=s.example.com').csr;
       const sign = (t: string, path: string) => call(t, 'POST', path, { csr });
@@ -183,7 +280,9 @@ for (const kind of dbKinds()) {
       assert.equal((await call(t, 'GET', 'roles/web')).status, 403);
 
       // `*` prefix with a more specific exact deny.
-      t = await tokenWith('path "M/issue/*" { capabilities = ["update"] }\npath "M/issue/admin" { capabilities = ["deny"] }');
+      t = await tokenWith(
+        'path "M/issue/*" { capabilities = ["update"] }\npath "M/issue/admin" { capabilities = ["deny"] }',
+      );
       assert.equal((await issue(t, 'issue/web')).status, 200);
       assert.equal((await issue(t, 'issue/admin')).status, 403);
       assert.equal((await sign(t, 'sign/web')).status, 403);
@@ -214,8 +313,12 @@ for (const kind of dbKinds()) {
     });
 
     it('needs sudo for DELETE root and root/sign-self-issued, not for issuer/:ref/sign-self-issued', async () => {
-      const plain = await tokenWith('path "M/root" { capabilities = ["delete"] }\npath "M/root/sign-self-issued" { capabilities = ["update"] }\npath "M/issuer/+/sign-self-issued" { capabilities = ["update"] }');
-      const sudo = await tokenWith('path "M/root" { capabilities = ["delete", "sudo"] }\npath "M/root/sign-self-issued" { capabilities = ["update", "sudo"] }');
+      const plain = await tokenWith(
+        'path "M/root" { capabilities = ["delete"] }\npath "M/root/sign-self-issued" { capabilities = ["update"] }\npath "M/issuer/+/sign-self-issued" { capabilities = ["update"] }',
+      );
+      const sudo = await tokenWith(
+        'path "M/root" { capabilities = ["delete", "sudo"] }\npath "M/root/sign-self-issued" { capabilities = ["update", "sudo"] }',
+      );
       assert.equal((await call(plain, 'DELETE', 'root')).status, 403);
       assert.equal((await call(plain, 'POST', 'root/sign-self-issued')).status, 403);
       assert.notEqual((await call(sudo, 'POST', 'root/sign-self-issued')).status, 403);
@@ -244,7 +347,10 @@ for (const kind of dbKinds()) {
       clock.advance(1);
       assert.equal((await v('POST', 'auth/token/revoke', { body: { token: revoked } })).status, 204);
       for (const t of [expiring, revoked]) {
-        for (const [method, path] of [['POST', 'issue/web'], ['GET', 'roles/web']] as const) {
+        for (const [method, path] of [
+          ['POST', 'issue/web'],
+          ['GET', 'roles/web'],
+        ] as const) {
           const r = await call(t, method, path, { common_name: 'a.example.com' });
           assert.equal(r.status, 403, `${method} ${path}: ${r.text}`);
           assert.deepEqual(r.json, { errors: ['permission denied'] });

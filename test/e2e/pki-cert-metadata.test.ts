@@ -23,7 +23,12 @@ for (const kind of dbKinds()) {
 
     it('stores cert_metadata with the serial on issue, sign and sign-verbatim with a role (also under no_store) and reads it back', async () => {
       const { mount, issuerId } = await mountWithRoot(v);
-      await role(v, mount, 'web', { allowed_domains: 'example.com', allow_subdomains: true, key_type: 'ec', ttl: '1h' });
+      await role(v, mount, 'web', {
+        allowed_domains: 'example.com',
+        allow_subdomains: true,
+        key_type: 'ec',
+        ttl: '1h',
+      });
       await role(v, mount, 'ephemeral', { allow_any_name: true, key_type: 'ec', no_store: true, ttl: '2h' });
       const calls: [string, Record<string, unknown>, string][] = [
         ['issue/web', { common_name: 'a.example.com' }, 'web'],
@@ -41,7 +46,11 @@ for (const kind of dbKinds()) {
       }
       const stored = await storedSerials(v, mount);
       for (const c of issued) {
-        assert.equal(stored.includes(c.serial), c.role !== 'ephemeral', `${c.role}: only certificates without no_store are in the store`);
+        assert.equal(
+          stored.includes(c.serial),
+          c.role !== 'ephemeral',
+          `${c.role}: only certificates without no_store are in the store`,
+        );
         const r = await v('GET', `${mount}/cert-metadata/${c.serial}`);
         assert.equal(r.status, 200, r.text);
         assert.match(r.contentType, /^application\/json/);
@@ -100,7 +109,9 @@ for (const kind of dbKinds()) {
       let r = await v('POST', `${mount}/issue/web`, { body: { common_name: 'x.test', cert_metadata: b64('m') } });
       const serial = r.json.data.serial_number as string;
       assert.equal((await v('GET', `${mount}/cert-metadata/${serial}`, { token: undefined })).status, 403);
-      r = await v('PUT', `sys/policies/acl/meta-${mount}`, { body: { policy: `path "${mount}/cert-metadata/*" { capabilities = ["read"] }` } });
+      r = await v('PUT', `sys/policies/acl/meta-${mount}`, {
+        body: { policy: `path "${mount}/cert-metadata/*" { capabilities = ["read"] }` },
+      });
       assert.equal(r.status, 204, r.text);
       r = await v('POST', 'auth/token/create', { body: { policies: [`meta-${mount}`] } });
       const token = r.json.auth.client_token as string;

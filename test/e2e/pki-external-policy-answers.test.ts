@@ -12,7 +12,11 @@ import { keyMatchesCert, verifyChain, x509Text } from './pki-issuers-openssl.js'
 type Body = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 type Mode = 'issue' | 'sign' | 'ica';
 
-const OPS: [string, Mode][] = [['issue', 'issue'], ['sign', 'sign'], ['sign-intermediate', 'ica']];
+const OPS: [string, Mode][] = [
+  ['issue', 'issue'],
+  ['sign', 'sign'],
+  ['sign-intermediate', 'ica'],
+];
 
 /**
  * The twelve external-policy paths of a mount, ordered operation, issuer prefix, policy suffix:
@@ -39,7 +43,15 @@ function templating(ca: TestCa, over: (request: Body) => Body = () => ({})): Pol
     const user = request.user_request_key_values;
     const name = typeof user.common_name === 'string' ? user.common_name : undefined;
     const certificate = ca.signCsr(user.csr, { ca: vr.issuance_mode === 'ica', ...(name ? { name } : {}) });
-    return { json: { request_uuid: request.request_uuid, certificate, issuer_ref: vr.requested_issuer_id, store_certificate: true, ...over(request) } };
+    return {
+      json: {
+        request_uuid: request.request_uuid,
+        certificate,
+        issuer_ref: vr.requested_issuer_id,
+        store_certificate: true,
+        ...over(request),
+      },
+    };
   };
 }
 
@@ -61,7 +73,9 @@ describe('external-policy answers of a scripted service over HTTPS', () => {
 
   /** A request body the path's mode accepts. */
   const bodyFor = (mode: Mode): Body =>
-    mode === 'issue' ? { common_name: 'x.example.com', key_type: 'ec' } : { csr: mode === 'ica' ? ica.csr : leaf.csr, common_name: `${mode}.example.com` };
+    mode === 'issue'
+      ? { common_name: 'x.example.com', key_type: 'ec' }
+      : { csr: mode === 'ica' ? ica.csr : leaf.csr, common_name: `${mode}.example.com` };
 
   for (const kind of dbKinds()) {
     describe(`[${kind}]`, () => {
@@ -72,14 +86,18 @@ describe('external-policy answers of a scripted service over HTTPS', () => {
       const ids: Record<'root' | 'second', string> = { root: '', second: '' };
 
       before(async () => {
-        server = await startTestServer(kind, { config: { tlsCertFile: serverTls.certFile, tlsKeyFile: serverTls.keyFile } });
+        server = await startTestServer(kind, {
+          config: { tlsCertFile: serverTls.certFile, tlsKeyFile: serverTls.keyFile },
+        });
         v = httpsVaultClient(server.url, ca.certPem, server.rootToken);
         const m = await mountWithRoot(v);
         mount = m.mount;
         [pems.root, ids.root] = [m.rootPem, m.issuerId];
         const second = await addRoot(v, mount, 'second');
         [pems.second, ids.second] = [second.pem, second.id];
-        const r = await v('POST', `${mount}/config/external-policy`, { body: { enabled: true, external_service_url: svc.url, trusted_ca: ca.certPem, timeout: '5s' } });
+        const r = await v('POST', `${mount}/config/external-policy`, {
+          body: { enabled: true, external_service_url: svc.url, trusted_ca: ca.certPem, timeout: '5s' },
+        });
         assert.equal(r.status, 200, r.text);
       });
       after(async () => server?.close());
@@ -108,14 +126,23 @@ describe('external-policy answers of a scripted service over HTTPS', () => {
           assert.ok(keyMatchesCert(key, d.certificate), `${p.path}: the certificate is for the request's key`);
         }
 
-        const r = await v('POST', `${mount}/external-policy/issue/web`, { body: { common_name: 'bundle.example.com', key_type: 'ec', format: 'pem_bundle' } });
+        const r = await v('POST', `${mount}/external-policy/issue/web`, {
+          body: { common_name: 'bundle.example.com', key_type: 'ec', format: 'pem_bundle' },
+        });
         assert.equal(r.status, 200, r.text);
-        const blocks = (r.json.data.certificate as string).match(/-----BEGIN ([A-Z ]+)-----[\s\S]+?-----END \1-----/g) ?? [];
-        assert.deepEqual(blocks.map((b) => /BEGIN ([A-Z ]+)-----/.exec(b)![1]), ['EC PRIVATE KEY', 'CERTIFICATE'], 'on issue: the key and the certificate');
+        const blocks =
+          (r.json.data.certificate as string).match(/-----BEGIN ([A-Z ]+)-----[\s\S]+?-----END \1-----/g) ?? [];
+        assert.deepEqual(
+          blocks.map((b) => /BEGIN ([A-Z ]+)-----/.exec(b)![1]),
+          ['EC PRIVATE KEY', 'CERTIFICATE'],
+          'on issue: the key and the certificate',
+        );
         assert.ok(keyMatchesCert(blocks[0]!, blocks[1]!));
         assert.match(verifyChain(blocks[1]!, [pems.root]), /OK/);
         // On sign the issuing CA joins the certificate only when it is not a self-signed root.
-        const s = await v('POST', `${mount}/external-policy/sign/web`, { body: { ...bodyFor('sign'), format: 'pem_bundle' } });
+        const s = await v('POST', `${mount}/external-policy/sign/web`, {
+          body: { ...bodyFor('sign'), format: 'pem_bundle' },
+        });
         assert.equal(s.status, 200, s.text);
         assert.equal((s.json.data.certificate as string).split(/(?=-----BEGIN )/).length, 1, s.json.data.certificate);
         assert.match(verifyChain(s.json.data.certificate, [pems.root]), /OK/);
@@ -123,8 +150,10 @@ describe('external-policy answers of a scripted service over HTTPS', () => {
 
       it('ACL: a token granted exactly one path issues there and is refused on its siblings', async () => {
         svc.respond(templating(ca));
-        const policy = async (name: string, text: string) => assert.equal((await v('PUT', `sys/policies/acl/${name}`, { body: { policy: text } })).status, 204);
-        const token = async (policies: string[]) => (await v('POST', 'auth/token/create', { body: { policies } })).json.auth.client_token as string;
+        const policy = async (name: string, text: string) =>
+          assert.equal((await v('PUT', `sys/policies/acl/${name}`, { body: { policy: text } })).status, 204);
+        const token = async (policies: string[]) =>
+          (await v('POST', 'auth/token/create', { body: { policies } })).json.auth.client_token as string;
         for (const [i, p] of PATHS.entries()) {
           const name = `only-${i}-${mount}`;
           await policy(name, `path "${mount}/${p.path}" { capabilities = ["update"] }`);
@@ -144,7 +173,9 @@ describe('external-policy answers of a scripted service over HTTPS', () => {
 
       it('store_certificate, error beside a certificate, and generate_lease', async () => {
         const issue = async () => {
-          const r = await v('POST', `${mount}/external-policy/issue`, { body: { common_name: 'fields.example.com', key_type: 'ec' } });
+          const r = await v('POST', `${mount}/external-policy/issue`, {
+            body: { common_name: 'fields.example.com', key_type: 'ec' },
+          });
           assert.equal(r.status, 200, r.text);
           assert.equal(r.json.lease_id, '');
           assert.equal(r.json.lease_duration, 0);
@@ -173,7 +204,10 @@ describe('external-policy answers of a scripted service over HTTPS', () => {
         svc.respond(templating(ca, () => ({ generate_lease: true })));
         r = await issue();
         assert.equal(r.json.warnings.length, 1);
-        assert.match(r.json.warnings[0], /asked for a lease; certificates issued through external-policy paths carry no lease/);
+        assert.match(
+          r.json.warnings[0],
+          /asked for a lease; certificates issued through external-policy paths carry no lease/,
+        );
         assert.ok((await storedSerials(v, mount)).includes(r.json.data.serial_number));
       });
 
@@ -183,16 +217,55 @@ describe('external-policy answers of a scripted service over HTTPS', () => {
         const keyless = imported.json.data.imported_issuers[0] as string;
         const other = opensslCsr('EC:P-256', '/CN=other.example.com');
         const cases: [string, Mode, PolicyResponder, RegExp][] = [
-          ['unknown issuer_ref', 'issue', templating(ca, () => ({ issuer_ref: 'nosuch' })), /^external policy service: issuer_ref "nosuch" of the answer cannot sign: /],
-          ['issuer without a key', 'sign', templating(ca, () => ({ issuer_ref: keyless })), new RegExp(`issuer_ref "${keyless}" of the answer cannot sign: issuer ${keyless} has no private key`)],
-          ['template for another key', 'sign', templating(ca, () => ({ certificate: ca.signCsr(other.csr) })), /the template certifies a different public key than the one in the request/],
-          ['CA template on a leaf path', 'sign', templating(ca, () => ({ certificate: ca.signCsr(leaf.csr, { ca: true }) })), /the template is a CA certificate; use sign-intermediate/],
-          ['leaf template on sign-intermediate', 'ica', templating(ca, () => ({ certificate: ca.signCsr(ica.csr) })), /a sign-intermediate template must be a CA certificate/],
-          ['neither certificate nor error', 'issue', (q) => ({ json: { request_uuid: q.request_uuid, warnings: ['nothing decided'] } }), /the answer has neither a certificate nor an error/],
-          ['a body that is not JSON', 'issue', () => ({ text: '<html>policy</html>' }), /^external policy service: the answer is not JSON$/],
+          [
+            'unknown issuer_ref',
+            'issue',
+            templating(ca, () => ({ issuer_ref: 'nosuch' })),
+            /^external policy service: issuer_ref "nosuch" of the answer cannot sign: /,
+          ],
+          [
+            'issuer without a key',
+            'sign',
+            templating(ca, () => ({ issuer_ref: keyless })),
+            new RegExp(`issuer_ref "${keyless}" of the answer cannot sign: issuer ${keyless} has no private key`),
+          ],
+          [
+            'template for another key',
+            'sign',
+            templating(ca, () => ({ certificate: ca.signCsr(other.csr) })),
+            /the template certifies a different public key than the one in the request/,
+          ],
+          [
+            'CA template on a leaf path',
+            'sign',
+            templating(ca, () => ({ certificate: ca.signCsr(leaf.csr, { ca: true }) })),
+            /the template is a CA certificate; use sign-intermediate/,
+          ],
+          [
+            'leaf template on sign-intermediate',
+            'ica',
+            templating(ca, () => ({ certificate: ca.signCsr(ica.csr) })),
+            /a sign-intermediate template must be a CA certificate/,
+          ],
+          [
+            'neither certificate nor error',
+            'issue',
+            (q) => ({ json: { request_uuid: q.request_uuid, warnings: ['nothing decided'] } }),
+            /the answer has neither a certificate nor an error/,
+          ],
+          [
+            'a body that is not JSON',
+            'issue',
+            () => ({ text: '<html>policy</html>' }),
+            /^external policy service: the answer is not JSON$/,
+          ],
         ];
         const serials = await storedSerials(v, mount);
-        const path = { issue: 'external-policy/issue', sign: 'external-policy/sign', ica: 'external-policy/sign-intermediate' };
+        const path = {
+          issue: 'external-policy/issue',
+          sign: 'external-policy/sign',
+          ica: 'external-policy/sign-intermediate',
+        };
         for (const [what, mode, responder, message] of cases) {
           svc.respond(responder);
           const hits = svc.hits();
@@ -213,7 +286,12 @@ describe('external-policy answers of a scripted service over HTTPS', () => {
           const hits = svc.hits();
           r = await v('POST', `${mount}/external-policy/issue`, { body: bodyFor('issue') });
           assert.equal(r.status, 502, r.text);
-          assert.match(r.json.errors[0], new RegExp(`^external policy service: cannot reach https://127\\.0\\.0\\.1:\\d+: unable to verify the first certificate$`));
+          assert.match(
+            r.json.errors[0],
+            new RegExp(
+              `^external policy service: cannot reach https://127\\.0\\.0\\.1:\\d+: unable to verify the first certificate$`,
+            ),
+          );
           assert.equal(svc.hits(), hits);
           assert.deepEqual(await storedSerials(v, mount), serials, 'nothing stored');
         } finally {

@@ -25,10 +25,25 @@ describe('strongroom policy-service', () => {
     const serverTls = ca.issue('strongroom-cli');
     const rules = join(ca.dir, 'rules.json');
     copyFileSync(new URL('../../../docs/examples/external-policy-rules.json', import.meta.url), rules);
-    child = spawn(process.execPath, [CLI, 'policy-service', '--rules', rules, '--tls-cert', tls.certFile, '--tls-key', tls.keyFile, '--listen', '127.0.0.1:0'], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'policy-service',
+        '--rules',
+        rules,
+        '--tls-cert',
+        tls.certFile,
+        '--tls-key',
+        tls.keyFile,
+        '--listen',
+        '127.0.0.1:0',
+      ],
+      {
+        env: { PATH: process.env.PATH, HOME: process.env.HOME },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     await new Promise<void>((resolve, reject) => {
@@ -41,7 +56,9 @@ describe('strongroom policy-service', () => {
       });
       child!.once('exit', (code) => reject(new Error(`exited ${code}:\n${out}`)));
     });
-    server = await startTestServer('sqlite', { config: { tlsCertFile: serverTls.certFile, tlsKeyFile: serverTls.keyFile } });
+    server = await startTestServer('sqlite', {
+      config: { tlsCertFile: serverTls.certFile, tlsKeyFile: serverTls.keyFile },
+    });
   });
   after(async () => {
     child?.kill('SIGTERM');
@@ -53,16 +70,24 @@ describe('strongroom policy-service', () => {
     assert.match(out, /\(4 policies\)/);
     const v = httpsVaultClient(server.url, ca.certPem, server.rootToken);
     const { mount, rootPem } = await mountWithRoot(v);
-    const c = await v('POST', `${mount}/config/external-policy`, { body: { enabled: true, external_service_url: `${url}cieps`, trusted_ca: ca.certPem } });
+    const c = await v('POST', `${mount}/config/external-policy`, {
+      body: { enabled: true, external_service_url: `${url}cieps`, trusted_ca: ca.certPem },
+    });
     assert.equal(c.status, 200, c.text);
-    let r = await v('POST', `${mount}/external-policy/issue`, { body: { common_name: 'www.example.com', key_type: 'ec', ttl: '1h' } });
+    let r = await v('POST', `${mount}/external-policy/issue`, {
+      body: { common_name: 'www.example.com', key_type: 'ec', ttl: '1h' },
+    });
     assert.equal(r.status, 200, r.text);
     assert.deepEqual(r.json.warnings, ['issued under the web policy']);
     assert.match(verifyChain(r.json.data.certificate, [rootPem]), /OK/);
-    r = await v('POST', `${mount}/external-policy/issue/retired`, { body: { common_name: 'www.example.com', key_type: 'ec' } });
+    r = await v('POST', `${mount}/external-policy/issue/retired`, {
+      body: { common_name: 'www.example.com', key_type: 'ec' },
+    });
     assert.equal(r.status, 400);
     assert.deepEqual(r.json.errors, ['the retired policy no longer issues certificates; use web']);
-    r = await v('POST', `${mount}/external-policy/issue/web`, { body: { common_name: 'www.other.test', key_type: 'ec' } });
+    r = await v('POST', `${mount}/external-policy/issue/web`, {
+      body: { common_name: 'www.other.test', key_type: 'ec' },
+    });
     assert.equal(r.status, 400);
     assert.match(out, /allow policy="web" mode=issue names=www\.example\.com/);
     assert.match(out, /deny policy="retired"/);

@@ -42,8 +42,23 @@ export function opensslTestCa(cn: string): TestCa {
   const caKey = join(dir, 'ca.key');
   const caCert = join(dir, 'ca.pem');
   openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', caKey]);
-  openssl(['req', '-new', '-x509', '-key', caKey, '-subj', `/CN=${cn}`, '-days', '2', '-out', caCert,
-    '-addext', 'basicConstraints=critical,CA:true', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+  openssl([
+    'req',
+    '-new',
+    '-x509',
+    '-key',
+    caKey,
+    '-subj',
+    `/CN=${cn}`,
+    '-days',
+    '2',
+    '-out',
+    caCert,
+    '-addext',
+    'basicConstraints=critical,CA:true',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
   const certPem = openssl(['x509', '-in', caCert]).trim();
   return {
     dir,
@@ -56,17 +71,64 @@ export function opensslTestCa(cn: string): TestCa {
       const ext = join(dir, `${name}.ext`);
       openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', keyFile]);
       openssl(['req', '-new', '-key', keyFile, '-subj', `/CN=${name}`, '-out', csrFile]);
-      writeFileSync(ext, `subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=${opts.client ? 'clientAuth' : 'serverAuth'}\nkeyUsage=critical,digitalSignature\n`);
-      openssl(['x509', '-req', '-in', csrFile, '-CA', caCert, '-CAkey', caKey, '-CAcreateserial', '-days', '1', '-extfile', ext, '-out', certFile, '-sha256']);
-      return { certPem: openssl(['x509', '-in', certFile]).trim(), keyPem: openssl(['pkey', '-in', keyFile]).trim(), certFile, keyFile };
+      writeFileSync(
+        ext,
+        `subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=${opts.client ? 'clientAuth' : 'serverAuth'}\nkeyUsage=critical,digitalSignature\n`,
+      );
+      openssl([
+        'x509',
+        '-req',
+        '-in',
+        csrFile,
+        '-CA',
+        caCert,
+        '-CAkey',
+        caKey,
+        '-CAcreateserial',
+        '-days',
+        '1',
+        '-extfile',
+        ext,
+        '-out',
+        certFile,
+        '-sha256',
+      ]);
+      return {
+        certPem: openssl(['x509', '-in', certFile]).trim(),
+        keyPem: openssl(['pkey', '-in', keyFile]).trim(),
+        certFile,
+        keyFile,
+      };
     },
     signCsr(csrPem, opts = {}) {
       const name = opts.name ?? 'template.example.com';
       const ext = join(dir, `template-${++templates}.ext`);
-      writeFileSync(ext, opts.ca
-        ? 'basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\n'
-        : `basicConstraints=critical,CA:false\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:${name}\nsubjectKeyIdentifier=hash\n`);
-      return openssl(['x509', '-req', '-CA', caCert, '-CAkey', caKey, '-set_serial', String(templates), '-days', '1', '-subj', `/CN=${name}`, '-extfile', ext, '-sha256'], csrPem).trim();
+      writeFileSync(
+        ext,
+        opts.ca
+          ? 'basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\n'
+          : `basicConstraints=critical,CA:false\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:${name}\nsubjectKeyIdentifier=hash\n`,
+      );
+      return openssl(
+        [
+          'x509',
+          '-req',
+          '-CA',
+          caCert,
+          '-CAkey',
+          caKey,
+          '-set_serial',
+          String(templates),
+          '-days',
+          '1',
+          '-subj',
+          `/CN=${name}`,
+          '-extfile',
+          ext,
+          '-sha256',
+        ],
+        csrPem,
+      ).trim();
     },
   };
 }
@@ -126,7 +188,10 @@ export interface ScriptedPolicyService {
 }
 
 /** An HTTPS policy service on 127.0.0.1 answering whatever the current responder says. */
-export async function startScriptedPolicyService(tls: Issued, initial: PolicyResponder): Promise<ScriptedPolicyService> {
+export async function startScriptedPolicyService(
+  tls: Issued,
+  initial: PolicyResponder,
+): Promise<ScriptedPolicyService> {
   let responder = initial;
   let hits = 0;
   let last: Body = {};
@@ -169,7 +234,9 @@ export async function startScriptedPolicyService(tls: Issued, initial: PolicyRes
 
 /** Adds another internal EC root to a mount; returns its PEM and id. */
 export async function addRoot(v: Vault, mount: string, name: string): Promise<{ pem: string; id: string }> {
-  const r = await v('POST', `${mount}/issuers/generate/root/internal`, { body: { common_name: `${name} ${mount}`, key_type: 'ec', issuer_name: name, ttl: '8760h' } });
+  const r = await v('POST', `${mount}/issuers/generate/root/internal`, {
+    body: { common_name: `${name} ${mount}`, key_type: 'ec', issuer_name: name, ttl: '8760h' },
+  });
   assert.equal(r.status, 200, r.text);
   return { pem: r.json.data.certificate, id: r.json.data.issuer_id };
 }

@@ -4,8 +4,18 @@ import { join } from 'node:path';
 import { dbKinds, createDatabaseUrl } from '../support/test-db.js';
 import { spawnServer } from '../support/spawn-server.js';
 
-async function vault(base: string, token: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
-  const res = await fetch(`${base}/v1/${path}`, { method, headers: { 'x-vault-token': token }, body: body === undefined ? undefined : JSON.stringify(body) });
+async function vault(
+  base: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: Json }> {
+  const res = await fetch(`${base}/v1/${path}`, {
+    method,
+    headers: { 'x-vault-token': token },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, json: text ? JSON.parse(text) : undefined };
 }
@@ -24,8 +34,20 @@ for (const kind of dbKinds()) {
         const token = /^\s+(sr\.\S+)$/m.exec(server.output())?.[1] as string;
         assert.ok(token);
         assert.equal((await vault(server.url, token, 'POST', 'sys/mounts/pki', { type: 'pki' })).status, 204);
-        assert.equal((await vault(server.url, token, 'POST', 'pki/root/generate/internal', { common_name: 'Crash Root', key_type: 'ec' })).status, 200);
-        assert.equal((await vault(server.url, token, 'POST', 'pki/roles/r', { allow_any_name: true, key_type: 'ec', ttl: '1h' })).status, 200);
+        assert.equal(
+          (
+            await vault(server.url, token, 'POST', 'pki/root/generate/internal', {
+              common_name: 'Crash Root',
+              key_type: 'ec',
+            })
+          ).status,
+          200,
+        );
+        assert.equal(
+          (await vault(server.url, token, 'POST', 'pki/roles/r', { allow_any_name: true, key_type: 'ec', ttl: '1h' }))
+            .status,
+          200,
+        );
 
         // Eight clients issue in a loop; the process is killed once 150 answers have arrived,
         // with requests still in flight and commits still queued.
@@ -36,7 +58,11 @@ for (const kind of dbKinds()) {
             try {
               const r = await vault(server.url, token, 'POST', 'pki/issue/r', { common_name: `c${n}-${i}.test` });
               if (r.status !== 200) continue;
-              answered.push({ serial: r.json.data.serial_number, certificate: r.json.data.certificate, leaseId: r.json.lease_id });
+              answered.push({
+                serial: r.json.data.serial_number,
+                certificate: r.json.data.certificate,
+                leaseId: r.json.lease_id,
+              });
               if (answered.length >= 150 && !killed) {
                 killed = true;
                 server.child.kill('SIGKILL');
@@ -55,7 +81,11 @@ for (const kind of dbKinds()) {
           assert.ok(listed.has(a.serial), `certificate ${a.serial} was answered but is not stored`);
           const c = await vault(server.url, token, 'GET', `pki/cert/${a.serial}`);
           assert.equal(c.json.data.certificate, a.certificate);
-          assert.equal((await vault(server.url, token, 'PUT', 'sys/leases/lookup', { lease_id: a.leaseId })).status, 200, `lease ${a.leaseId} is lost`);
+          assert.equal(
+            (await vault(server.url, token, 'PUT', 'sys/leases/lookup', { lease_id: a.leaseId })).status,
+            200,
+            `lease ${a.leaseId} is lost`,
+          );
         }
         assert.equal(new Set(answered.map((a) => a.serial)).size, answered.length);
       } finally {

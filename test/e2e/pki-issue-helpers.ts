@@ -14,18 +14,36 @@ let mountSeq = 0;
 /** A fresh PKI mount with an internal root and config/urls set; returns its path and root PEM. */
 export async function mountWithRoot(
   v: Vault,
-  opts: { keyType?: string; keyBits?: number; ttl?: string; issuerName?: string; mountConfig?: Record<string, unknown> } = {},
+  opts: {
+    keyType?: string;
+    keyBits?: number;
+    ttl?: string;
+    issuerName?: string;
+    mountConfig?: Record<string, unknown>;
+  } = {},
 ): Promise<{ mount: string; rootPem: string; issuerId: string }> {
   const mount = `pki-i${++mountSeq}-${process.pid}`;
-  let r = await v('POST', `sys/mounts/${mount}`, { body: { type: 'pki', config: { max_lease_ttl: '87600h', ...opts.mountConfig } } });
+  let r = await v('POST', `sys/mounts/${mount}`, {
+    body: { type: 'pki', config: { max_lease_ttl: '87600h', ...opts.mountConfig } },
+  });
   assert.equal(r.status, 204, r.text);
   r = await v('POST', `${mount}/root/generate/internal`, {
-    body: { common_name: `Root ${mount}`, key_type: opts.keyType ?? 'ec', key_bits: opts.keyBits ?? 0, ttl: opts.ttl ?? '8760h', issuer_name: opts.issuerName ?? 'root' },
+    body: {
+      common_name: `Root ${mount}`,
+      key_type: opts.keyType ?? 'ec',
+      key_bits: opts.keyBits ?? 0,
+      ttl: opts.ttl ?? '8760h',
+      issuer_name: opts.issuerName ?? 'root',
+    },
   });
   assert.equal(r.status, 200, r.text);
   const root = r.json.data;
   r = await v('POST', `${mount}/config/urls`, {
-    body: { issuing_certificates: `http://ca.test/v1/${mount}/ca`, ocsp_servers: `http://ca.test/v1/${mount}/ocsp`, crl_distribution_points: `http://ca.test/v1/${mount}/crl` },
+    body: {
+      issuing_certificates: `http://ca.test/v1/${mount}/ca`,
+      ocsp_servers: `http://ca.test/v1/${mount}/ocsp`,
+      crl_distribution_points: `http://ca.test/v1/${mount}/crl`,
+    },
   });
   assert.equal(r.status, 200, r.text);
   return { mount, rootPem: root.certificate, issuerId: root.issuer_id };
@@ -59,7 +77,8 @@ export function opensslCsr(keySpec: string, subject: string, sans?: string): { c
   });
 }
 
-export const pemToDer = (pem: string): Buffer => Buffer.from(pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64');
+export const pemToDer = (pem: string): Buffer =>
+  Buffer.from(pem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64');
 
 export function makeServerClient(server: TestServer): Vault {
   return vaultClient(server.url, server.rootToken);

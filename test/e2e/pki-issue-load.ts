@@ -37,7 +37,20 @@ const token = `load-${randomBytes(8).toString('hex')}`;
 const dataDir = mkdtempSync(join(tmpdir(), 'pki-load-'));
 const child = spawn(
   process.execPath,
-  [...(prof ? ['--cpu-prof'] : []), CLI, 'server', '--dev', '--dev-root-token', token, '--listen', `127.0.0.1:${port}`, '--log-level', 'warn', '--data-dir', dataDir],
+  [
+    ...(prof ? ['--cpu-prof'] : []),
+    CLI,
+    'server',
+    '--dev',
+    '--dev-root-token',
+    token,
+    '--listen',
+    `127.0.0.1:${port}`,
+    '--log-level',
+    'warn',
+    '--data-dir',
+    dataDir,
+  ],
   { stdio: ['ignore', 'inherit', 'inherit'] },
 );
 const base = `http://127.0.0.1:${port}`;
@@ -48,8 +61,16 @@ function serverCpuMs(): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 const headers = { 'x-vault-token': token, 'content-type': 'application/json' };
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: { data?: Record<string, unknown> } }> {
-  const r = await fetch(`${base}/v1/${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: { data?: Record<string, unknown> } }> {
+  const r = await fetch(`${base}/v1/${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await r.text();
   return { status: r.status, json: text ? (JSON.parse(text) as { data?: Record<string, unknown> }) : {} };
 }
@@ -66,9 +87,22 @@ try {
   }
   await call('POST', 'sys/mounts/pki', { type: 'pki', config: { max_lease_ttl: '87600h' } });
   await call('POST', 'pki/root/generate/internal', { common_name: 'Load Root', key_type: 'ec', ttl: '8760h' });
-  await call('POST', 'pki/config/urls', { issuing_certificates: `${base}/v1/pki/ca`, crl_distribution_points: `${base}/v1/pki/crl` });
-  await call('POST', 'pki/roles/ec', { allowed_domains: 'example.com', allow_subdomains: true, key_type: 'ec', ttl: '24h' });
-  await call('POST', 'pki/roles/rsa', { allowed_domains: 'example.com', allow_subdomains: true, key_type: 'rsa', ttl: '24h' });
+  await call('POST', 'pki/config/urls', {
+    issuing_certificates: `${base}/v1/pki/ca`,
+    crl_distribution_points: `${base}/v1/pki/crl`,
+  });
+  await call('POST', 'pki/roles/ec', {
+    allowed_domains: 'example.com',
+    allow_subdomains: true,
+    key_type: 'ec',
+    ttl: '24h',
+  });
+  await call('POST', 'pki/roles/rsa', {
+    allowed_domains: 'example.com',
+    allow_subdomains: true,
+    key_type: 'rsa',
+    ttl: '24h',
+  });
 
   if (mode === 'latency-rsa' || mode === 'latency-ec') {
     await new Promise((r) => setTimeout(r, 3000));
@@ -76,7 +110,9 @@ try {
     const n = Number(secondsArg);
     for (let i = 0; i < n; i++) {
       const t = performance.now();
-      const r = await call('POST', mode === 'latency-rsa' ? 'pki/issue/rsa' : 'pki/issue/ec', { common_name: `h${i}.example.com` });
+      const r = await call('POST', mode === 'latency-rsa' ? 'pki/issue/rsa' : 'pki/issue/ec', {
+        common_name: `h${i}.example.com`,
+      });
       times.push(performance.now() - t);
       if (r.status !== 200) throw new Error(`status ${r.status}`);
       await new Promise((res) => setTimeout(res, 1000));
@@ -88,7 +124,9 @@ try {
     let bodies: string[];
     let path: string;
     if (mode === 'sign-p256') {
-      bodies = Array.from({ length: 16 }, (_, i) => JSON.stringify({ csr: opensslCsr('EC:P-256', `/CN=h${i}.example.com`).csr, common_name: `h${i}.example.com` }));
+      bodies = Array.from({ length: 16 }, (_, i) =>
+        JSON.stringify({ csr: opensslCsr('EC:P-256', `/CN=h${i}.example.com`).csr, common_name: `h${i}.example.com` }),
+      );
       path = '/v1/pki/sign/ec';
     } else if (mode === 'read-role') {
       // Baseline: token check, ACL, dispatch and one small query, no certificate work.
@@ -103,8 +141,17 @@ try {
       new Promise<AutocannonResult>((resolve, reject) => {
         autocannon(
           {
-            url: base, connections: Number(connArg), duration: seconds,
-            requests: [{ method: mode === 'read-role' ? 'GET' : 'POST', path, headers, setupRequest: (req) => (mode === 'read-role' ? req : { ...req, body: bodies[i++ % bodies.length] }) }],
+            url: base,
+            connections: Number(connArg),
+            duration: seconds,
+            requests: [
+              {
+                method: mode === 'read-role' ? 'GET' : 'POST',
+                path,
+                headers,
+                setupRequest: (req) => (mode === 'read-role' ? req : { ...req, body: bodies[i++ % bodies.length] }),
+              },
+            ],
           },
           (err, res) => (err ? reject(err) : resolve(res)),
         );
@@ -114,9 +161,13 @@ try {
     const res = await run(Number(secondsArg));
     const cpuMs = serverCpuMs() - cpuBefore;
     const ok = res.requests.total - res.non2xx;
-    console.log(`${mode}: ${(ok / Number(secondsArg)).toFixed(0)} req/s ok (${res.non2xx} non-2xx), p50 ${res.latency.p50} ms, p99 ${res.latency.p99} ms, ${Number(connArg)} connections`);
+    console.log(
+      `${mode}: ${(ok / Number(secondsArg)).toFixed(0)} req/s ok (${res.non2xx} non-2xx), p50 ${res.latency.p50} ms, p99 ${res.latency.p99} ms, ${Number(connArg)} connections`,
+    );
     // CPU time is what the load on a shared machine does not distort much.
-    console.log(`server CPU per request: ${((cpuMs * 1000) / Math.max(1, res.requests.total)).toFixed(0)} µs (user+system, all threads)`);
+    console.log(
+      `server CPU per request: ${((cpuMs * 1000) / Math.max(1, res.requests.total)).toFixed(0)} µs (user+system, all threads)`,
+    );
     const list = await fetch(`${base}/v1/pki/certs?list=true&limit=1`, { headers });
     console.log(`stored certificates listed: ${list.status === 200 ? 'yes' : list.status}`);
   }

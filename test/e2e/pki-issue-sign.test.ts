@@ -38,7 +38,9 @@ for (const kind of dbKinds()) {
     it('signs a P-256 CSR taking CN and SANs from it; drops other CSR subject fields; stores it', async () => {
       const { mount, rootPem } = await mountWithRoot(v);
       await role(v, mount, 'web', { allowed_domains: 'example.com', allow_subdomains: true, key_type: 'ec' });
-      const r = await v('POST', `${mount}/sign/web`, { body: { csr: P256.csr, common_name: 'other.example.com', alt_names: 'x.example.com' } });
+      const r = await v('POST', `${mount}/sign/web`, {
+        body: { csr: P256.csr, common_name: 'other.example.com', alt_names: 'x.example.com' },
+      });
       assert.equal(r.status, 200, r.text);
       const d = r.json.data;
       assert.deepEqual(Object.keys(d).sort(), ['ca_chain', 'certificate', 'expiration', 'issuing_ca', 'serial_number']);
@@ -47,19 +49,33 @@ for (const kind of dbKinds()) {
       assert.equal(r.json.renewable, false);
       const text = x509Text(d.certificate);
       assert.match(text, /Subject: CN=csr\.example\.com\n/);
-      assert.match(text, /DNS:csr-alt\.example\.com, DNS:csr\.example\.com, IP Address:10\.9\.9\.9|DNS:csr\.example\.com, DNS:csr-alt\.example\.com, IP Address:10\.9\.9\.9/);
+      assert.match(
+        text,
+        /DNS:csr-alt\.example\.com, DNS:csr\.example\.com, IP Address:10\.9\.9\.9|DNS:csr\.example\.com, DNS:csr-alt\.example\.com, IP Address:10\.9\.9\.9/,
+      );
       assert.doesNotMatch(text, /x\.example\.com/);
       assert.ok(r.json.warnings.some((w: string) => /use_csr_common_name/.test(w)));
       assert.ok(r.json.warnings.some((w: string) => /use_csr_sans/.test(w)));
       assert.match(verifyChain(d.certificate, [rootPem]), /OK/);
-      assert.equal(openssl(['x509', '-noout', '-pubkey'], d.certificate), openssl(['req', '-noout', '-pubkey'], P256.csr));
+      assert.equal(
+        openssl(['x509', '-noout', '-pubkey'], d.certificate),
+        openssl(['req', '-noout', '-pubkey'], P256.csr),
+      );
       assert.ok((await storedSerials(v, mount)).includes(d.serial_number));
     });
 
     it('uses the request names when use_csr_common_name and use_csr_sans are off', async () => {
       const { mount } = await mountWithRoot(v);
-      await role(v, mount, 'own', { allowed_domains: 'example.com', allow_subdomains: true, key_type: 'ec', use_csr_common_name: false, use_csr_sans: false });
-      const r = await v('POST', `${mount}/sign/own`, { body: { csr: P256.csr, common_name: 'req.example.com', alt_names: 'alt.example.com', ip_sans: '10.1.1.1' } });
+      await role(v, mount, 'own', {
+        allowed_domains: 'example.com',
+        allow_subdomains: true,
+        key_type: 'ec',
+        use_csr_common_name: false,
+        use_csr_sans: false,
+      });
+      const r = await v('POST', `${mount}/sign/own`, {
+        body: { csr: P256.csr, common_name: 'req.example.com', alt_names: 'alt.example.com', ip_sans: '10.1.1.1' },
+      });
       assert.equal(r.status, 200, r.text);
       const text = x509Text(r.json.data.certificate);
       assert.match(text, /Subject: CN=req\.example\.com/);
@@ -96,41 +112,74 @@ for (const kind of dbKinds()) {
         assert.ok(!blocks.includes(rootPem));
         assert.equal(r.json.data.issuing_ca, int.certificate);
         assert.match(verifyChain(blocks[0]!, [rootPem], [blocks[1]!]), /OK/);
-        assert.match(openssl(['x509', '-noout', '-subject', '-nameopt', 'RFC2253'], blocks[1]!), new RegExp(`CN=Intermediate ${int.mount}`));
+        assert.match(
+          openssl(['x509', '-noout', '-subject', '-nameopt', 'RFC2253'], blocks[1]!),
+          new RegExp(`CN=Intermediate ${int.mount}`),
+        );
       }
     });
 
     it('takes every shared parameter: der, ttl, not_after, signature_bits, use_pss, SANs, user ids, exclude_cn_from_sans, remove_roots_from_chain, cert_metadata', async () => {
       const { mount, rootPem } = await mountWithRoot(v, { keyType: 'rsa', keyBits: 2048 });
       await role(v, mount, 'p', {
-        allowed_domains: 'example.com', allow_subdomains: true, key_type: 'ec', use_csr_common_name: false, use_csr_sans: false,
-        allowed_uri_sans: 'spiffe://example.com/*', allowed_other_sans: '*', allowed_user_ids: 'svc-*', max_ttl: '10h',
+        allowed_domains: 'example.com',
+        allow_subdomains: true,
+        key_type: 'ec',
+        use_csr_common_name: false,
+        use_csr_sans: false,
+        allowed_uri_sans: 'spiffe://example.com/*',
+        allowed_other_sans: '*',
+        allowed_user_ids: 'svc-*',
+        max_ttl: '10h',
       });
       const sign = async (body: Record<string, unknown>) => {
-        const r = await v('POST', `${mount}/sign/p`, { body: { csr: P256.csr, common_name: 'p.example.com', ...body } });
+        const r = await v('POST', `${mount}/sign/p`, {
+          body: { csr: P256.csr, common_name: 'p.example.com', ...body },
+        });
         assert.equal(r.status, 200, `${JSON.stringify(body)}: ${r.text}`);
         return r.json;
       };
       const now = Date.now() / 1000;
 
-      let r = await sign({ format: 'der', ttl: '2h', signature_bits: 384, remove_roots_from_chain: true, private_key_format: 'pkcs8' });
+      let r = await sign({
+        format: 'der',
+        ttl: '2h',
+        signature_bits: 384,
+        remove_roots_from_chain: true,
+        private_key_format: 'pkcs8',
+      });
       const der = Buffer.from(r.data.certificate, 'base64');
       const pem = openssl(['x509', '-inform', 'DER'], der).trim();
       let text = x509Text(pem);
       assert.match(text, /Signature Algorithm: sha384WithRSAEncryption/);
-      assert.deepEqual(Buffer.from(r.data.issuing_ca, 'base64'), Buffer.from(rootPem.replace(/-----[^-]+-----|\s/g, ''), 'base64'));
+      assert.deepEqual(
+        Buffer.from(r.data.issuing_ca, 'base64'),
+        Buffer.from(rootPem.replace(/-----[^-]+-----|\s/g, ''), 'base64'),
+      );
       assert.equal(r.data.ca_chain, undefined, 'the only chain member is the root');
       assert.equal(r.data.private_key, undefined);
       assert.ok(Math.abs(r.data.expiration - (now + 7200)) < 5);
       assert.match(verifyChain(pem, [rootPem]), /OK/);
 
       const notAfter = new Date((Math.floor(now) + 5 * 3600) * 1000).toISOString().replace('.000', '');
-      r = await sign({ not_after: notAfter, use_pss: true, exclude_cn_from_sans: true, alt_names: 'a.example.com', ip_sans: '10.2.2.2', uri_sans: 'spiffe://example.com/p', other_sans: '1.2.3.4;UTF8:x', user_ids: 'svc-9' });
+      r = await sign({
+        not_after: notAfter,
+        use_pss: true,
+        exclude_cn_from_sans: true,
+        alt_names: 'a.example.com',
+        ip_sans: '10.2.2.2',
+        uri_sans: 'spiffe://example.com/p',
+        other_sans: '1.2.3.4;UTF8:x',
+        user_ids: 'svc-9',
+      });
       text = x509Text(r.data.certificate);
       assert.equal(r.data.expiration, Date.parse(notAfter) / 1000);
       assert.match(text, /Signature Algorithm: rsassaPss/);
       assert.match(text, /Subject: CN=p\.example\.com,UID=svc-9|Subject: UID=svc-9,CN=p\.example\.com/);
-      assert.match(text, /DNS:a\.example\.com, IP Address:10\.2\.2\.2, URI:spiffe:\/\/example\.com\/p, othername: 1\.2\.3\.4[:;]+\s*x/);
+      assert.match(
+        text,
+        /DNS:a\.example\.com, IP Address:10\.2\.2\.2, URI:spiffe:\/\/example\.com\/p, othername: 1\.2\.3\.4[:;]+\s*x/,
+      );
       assert.doesNotMatch(text, /DNS:p\.example\.com/);
       assert.match(verifyChain(r.data.certificate, [rootPem]), /OK/);
 
@@ -148,7 +197,9 @@ for (const kind of dbKinds()) {
         [{ user_ids: 'root' }, /user_id root is not allowed/],
         [{ alt_names: 'a.evil.org' }, /subject alternate name a\.evil\.org not allowed/],
       ] as const) {
-        const bad = await v('POST', `${mount}/sign/p`, { body: { csr: P256.csr, common_name: 'p.example.com', ...body } });
+        const bad = await v('POST', `${mount}/sign/p`, {
+          body: { csr: P256.csr, common_name: 'p.example.com', ...body },
+        });
         assert.equal(bad.status, 400, JSON.stringify(body));
         assert.match(bad.json.errors[0], re);
       }
@@ -183,8 +234,16 @@ for (const kind of dbKinds()) {
       const other = opensslCsr('EC:P-256', '/CN=evil.org');
       const cases: [Record<string, unknown>, RegExp][] = [
         [{}, /"csr" is empty/],
-        [{ csr: '-----BEGIN CERTIFICATE REQUEST-----\nnot base64 !!\n-----END CERTIFICATE REQUEST-----' }, /csr|base64|parsed/i],
-        [{ csr: '-----BEGIN CERTIFICATE REQUEST-----\nMIIBCgYJKoZIhvcNAQcCoIH8MIH5\n-----END CERTIFICATE REQUEST-----' }, /certificate request could not be parsed/],
+        [
+          { csr: '-----BEGIN CERTIFICATE REQUEST-----\nnot base64 !!\n-----END CERTIFICATE REQUEST-----' },
+          /csr|base64|parsed/i,
+        ],
+        [
+          {
+            csr: '-----BEGIN CERTIFICATE REQUEST-----\nMIIBCgYJKoZIhvcNAQcCoIH8MIH5\n-----END CERTIFICATE REQUEST-----',
+          },
+          /certificate request could not be parsed/,
+        ],
         [{ csr: tamperedCsr(P256.csr) }, /request signature invalid/],
         [{ csr: other.csr }, /common name evil\.org not allowed by this role/],
         [{ csr: P256.csr, ttl: '1x' }, /field "ttl"/],

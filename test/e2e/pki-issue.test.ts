@@ -3,11 +3,26 @@ import { after, before, describe, it } from 'node:test';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
-import { keyMatchesCert, openssl, opensslRootCa, signIntermediateCsr, verifyChain, x509Text } from './pki-issuers-openssl.js';
+import {
+  keyMatchesCert,
+  openssl,
+  opensslRootCa,
+  signIntermediateCsr,
+  verifyChain,
+  x509Text,
+} from './pki-issuers-openssl.js';
 import { SERIAL, makeServerClient, mountWithRoot, pemToDer, role, storedSerials } from './pki-issue-helpers.js';
 import type { Vault } from './pki-issue-helpers.js';
 
-const ISSUE_FIELDS = ['ca_chain', 'certificate', 'expiration', 'issuing_ca', 'private_key', 'private_key_type', 'serial_number'];
+const ISSUE_FIELDS = [
+  'ca_chain',
+  'certificate',
+  'expiration',
+  'issuing_ca',
+  'private_key',
+  'private_key_type',
+  'serial_number',
+];
 
 for (const kind of dbKinds()) {
   describe(`pki issue [${kind}]`, () => {
@@ -21,8 +36,21 @@ for (const kind of dbKinds()) {
 
     it('issues an EC certificate that openssl verifies, with SANs, usages and the config/urls authority info', async () => {
       const { mount, rootPem } = await mountWithRoot(v);
-      await role(v, mount, 'web', { allowed_domains: 'example.com', allow_subdomains: true, key_type: 'ec', ttl: '1h', organization: 'Example', ou: 'Web' });
-      const r = await v('POST', `${mount}/issue/web`, { body: { common_name: 'www.example.com', alt_names: 'api.example.com,ops@mail.example.com', ip_sans: '10.0.0.7,::1' } });
+      await role(v, mount, 'web', {
+        allowed_domains: 'example.com',
+        allow_subdomains: true,
+        key_type: 'ec',
+        ttl: '1h',
+        organization: 'Example',
+        ou: 'Web',
+      });
+      const r = await v('POST', `${mount}/issue/web`, {
+        body: {
+          common_name: 'www.example.com',
+          alt_names: 'api.example.com,ops@mail.example.com',
+          ip_sans: '10.0.0.7,::1',
+        },
+      });
       assert.equal(r.status, 200, r.text);
       assert.match(r.contentType, /^application\/json/);
       const d = r.json.data;
@@ -41,7 +69,10 @@ for (const kind of dbKinds()) {
 
       const text = x509Text(d.certificate);
       assert.match(text, /Subject: CN=www\.example\.com,OU=Web,O=Example/);
-      assert.match(text, /DNS:www\.example\.com, DNS:api\.example\.com, email:ops@mail\.example\.com, IP Address:10\.0\.0\.7, IP Address:0:0:0:0:0:0:0:1/);
+      assert.match(
+        text,
+        /DNS:www\.example\.com, DNS:api\.example\.com, email:ops@mail\.example\.com, IP Address:10\.0\.0\.7, IP Address:0:0:0:0:0:0:0:1/,
+      );
       assert.match(text, /X509v3 Key Usage: critical\s+Digital Signature, Key Encipherment, Key Agreement/);
       assert.match(text, /X509v3 Extended Key Usage:\s+TLS Web Server Authentication, TLS Web Client Authentication/);
       assert.doesNotMatch(text, /Basic Constraints/);
@@ -59,7 +90,9 @@ for (const kind of dbKinds()) {
       assert.equal(c.json.data.certificate, d.certificate);
       assert.equal(c.json.data.revocation_time, 0);
       assert.equal(c.json.data.revocation_time_rfc3339, '');
-      const dashed = await v('GET', `${mount}/cert/${d.serial_number.replaceAll(':', '-').toUpperCase()}`, { token: undefined });
+      const dashed = await v('GET', `${mount}/cert/${d.serial_number.replaceAll(':', '-').toUpperCase()}`, {
+        token: undefined,
+      });
       assert.equal(dashed.json.data.certificate, d.certificate);
     });
 
@@ -76,11 +109,23 @@ for (const kind of dbKinds()) {
       assert.equal(typeof r.json.data.expiration, 'number');
       assert.equal(r.json.warnings, null);
 
-      r = await v('POST', `${mount}/issue/rsa`, { body: { common_name: 'example.com', format: 'der', private_key_format: 'pkcs8' } });
+      r = await v('POST', `${mount}/issue/rsa`, {
+        body: { common_name: 'example.com', format: 'der', private_key_format: 'pkcs8' },
+      });
       assert.equal(r.status, 200, r.text);
       const pkcs8Der = Buffer.from(r.json.data.private_key, 'base64');
-      assert.match(openssl(['asn1parse', '-inform', 'DER'], pkcs8Der), /OBJECT\s+:rsaEncryption/, 'base64 of a PKCS#8 DER');
-      assert.ok(keyMatchesCert(r.json.data.private_key, openssl(['x509', '-inform', 'DER'], Buffer.from(r.json.data.certificate, 'base64')).trim(), true));
+      assert.match(
+        openssl(['asn1parse', '-inform', 'DER'], pkcs8Der),
+        /OBJECT\s+:rsaEncryption/,
+        'base64 of a PKCS#8 DER',
+      );
+      assert.ok(
+        keyMatchesCert(
+          r.json.data.private_key,
+          openssl(['x509', '-inform', 'DER'], Buffer.from(r.json.data.certificate, 'base64')).trim(),
+          true,
+        ),
+      );
 
       r = await v('POST', `${mount}/issue/rsa`, { body: { common_name: 'example.com', private_key_format: 'pkcs8' } });
       assert.match(r.json.data.private_key, /^-----BEGIN PRIVATE KEY-----/);
@@ -89,12 +134,23 @@ for (const kind of dbKinds()) {
       r = await v('POST', `${mount}/issue/rsa`, { body: { common_name: 'example.com', format: 'der' } });
       const d = r.json.data;
       assert.doesNotMatch(d.certificate, /BEGIN/);
-      assert.match(openssl(['x509', '-inform', 'DER', '-noout', '-subject'], Buffer.from(d.certificate, 'base64')), /CN ?= ?example\.com/);
+      assert.match(
+        openssl(['x509', '-inform', 'DER', '-noout', '-subject'], Buffer.from(d.certificate, 'base64')),
+        /CN ?= ?example\.com/,
+      );
       assert.deepEqual(Buffer.from(d.issuing_ca, 'base64'), pemToDer(rootPem));
       assert.deepEqual(Buffer.from(d.ca_chain[0], 'base64'), pemToDer(rootPem));
-      assert.ok(keyMatchesCert(d.private_key, openssl(['x509', '-inform', 'DER'], Buffer.from(d.certificate, 'base64')).trim(), true));
+      assert.ok(
+        keyMatchesCert(
+          d.private_key,
+          openssl(['x509', '-inform', 'DER'], Buffer.from(d.certificate, 'base64')).trim(),
+          true,
+        ),
+      );
 
-      r = await v('POST', `${mount}/issue/rsa`, { body: { common_name: 'example.com', format: 'pem_bundle', private_key_format: 'pkcs8' } });
+      r = await v('POST', `${mount}/issue/rsa`, {
+        body: { common_name: 'example.com', format: 'pem_bundle', private_key_format: 'pkcs8' },
+      });
       const b = r.json.data;
       assert.match(b.private_key, /^-----BEGIN PRIVATE KEY-----/);
       const blocks = (b.certificate as string).split(/(?=-----BEGIN )/);
@@ -112,21 +168,42 @@ for (const kind of dbKinds()) {
     it('honours ip/uri/other SANs, user ids, exclude_cn_from_sans, subject serial and policy identifiers', async () => {
       const { mount, rootPem } = await mountWithRoot(v);
       await role(v, mount, 'all', {
-        allowed_domains: 'example.com', allow_subdomains: true, key_type: 'ec', allowed_uri_sans: 'spiffe://example.com/*',
-        allowed_other_sans: '1.3.6.1.4.1.311.20.2.3;UTF8:*@example.com', allowed_user_ids: 'alice,svc-*', allowed_serial_numbers: 'SN-*',
-        policy_identifiers: '1.2.3.4', basic_constraints_valid_for_non_ca: true, server_flag: false, client_flag: true, code_signing_flag: true,
-        ext_key_usage_oids: '1.3.6.1.4.1.99.1', key_usage: 'DigitalSignature',
+        allowed_domains: 'example.com',
+        allow_subdomains: true,
+        key_type: 'ec',
+        allowed_uri_sans: 'spiffe://example.com/*',
+        allowed_other_sans: '1.3.6.1.4.1.311.20.2.3;UTF8:*@example.com',
+        allowed_user_ids: 'alice,svc-*',
+        allowed_serial_numbers: 'SN-*',
+        policy_identifiers: '1.2.3.4',
+        basic_constraints_valid_for_non_ca: true,
+        server_flag: false,
+        client_flag: true,
+        code_signing_flag: true,
+        ext_key_usage_oids: '1.3.6.1.4.1.99.1',
+        key_usage: 'DigitalSignature',
       });
       const r = await v('POST', `${mount}/issue/all`, {
         body: {
-          common_name: 'a.example.com', exclude_cn_from_sans: true, alt_names: 'b.example.com', uri_sans: 'spiffe://example.com/svc/a',
-          other_sans: '1.3.6.1.4.1.311.20.2.3;UTF8:me@example.com', user_ids: 'alice,svc-7', serial_number: 'SN-42',
+          common_name: 'a.example.com',
+          exclude_cn_from_sans: true,
+          alt_names: 'b.example.com',
+          uri_sans: 'spiffe://example.com/svc/a',
+          other_sans: '1.3.6.1.4.1.311.20.2.3;UTF8:me@example.com',
+          user_ids: 'alice,svc-7',
+          serial_number: 'SN-42',
         },
       });
       assert.equal(r.status, 200, r.text);
       const text = x509Text(r.json.data.certificate);
-      assert.match(text, /Subject: CN=a\.example\.com,serialNumber=SN-42,UID=alice,UID=svc-7|Subject: UID=svc-7,UID=alice,serialNumber=SN-42,CN=a\.example\.com/);
-      assert.match(text, /X509v3 Subject Alternative Name:\s+DNS:b\.example\.com, URI:spiffe:\/\/example\.com\/svc\/a, othername: (UPN|msUPN|1\.3\.6\.1\.4\.1\.311\.20\.2\.3)[:;]/);
+      assert.match(
+        text,
+        /Subject: CN=a\.example\.com,serialNumber=SN-42,UID=alice,UID=svc-7|Subject: UID=svc-7,UID=alice,serialNumber=SN-42,CN=a\.example\.com/,
+      );
+      assert.match(
+        text,
+        /X509v3 Subject Alternative Name:\s+DNS:b\.example\.com, URI:spiffe:\/\/example\.com\/svc\/a, othername: (UPN|msUPN|1\.3\.6\.1\.4\.1\.311\.20\.2\.3)[:;]/,
+      );
       assert.doesNotMatch(text, /DNS:a\.example\.com/);
       assert.match(text, /CA:FALSE/);
       assert.match(text, /Policy: 1\.2\.3\.4/);
@@ -141,7 +218,10 @@ for (const kind of dbKinds()) {
       const now = Date.now() / 1000;
       let r = await v('POST', `${mount}/issue/ttl`, { body: { common_name: 'x.test', ttl: '2h' } });
       assert.ok(Math.abs(r.json.data.expiration - (now + 7200)) < 5);
-      const nb = Date.parse(openssl(['x509', '-noout', '-startdate'], r.json.data.certificate).replace('notBefore=', '').trim()) / 1000;
+      const nb =
+        Date.parse(
+          openssl(['x509', '-noout', '-startdate'], r.json.data.certificate).replace('notBefore=', '').trim(),
+        ) / 1000;
       assert.ok(Math.abs(nb - (now - 300)) < 5, `not_before_duration 5m: ${now - nb}`);
 
       const stored = await storedSerials(v, mount);
@@ -171,9 +251,13 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 400);
       assert.match(r.json.errors[0], /beyond the expiration of the CA certificate/);
       assert.deepEqual(await storedSerials(v, mount), before, 'nothing stored');
-      const rootExpiry = Date.parse(openssl(['x509', '-noout', '-enddate'], rootPem).replace('notAfter=', '').trim()) / 1000;
+      const rootExpiry =
+        Date.parse(openssl(['x509', '-noout', '-enddate'], rootPem).replace('notAfter=', '').trim()) / 1000;
       const patch = (b: string) =>
-        v('PATCH', `${mount}/issuer/default`, { body: { leaf_not_after_behavior: b }, headers: { 'content-type': 'application/merge-patch+json' } });
+        v('PATCH', `${mount}/issuer/default`, {
+          body: { leaf_not_after_behavior: b },
+          headers: { 'content-type': 'application/merge-patch+json' },
+        });
       assert.equal((await patch('truncate')).status, 200);
       await new Promise((res) => setTimeout(res, 1100)); // the signing context is reused for up to a second
       r = await v('POST', `${mount}/issue/ttl`, { body: { common_name: 'x.test', not_after: far } });
@@ -189,7 +273,10 @@ for (const kind of dbKinds()) {
       const { mount, rootPem } = await mountWithRoot(v);
       await role(v, mount, 'plain', { allow_any_name: true, key_type: 'ec', ttl: '1h' });
       await role(v, mount, 'leased', { allow_any_name: true, key_type: 'ec', generate_lease: true, ttl: '2h' });
-      for (const [name, ttl] of [['plain', 3600], ['leased', 7200]] as const) {
+      for (const [name, ttl] of [
+        ['plain', 3600],
+        ['leased', 7200],
+      ] as const) {
         const r = await v('POST', `${mount}/issue/${name}`, { body: { common_name: 'l.test' } });
         assert.equal(r.status, 200, r.text);
         assert.match(r.json.lease_id, new RegExp(`^${mount}/issue/${name}/[1-9A-Za-z]{24}$`));
@@ -212,7 +299,9 @@ for (const kind of dbKinds()) {
     it('concurrent issues share commits and each gets its own lease', async () => {
       const { mount } = await mountWithRoot(v);
       await role(v, mount, 'many', { allow_any_name: true, key_type: 'ec', ttl: '1h' });
-      const rs = await Promise.all(Array.from({ length: 24 }, (_, i) => v('POST', `${mount}/issue/many`, { body: { common_name: `c${i}.test` } })));
+      const rs = await Promise.all(
+        Array.from({ length: 24 }, (_, i) => v('POST', `${mount}/issue/many`, { body: { common_name: `c${i}.test` } })),
+      );
       for (const r of rs) assert.equal(r.status, 200, r.text);
       const ids = rs.map((r) => (r.json.lease_id as string).slice(`${mount}/issue/many/`.length)).sort();
       const listed = await v('LIST', `sys/leases/lookup/${mount}/issue/many/`);
@@ -242,7 +331,10 @@ for (const kind of dbKinds()) {
       assert.match(verifyChain(c.json.data.certificate, [rootPem]), /OK/);
       // Revoking again (another node, a retry) changes nothing.
       assert.equal((await v('PUT', 'sys/leases/revoke', { body: { lease_id: r.json.lease_id } })).status, 204);
-      assert.equal((await v('GET', `${mount}/cert/${r.json.data.serial_number}`, { token: undefined })).json.data.revocation_time, c.json.data.revocation_time);
+      assert.equal(
+        (await v('GET', `${mount}/cert/${r.json.data.serial_number}`, { token: undefined })).json.data.revocation_time,
+        c.json.data.revocation_time,
+      );
     });
 
     it('no_store keeps certificates out of storage; cert_metadata is stored unless no_store_metadata', async () => {
@@ -277,7 +369,9 @@ for (const kind of dbKinds()) {
 
     it('issuer/:ref/issue/:role signs with the path issuer, the role issuer_ref otherwise; remove_roots_from_chain', async () => {
       const { mount, rootPem } = await mountWithRoot(v, { issuerName: 'first' });
-      const second = await v('POST', `${mount}/root/generate/internal`, { body: { common_name: 'Second Root', key_type: 'ec', issuer_name: 'second', ttl: '8760h' } });
+      const second = await v('POST', `${mount}/root/generate/internal`, {
+        body: { common_name: 'Second Root', key_type: 'ec', issuer_name: 'second', ttl: '8760h' },
+      });
       assert.equal(second.status, 200, second.text);
       const secondPem = second.json.data.certificate as string;
       await role(v, mount, 'r', { allow_any_name: true, key_type: 'ec' });
@@ -297,7 +391,9 @@ for (const kind of dbKinds()) {
 
     it('serials are unique across the issuers of a mount, exactly 20 bytes and positive, as openssl reads them', async () => {
       const { mount, rootPem } = await mountWithRoot(v, { issuerName: 'first' });
-      const second = await v('POST', `${mount}/issuers/generate/root/internal`, { body: { common_name: 'Second Serial Root', key_type: 'ec', issuer_name: 'second', ttl: '8760h' } });
+      const second = await v('POST', `${mount}/issuers/generate/root/internal`, {
+        body: { common_name: 'Second Serial Root', key_type: 'ec', issuer_name: 'second', ttl: '8760h' },
+      });
       assert.equal(second.status, 200, second.text);
       const roots = { first: rootPem, second: second.json.data.certificate as string };
       await role(v, mount, 'r', { allow_any_name: true, key_type: 'ec' });
@@ -317,11 +413,18 @@ for (const kind of dbKinds()) {
         assert.match(serial, /^[0-9a-f]{2}(:[0-9a-f]{2}){19}$/, `40 hex digits in colon form: ${serial}`);
         const first = parseInt(serial.slice(0, 2), 16);
         assert.ok(first > 0 && first < 0x80, `positive with a non-zero first byte: ${serial}`);
-        assert.equal(openssl(['x509', '-noout', '-serial'], data.certificate).trim(), `serial=${serial.replace(/:/g, '').toUpperCase()}`);
+        assert.equal(
+          openssl(['x509', '-noout', '-serial'], data.certificate).trim(),
+          `serial=${serial.replace(/:/g, '').toUpperCase()}`,
+        );
         const text = x509Text(data.certificate);
         assert.doesNotMatch(text, /Serial Number:.*Negative/);
         assert.match(text, new RegExp(`Serial Number:\\s*\\n\\s*${serial}\\s*\\n`));
-        assert.match(verifyChain(data.certificate, [roots[issuer as keyof typeof roots]]), /OK/, `${issuer}: ${serial}`);
+        assert.match(
+          verifyChain(data.certificate, [roots[issuer as keyof typeof roots]]),
+          /OK/,
+          `${issuer}: ${serial}`,
+        );
       }
       const listed = await storedSerials(v, mount);
       for (const s of serials) assert.ok(listed.includes(s), `${s} is stored`);
@@ -329,12 +432,19 @@ for (const kind of dbKinds()) {
 
     it('issues from an intermediate: ca_chain holds intermediate and root, remove_roots_from_chain drops the root', async () => {
       const mount = `pki-int-${process.pid}`;
-      assert.equal((await v('POST', `sys/mounts/${mount}`, { body: { type: 'pki', config: { max_lease_ttl: '87600h' } } })).status, 204);
-      const csr = await v('POST', `${mount}/intermediate/generate/internal`, { body: { common_name: 'Issuing CA', key_type: 'ec' } });
+      assert.equal(
+        (await v('POST', `sys/mounts/${mount}`, { body: { type: 'pki', config: { max_lease_ttl: '87600h' } } })).status,
+        204,
+      );
+      const csr = await v('POST', `${mount}/intermediate/generate/internal`, {
+        body: { common_name: 'Issuing CA', key_type: 'ec' },
+      });
       assert.equal(csr.status, 200, csr.text);
       const root = opensslRootCa('Outside Root');
       const intPem = signIntermediateCsr(csr.json.data.csr, root.certPem, root.keyPem, { days: 30 });
-      const set = await v('POST', `${mount}/intermediate/set-signed`, { body: { certificate: `${intPem}\n${root.certPem}` } });
+      const set = await v('POST', `${mount}/intermediate/set-signed`, {
+        body: { certificate: `${intPem}\n${root.certPem}` },
+      });
       assert.equal(set.status, 200, set.text);
       await role(v, mount, 'leaf', { allow_any_name: true, key_type: 'ec', ttl: '1h' });
       let r = await v('POST', `${mount}/issue/leaf`, { body: { common_name: 'leaf.test' } });
@@ -342,7 +452,9 @@ for (const kind of dbKinds()) {
       assert.equal(r.json.data.issuing_ca, intPem);
       assert.deepEqual(r.json.data.ca_chain, [intPem, root.certPem]);
       assert.match(verifyChain(r.json.data.certificate, [root.certPem], [intPem]), /OK/);
-      r = await v('POST', `${mount}/issue/leaf`, { body: { common_name: 'leaf.test', remove_roots_from_chain: true, format: 'pem_bundle' } });
+      r = await v('POST', `${mount}/issue/leaf`, {
+        body: { common_name: 'leaf.test', remove_roots_from_chain: true, format: 'pem_bundle' },
+      });
       assert.deepEqual(r.json.data.ca_chain, [intPem]);
       const blocks = (r.json.data.certificate as string).split(/(?=-----BEGIN )/).map((b) => b.trim());
       assert.equal(blocks.length, 2, 'key and certificate: on issue the bundle carries no CA');
@@ -366,15 +478,36 @@ for (const kind of dbKinds()) {
 
     it('denies names outside the role and bad input with a 400 that names the value, storing nothing', async () => {
       const { mount } = await mountWithRoot(v);
-      await role(v, mount, 'strict', { allowed_domains: 'example.com', allow_subdomains: true, key_type: 'ec', allow_ip_sans: false });
+      await role(v, mount, 'strict', {
+        allowed_domains: 'example.com',
+        allow_subdomains: true,
+        key_type: 'ec',
+        allow_ip_sans: false,
+      });
       await role(v, mount, 'any', { key_type: 'any', allow_any_name: true });
       const before = await storedSerials(v, mount);
       const cases: [string, Record<string, unknown>, RegExp][] = [
         ['strict', { common_name: 'evil.org' }, /common name evil\.org not allowed by this role/],
-        ['strict', { common_name: 'a.example.com', alt_names: 'b.example.com,evil.org' }, /subject alternate name evil\.org not allowed/],
-        ['strict', { common_name: 'a.example.com', alt_names: 'me@evil.org' }, /email address me@evil\.org not allowed/],
-        ['strict', { common_name: 'a.example.com', ip_sans: '10.0.0.1' }, /IP Subject Alternative Names are not allowed.*10\.0\.0\.1/],
-        ['strict', { common_name: 'a.example.com', uri_sans: 'spiffe://x/y' }, /URI Subject Alternative Names are not allowed.*spiffe:\/\/x\/y/],
+        [
+          'strict',
+          { common_name: 'a.example.com', alt_names: 'b.example.com,evil.org' },
+          /subject alternate name evil\.org not allowed/,
+        ],
+        [
+          'strict',
+          { common_name: 'a.example.com', alt_names: 'me@evil.org' },
+          /email address me@evil\.org not allowed/,
+        ],
+        [
+          'strict',
+          { common_name: 'a.example.com', ip_sans: '10.0.0.1' },
+          /IP Subject Alternative Names are not allowed.*10\.0\.0\.1/,
+        ],
+        [
+          'strict',
+          { common_name: 'a.example.com', uri_sans: 'spiffe://x/y' },
+          /URI Subject Alternative Names are not allowed.*spiffe:\/\/x\/y/,
+        ],
         ['strict', { common_name: 'a.example.com', other_sans: '1.2.3;UTF8:x' }, /other SAN OID 1\.2\.3 not allowed/],
         ['strict', { common_name: 'a.example.com', user_ids: 'bob' }, /user_id bob is not allowed/],
         ['strict', { common_name: 'a.example.com', serial_number: 'SN1' }, /serial_number SN1 not allowed/],
@@ -404,7 +537,10 @@ for (const kind of dbKinds()) {
       await role(v, mount, 'c', { allowed_domains: 'example.org', allow_bare_domains: true, key_type: 'ec' });
       let r = await v('POST', `${mount}/issue/c`, { body: { common_name: 'example.com' } });
       assert.equal(r.status, 400);
-      r = await v('PATCH', `${mount}/roles/c`, { body: { allowed_domains: 'example.com' }, headers: { 'content-type': 'application/merge-patch+json' } });
+      r = await v('PATCH', `${mount}/roles/c`, {
+        body: { allowed_domains: 'example.com' },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      });
       assert.equal(r.status, 200);
       assert.equal((await v('POST', `${mount}/issue/c`, { body: { common_name: 'example.com' } })).status, 200);
       assert.equal((await v('DELETE', `${mount}/roles/c`)).status, 204);
@@ -416,7 +552,9 @@ for (const kind of dbKinds()) {
     it('LIST certs pages with after and limit; serials are unique', async () => {
       const { mount } = await mountWithRoot(v);
       await role(v, mount, 'p', { allow_any_name: true, key_type: 'ec' });
-      const issued = await Promise.all(Array.from({ length: 12 }, (_, i) => v('POST', `${mount}/issue/p`, { body: { common_name: `h${i}.test` } })));
+      const issued = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => v('POST', `${mount}/issue/p`, { body: { common_name: `h${i}.test` } })),
+      );
       for (const r of issued) assert.equal(r.status, 200, r.text);
       const all = await storedSerials(v, mount);
       assert.equal(all.length, 13, 'the root and twelve leaves');

@@ -18,7 +18,9 @@ for (const kind of dbKinds()) {
       return path;
     };
     const root = async (m: string, body: Record<string, unknown> = {}) => {
-      const r = await v('POST', `${m}/root/generate/internal`, { body: { common_name: `Root ${m}`, key_type: 'ec', ttl: '8760h', ...body } });
+      const r = await v('POST', `${m}/root/generate/internal`, {
+        body: { common_name: `Root ${m}`, key_type: 'ec', ttl: '8760h', ...body },
+      });
       assert.equal(r.status, 200, r.text);
       return r.json.data as Record<string, string>;
     };
@@ -28,16 +30,25 @@ for (const kind of dbKinds()) {
     });
     after(async () => server?.close());
 
-    it('builds an intermediate: CSR, signature by another mount\'s root, set-signed, chain', async () => {
+    it("builds an intermediate: CSR, signature by another mount's root, set-signed, chain", async () => {
       const rootMount = await mount();
-      const r0 = await v('POST', `${rootMount}/root/generate/exported`, { body: { common_name: 'Example Root', key_type: 'ec', ttl: '8760h' } });
+      const r0 = await v('POST', `${rootMount}/root/generate/exported`, {
+        body: { common_name: 'Example Root', key_type: 'ec', ttl: '8760h' },
+      });
       assert.equal(r0.status, 200, r0.text);
       const rootPem: string = r0.json.data.certificate;
       const rootKey: string = r0.json.data.private_key;
 
       const m = await mount();
       let r = await v('POST', `${m}/intermediate/generate/internal`, {
-        body: { common_name: 'int.example.com', key_type: 'ec', key_name: 'int-key', organization: 'Example', add_basic_constraints: true, key_usage: 'DigitalSignature' },
+        body: {
+          common_name: 'int.example.com',
+          key_type: 'ec',
+          key_name: 'int-key',
+          organization: 'Example',
+          add_basic_constraints: true,
+          key_usage: 'DigitalSignature',
+        },
       });
       assert.equal(r.status, 200, r.text);
       assert.deepEqual(Object.keys(r.json.data).sort(), ['csr', 'key_id']);
@@ -48,7 +59,11 @@ for (const kind of dbKinds()) {
       assert.match(req, /DNS:int\.example\.com/);
       assert.match(req, /CA:TRUE/);
       assert.match(req, /Digital Signature/);
-      assert.equal((await v('LIST', `${m}/issuers`)).status, 404, 'no issuer before the signed certificate is imported');
+      assert.equal(
+        (await v('LIST', `${m}/issuers`)).status,
+        404,
+        'no issuer before the signed certificate is imported',
+      );
       assert.deepEqual((await v('LIST', `${m}/keys`)).json.data.keys, [keyId]);
 
       const intPem = signIntermediateCsr(csr, rootPem, rootKey, { pathlen: 0 });
@@ -88,11 +103,16 @@ for (const kind of dbKinds()) {
 
     it('returns exported intermediate CSRs in DER and cross-sign CSRs for an existing key', async () => {
       const m = await mount();
-      let r = await v('POST', `${m}/issuers/generate/intermediate/exported`, { body: { common_name: 'Der Int', format: 'der', key_type: 'rsa' } });
+      let r = await v('POST', `${m}/issuers/generate/intermediate/exported`, {
+        body: { common_name: 'Der Int', format: 'der', key_type: 'rsa' },
+      });
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.data.private_key_type, 'rsa');
       assert.doesNotMatch(r.json.data.csr, /BEGIN/);
-      const req = openssl(['req', '-inform', 'DER', '-verify', '-noout', '-subject'], Buffer.from(r.json.data.csr, 'base64'));
+      const req = openssl(
+        ['req', '-inform', 'DER', '-verify', '-noout', '-subject'],
+        Buffer.from(r.json.data.csr, 'base64'),
+      );
       assert.match(req, /CN ?= ?Der Int/);
       assert.match(Buffer.from(r.json.data.private_key, 'base64').toString('latin1'), /^0/);
 
@@ -114,13 +134,25 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 200, r.text);
       const issuerA: string = r.json.data.imported_issuers[0];
       const keyA: string = r.json.data.imported_keys[0];
-      assert.deepEqual(r.json.data, { imported_issuers: [issuerA], imported_keys: [keyA], mapping: { [issuerA]: keyA }, existing_issuers: null, existing_keys: null });
+      assert.deepEqual(r.json.data, {
+        imported_issuers: [issuerA],
+        imported_keys: [keyA],
+        mapping: { [issuerA]: keyA },
+        existing_issuers: null,
+        existing_keys: null,
+      });
       assert.equal((await v('GET', `${m}/config/issuers`)).json.data.default, issuerA);
       assert.equal((await v('GET', `${m}/ca/pem`, { token: undefined })).text.trim(), a.certPem);
 
       r = await v('POST', `${m}/config/ca`, { body: { pem_bundle: `${a.certPem}\n${a.keyPem}` } });
       assert.equal(r.status, 200, r.text);
-      assert.deepEqual(r.json.data, { imported_issuers: null, imported_keys: null, mapping: { [issuerA]: keyA }, existing_issuers: [issuerA], existing_keys: [keyA] });
+      assert.deepEqual(r.json.data, {
+        imported_issuers: null,
+        imported_keys: null,
+        mapping: { [issuerA]: keyA },
+        existing_issuers: [issuerA],
+        existing_keys: [keyA],
+      });
 
       // Key first, certificate later: the issuer is linked to the key already present.
       const b = opensslRootCa('Imported B');
@@ -155,12 +187,32 @@ for (const kind of dbKinds()) {
       const bad: [string, string, RegExp][] = [
         ['issuers/import/cert', `${d.certPem}\n${d.keyPem}`, /private keys/],
         ['issuers/import/bundle', 'short', /too short/],
-        ['issuers/import/bundle', `-----BEGIN CERTIFICATE-----\n${'A'.repeat(80)}!!\n-----END CERTIFICATE-----`, /base64/],
-        ['issuers/import/bundle', `-----BEGIN CERTIFICATE-----\n${Buffer.from('x'.repeat(90)).toString('base64')}\n-----END CERTIFICATE-----`, /certificate/],
+        [
+          'issuers/import/bundle',
+          `-----BEGIN CERTIFICATE-----\n${'A'.repeat(80)}!!\n-----END CERTIFICATE-----`,
+          /base64/,
+        ],
+        [
+          'issuers/import/bundle',
+          `-----BEGIN CERTIFICATE-----\n${Buffer.from('x'.repeat(90)).toString('base64')}\n-----END CERTIFICATE-----`,
+          /certificate/,
+        ],
         ['issuers/import/bundle', `${d.certPem}\n${leaf.certPem}`, /non-CA/],
-        ['issuers/import/bundle', `${d.certPem}\n-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----`, /encrypted/],
-        ['issuers/import/bundle', 'this is plainly not a PEM bundle at all, only a long line of text without blocks', /PEM/],
-        ['config/ca', `${d.certPem}\n-----BEGIN PRIVATE KEY-----\n${Buffer.from('junk'.repeat(30)).toString('base64')}\n-----END PRIVATE KEY-----`, /private key/],
+        [
+          'issuers/import/bundle',
+          `${d.certPem}\n-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----`,
+          /encrypted/,
+        ],
+        [
+          'issuers/import/bundle',
+          'this is plainly not a PEM bundle at all, only a long line of text without blocks',
+          /PEM/,
+        ],
+        [
+          'config/ca',
+          `${d.certPem}\n-----BEGIN PRIVATE KEY-----\n${Buffer.from('junk'.repeat(30)).toString('base64')}\n-----END PRIVATE KEY-----`,
+          /private key/,
+        ],
       ];
       for (const [path, pem, reason] of bad) {
         r = await v('POST', `${m}/${path}`, { body: { pem_bundle: pem } });
@@ -185,14 +237,21 @@ for (const kind of dbKinds()) {
       assert.match(x509Text(r.json.data.certificate), /Subject: CN=Rotated/);
       verifyChain(r.json.data.certificate, [r.json.data.certificate]);
       assert.notEqual(r.json.data.key_id, a.key_id);
-      assert.equal((await v('GET', `${m}/config/issuers`)).json.data.default, a.issuer_id, 'rotation does not change the default');
+      assert.equal(
+        (await v('GET', `${m}/config/issuers`)).json.data.default,
+        a.issuer_id,
+        'rotation does not change the default',
+      );
       r = await v('POST', `${m}/root/rotate/internal`, { body: { common_name: 'Rotated again', key_type: 'ec' } });
       assert.equal(r.json.data.issuer_name, '', '"next" is taken');
 
       r = await v('POST', `${m}/root/replace`, { body: {} });
       assert.equal(r.status, 200, r.text);
       assert.deepEqual(r.json.data, { default: next, default_follows_latest_issuer: false });
-      assert.equal((await v('GET', `${m}/cert/ca`, { token: undefined })).json.data.certificate, (await v('GET', `${m}/issuer/next`)).json.data.certificate);
+      assert.equal(
+        (await v('GET', `${m}/cert/ca`, { token: undefined })).json.data.certificate,
+        (await v('GET', `${m}/issuer/next`)).json.data.certificate,
+      );
 
       r = await v('POST', `${m}/config/issuers`, { body: { default: 'first', default_follows_latest_issuer: true } });
       assert.deepEqual(r.json.data, { default: a.issuer_id, default_follows_latest_issuer: true });
@@ -214,8 +273,12 @@ for (const kind of dbKinds()) {
       const b = await root(m, { issuer_name: 'b' });
       let r = await v('POST', `${m}/issuer/a`, {
         body: {
-          issuer_name: 'renamed', leaf_not_after_behavior: 'truncate', usage: 'issuing-certificates,crl-signing', manual_chain: 'self',
-          issuing_certificates: 'http://pki.example.com/a', revocation_signature_algorithm: 'ecdsawithsha384',
+          issuer_name: 'renamed',
+          leaf_not_after_behavior: 'truncate',
+          usage: 'issuing-certificates,crl-signing',
+          manual_chain: 'self',
+          issuing_certificates: 'http://pki.example.com/a',
+          revocation_signature_algorithm: 'ecdsawithsha384',
         },
       });
       assert.equal(r.status, 200, r.text);
@@ -229,12 +292,18 @@ for (const kind of dbKinds()) {
       assert.equal(d.enable_aia_url_templating, false);
       assert.equal(d.revocation_signature_algorithm, 'ECDSAWithSHA384');
 
-      r = await v('PATCH', `${m}/issuer/renamed`, { body: { leaf_not_after_behavior: 'permit' }, headers: { 'content-type': 'application/merge-patch+json' } });
+      r = await v('PATCH', `${m}/issuer/renamed`, {
+        body: { leaf_not_after_behavior: 'permit' },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      });
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.data.issuer_name, 'renamed', 'PATCH keeps what was not sent');
       assert.equal(r.json.data.leaf_not_after_behavior, 'permit');
       assert.deepEqual(r.json.data.issuing_certificates, ['http://pki.example.com/a']);
-      r = await v('PATCH', `${m}/issuer/renamed`, { body: { leaf_not_after_behavior: null }, headers: { 'content-type': 'application/merge-patch+json' } });
+      r = await v('PATCH', `${m}/issuer/renamed`, {
+        body: { leaf_not_after_behavior: null },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      });
       assert.equal(r.json.data.leaf_not_after_behavior, 'err', 'null removes the value');
       assert.equal(r.json.data.issuer_name, 'renamed');
 
@@ -258,13 +327,19 @@ for (const kind of dbKinds()) {
         [{ ocsp_servers: 'ftp//broken' }, /invalid URL/],
       ];
       for (const [body, reason] of bad) {
-        r = await v('PATCH', `${m}/issuer/${a.issuer_id}`, { body, headers: { 'content-type': 'application/merge-patch+json' } });
+        r = await v('PATCH', `${m}/issuer/${a.issuer_id}`, {
+          body,
+          headers: { 'content-type': 'application/merge-patch+json' },
+        });
         assert.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
         assert.match(r.json.errors[0], reason);
       }
       r = await v('GET', `${m}/issuer/${a.issuer_id}`);
       assert.equal(r.json.data.issuer_name, 'renamed', 'failed updates change nothing');
-      r = await v('PATCH', `${m}/issuer/${a.issuer_id}`, { body: { enable_aia_url_templating: true, ocsp_servers: '{{cluster_path}}/ocsp' }, headers: { 'content-type': 'application/merge-patch+json' } });
+      r = await v('PATCH', `${m}/issuer/${a.issuer_id}`, {
+        body: { enable_aia_url_templating: true, ocsp_servers: '{{cluster_path}}/ocsp' },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      });
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.data.enable_aia_url_templating, true);
       // A manual chain that names another issuer is kept in order.
@@ -307,12 +382,17 @@ for (const kind of dbKinds()) {
       r = await v('DELETE', `${m}/root`, { token });
       assert.equal(r.status, 403, 'DELETE root needs sudo');
       assert.equal((await v('LIST', `${m}/issuers`)).json.data.keys.length, 2);
-      await v('POST', 'sys/policies/acl/pki-admin', { body: { policy: policy.replace('capabilities = ["delete"]', 'capabilities = ["delete", "sudo"]') } });
+      await v('POST', 'sys/policies/acl/pki-admin', {
+        body: { policy: policy.replace('capabilities = ["delete"]', 'capabilities = ["delete", "sudo"]') },
+      });
       r = await v('DELETE', `${m}/root`, { token });
       assert.equal(r.status, 204, r.text);
       assert.equal((await v('LIST', `${m}/issuers`)).status, 404);
       assert.equal((await v('LIST', `${m}/keys`)).status, 404);
-      assert.deepEqual((await v('GET', `${m}/config/issuers`)).json.data, { default: '', default_follows_latest_issuer: false });
+      assert.deepEqual((await v('GET', `${m}/config/issuers`)).json.data, {
+        default: '',
+        default_follows_latest_issuer: false,
+      });
       assert.deepEqual((await v('GET', `${m}/config/keys`)).json.data, { default: '' });
       assert.equal((await v('GET', `${m}/ca/pem`, { token: undefined })).status, 204);
       // The mount works again after a new root.
@@ -332,7 +412,10 @@ for (const kind of dbKinds()) {
       assert.deepEqual(Object.keys(r.json.data).sort(), ['key_id', 'key_name', 'key_type']);
       const k2: string = r.json.data.key_id;
       r = await v('LIST', `${m}/keys`);
-      assert.deepEqual(r.json.data, { keys: [k1, k2], key_info: { [k1]: { key_name: 'k1' }, [k2]: { key_name: 'k2' } } });
+      assert.deepEqual(r.json.data, {
+        keys: [k1, k2],
+        key_info: { [k1]: { key_name: 'k1' }, [k2]: { key_name: 'k2' } },
+      });
       assert.equal((await v('LIST', `${m}/keys`, { token: undefined })).status, 403);
       r = await v('GET', `${m}/key/k2`);
       assert.equal(r.json.data.key_type, 'ed25519');

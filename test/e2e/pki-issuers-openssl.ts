@@ -41,7 +41,12 @@ export function verifyChain(leafPem: string, rootPems: string[], untrustedPems: 
 }
 
 /** Signs a CA CSR the way an external root would (the sign-intermediate endpoint is not used here). */
-export function signIntermediateCsr(csrPem: string, caCertPem: string, caKeyPem: string, opts: { days?: number; pathlen?: number } = {}): string {
+export function signIntermediateCsr(
+  csrPem: string,
+  caCertPem: string,
+  caKeyPem: string,
+  opts: { days?: number; pathlen?: number } = {},
+): string {
   return withTmp((dir) => {
     writeFileSync(join(dir, 'csr.pem'), csrPem + '\n');
     writeFileSync(join(dir, 'ca.pem'), caCertPem + '\n');
@@ -52,8 +57,22 @@ export function signIntermediateCsr(csrPem: string, caCertPem: string, caKeyPem:
       `[v3]\nbasicConstraints=${bc}\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid:always\n`,
     );
     return openssl([
-      'x509', '-req', '-in', join(dir, 'csr.pem'), '-CA', join(dir, 'ca.pem'), '-CAkey', join(dir, 'ca.key'), '-CAcreateserial',
-      '-days', String(opts.days ?? 365), '-extfile', join(dir, 'ext.cnf'), '-extensions', 'v3', '-sha256',
+      'x509',
+      '-req',
+      '-in',
+      join(dir, 'csr.pem'),
+      '-CA',
+      join(dir, 'ca.pem'),
+      '-CAkey',
+      join(dir, 'ca.key'),
+      '-CAcreateserial',
+      '-days',
+      String(opts.days ?? 365),
+      '-extfile',
+      join(dir, 'ext.cnf'),
+      '-extensions',
+      'v3',
+      '-sha256',
     ]).trim();
   });
 }
@@ -64,7 +83,21 @@ export function opensslRootCa(cn: string, opts: { ca?: boolean } = {}): { certPe
     const key = join(dir, 'key.pem');
     openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', key]);
     const ext = opts.ca === false ? 'basicConstraints=critical,CA:false' : 'basicConstraints=critical,CA:true';
-    const cert = openssl(['req', '-new', '-x509', '-key', key, '-subj', `/CN=${cn}`, '-days', '30', '-addext', ext, '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+    const cert = openssl([
+      'req',
+      '-new',
+      '-x509',
+      '-key',
+      key,
+      '-subj',
+      `/CN=${cn}`,
+      '-days',
+      '30',
+      '-addext',
+      ext,
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ]);
     return { certPem: cert.trim(), keyPem: openssl(['pkey', '-in', key]).trim() };
   });
 }

@@ -6,7 +6,16 @@ import type { TestServer } from '../support/test-server.js';
 import { vaultClient } from './vault-http.js';
 import { keyMatchesCert, openssl, verifyChain, x509Text } from './pki-issuers-openssl.js';
 
-const ROOT_FIELDS = ['certificate', 'expiration', 'issuer_id', 'issuer_name', 'issuing_ca', 'key_id', 'key_name', 'serial_number'];
+const ROOT_FIELDS = [
+  'certificate',
+  'expiration',
+  'issuer_id',
+  'issuer_name',
+  'issuing_ca',
+  'key_id',
+  'key_name',
+  'serial_number',
+];
 const SERIAL = /^[0-9a-f]{2}(:[0-9a-f]{2}){0,19}$/;
 
 /** The 8192-bit RSA key made on the first database, imported on the others instead of generating another. */
@@ -34,10 +43,26 @@ for (const [index, kind] of dbKinds().entries()) {
       const m = await mount();
       const r = await v('POST', `${m}/root/generate/internal`, {
         body: {
-          common_name: 'ca.example.com', alt_names: 'alt.example.com,admin@example.com', ip_sans: '10.0.0.1', uri_sans: 'spiffe://example.com/ca',
-          other_sans: '1.3.6.1.4.1.311.20.2.3;UTF8:ca@example.com', ou: 'Ops', organization: 'Example Inc', country: 'NL', locality: 'Amsterdam',
-          province: 'NH', street_address: 'Main 1', postal_code: '1000AA', serial_number: 'SN-1', ttl: '87600h', key_type: 'ec', key_bits: 384,
-          max_path_length: 2, permitted_dns_domains: 'example.com,.example.org', issuer_name: 'root-a', key_name: 'root-key',
+          common_name: 'ca.example.com',
+          alt_names: 'alt.example.com,admin@example.com',
+          ip_sans: '10.0.0.1',
+          uri_sans: 'spiffe://example.com/ca',
+          other_sans: '1.3.6.1.4.1.311.20.2.3;UTF8:ca@example.com',
+          ou: 'Ops',
+          organization: 'Example Inc',
+          country: 'NL',
+          locality: 'Amsterdam',
+          province: 'NH',
+          street_address: 'Main 1',
+          postal_code: '1000AA',
+          serial_number: 'SN-1',
+          ttl: '87600h',
+          key_type: 'ec',
+          key_bits: 384,
+          max_path_length: 2,
+          permitted_dns_domains: 'example.com,.example.org',
+          issuer_name: 'root-a',
+          key_name: 'root-key',
         },
       });
       assert.equal(r.status, 200, r.text);
@@ -49,7 +74,10 @@ for (const [index, kind] of dbKinds().entries()) {
       assert.equal(d.key_name, 'root-key');
       assert.equal(d.certificate, d.issuing_ca);
       assert.ok(!d.certificate.endsWith('\n'));
-      assert.ok(Array.isArray(r.json.warnings) && r.json.warnings.some((w: string) => /config\/urls/.test(w)), 'warns about missing AIA');
+      assert.ok(
+        Array.isArray(r.json.warnings) && r.json.warnings.some((w: string) => /config\/urls/.test(w)),
+        'warns about missing AIA',
+      );
 
       const text = x509Text(d.certificate);
       assert.match(text, /Subject: .*CN=ca\.example\.com/);
@@ -57,7 +85,10 @@ for (const [index, kind] of dbKinds().entries()) {
       assert.match(text, /OU=Ops/);
       assert.match(text, /C=NL/);
       assert.match(text, /serialNumber=SN-1/);
-      assert.match(text, /DNS:ca\.example\.com, DNS:alt\.example\.com, email:admin@example\.com, IP Address:10\.0\.0\.1, URI:spiffe:\/\/example\.com\/ca/);
+      assert.match(
+        text,
+        /DNS:ca\.example\.com, DNS:alt\.example\.com, email:admin@example\.com, IP Address:10\.0\.0\.1, URI:spiffe:\/\/example\.com\/ca/,
+      );
       assert.match(text, /CA:TRUE, pathlen:2/);
       assert.match(text, /Certificate Sign, CRL Sign/);
       assert.match(text, /Permitted:\s+DNS:example\.com\s+DNS:\.example\.org/);
@@ -74,10 +105,20 @@ for (const [index, kind] of dbKinds().entries()) {
       let x = await v('LIST', `${m}/issuers`, { token: undefined });
       assert.equal(x.status, 200, x.text);
       assert.deepEqual(x.json.data.keys, [d.issuer_id]);
-      assert.deepEqual(x.json.data.key_info[d.issuer_id], { issuer_name: 'root-a', is_default: true, key_id: d.key_id, serial_number: d.serial_number });
+      assert.deepEqual(x.json.data.key_info[d.issuer_id], {
+        issuer_name: 'root-a',
+        is_default: true,
+        key_id: d.key_id,
+        serial_number: d.serial_number,
+      });
       x = await v('GET', `${m}/issuer/root-a/json`, { token: undefined });
       assert.equal(x.status, 200);
-      assert.deepEqual(x.json.data, { issuer_id: d.issuer_id, issuer_name: 'root-a', certificate: d.certificate, ca_chain: [d.certificate] });
+      assert.deepEqual(x.json.data, {
+        issuer_id: d.issuer_id,
+        issuer_name: 'root-a',
+        certificate: d.certificate,
+        ca_chain: [d.certificate],
+      });
       x = await v('GET', `${m}/issuer/${d.issuer_id}/pem`, { token: undefined });
       assert.equal(x.status, 200);
       assert.equal(x.contentType, 'application/pem-certificate-chain');
@@ -88,7 +129,10 @@ for (const [index, kind] of dbKinds().entries()) {
       const caDer = await fetch(`${server.url}/v1/${m}/ca`);
       assert.equal(caDer.status, 200);
       assert.equal(caDer.headers.get('content-type'), 'application/pkix-cert');
-      assert.equal(Buffer.from(await caDer.arrayBuffer()).toString('base64'), d.certificate.split('\n').slice(1, -1).join(''));
+      assert.equal(
+        Buffer.from(await caDer.arrayBuffer()).toString('base64'),
+        d.certificate.split('\n').slice(1, -1).join(''),
+      );
       x = await v('GET', `${m}/ca/pem`, { token: undefined });
       assert.equal(x.contentType, 'application/pem-certificate-chain');
       assert.equal(x.text.trim(), d.certificate);
@@ -98,7 +142,12 @@ for (const [index, kind] of dbKinds().entries()) {
       x = await v('GET', `${m}/cert/ca`, { token: undefined });
       assert.deepEqual(x.json.data, { certificate: d.certificate, revocation_time: 0, revocation_time_rfc3339: '' });
       x = await v('GET', `${m}/cert/ca_chain`, { token: undefined });
-      assert.deepEqual(x.json.data, { certificate: `${d.certificate}\n`, ca_chain: `${d.certificate}\n`, revocation_time: 0, revocation_time_rfc3339: '' });
+      assert.deepEqual(x.json.data, {
+        certificate: `${d.certificate}\n`,
+        ca_chain: `${d.certificate}\n`,
+        revocation_time: 0,
+        revocation_time_rfc3339: '',
+      });
       // The root is a stored certificate, readable by serial with either separator.
       x = await v('GET', `${m}/cert/${d.serial_number.replaceAll(':', '-').toUpperCase()}`, { token: undefined });
       assert.equal(x.status, 200, x.text);
@@ -118,10 +167,20 @@ for (const [index, kind] of dbKinds().entries()) {
       x = await v('GET', `${m}/issuer/default`);
       assert.equal(x.status, 200, x.text);
       assert.deepEqual(x.json.data, {
-        issuer_id: d.issuer_id, issuer_name: 'root-a', key_id: d.key_id, certificate: d.certificate, ca_chain: [d.certificate],
-        manual_chain: null, leaf_not_after_behavior: 'err', usage: 'crl-signing,issuing-certificates,ocsp-signing,read-only',
-        revocation_signature_algorithm: 'ECDSAWithSHA384', revoked: false, issuing_certificates: [], crl_distribution_points: [],
-        ocsp_servers: [], delta_crl_distribution_points: [],
+        issuer_id: d.issuer_id,
+        issuer_name: 'root-a',
+        key_id: d.key_id,
+        certificate: d.certificate,
+        ca_chain: [d.certificate],
+        manual_chain: null,
+        leaf_not_after_behavior: 'err',
+        usage: 'crl-signing,issuing-certificates,ocsp-signing,read-only',
+        revocation_signature_algorithm: 'ECDSAWithSHA384',
+        revoked: false,
+        issuing_certificates: [],
+        crl_distribution_points: [],
+        ocsp_servers: [],
+        delta_crl_distribution_points: [],
       });
       x = await v('GET', `${m}/issuer/default`, { token: undefined });
       assert.equal(x.status, 403);
@@ -139,8 +198,18 @@ for (const [index, kind] of dbKinds().entries()) {
     it('generates roots for each key type and size with the right signature algorithm', async () => {
       const cases: { body: Record<string, unknown>; key: RegExp; sig: RegExp; alg: string }[] = [
         { body: {}, key: /Public-Key: \(2048 bit\)/, sig: /sha256WithRSAEncryption/, alg: 'SHA256WithRSA' },
-        { body: { key_type: 'rsa', key_bits: 3072, signature_bits: 384 }, key: /Public-Key: \(3072 bit\)/, sig: /sha384WithRSAEncryption/, alg: 'SHA384WithRSA' },
-        { body: { key_type: 'rsa', key_bits: 4096, signature_bits: 512, use_pss: true }, key: /Public-Key: \(4096 bit\)/, sig: /rsassaPss/, alg: 'SHA512WithRSAPSS' },
+        {
+          body: { key_type: 'rsa', key_bits: 3072, signature_bits: 384 },
+          key: /Public-Key: \(3072 bit\)/,
+          sig: /sha384WithRSAEncryption/,
+          alg: 'SHA384WithRSA',
+        },
+        {
+          body: { key_type: 'rsa', key_bits: 4096, signature_bits: 512, use_pss: true },
+          key: /Public-Key: \(4096 bit\)/,
+          sig: /rsassaPss/,
+          alg: 'SHA512WithRSAPSS',
+        },
         { body: { key_type: 'ec', key_bits: 224 }, key: /P-224/, sig: /ecdsa-with-SHA256/, alg: 'ECDSAWithSHA256' },
         { body: { key_type: 'ec' }, key: /P-256/, sig: /ecdsa-with-SHA256/, alg: 'ECDSAWithSHA256' },
         { body: { key_type: 'ec', key_bits: 521 }, key: /P-521/, sig: /ecdsa-with-SHA512/, alg: 'ECDSAWithSHA512' },
@@ -148,7 +217,9 @@ for (const [index, kind] of dbKinds().entries()) {
       ];
       for (const c of cases) {
         const m = await mount();
-        const r = await v('POST', `${m}/root/generate/internal`, { body: { common_name: `root ${JSON.stringify(c.body)}`, ttl: '24h', ...c.body } });
+        const r = await v('POST', `${m}/root/generate/internal`, {
+          body: { common_name: `root ${JSON.stringify(c.body)}`, ttl: '24h', ...c.body },
+        });
         assert.equal(r.status, 200, r.text);
         const text = x509Text(r.json.data.certificate);
         assert.match(text, c.key, JSON.stringify(c.body));
@@ -167,7 +238,9 @@ for (const [index, kind] of dbKinds().entries()) {
       let r;
       if (index === 0) {
         // 8192-bit generation takes seconds: it happens once per run, and the key is kept for the next databases.
-        r = await v('POST', `${m}/root/generate/exported`, { body: { common_name: 'RSA 8192 Root', key_type: 'rsa', key_bits: 8192, ttl: '24h' } });
+        r = await v('POST', `${m}/root/generate/exported`, {
+          body: { common_name: 'RSA 8192 Root', key_type: 'rsa', key_bits: 8192, ttl: '24h' },
+        });
         assert.equal(r.status, 200, r.text);
         rsa8192KeyPem = r.json.data.private_key as string;
         assert.ok(keyMatchesCert(rsa8192KeyPem, r.json.data.certificate));
@@ -176,7 +249,9 @@ for (const [index, kind] of dbKinds().entries()) {
         r = await v('POST', `${m}/keys/import`, { body: { pem_bundle: rsa8192KeyPem, key_name: 'rsa8192' } });
         assert.equal(r.status, 200, r.text);
         assert.equal(r.json.data.key_type, 'rsa');
-        r = await v('POST', `${m}/root/generate/existing`, { body: { common_name: 'RSA 8192 Root', key_ref: 'rsa8192', ttl: '24h' } });
+        r = await v('POST', `${m}/root/generate/existing`, {
+          body: { common_name: 'RSA 8192 Root', key_ref: 'rsa8192', ttl: '24h' },
+        });
         assert.equal(r.status, 200, r.text);
       }
       const rootPem = r.json.data.certificate as string;
@@ -202,7 +277,9 @@ for (const [index, kind] of dbKinds().entries()) {
 
     it('returns the key once for exported roots in pem, der and pem_bundle, pkcs8 on request', async () => {
       let m = await mount();
-      let r = await v('POST', `${m}/issuers/generate/root/exported`, { body: { common_name: 'Exported EC', key_type: 'ec' } });
+      let r = await v('POST', `${m}/issuers/generate/root/exported`, {
+        body: { common_name: 'Exported EC', key_type: 'ec' },
+      });
       assert.equal(r.status, 200, r.text);
       assert.deepEqual(Object.keys(r.json.data).sort(), [...ROOT_FIELDS, 'private_key', 'private_key_type'].sort());
       assert.equal(r.json.data.private_key_type, 'ec');
@@ -210,17 +287,25 @@ for (const [index, kind] of dbKinds().entries()) {
       assert.ok(keyMatchesCert(r.json.data.private_key, r.json.data.certificate));
 
       m = await mount();
-      r = await v('POST', `${m}/root/generate/exported`, { body: { common_name: 'DER RSA', format: 'der', private_key_format: 'pkcs8' } });
+      r = await v('POST', `${m}/root/generate/exported`, {
+        body: { common_name: 'DER RSA', format: 'der', private_key_format: 'pkcs8' },
+      });
       assert.equal(r.status, 200, r.text);
       assert.doesNotMatch(r.json.data.certificate, /BEGIN/);
       assert.match(x509Text(Buffer.from(r.json.data.certificate, 'base64')), /CN=DER RSA/);
       const certPem = openssl(['x509', '-inform', 'DER'], Buffer.from(r.json.data.certificate, 'base64')).trim();
       assert.equal(r.json.data.private_key_type, 'rsa');
       assert.ok(keyMatchesCert(r.json.data.private_key, certPem, true));
-      assert.match(openssl(['asn1parse', '-inform', 'DER'], Buffer.from(r.json.data.private_key, 'base64')), /rsaEncryption/, 'PKCS#8 wraps the algorithm');
+      assert.match(
+        openssl(['asn1parse', '-inform', 'DER'], Buffer.from(r.json.data.private_key, 'base64')),
+        /rsaEncryption/,
+        'PKCS#8 wraps the algorithm',
+      );
 
       m = await mount();
-      r = await v('POST', `${m}/root/generate/exported`, { body: { common_name: 'Bundle', key_type: 'ed25519', format: 'pem_bundle' } });
+      r = await v('POST', `${m}/root/generate/exported`, {
+        body: { common_name: 'Bundle', key_type: 'ed25519', format: 'pem_bundle' },
+      });
       assert.equal(r.status, 200, r.text);
       assert.match(r.json.data.private_key, /^-----BEGIN PRIVATE KEY-----/);
       assert.equal(r.json.data.certificate, `${r.json.data.private_key}\n${r.json.data.issuing_ca}`);
@@ -237,16 +322,22 @@ for (const [index, kind] of dbKinds().entries()) {
       const m = await mount();
       const k = await v('POST', `${m}/keys/generate/internal`, { body: { key_type: 'ec', key_name: 'shared' } });
       assert.equal(k.status, 200, k.text);
-      let r = await v('POST', `${m}/root/generate/existing`, { body: { common_name: 'From key', key_ref: 'shared', not_after: '2036-01-01T00:00:00Z' } });
+      let r = await v('POST', `${m}/root/generate/existing`, {
+        body: { common_name: 'From key', key_ref: 'shared', not_after: '2036-01-01T00:00:00Z' },
+      });
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.data.key_id, k.json.data.key_id);
       assert.match(x509Text(r.json.data.certificate), /Not After : Jan\s+1 00:00:00 2036 GMT/);
       // IEEE 802.1AR devices use the "no well-defined expiration" value.
-      r = await v('POST', `${m}/root/generate/internal`, { body: { common_name: 'Forever', key_type: 'ec', not_after: '9999-12-31T23:59:59Z' } });
+      r = await v('POST', `${m}/root/generate/internal`, {
+        body: { common_name: 'Forever', key_type: 'ec', not_after: '9999-12-31T23:59:59Z' },
+      });
       assert.equal(r.status, 200, r.text);
       assert.match(x509Text(r.json.data.certificate), /Not After : Dec 31 23:59:59 9999 GMT/);
       verifyChain(r.json.data.certificate, [r.json.data.certificate]);
-      r = await v('POST', `${m}/root/generate/internal`, { body: { common_name: 'Too long', key_type: 'ec', ttl: '100000h' } });
+      r = await v('POST', `${m}/root/generate/internal`, {
+        body: { common_name: 'Too long', key_type: 'ec', ttl: '100000h' },
+      });
       assert.equal(r.status, 200, r.text);
       assert.ok(r.json.warnings.some((w: string) => /maximum/.test(w)));
       assert.ok(Math.abs(r.json.data.expiration - (Date.now() / 1000 + 87600 * 3600)) < 120);
@@ -258,7 +349,11 @@ for (const [index, kind] of dbKinds().entries()) {
         ['root/generate/internal', { common_name: 'x', key_type: 'dsa' }, /unknown key type/],
         ['root/generate/internal', { common_name: 'x', key_bits: 1024 }, /2048/],
         ['root/generate/internal', { common_name: 'x', key_bits: 1000000 }, /bit length/],
-        ['root/generate/internal', { common_name: 'x', key_type: 'ec', key_bits: 300 }, /unsupported bit length for EC key: 300/],
+        [
+          'root/generate/internal',
+          { common_name: 'x', key_type: 'ec', key_bits: 300 },
+          /unsupported bit length for EC key: 300/,
+        ],
         ['root/generate/internal', { common_name: 'x', key_bits: 'lots' }, /key_bits/],
         ['root/generate/internal', { common_name: 'x', signature_bits: 100 }, /signature/],
         ['root/generate/internal', { common_name: 'x', format: 'xml' }, /format/],
@@ -275,7 +370,11 @@ for (const [index, kind] of dbKinds().entries()) {
         ['intermediate/generate/internal', { common_name: 'x', key_type: 'ec', key_bits: 123 }, /EC/],
         ['keys/generate/internal', { key_type: 'rsa', key_bits: 1024 }, /2048/],
         ['keys/generate/kms', {}, /managed keys/],
-        ['keys/import', { pem_bundle: '-----BEGIN PRIVATE KEY-----\nnot base64!\n-----END PRIVATE KEY-----' }, /base64/],
+        [
+          'keys/import',
+          { pem_bundle: '-----BEGIN PRIVATE KEY-----\nnot base64!\n-----END PRIVATE KEY-----' },
+          /base64/,
+        ],
       ];
       for (const [path, body, reason] of bad) {
         const r = await v('POST', `${m}/${path}`, { body });
@@ -319,23 +418,42 @@ for (const [index, kind] of dbKinds().entries()) {
     it('stores config/urls and config/cluster per mount and puts the URLs into new roots', async () => {
       const m = await mount();
       let r = await v('GET', `${m}/config/urls`);
-      assert.deepEqual(r.json.data, { issuing_certificates: [], crl_distribution_points: [], ocsp_servers: [], delta_crl_distribution_points: [], enable_templating: false });
-      r = await v('POST', `${m}/config/urls`, { body: { issuing_certificates: 'http://pki.example.com/ca', ocsp_servers: ['http://ocsp.example.com'] } });
+      assert.deepEqual(r.json.data, {
+        issuing_certificates: [],
+        crl_distribution_points: [],
+        ocsp_servers: [],
+        delta_crl_distribution_points: [],
+        enable_templating: false,
+      });
+      r = await v('POST', `${m}/config/urls`, {
+        body: { issuing_certificates: 'http://pki.example.com/ca', ocsp_servers: ['http://ocsp.example.com'] },
+      });
       assert.equal(r.status, 200, r.text);
       r = await v('POST', `${m}/config/urls`, { body: { crl_distribution_points: 'http://pki.example.com/crl' } });
       assert.deepEqual(r.json.data, {
-        issuing_certificates: ['http://pki.example.com/ca'], crl_distribution_points: ['http://pki.example.com/crl'],
-        ocsp_servers: ['http://ocsp.example.com'], delta_crl_distribution_points: [], enable_templating: false,
+        issuing_certificates: ['http://pki.example.com/ca'],
+        crl_distribution_points: ['http://pki.example.com/crl'],
+        ocsp_servers: ['http://ocsp.example.com'],
+        delta_crl_distribution_points: [],
+        enable_templating: false,
       });
       r = await v('POST', `${m}/config/urls`, { body: { ocsp_servers: 'not a url' } });
       assert.equal(r.status, 400);
-      assert.match(r.json.errors[0], /invalid URL found in Authority Information Access \(AIA\) parameter ocsp_servers: not a url/);
+      assert.match(
+        r.json.errors[0],
+        /invalid URL found in Authority Information Access \(AIA\) parameter ocsp_servers: not a url/,
+      );
       r = await v('POST', `${m}/config/urls`, { body: { ocsp_servers: '' } });
       assert.deepEqual(r.json.data.ocsp_servers, []);
 
-      r = await v('POST', `${m}/config/cluster`, { body: { path: 'https://vault-a.example.com/v1/' + m, aia_path: 'http://cdn.example.com/' + m } });
+      r = await v('POST', `${m}/config/cluster`, {
+        body: { path: 'https://vault-a.example.com/v1/' + m, aia_path: 'http://cdn.example.com/' + m },
+      });
       assert.equal(r.status, 200, r.text);
-      assert.deepEqual((await v('GET', `${m}/config/cluster`)).json.data, { path: `https://vault-a.example.com/v1/${m}`, aia_path: `http://cdn.example.com/${m}` });
+      assert.deepEqual((await v('GET', `${m}/config/cluster`)).json.data, {
+        path: `https://vault-a.example.com/v1/${m}`,
+        aia_path: `http://cdn.example.com/${m}`,
+      });
       r = await v('POST', `${m}/config/cluster`, { body: { path: 'relative/path' } });
       assert.equal(r.status, 400);
 
@@ -346,12 +464,17 @@ for (const [index, kind] of dbKinds().entries()) {
       assert.match(text, /CA Issuers - URI:http:\/\/pki\.example\.com\/ca/);
       assert.match(text, /Full Name:\s+URI:http:\/\/pki\.example\.com\/crl/);
 
-      r = await v('POST', `${m}/config/urls`, { body: { enable_templating: true, issuing_certificates: '{{cluster_aia_path}}/issuer/{{issuer_id}}/der' } });
+      r = await v('POST', `${m}/config/urls`, {
+        body: { enable_templating: true, issuing_certificates: '{{cluster_aia_path}}/issuer/{{issuer_id}}/der' },
+      });
       assert.equal(r.status, 200, r.text);
       r = await v('POST', `${m}/root/generate/internal`, { body: { common_name: 'Templated', key_type: 'ec' } });
       assert.equal(r.status, 200, r.text);
       text = x509Text(r.json.data.certificate);
-      assert.ok(text.includes(`CA Issuers - URI:http://cdn.example.com/${m}/issuer/${r.json.data.issuer_id}/der`), text);
+      assert.ok(
+        text.includes(`CA Issuers - URI:http://cdn.example.com/${m}/issuer/${r.json.data.issuer_id}/der`),
+        text,
+      );
 
       const other = await mount();
       assert.deepEqual((await v('GET', `${other}/config/urls`)).json.data.issuing_certificates, []);

@@ -44,7 +44,9 @@ function opensslAsync(args: string[]): Promise<string> {
     child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
     child.stderr.on('data', (d: Buffer) => (out += d.toString('utf8')));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`openssl ${args.join(' ')} exited ${code}\n${out}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`openssl ${args.join(' ')} exited ${code}\n${out}`)),
+    );
   });
 }
 
@@ -53,7 +55,15 @@ const MALFORMED = Buffer.from([0x30, 0x03, 0x0a, 0x01, 0x01]);
 const UNAUTHORIZED = Buffer.from([0x30, 0x03, 0x0a, 0x01, 0x06]);
 
 /** `openssl ocsp` as a client against a URL: CertID of `certPem` (or `serial`) under `issuerPem`, answer verified against `caPem`. */
-function ocspQuery(o: { url: string; issuerPem: string; certPem?: string; serial?: string; trustPem?: string; nonce?: boolean; sha256?: boolean }): Promise<string> {
+function ocspQuery(o: {
+  url: string;
+  issuerPem: string;
+  certPem?: string;
+  serial?: string;
+  trustPem?: string;
+  nonce?: boolean;
+  sha256?: boolean;
+}): Promise<string> {
   const args = ['ocsp', '-issuer', file(o.issuerPem)];
   if (o.sha256) args.push('-sha256');
   if (o.certPem) args.push('-cert', file(o.certPem));
@@ -66,14 +76,37 @@ function ocspQuery(o: { url: string; issuerPem: string; certPem?: string; serial
 /** A DER OCSPRequest written by openssl. */
 function ocspRequest(issuerPem: string, serial: string, opts: { nonce?: boolean; sha256?: boolean } = {}): Buffer {
   const out = join(dir, `req${fileNo++}.der`);
-  openssl(['ocsp', '-issuer', file(issuerPem), ...(opts.sha256 ? ['-sha256'] : []), '-serial', `0x${serial}`, ...(opts.nonce ? [] : ['-no_nonce']), '-reqout', out]);
+  openssl([
+    'ocsp',
+    '-issuer',
+    file(issuerPem),
+    ...(opts.sha256 ? ['-sha256'] : []),
+    '-serial',
+    `0x${serial}`,
+    ...(opts.nonce ? [] : ['-no_nonce']),
+    '-reqout',
+    out,
+  ]);
   return readFileSync(out);
 }
 
 /** openssl's reading of a DER answer to `serial` under `issuerPem`, verified with `trustPem`. */
 function readAnswer(body: Buffer, issuerPem: string, serial: string, opts: { sha256?: boolean } = {}): string {
   const digest = opts.sha256 ? ['-sha256'] : [];
-  return openssl(['ocsp', '-respin', file(body), '-issuer', file(issuerPem), ...digest, '-serial', `0x${serial}`, '-VAfile', file(issuerPem), '-no_nonce', '-resp_text']);
+  return openssl([
+    'ocsp',
+    '-respin',
+    file(body),
+    '-issuer',
+    file(issuerPem),
+    ...digest,
+    '-serial',
+    `0x${serial}`,
+    '-VAfile',
+    file(issuerPem),
+    '-no_nonce',
+    '-resp_text',
+  ]);
 }
 
 const hexSerial = (colon: string): string => colon.replaceAll(':', '');
@@ -86,14 +119,32 @@ function opensslTime(unixSeconds: number): string {
 }
 
 /** A POST of raw bytes; `contentType: null` sends none. */
-async function post(url: string, body: Buffer, contentType: string | null = 'application/ocsp-request'): Promise<{ status: number; type: string; body: Buffer; headers: Headers }> {
-  const res = await fetch(url, { method: 'POST', headers: contentType === null ? {} : { 'content-type': contentType }, body });
-  return { status: res.status, type: res.headers.get('content-type') ?? '', body: Buffer.from(await res.arrayBuffer()), headers: res.headers };
+async function post(
+  url: string,
+  body: Buffer,
+  contentType: string | null = 'application/ocsp-request',
+): Promise<{ status: number; type: string; body: Buffer; headers: Headers }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: contentType === null ? {} : { 'content-type': contentType },
+    body,
+  });
+  return {
+    status: res.status,
+    type: res.headers.get('content-type') ?? '',
+    body: Buffer.from(await res.arrayBuffer()),
+    headers: res.headers,
+  };
 }
 
 async function get(url: string): Promise<{ status: number; type: string; body: Buffer; headers: Headers }> {
   const res = await fetch(url);
-  return { status: res.status, type: res.headers.get('content-type') ?? '', body: Buffer.from(await res.arrayBuffer()), headers: res.headers };
+  return {
+    status: res.status,
+    type: res.headers.get('content-type') ?? '',
+    body: Buffer.from(await res.arrayBuffer()),
+    headers: res.headers,
+  };
 }
 
 interface Setup {
@@ -103,7 +154,12 @@ interface Setup {
   ocspUrl: string;
 }
 
-async function issueLeased(v: Vault, mount: string, cn: string, issuerRef?: string): Promise<{ certPem: string; serial: string; leaseId: string }> {
+async function issueLeased(
+  v: Vault,
+  mount: string,
+  cn: string,
+  issuerRef?: string,
+): Promise<{ certPem: string; serial: string; leaseId: string }> {
   const path = issuerRef ? `${mount}/issuer/${issuerRef}/issue/leased` : `${mount}/issue/leased`;
   const r = await v('POST', path, { body: { common_name: cn } });
   assert.equal(r.status, 200, r.text);
@@ -168,7 +224,12 @@ for (const kind of dbKinds()) {
     it('answers unknown, signed by the default issuer, for a CertID of no issuer of the mount', async () => {
       const s = await setup();
       const other = await mountWithRoot(v);
-      const out = await ocspQuery({ url: s.ocspUrl, issuerPem: other.rootPem, serial: '1234abcd', trustPem: s.rootPem });
+      const out = await ocspQuery({
+        url: s.ocspUrl,
+        issuerPem: other.rootPem,
+        serial: '1234abcd',
+        trustPem: s.rootPem,
+      });
       assert.match(out, /Response verify OK/);
       assert.match(out, /0x1234ABCD: unknown/i);
       assert.match(out, new RegExp(`Responder Id: CN = Root ${s.mount}`));
@@ -176,7 +237,9 @@ for (const kind of dbKinds()) {
 
     it('each issuer answers for its own certificates; an issuer without ocsp-signing is unauthorized', async () => {
       const s = await setup();
-      const r = await v('POST', `${s.mount}/issuers/generate/root/internal`, { body: { common_name: `Second ${s.mount}`, key_type: 'rsa', key_bits: 2048, issuer_name: 'second' } });
+      const r = await v('POST', `${s.mount}/issuers/generate/root/internal`, {
+        body: { common_name: `Second ${s.mount}`, key_type: 'rsa', key_bits: 2048, issuer_name: 'second' },
+      });
       assert.equal(r.status, 200, r.text);
       const secondPem = r.json.data.certificate as string;
       const cert = await issueLeased(v, s.mount, 'second.test', 'second');
@@ -186,7 +249,10 @@ for (const kind of dbKinds()) {
       assert.match(out, new RegExp(`Responder Id: CN = Second ${s.mount}`));
       assert.match(out, /Signature Algorithm: sha256WithRSAEncryption/);
 
-      const p = await v('PATCH', `${s.mount}/issuer/second`, { body: { usage: 'read-only,issuing-certificates,crl-signing' }, headers: { 'content-type': 'application/merge-patch+json' } });
+      const p = await v('PATCH', `${s.mount}/issuer/second`, {
+        body: { usage: 'read-only,issuing-certificates,crl-signing' },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      });
       assert.equal(p.status, 200, p.text);
       const denied = await post(s.ocspUrl, ocspRequest(secondPem, cert.serial));
       assert.equal(denied.status, 401);
@@ -202,13 +268,20 @@ for (const kind of dbKinds()) {
       // Requests whose base64 holds `/` and `+`, the characters clients escape or not.
       const seen = new Set<string>();
       for (let i = 0; i < 64 && seen.size < 2; i++) {
-        const req = ocspRequest(s.rootPem, i === 0 ? cert.serial : `${(0x1000 + i * 7919).toString(16)}`, { sha256: i % 2 === 1 });
+        const req = ocspRequest(s.rootPem, i === 0 ? cert.serial : `${(0x1000 + i * 7919).toString(16)}`, {
+          sha256: i % 2 === 1,
+        });
         const b64 = req.toString('base64');
         const special = ['/', '+'].filter((c) => b64.includes(c) && !seen.has(c));
         if (i > 0 && special.length === 0) continue;
         special.forEach((c) => seen.add(c));
         const serial = i === 0 ? cert.serial : (0x1000 + i * 7919).toString(16);
-        for (const form of [encodeURIComponent(b64), b64, b64.replace(/=+$/, ''), b64.replaceAll('+', '-').replaceAll('/', '_')]) {
+        for (const form of [
+          encodeURIComponent(b64),
+          b64,
+          b64.replace(/=+$/, ''),
+          b64.replaceAll('+', '-').replaceAll('/', '_'),
+        ]) {
           const res = await get(`${s.ocspUrl}/${form}`);
           assert.equal(res.status, 200, `${form}: ${res.body.toString('hex')}`);
           assert.equal(res.type, OCSP_TYPE);
@@ -225,7 +298,16 @@ for (const kind of dbKinds()) {
       const res = await get(`${s.ocspUrl}/${encodeURIComponent(withNonce.toString('base64'))}`);
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('cache-control'), 'no-cache, no-store');
-      const out = openssl(['ocsp', '-reqin', file(withNonce), '-respin', file(res.body), '-VAfile', file(s.rootPem), '-resp_text']);
+      const out = openssl([
+        'ocsp',
+        '-reqin',
+        file(withNonce),
+        '-respin',
+        file(res.body),
+        '-VAfile',
+        file(s.rootPem),
+        '-resp_text',
+      ]);
       assert.match(out, /Response verify OK/);
       assert.doesNotMatch(out, /WARNING/);
     });
@@ -240,7 +322,10 @@ for (const kind of dbKinds()) {
         ['POST over 2048 bytes', () => post(s.ocspUrl, Buffer.concat([valid, Buffer.alloc(3000)]))],
         ['POST over the body limit', () => post(s.ocspUrl, Buffer.alloc(200 * 1024, 0x30))],
         // An OCSP POST is one by its path, whatever its Content-Type (or none) says.
-        ['POST garbage as octet-stream', () => post(s.ocspUrl, Buffer.from('not an OCSP request'), 'application/octet-stream')],
+        [
+          'POST garbage as octet-stream',
+          () => post(s.ocspUrl, Buffer.from('not an OCSP request'), 'application/octet-stream'),
+        ],
         ['POST garbage as text/plain', () => post(s.ocspUrl, Buffer.from('not an OCSP request'), 'text/plain')],
         ['POST garbage as JSON', () => post(s.ocspUrl, Buffer.from('{"not":'), 'application/json')],
         ['POST garbage without Content-Type', () => post(s.ocspUrl, Buffer.from([0x30, 0x82, 0xff]), null)],
@@ -268,7 +353,13 @@ for (const kind of dbKinds()) {
       const s = await setup();
       const cert = await issueLeased(v, s.mount, 'untyped.test');
       const req = ocspRequest(s.rootPem, cert.serial);
-      for (const type of [null, 'application/octet-stream', 'text/plain', 'application/json', 'application/x-www-form-urlencoded']) {
+      for (const type of [
+        null,
+        'application/octet-stream',
+        'text/plain',
+        'application/json',
+        'application/x-www-form-urlencoded',
+      ]) {
         const res = await post(s.ocspUrl, req, type);
         assert.equal(res.status, 200, String(type));
         assert.equal(res.type, OCSP_TYPE, String(type));
@@ -278,7 +369,7 @@ for (const kind of dbKinds()) {
       }
     });
 
-    it('a URL that does not decode: only the OCSP endpoint answers in OCSP, other paths in their API\'s JSON', async () => {
+    it("a URL that does not decode: only the OCSP endpoint answers in OCSP, other paths in their API's JSON", async () => {
       const s = await setup();
       const vaultPaths = [`/v1/${s.mount}/ca/%zz`, `/v1/${s.mount}/roles/ocsp/%zz`, '/v1/sys/mounts/%zz', '/v1/%zz'];
       for (const path of vaultPaths) {
@@ -292,7 +383,10 @@ for (const kind of dbKinds()) {
       const tfe = await get(`${server.url}/api/v2/organizations/%zz`);
       assert.equal(tfe.status, 400);
       assert.match(tfe.type, /^application\/vnd\.api\+json/);
-      assert.equal((JSON.parse(tfe.body.toString('utf8')) as { errors: Array<{ status: string }> }).errors[0]!.status, '400');
+      assert.equal(
+        (JSON.parse(tfe.body.toString('utf8')) as { errors: Array<{ status: string }> }).errors[0]!.status,
+        '400',
+      );
       // A POST elsewhere in the mount still reads its body as JSON.
       const roleWrite = await post(`${server.url}/v1/${s.mount}/roles/ocsp`, Buffer.from('{"not":'), 'text/plain');
       assert.equal(roleWrite.status, 400);
@@ -303,8 +397,14 @@ for (const kind of dbKinds()) {
       const s = await setup();
       const cert = await issueLeased(v, s.mount, 'crl.test');
       const serialColon = cert.serial.replace(/(..)(?!$)/g, '$1:');
-      assert.doesNotMatch((await defaultCrl(server.url, s.mount, s.rootPem)).text, new RegExp(opensslSerial(serialColon)));
-      assert.match(await ocspQuery({ url: s.ocspUrl, issuerPem: s.rootPem, certPem: cert.certPem, nonce: false }), /: good\n/);
+      assert.doesNotMatch(
+        (await defaultCrl(server.url, s.mount, s.rootPem)).text,
+        new RegExp(opensslSerial(serialColon)),
+      );
+      assert.match(
+        await ocspQuery({ url: s.ocspUrl, issuerPem: s.rootPem, certPem: cert.certPem, nonce: false }),
+        /: good\n/,
+      );
       const r = await v('POST', `${s.mount}/revoke`, { body: { serial_number: serialColon } });
       assert.equal(r.status, 200, r.text);
       const crl = await defaultCrl(server.url, s.mount, s.rootPem);
@@ -340,7 +440,10 @@ for (const kind of dbKinds()) {
 
       await config({ ocsp_disable: true });
       const req = ocspRequest(s.rootPem, cert.serial);
-      for (const res of [await post(s.ocspUrl, req), await get(`${s.ocspUrl}/${encodeURIComponent(req.toString('base64'))}`)]) {
+      for (const res of [
+        await post(s.ocspUrl, req),
+        await get(`${s.ocspUrl}/${encodeURIComponent(req.toString('base64'))}`),
+      ]) {
         assert.equal(res.status, 401);
         assert.equal(res.type, OCSP_TYPE);
         assert.deepEqual(res.body, UNAUTHORIZED);
@@ -372,7 +475,9 @@ for (const kind of dbKinds()) {
       const parent = opensslRootCa('OCSP Imported Root');
       r = await v('POST', `${mount}/config/ca`, { body: { pem_bundle: `${parent.keyPem}\n${parent.certPem}` } });
       assert.equal(r.status, 200, r.text);
-      r = await v('POST', `${mount}/intermediate/generate/internal`, { body: { common_name: 'OCSP Int CA', key_type: 'ec' } });
+      r = await v('POST', `${mount}/intermediate/generate/internal`, {
+        body: { common_name: 'OCSP Int CA', key_type: 'ec' },
+      });
       assert.equal(r.status, 200, r.text);
       const intPem = signIntermediateCsr(r.json.data.csr, parent.certPem, parent.keyPem);
       r = await v('POST', `${mount}/intermediate/set-signed`, { body: { certificate: intPem } });
@@ -397,7 +502,8 @@ for (const kind of dbKinds()) {
         const url2 = `${node2.url}/v1/${s.mount}/ocsp`;
         // Both nodes have signed and kept a `good` answer.
         for (const url of [s.ocspUrl, url2]) {
-          for (let i = 0; i < 2; i++) assert.match(readAnswer((await post(url, req)).body, s.rootPem, cert.serial), /: good\n/);
+          for (let i = 0; i < 2; i++)
+            assert.match(readAnswer((await post(url, req)).body, s.rootPem, cert.serial), /: good\n/);
         }
         await revokeLease(v, cert.leaseId);
         for (const url of [url2, s.ocspUrl]) {

@@ -40,15 +40,32 @@ function keyForms(privateKey: string, der: boolean): Buffer[] {
   const d = Buffer.from(key.export({ format: 'jwk' }).d as string, 'base64url');
   const pkcs8 = key.export({ format: 'der', type: 'pkcs8' });
   const pemLine = (key.export({ format: 'pem', type: 'pkcs8' }) as string).split('\n')[1] as string;
-  return [d, Buffer.from(d.toString('hex')), Buffer.from(d.toString('hex').toUpperCase()), Buffer.from(d.toString('base64')), Buffer.from(d.toString('base64url')), pkcs8, Buffer.from(pkcs8.toString('base64')), Buffer.from(pemLine)];
+  return [
+    d,
+    Buffer.from(d.toString('hex')),
+    Buffer.from(d.toString('hex').toUpperCase()),
+    Buffer.from(d.toString('base64')),
+    Buffer.from(d.toString('base64url')),
+    pkcs8,
+    Buffer.from(pkcs8.toString('base64')),
+    Buffer.from(pemLine),
+  ];
 }
 
 async function databaseContents(server: TestServer): Promise<Buffer[]> {
   const db = server.deps.core.db;
   const tables =
     db.kind === 'sqlite'
-      ? (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(db.kysely)).rows.map((r) => r.name)
-      : (await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(db.kysely)).rows.map((r) => r.name);
+      ? (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(db.kysely)).rows.map(
+          (r) => r.name,
+        )
+      : (
+          await sql<{
+            name: string;
+          }>`select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(
+            db.kysely,
+          )
+        ).rows.map((r) => r.name);
   assert.ok(tables.includes('pki_keys') && tables.includes('pki_certs'), tables.join(','));
   const values: Buffer[] = [];
   for (const t of tables) {
@@ -56,7 +73,13 @@ async function databaseContents(server: TestServer): Promise<Buffer[]> {
     for (const row of rows) {
       for (const v of Object.values(row)) {
         if (v === null || v === undefined) continue;
-        values.push(Buffer.isBuffer(v) ? v : v instanceof Uint8Array ? Buffer.from(v) : Buffer.from(typeof v === 'string' ? v : JSON.stringify(v) ?? ''));
+        values.push(
+          Buffer.isBuffer(v)
+            ? v
+            : v instanceof Uint8Array
+              ? Buffer.from(v)
+              : Buffer.from(typeof v === 'string' ? v : (JSON.stringify(v) ?? '')),
+        );
       }
     }
   }
@@ -94,22 +117,40 @@ for (const kind of dbKinds()) {
       await role(v, mount, 'ed', { allow_any_name: true, key_type: 'ed25519' });
       const issued: Array<{ key: string; der: boolean; cert: string; certDer: Buffer }> = [];
       for (const [name, body] of [
-        ['ec', {}], ['ec', { format: 'der' }], ['ec', { private_key_format: 'pkcs8' }], ['ec', { format: 'pem_bundle' }],
-        ['rsa', {}], ['rsa', { format: 'der', private_key_format: 'pkcs8' }], ['ed', {}], ['ed', { format: 'der' }],
+        ['ec', {}],
+        ['ec', { format: 'der' }],
+        ['ec', { private_key_format: 'pkcs8' }],
+        ['ec', { format: 'pem_bundle' }],
+        ['rsa', {}],
+        ['rsa', { format: 'der', private_key_format: 'pkcs8' }],
+        ['ed', {}],
+        ['ed', { format: 'der' }],
       ] as const) {
         const r = await v('POST', `${mount}/issue/${name}`, { body: { common_name: 'k.test', ...body } });
         assert.equal(r.status, 200, r.text);
         const der = (body as { format?: string }).format === 'der';
-        issued.push({ key: r.json.data.private_key, der, cert: r.json.data.serial_number, certDer: der ? Buffer.from(r.json.data.certificate, 'base64') : pemToDer(r.json.data.certificate.split(/(?=-----BEGIN CERTIFICATE)/).pop()) });
+        issued.push({
+          key: r.json.data.private_key,
+          der,
+          cert: r.json.data.serial_number,
+          certDer: der
+            ? Buffer.from(r.json.data.certificate, 'base64')
+            : pemToDer(r.json.data.certificate.split(/(?=-----BEGIN CERTIFICATE)/).pop()),
+        });
       }
       const contents = await databaseContents(server);
       // The search does find what is stored: each certificate's DER.
-      for (const i of issued) assert.ok(contents.some((c) => c.includes(i.certDer)), `certificate ${i.cert} is stored`);
+      for (const i of issued)
+        assert.ok(
+          contents.some((c) => c.includes(i.certDer)),
+          `certificate ${i.cert} is stored`,
+        );
       for (const i of issued) assertAbsent(contents, keyForms(i.key, i.der), `the issued key of ${i.cert}`);
       if (kind === 'sqlite') {
         // The database file, its WAL and the blob store all live in the test's directory.
         const files = filesUnder(dirname(server.config.dataDir));
-        for (const i of issued) assertAbsent(files, keyForms(i.key, i.der), `the issued key of ${i.cert} (data directory)`);
+        for (const i of issued)
+          assertAbsent(files, keyForms(i.key, i.der), `the issued key of ${i.cert} (data directory)`);
       }
       // The certificates themselves are stored.
       const listed = (await v('LIST', `${mount}/certs`)).json.data.keys as string[];
@@ -119,11 +160,15 @@ for (const kind of dbKinds()) {
     it('stores CA keys sealed: an exported root or key never appears as key material at rest', async () => {
       const m = `pki-sealed-${kind}`;
       assert.equal((await v('POST', `sys/mounts/${m}`, { body: { type: 'pki' } })).status, 204);
-      const root = await v('POST', `${m}/root/generate/exported`, { body: { common_name: 'Sealed Root', key_type: 'ec' } });
+      const root = await v('POST', `${m}/root/generate/exported`, {
+        body: { common_name: 'Sealed Root', key_type: 'ec' },
+      });
       assert.equal(root.status, 200, root.text);
       const key = await v('POST', `${m}/keys/generate/exported`, { body: { key_type: 'ed25519' } });
       assert.equal(key.status, 200, key.text);
-      const csr = await v('POST', `${m}/intermediate/generate/exported`, { body: { common_name: 'Sealed Int', key_type: 'ec', key_bits: 384 } });
+      const csr = await v('POST', `${m}/intermediate/generate/exported`, {
+        body: { common_name: 'Sealed Int', key_type: 'ec', key_bits: 384 },
+      });
       assert.equal(csr.status, 200, csr.text);
       const contents = await databaseContents(server);
       for (const k of [root.json.data.private_key, key.json.data.private_key, csr.json.data.private_key] as string[]) {

@@ -45,7 +45,11 @@ export function keyIdOf(pem: string): string {
     const jwk = key.export({ format: 'jwk' });
     bits = Buffer.concat([Buffer.from([4]), Buffer.from(jwk.x!, 'base64url'), Buffer.from(jwk.y!, 'base64url')]);
   } else bits = Buffer.from(key.export({ format: 'jwk' }).x!, 'base64url');
-  return createHash('sha1').update(bits).digest('hex').toUpperCase().replace(/(..)(?!$)/g, '$1:');
+  return createHash('sha1')
+    .update(bits)
+    .digest('hex')
+    .toUpperCase()
+    .replace(/(..)(?!$)/g, '$1:');
 }
 
 /** notBefore / notAfter in Unix seconds, read by Node's own X.509 parser. */
@@ -66,10 +70,14 @@ export async function intermediateMount(
   const mount = `pki-int${++seq}-${process.pid}`;
   let r = await v('POST', `sys/mounts/${mount}`, { body: { type: 'pki', config: { max_lease_ttl: '87600h' } } });
   assert.equal(r.status, 204, r.text);
-  r = await v('POST', `${mount}/intermediate/generate/internal`, { body: { common_name: `Intermediate ${mount}`, key_type: 'ec' } });
+  r = await v('POST', `${mount}/intermediate/generate/internal`, {
+    body: { common_name: `Intermediate ${mount}`, key_type: 'ec' },
+  });
   assert.equal(r.status, 200, r.text);
   const csr = r.json.data.csr as string;
-  r = await v('POST', `${parentMount}/${opts.signPath ?? 'root/sign-intermediate'}`, { body: { csr, common_name: `Intermediate ${mount}`, ttl: '4000h', ...signBody } });
+  r = await v('POST', `${parentMount}/${opts.signPath ?? 'root/sign-intermediate'}`, {
+    body: { csr, common_name: `Intermediate ${mount}`, ttl: '4000h', ...signBody },
+  });
   assert.equal(r.status, 200, r.text);
   const signed = r.json.data as Record<string, unknown>;
   const certificate = signed.certificate as string;
@@ -82,7 +90,9 @@ export async function intermediateMount(
 }
 
 const toPem = (s: string): string =>
-  s.includes('BEGIN') ? s.split(/(?=-----BEGIN )/)[0]!.trim() : `-----BEGIN CERTIFICATE-----\n${s.replace(/(.{64})/g, '$1\n').trimEnd()}\n-----END CERTIFICATE-----`;
+  s.includes('BEGIN')
+    ? s.split(/(?=-----BEGIN )/)[0]!.trim()
+    : `-----BEGIN CERTIFICATE-----\n${s.replace(/(.{64})/g, '$1\n').trimEnd()}\n-----END CERTIFICATE-----`;
 
 /**
  * openssl's verdict on a signed certificate answer (`certificate` and `ca_chain`, new
@@ -93,7 +103,8 @@ export function verifySignedAnswer(data: { certificate: string; ca_chain?: strin
   const cert = toPem(data.certificate);
   const chain = (data.ca_chain ?? [data.certificate, data.issuing_ca]).map(toPem).filter((p) => p !== cert);
   const anchor = chain[chain.length - 1]!;
-  const selfSigned = openssl(['x509', '-noout', '-subject', '-nameopt', 'RFC2253'], anchor).replace('subject=', '') ===
+  const selfSigned =
+    openssl(['x509', '-noout', '-subject', '-nameopt', 'RFC2253'], anchor).replace('subject=', '') ===
     openssl(['x509', '-noout', '-issuer', '-nameopt', 'RFC2253'], anchor).replace('issuer=', '');
   return withTmp((dir) => {
     const file = (n: string, t: string): string => {

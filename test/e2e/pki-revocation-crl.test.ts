@@ -24,7 +24,13 @@ for (const kind of dbKinds()) {
       const { mount, rootPem } = await mountWithRoot(v);
       await role(v, mount, 'web', { allow_any_name: true, key_type: 'ec', ttl: '720h' });
       let r = await v('POST', `${mount}/config/crl`, {
-        body: { auto_rebuild: true, enable_delta: true, delta_rebuild_interval: '15m', auto_rebuild_grace_period: '12h', expiry: '72h' },
+        body: {
+          auto_rebuild: true,
+          enable_delta: true,
+          delta_rebuild_interval: '15m',
+          auto_rebuild_grace_period: '12h',
+          expiry: '72h',
+        },
       });
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.data.enable_delta, true);
@@ -101,7 +107,9 @@ for (const kind of dbKinds()) {
     it('issuers sharing a key and subject (a reissued root) serve one CRL listing what either issued', async () => {
       const { mount, rootPem, issuerId } = await mountWithRoot(v, { issuerName: 'first' });
       await role(v, mount, 'web', { allow_any_name: true, key_type: 'ec', ttl: '720h', issuer_ref: 'first' });
-      let r = await v('POST', `${mount}/root/rotate/existing`, { body: { common_name: `Root ${mount}`, key_ref: 'default', issuer_name: 'second', ttl: '8760h' } });
+      let r = await v('POST', `${mount}/root/rotate/existing`, {
+        body: { common_name: `Root ${mount}`, key_ref: 'default', issuer_name: 'second', ttl: '8760h' },
+      });
       assert.equal(r.status, 200, r.text);
       const secondId = r.json.data.issuer_id;
       const secondPem = r.json.data.certificate;
@@ -117,7 +125,7 @@ for (const kind of dbKinds()) {
       assert.deepEqual(verifiedCrl(second.body, secondPem).serials, [opensslSerial(a.serial)]);
     });
 
-    it('issuers with different keys in one mount: each revocation is on its own issuer\'s CRL only', async () => {
+    it("issuers with different keys in one mount: each revocation is on its own issuer's CRL only", async () => {
       const { mount, rootPem, issuerId } = await mountWithRoot(v, { issuerName: 'first' });
       let r = await v('POST', `${mount}/issuers/generate/root/internal`, {
         body: { common_name: `Other root ${mount}`, key_type: 'ec', key_bits: 384, issuer_name: 'other', ttl: '8760h' },
@@ -144,7 +152,9 @@ for (const kind of dbKinds()) {
       assert.throws(() => verifiedCrl(firstCrl.body, otherPem));
       assert.throws(() => verifiedCrl(otherCrl.body, rootPem));
       assert.deepEqual((await defaultCrl(server.url, mount, rootPem)).serials, [], 'the default issuer is the first');
-      assert.deepEqual((await defaultCrl(server.url, mount, otherPem, `issuer/other/crl/pem`)).serials, [opensslSerial(b.serial)]);
+      assert.deepEqual((await defaultCrl(server.url, mount, otherPem, `issuer/other/crl/pem`)).serials, [
+        opensslSerial(b.serial),
+      ]);
 
       // A revocation under the first issuer lands on its CRL; the other's keeps b alone.
       r = await v('POST', `${mount}/revoke`, { body: { serial_number: a.serial } });

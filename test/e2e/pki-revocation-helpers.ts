@@ -6,9 +6,16 @@ import { openssl, withTmp } from './pki-issuers-openssl.js';
 import type { Vault } from './pki-issue-helpers.js';
 
 /** GET without a token; the raw bytes and content type. */
-export async function fetchRaw(baseUrl: string, path: string): Promise<{ status: number; contentType: string; body: Buffer }> {
+export async function fetchRaw(
+  baseUrl: string,
+  path: string,
+): Promise<{ status: number; contentType: string; body: Buffer }> {
   const res = await fetch(`${baseUrl}/v1/${path}`);
-  return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: Buffer.from(await res.arrayBuffer()) };
+  return {
+    status: res.status,
+    contentType: res.headers.get('content-type') ?? '',
+    body: Buffer.from(await res.arrayBuffer()),
+  };
 }
 
 export interface CrlFacts {
@@ -49,7 +56,11 @@ export function verifiedCrl(crl: Buffer | string, caPem: string): CrlFacts {
 }
 
 /** openssl's spelling of a colon serial: upper case, no separators, leading zero bytes kept as printed. */
-export const opensslSerial = (colon: string): string => colon.replace(/:/g, '').toUpperCase().replace(/^(00)+(?=.)/, '');
+export const opensslSerial = (colon: string): string =>
+  colon
+    .replace(/:/g, '')
+    .toUpperCase()
+    .replace(/^(00)+(?=.)/, '');
 
 /** The default issuer's complete CRL, fetched raw and verified. */
 export async function defaultCrl(baseUrl: string, mount: string, caPem: string, path = 'crl'): Promise<CrlFacts> {
@@ -59,8 +70,17 @@ export async function defaultCrl(baseUrl: string, mount: string, caPem: string, 
 }
 
 /** Issues a certificate under `role` and returns its serial, PEM and key. */
-export async function issue(v: Vault, mount: string, role: string, cn: string): Promise<{ serial: string; certificate: string; privateKey: string }> {
+export async function issue(
+  v: Vault,
+  mount: string,
+  role: string,
+  cn: string,
+): Promise<{ serial: string; certificate: string; privateKey: string }> {
   const r = await v('POST', `${mount}/issue/${role}`, { body: { common_name: cn } });
   assert.equal(r.status, 200, r.text);
-  return { serial: r.json.data.serial_number, certificate: r.json.data.certificate, privateKey: r.json.data.private_key };
+  return {
+    serial: r.json.data.serial_number,
+    certificate: r.json.data.certificate,
+    privateKey: r.json.data.private_key,
+  };
 }

@@ -10,7 +10,12 @@ import { defaultCrl, fetchRaw, issue, opensslSerial, verifiedCrl } from './pki-r
 
 /** Colon form of a certificate's serial, read by openssl. */
 const opensslSerialOf = (pem: string): string =>
-  openssl(['x509', '-noout', '-serial'], pem).trim().replace(/^serial=/, '').toLowerCase().replace(/^(00)+(?=..)/, '').replace(/(..)(?!$)/g, '$1:');
+  openssl(['x509', '-noout', '-serial'], pem)
+    .trim()
+    .replace(/^serial=/, '')
+    .toLowerCase()
+    .replace(/^(00)+(?=..)/, '')
+    .replace(/(..)(?!$)/g, '$1:');
 
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
@@ -26,7 +31,12 @@ for (const kind of dbKinds()) {
 
     async function setup(opts: { keyType?: string } = {}) {
       const m = await mountWithRoot(v, opts);
-      await role(v, m.mount, 'web', { allow_any_name: true, key_type: opts.keyType ?? 'ec', ttl: '1h', no_store: false });
+      await role(v, m.mount, 'web', {
+        allow_any_name: true,
+        key_type: opts.keyType ?? 'ec',
+        ttl: '1h',
+        no_store: false,
+      });
       return m;
     }
 
@@ -117,12 +127,18 @@ for (const kind of dbKinds()) {
       const rootSerial = (await v('GET', `${mount}/issuer/default`)).json.data;
       const cases: [Record<string, unknown>, RegExp][] = [
         [{}, /^The serial number or certificate to revoke must be provided\.$/],
-        [{ serial_number: a.serial, certificate: a.certificate }, /^Must provide either the certificate or the serial to revoke; not both\.$/],
+        [
+          { serial_number: a.serial, certificate: a.certificate },
+          /^Must provide either the certificate or the serial to revoke; not both\.$/,
+        ],
         [{ serial_number: '01:02:03:04' }, /^certificate with serial 01:02:03:04 not found\.$/],
         [{ serial_number: 'zz:yy' }, /invalid serial number/],
         [{ certificate: foreign.certPem }, /unable to verify signature on presented cert/],
         [{ certificate: 'not a certificate' }, /certificate/],
-        [{ certificate: root.json.data.certificate }, /^adding issuer \(id: [0-9a-f-]{36}\) to its own CRL is not allowed$/],
+        [
+          { certificate: root.json.data.certificate },
+          /^adding issuer \(id: [0-9a-f-]{36}\) to its own CRL is not allowed$/,
+        ],
       ];
       for (const [body, msg] of cases) {
         const r = await v('POST', `${mount}/revoke`, { body });
@@ -157,13 +173,22 @@ for (const kind of dbKinds()) {
     it('revoke-with-key needs the matching private key (RSA, EC, Ed25519) and refuses what revoke refuses', async () => {
       for (const keyType of ['rsa', 'ec', 'ed25519']) {
         const { mount, rootPem } = await setup();
-        await role(v, mount, 'k', { allow_any_name: true, key_type: keyType, key_bits: keyType === 'rsa' ? 2048 : 0, ttl: '1h' });
+        await role(v, mount, 'k', {
+          allow_any_name: true,
+          key_type: keyType,
+          key_bits: keyType === 'rsa' ? 2048 : 0,
+          ttl: '1h',
+        });
         const a = await issue(v, mount, 'k', 'a.example.com');
         const b = await issue(v, mount, 'k', 'b.example.com');
-        let r = await v('POST', `${mount}/revoke-with-key`, { body: { serial_number: a.serial, private_key: b.privateKey } });
+        let r = await v('POST', `${mount}/revoke-with-key`, {
+          body: { serial_number: a.serial, private_key: b.privateKey },
+        });
         assert.equal(r.status, 400, r.text);
         assert.match(r.json.errors[0], /private key does not match/);
-        r = await v('POST', `${mount}/revoke-with-key`, { body: { certificate: a.certificate, private_key: b.privateKey } });
+        r = await v('POST', `${mount}/revoke-with-key`, {
+          body: { certificate: a.certificate, private_key: b.privateKey },
+        });
         assert.equal(r.status, 400, r.text);
         r = await v('POST', `${mount}/revoke-with-key`, { body: { serial_number: a.serial } });
         assert.equal(r.status, 400, r.text);
@@ -171,11 +196,19 @@ for (const kind of dbKinds()) {
         assert.equal(r.status, 400, r.text);
         assert.deepEqual((await defaultCrl(server.url, mount, rootPem)).serials, [], keyType);
 
-        r = await v('POST', `${mount}/revoke-with-key`, { body: { serial_number: a.serial, private_key: a.privateKey } });
+        r = await v('POST', `${mount}/revoke-with-key`, {
+          body: { serial_number: a.serial, private_key: a.privateKey },
+        });
         assert.equal(r.status, 200, `${keyType}: ${r.text}`);
-        r = await v('POST', `${mount}/revoke-with-key`, { body: { certificate: b.certificate, private_key: b.privateKey } });
+        r = await v('POST', `${mount}/revoke-with-key`, {
+          body: { certificate: b.certificate, private_key: b.privateKey },
+        });
         assert.equal(r.status, 200, `${keyType}: ${r.text}`);
-        assert.deepEqual((await defaultCrl(server.url, mount, rootPem)).serials.sort(), [a, b].map((x) => opensslSerial(x.serial)).sort(), keyType);
+        assert.deepEqual(
+          (await defaultCrl(server.url, mount, rootPem)).serials.sort(),
+          [a, b].map((x) => opensslSerial(x.serial)).sort(),
+          keyType,
+        );
       }
 
       // Its own refusals, as revoke's: exactly one of serial_number and certificate, never an
@@ -183,7 +216,9 @@ for (const kind of dbKinds()) {
       const { mount, rootPem } = await setup();
       const a = await issue(v, mount, 'web', 'a.example.com');
       const imported = opensslRootCa(`Imported ${mount}`);
-      let r = await v('POST', `${mount}/issuers/import/bundle`, { body: { pem_bundle: `${imported.keyPem}\n${imported.certPem}\n` } });
+      let r = await v('POST', `${mount}/issuers/import/bundle`, {
+        body: { pem_bundle: `${imported.keyPem}\n${imported.certPem}\n` },
+      });
       assert.equal(r.status, 200, r.text);
       const importedId = r.json.data.imported_issuers[0] as string;
       const crls = async () => [
@@ -192,9 +227,15 @@ for (const kind of dbKinds()) {
       ];
       const crlsBefore = await crls();
       const cases: [Record<string, unknown>, RegExp][] = [
-        [{ serial_number: a.serial, certificate: a.certificate, private_key: a.privateKey }, /^Must provide either the certificate or the serial to revoke; not both\.$/],
+        [
+          { serial_number: a.serial, certificate: a.certificate, private_key: a.privateKey },
+          /^Must provide either the certificate or the serial to revoke; not both\.$/,
+        ],
         [{ private_key: a.privateKey }, /^The serial number or certificate to revoke must be provided\.$/],
-        [{ certificate: imported.certPem, private_key: imported.keyPem }, new RegExp(`^adding issuer \\(id: ${importedId}\\) to its own CRL is not allowed$`)],
+        [
+          { certificate: imported.certPem, private_key: imported.keyPem },
+          new RegExp(`^adding issuer \\(id: ${importedId}\\) to its own CRL is not allowed$`),
+        ],
       ];
       for (const [body, msg] of cases) {
         r = await v('POST', `${mount}/revoke-with-key`, { body });
@@ -203,8 +244,14 @@ for (const kind of dbKinds()) {
         assert.match(r.json.errors[0], msg);
       }
       const crlsAfter = await crls();
-      assert.deepEqual(crlsAfter.map((c) => c.crlNumber), crlsBefore.map((c) => c.crlNumber));
-      assert.deepEqual(crlsAfter.map((c) => c.serials), [[], []]);
+      assert.deepEqual(
+        crlsAfter.map((c) => c.crlNumber),
+        crlsBefore.map((c) => c.crlNumber),
+      );
+      assert.deepEqual(
+        crlsAfter.map((c) => c.serials),
+        [[], []],
+      );
       assert.equal((await v('GET', `${mount}/cert/${a.serial}`, { token: undefined })).json.data.revocation_time, 0);
     });
 
@@ -213,9 +260,13 @@ for (const kind of dbKinds()) {
       const { csr, key } = opensslCsr('EC:P-256', '/CN=csr.example.com');
       const s = await v('POST', `${mount}/sign/web`, { body: { csr, common_name: 'csr.example.com' } });
       assert.equal(s.status, 200, s.text);
-      const r = await v('POST', `${mount}/revoke-with-key`, { body: { serial_number: s.json.data.serial_number, private_key: key } });
+      const r = await v('POST', `${mount}/revoke-with-key`, {
+        body: { serial_number: s.json.data.serial_number, private_key: key },
+      });
       assert.equal(r.status, 200, r.text);
-      assert.deepEqual((await defaultCrl(server.url, mount, rootPem)).serials, [opensslSerial(s.json.data.serial_number)]);
+      assert.deepEqual((await defaultCrl(server.url, mount, rootPem)).serials, [
+        opensslSerial(s.json.data.serial_number),
+      ]);
     });
 
     it('revoking a lease revokes its certificate and updates the CRL', async () => {
@@ -226,7 +277,9 @@ for (const kind of dbKinds()) {
       assert.notEqual(r.json.lease_id, '');
       const rv = await v('PUT', 'sys/leases/revoke', { body: { lease_id: r.json.lease_id } });
       assert.equal(rv.status, 204, rv.text);
-      assert.deepEqual((await defaultCrl(server.url, mount, rootPem)).serials, [opensslSerial(r.json.data.serial_number)]);
+      assert.deepEqual((await defaultCrl(server.url, mount, rootPem)).serials, [
+        opensslSerial(r.json.data.serial_number),
+      ]);
       const cert = await v('GET', `${mount}/cert/${r.json.data.serial_number}`, { token: undefined });
       assert.ok(cert.json.data.revocation_time > 0);
     });
@@ -241,7 +294,9 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 200, r.text);
       const rootId = r.json.data.imported_issuers[0];
       const rootPem = parent.certPem;
-      r = await v('POST', `${mount}/intermediate/generate/internal`, { body: { common_name: 'Int CA', key_type: 'ec' } });
+      r = await v('POST', `${mount}/intermediate/generate/internal`, {
+        body: { common_name: 'Int CA', key_type: 'ec' },
+      });
       assert.equal(r.status, 200, r.text);
       const intPem = signIntermediateCsr(r.json.data.csr, parent.certPem, parent.keyPem);
       r = await v('POST', `${mount}/intermediate/set-signed`, { body: { certificate: intPem } });
@@ -266,7 +321,10 @@ for (const kind of dbKinds()) {
       assert.ok(r.json.data.revocation_time > 0);
       assert.match(r.json.data.revocation_time_rfc3339, RFC3339);
       assert.ok(!r.json.data.usage.split(',').includes('issuing-certificates'), r.json.data.usage);
-      const rootCrl = await verifiedCrl((await fetchRaw(server.url, `${mount}/issuer/${rootId}/crl/der`)).body, rootPem);
+      const rootCrl = await verifiedCrl(
+        (await fetchRaw(server.url, `${mount}/issuer/${rootId}/crl/der`)).body,
+        rootPem,
+      );
       assert.deepEqual(rootCrl.serials, [opensslSerial(signed.json.data.serial_number)]);
       // The intermediate still signs its own (empty) CRL.
       const intCrl = await fetchRaw(server.url, `${mount}/issuer/${intId}/crl/der`);
@@ -285,13 +343,28 @@ for (const kind of dbKinds()) {
       let r = await v('GET', `${mount}/config/crl`);
       assert.equal(r.status, 200, r.text);
       assert.deepEqual(r.json.data, {
-        expiry: '72h', disable: false, ocsp_disable: false, ocsp_expiry: '12h', auto_rebuild: false, auto_rebuild_grace_period: '12h',
-        enable_delta: false, delta_rebuild_interval: '15m', cross_cluster_revocation: false, unified_crl: false,
-        unified_crl_on_existing_paths: false, max_crl_entries: 100000,
+        expiry: '72h',
+        disable: false,
+        ocsp_disable: false,
+        ocsp_expiry: '12h',
+        auto_rebuild: false,
+        auto_rebuild_grace_period: '12h',
+        enable_delta: false,
+        delta_rebuild_interval: '15m',
+        cross_cluster_revocation: false,
+        unified_crl: false,
+        unified_crl_on_existing_paths: false,
+        max_crl_entries: 100000,
       });
       const bad: [Record<string, unknown>, RegExp][] = [
-        [{ enable_delta: true }, /^Delta CRLs cannot be enabled when auto rebuilding is disabled as the complete CRL is always regenerated!$/],
-        [{ auto_rebuild: true, auto_rebuild_grace_period: '80h' }, /^CRL auto-rebuilding grace period \(80h\) must be strictly shorter than CRL expiry \(72h\)$/],
+        [
+          { enable_delta: true },
+          /^Delta CRLs cannot be enabled when auto rebuilding is disabled as the complete CRL is always regenerated!$/,
+        ],
+        [
+          { auto_rebuild: true, auto_rebuild_grace_period: '80h' },
+          /^CRL auto-rebuilding grace period \(80h\) must be strictly shorter than CRL expiry \(72h\)$/,
+        ],
         [{ ocsp_expiry: '-1h' }, /ocsp_expiry must be greater than or equal to 0/],
         [{ expiry: 'soon' }, /invalid expiry/],
         [{ unified_crl: true }, /^unified_crl can only be enabled on Vault Enterprise$/],
@@ -337,7 +410,9 @@ for (const kind of dbKinds()) {
       assert.equal(c2.crlNumber, c1.crlNumber + 1);
       r = await v('GET', `${mount}/crl/rotate-delta`);
       assert.equal(r.status, 200, r.text);
-      assert.deepEqual(r.json.warnings, ['requested rebuild of delta CRL when delta CRL is not enabled; this is a no-op']);
+      assert.deepEqual(r.json.warnings, [
+        'requested rebuild of delta CRL when delta CRL is not enabled; this is a no-op',
+      ]);
     });
 
     it('sign-revocation-list signs the given entries and refuses reserved extensions', async () => {
@@ -358,11 +433,15 @@ for (const kind of dbKinds()) {
       assert.deepEqual(facts.serials, ['0A0B', '3C4D5E']);
       assert.match(facts.text, /Revocation Date: Nov 14 22:13:20 2023 GMT/);
       assert.equal((facts.nextUpdate.getTime() - facts.lastUpdate.getTime()) / 1000, 3600);
-      r = await v('POST', `${mount}/issuer/default/sign-revocation-list`, { body: { crl_number: 7, delta_crl_base_number: 5, format: 'der' } });
+      r = await v('POST', `${mount}/issuer/default/sign-revocation-list`, {
+        body: { crl_number: 7, delta_crl_base_number: 5, format: 'der' },
+      });
       assert.equal(r.status, 200, r.text);
       const delta = verifiedCrl(Buffer.from(r.json.data.crl, 'base64'), rootPem);
       assert.equal(delta.deltaBase, 5);
-      r = await v('POST', `${mount}/issuer/default/sign-revocation-list`, { body: { crl_number: 1, extensions: [{ id: '2.5.29.20', critical: false, value: 'AgEB' }] } });
+      r = await v('POST', `${mount}/issuer/default/sign-revocation-list`, {
+        body: { crl_number: 1, extensions: [{ id: '2.5.29.20', critical: false, value: 'AgEB' }] },
+      });
       assert.equal(r.status, 400, r.text);
       r = await v('POST', `${mount}/issuer/default/sign-revocation-list`, { body: {} });
       assert.equal(r.status, 400, r.text);
@@ -371,7 +450,9 @@ for (const kind of dbKinds()) {
     it('ACL: the authenticated revocation paths need a token and a policy; CRL fetches need none', async () => {
       const { mount } = await setup();
       const a = await issue(v, mount, 'web', 'a.example.com');
-      let r = await v('PUT', 'sys/policies/acl/reader', { body: { policy: `path "${mount}/cert/*" { capabilities = ["read"] }` } });
+      let r = await v('PUT', 'sys/policies/acl/reader', {
+        body: { policy: `path "${mount}/cert/*" { capabilities = ["read"] }` },
+      });
       assert.ok(r.status === 204 || r.status === 200, r.text);
       r = await v('POST', 'auth/token/create', { body: { policies: ['reader'] } });
       const weak = r.json.auth.client_token as string;
@@ -392,17 +473,35 @@ for (const kind of dbKinds()) {
           assert.deepEqual(x.json, { errors: ['permission denied'] });
         }
       }
-      for (const path of ['crl', 'crl/pem', 'cert/crl', 'issuer/default/crl', 'issuer/default/crl/der', 'issuer/default/crl/pem']) {
+      for (const path of [
+        'crl',
+        'crl/pem',
+        'cert/crl',
+        'issuer/default/crl',
+        'issuer/default/crl/der',
+        'issuer/default/crl/pem',
+      ]) {
         assert.equal((await fetchRaw(server.url, `${mount}/${path}`)).status, 200, path);
       }
-      for (const path of ['crl/delta', 'crl/delta/pem', 'issuer/default/crl/delta/der', 'issuer/default/crl/delta/pem']) {
+      for (const path of [
+        'crl/delta',
+        'crl/delta/pem',
+        'issuer/default/crl/delta/der',
+        'issuer/default/crl/delta/pem',
+      ]) {
         assert.equal((await fetchRaw(server.url, `${mount}/${path}`)).status, 204, path);
       }
-      for (const path of ['cert/delta-crl', 'issuer/default/crl/delta']) assert.equal((await fetchRaw(server.url, `${mount}/${path}`)).status, 200, path);
+      for (const path of ['cert/delta-crl', 'issuer/default/crl/delta'])
+        assert.equal((await fetchRaw(server.url, `${mount}/${path}`)).status, 200, path);
       // A policy granting revoke is enough for revoke.
-      await v('PUT', 'sys/policies/acl/revoker', { body: { policy: `path "${mount}/revoke" { capabilities = ["update"] }` } });
+      await v('PUT', 'sys/policies/acl/revoker', {
+        body: { policy: `path "${mount}/revoke" { capabilities = ["update"] }` },
+      });
       r = await v('POST', 'auth/token/create', { body: { policies: ['revoker'] } });
-      const ok = await v('POST', `${mount}/revoke`, { token: r.json.auth.client_token, body: { serial_number: a.serial } });
+      const ok = await v('POST', `${mount}/revoke`, {
+        token: r.json.auth.client_token,
+        body: { serial_number: a.serial },
+      });
       assert.equal(ok.status, 200, ok.text);
     });
   });

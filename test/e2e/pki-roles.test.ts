@@ -7,15 +7,55 @@ import { vaultClient } from './vault-http.js';
 
 /** Every field of a role read and its default (reference 8.2/8.3) for a role written with no fields. */
 const DEFAULT_ROLE = {
-  allow_any_name: false, allow_bare_domains: false, allow_glob_domains: false, allow_ip_sans: true, allow_localhost: true,
-  allow_subdomains: false, allow_token_displayname: false, allow_wildcard_certificates: true, allowed_domains: [], allowed_domains_template: false,
-  allowed_other_sans: [], allowed_serial_numbers: [], allowed_uri_sans: [], allowed_uri_sans_template: false, allowed_user_ids: [],
-  basic_constraints_valid_for_non_ca: false, client_flag: true, cn_validations: ['email', 'hostname'], code_signing_flag: false, country: [],
-  email_protection_flag: false, enforce_hostnames: true, ext_key_usage: [], ext_key_usage_oids: [], generate_lease: false, issuer_ref: 'default',
-  key_bits: 2048, key_type: 'rsa', key_usage: ['DigitalSignature', 'KeyAgreement', 'KeyEncipherment'], locality: [], max_ttl: 0, no_store: false,
-  no_store_metadata: false, not_after: '', not_before_duration: 30, organization: [], ou: [], policy_identifiers: [], postal_code: [], province: [],
-  require_cn: true, serial_number_source: 'json-csr', server_flag: true, signature_bits: 256, street_address: [], ttl: 0, use_csr_common_name: true,
-  use_csr_sans: true, use_pss: false,
+  allow_any_name: false,
+  allow_bare_domains: false,
+  allow_glob_domains: false,
+  allow_ip_sans: true,
+  allow_localhost: true,
+  allow_subdomains: false,
+  allow_token_displayname: false,
+  allow_wildcard_certificates: true,
+  allowed_domains: [],
+  allowed_domains_template: false,
+  allowed_other_sans: [],
+  allowed_serial_numbers: [],
+  allowed_uri_sans: [],
+  allowed_uri_sans_template: false,
+  allowed_user_ids: [],
+  basic_constraints_valid_for_non_ca: false,
+  client_flag: true,
+  cn_validations: ['email', 'hostname'],
+  code_signing_flag: false,
+  country: [],
+  email_protection_flag: false,
+  enforce_hostnames: true,
+  ext_key_usage: [],
+  ext_key_usage_oids: [],
+  generate_lease: false,
+  issuer_ref: 'default',
+  key_bits: 2048,
+  key_type: 'rsa',
+  key_usage: ['DigitalSignature', 'KeyAgreement', 'KeyEncipherment'],
+  locality: [],
+  max_ttl: 0,
+  no_store: false,
+  no_store_metadata: false,
+  not_after: '',
+  not_before_duration: 30,
+  organization: [],
+  ou: [],
+  policy_identifiers: [],
+  postal_code: [],
+  province: [],
+  require_cn: true,
+  serial_number_source: 'json-csr',
+  server_flag: true,
+  signature_bits: 256,
+  street_address: [],
+  ttl: 0,
+  use_csr_common_name: true,
+  use_csr_sans: true,
+  use_pss: false,
 };
 
 for (const kind of dbKinds()) {
@@ -51,7 +91,15 @@ for (const kind of dbKinds()) {
     it('coerces Vault input types and resolves key bits per key type', async () => {
       const m = await mount();
       const w = await v('POST', `${m}/roles/web`, {
-        form: { allowed_domains: 'example.com,example.org', allow_subdomains: 'true', ttl: '1h', max_ttl: '72h', key_type: 'ec', not_before_duration: '2m', key_usage: 'DigitalSignature' },
+        form: {
+          allowed_domains: 'example.com,example.org',
+          allow_subdomains: 'true',
+          ttl: '1h',
+          max_ttl: '72h',
+          key_type: 'ec',
+          not_before_duration: '2m',
+          key_usage: 'DigitalSignature',
+        },
       });
       assert.equal(w.status, 200, w.text);
       const d = w.json.data;
@@ -70,24 +118,47 @@ for (const kind of dbKinds()) {
 
     it('POST replaces the whole role; PATCH changes only what it sends', async () => {
       const m = await mount();
-      await v('POST', `${m}/roles/r`, { body: { allowed_domains: ['example.com'], allow_bare_domains: true, ttl: 60 } });
+      await v('POST', `${m}/roles/r`, {
+        body: { allowed_domains: ['example.com'], allow_bare_domains: true, ttl: 60 },
+      });
       let r = await v('POST', `${m}/roles/r`, { body: { ttl: 120 } });
       assert.deepEqual(r.json.data.allowed_domains, []);
       assert.equal(r.json.data.allow_bare_domains, false);
       await v('POST', `${m}/roles/r`, { body: { allowed_domains: ['example.com'], ttl: 60 } });
-      r = await v('PATCH', `${m}/roles/r`, { body: { ttl: '5m' }, headers: { 'content-type': 'application/merge-patch+json' } });
+      r = await v('PATCH', `${m}/roles/r`, {
+        body: { ttl: '5m' },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      });
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.data.ttl, 300);
       assert.deepEqual(r.json.data.allowed_domains, ['example.com']);
       // null removes a field in a merge patch: it takes its default again.
-      await v('PATCH', `${m}/roles/r`, { body: { allow_localhost: false, not_before_duration: '1m', key_type: 'ec' }, headers: { 'content-type': 'application/merge-patch+json' } });
-      r = await v('PATCH', `${m}/roles/r`, { body: { allow_localhost: null, not_before_duration: null, key_type: null, ttl: '6m' }, headers: { 'content-type': 'application/merge-patch+json' } });
+      await v('PATCH', `${m}/roles/r`, {
+        body: { allow_localhost: false, not_before_duration: '1m', key_type: 'ec' },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      });
+      r = await v('PATCH', `${m}/roles/r`, {
+        body: { allow_localhost: null, not_before_duration: null, key_type: null, ttl: '6m' },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      });
       assert.equal(r.status, 200, r.text);
-      assert.deepEqual([r.json.data.allow_localhost, r.json.data.not_before_duration, r.json.data.key_type, r.json.data.key_bits, r.json.data.ttl], [true, 30, 'rsa', 2048, 360]);
+      assert.deepEqual(
+        [
+          r.json.data.allow_localhost,
+          r.json.data.not_before_duration,
+          r.json.data.key_type,
+          r.json.data.key_bits,
+          r.json.data.ttl,
+        ],
+        [true, 30, 'rsa', 2048, 360],
+      );
       assert.deepEqual(r.json.data.allowed_domains, ['example.com']);
       r = await v('PATCH', `${m}/roles/r`, { body: { ttl: '5m' } });
       assert.equal(r.status, 415);
-      r = await v('PATCH', `${m}/roles/missing`, { body: { ttl: 1 }, headers: { 'content-type': 'application/merge-patch+json' } });
+      r = await v('PATCH', `${m}/roles/missing`, {
+        body: { ttl: 1 },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      });
       assert.equal(r.status, 400);
       assert.deepEqual(r.json, { errors: ['Unable to fetch role entry to patch'] });
     });
@@ -154,7 +225,8 @@ for (const kind of dbKinds()) {
         assert.equal(r.status, 400, name);
         assert.match(r.json.errors[0], /invalid role name/);
       }
-      for (const name of ['a', 'a.b-c_d', 'A9']) assert.equal((await v('POST', `${m}/roles/${name}`, { body: {} })).status, 200, name);
+      for (const name of ['a', 'a.b-c_d', 'A9'])
+        assert.equal((await v('POST', `${m}/roles/${name}`, { body: {} })).status, 200, name);
     });
 
     it('needs a token and the ACL capability', async () => {

@@ -11,7 +11,9 @@ import { keyIdOf, validity } from './pki-privileged-helpers.js';
 
 /** One `openssl x509 -text` extension block (its header line and value lines). */
 function extension(text: string, name: string): string {
-  const m = new RegExp(`\\n( +)${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:[^\\n]*\\n((?:\\1 +[^\\n]*\\n)+)`).exec(text);
+  const m = new RegExp(`\\n( +)${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:[^\\n]*\\n((?:\\1 +[^\\n]*\\n)+)`).exec(
+    text,
+  );
   return m ? m[0].trim() : '';
 }
 
@@ -22,8 +24,22 @@ function opensslRsaCa(cn: string): string {
   return withTmp((dir) => {
     const key = join(dir, 'k.pem');
     openssl(['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', key]);
-    return openssl(['req', '-new', '-x509', '-key', key, '-subj', `/CN=${cn}`, '-days', '30', '-sha512', '-addext', 'basicConstraints=critical,CA:true',
-      '-addext', 'keyUsage=critical,keyCertSign,cRLSign']).trim();
+    return openssl([
+      'req',
+      '-new',
+      '-x509',
+      '-key',
+      key,
+      '-subj',
+      `/CN=${cn}`,
+      '-days',
+      '30',
+      '-sha512',
+      '-addext',
+      'basicConstraints=critical,CA:true',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ]).trim();
   });
 }
 
@@ -39,17 +55,28 @@ for (const kind of dbKinds()) {
 
     it('rolls a root over: the new root cross-signed by the old one keeps old leaves valid and makes new leaves chain to the old root', async () => {
       const { mount, rootPem: oldRoot } = await mountWithRoot(v, { issuerName: 'old' });
-      await role(v, mount, 'web', { allowed_domains: 'example.com', allow_subdomains: true, key_type: 'ec', ttl: '1h' });
+      await role(v, mount, 'web', {
+        allowed_domains: 'example.com',
+        allow_subdomains: true,
+        key_type: 'ec',
+        ttl: '1h',
+      });
       let r = await v('POST', `${mount}/issue/web`, { body: { common_name: 'old.example.com' } });
       assert.equal(r.status, 200, r.text);
       const oldLeaf = r.json.data.certificate as string;
 
-      r = await v('POST', `${mount}/root/rotate/internal`, { body: { common_name: 'Next Root', key_type: 'ec', ttl: '8760h' } });
+      r = await v('POST', `${mount}/root/rotate/internal`, {
+        body: { common_name: 'Next Root', key_type: 'ec', ttl: '8760h' },
+      });
       assert.equal(r.status, 200, r.text);
       const newRoot = r.json.data.certificate as string;
       // The old issuer has its own distribution points; they replace the new root's.
       r = await v('PATCH', `${mount}/issuer/old`, {
-        body: { issuing_certificates: 'http://old.test/ca', crl_distribution_points: 'http://old.test/crl', ocsp_servers: 'http://old.test/ocsp' },
+        body: {
+          issuing_certificates: 'http://old.test/ca',
+          crl_distribution_points: 'http://old.test/crl',
+          ocsp_servers: 'http://old.test/ocsp',
+        },
         headers: { 'content-type': 'application/merge-patch+json' },
       });
       assert.equal(r.status, 200, r.text);
@@ -60,7 +87,11 @@ for (const kind of dbKinds()) {
       assert.match(r.contentType, /^application\/json/);
       assert.equal(r.json.lease_id, '');
       assert.equal(r.json.lease_duration, 0);
-      assert.deepEqual(Object.keys(r.json.data).sort(), ['certificate', 'issuing_ca'], 'no serial_number or chain on this path');
+      assert.deepEqual(
+        Object.keys(r.json.data).sort(),
+        ['certificate', 'issuing_ca'],
+        'no serial_number or chain on this path',
+      );
       assert.equal(r.json.data.issuing_ca, oldRoot, 'root/ uses the default issuer, still the old root');
       const cross = r.json.data.certificate as string;
       assert.deepEqual(await storedSerials(v, mount), stored, 'a re-signed certificate is not stored');
@@ -82,7 +113,11 @@ for (const kind of dbKinds()) {
       assert.match(after_, /CA Issuers - URI:http:\/\/old\.test\/ca/);
       assert.match(after_, /OCSP - URI:http:\/\/old\.test\/ocsp/);
       assert.match(after_, /URI:http:\/\/old\.test\/crl/);
-      assert.doesNotMatch(after_, new RegExp(`ca\\.test/v1/${mount}`), "the new root's own distribution points are gone");
+      assert.doesNotMatch(
+        after_,
+        new RegExp(`ca\\.test/v1/${mount}`),
+        "the new root's own distribution points are gone",
+      );
       assert.match(before_, new RegExp(`ca\\.test/v1/${mount}`));
 
       // Clients that trust only the old root: old leaves still verify; new leaves verify through the cross-signed root.
@@ -92,7 +127,10 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 200, r.text);
       const newLeaf = r.json.data.certificate as string;
       assert.match(verifyChain(newLeaf, [oldRoot], [cross]), /OK/);
-      assert.throws(() => verifyChain(newLeaf, [oldRoot]), 'without the cross-signed certificate the old root cannot reach new leaves');
+      assert.throws(
+        () => verifyChain(newLeaf, [oldRoot]),
+        'without the cross-signed certificate the old root cannot reach new leaves',
+      );
       // Clients that already trust the new root need nothing else.
       assert.match(verifyChain(newLeaf, [newRoot]), /OK/);
 
@@ -106,22 +144,32 @@ for (const kind of dbKinds()) {
     it('keeps the certificate signature hash for a matching key type; require_matching_certificate_algorithms refuses a mismatch', async () => {
       const { mount: rsaMount, rootPem: rsaRoot } = await mountWithRoot(v, { keyType: 'rsa', keyBits: 2048 });
       const rsaCa = opensslRsaCa('RSA Self CA');
-      let r = await v('POST', `${rsaMount}/issuer/default/sign-self-issued`, { body: { certificate: rsaCa, require_matching_certificate_algorithms: true } });
+      let r = await v('POST', `${rsaMount}/issuer/default/sign-self-issued`, {
+        body: { certificate: rsaCa, require_matching_certificate_algorithms: true },
+      });
       assert.equal(r.status, 200, r.text);
       assert.match(x509Text(r.json.data.certificate), /Signature Algorithm: sha512WithRSAEncryption/);
       assert.match(verifyChain(r.json.data.certificate, [rsaRoot]), /OK/);
 
       const ecCa = opensslRootCa('EC Self CA').certPem;
-      r = await v('POST', `${rsaMount}/issuer/default/sign-self-issued`, { body: { certificate: ecCa, require_matching_certificate_algorithms: true } });
+      r = await v('POST', `${rsaMount}/issuer/default/sign-self-issued`, {
+        body: { certificate: ecCa, require_matching_certificate_algorithms: true },
+      });
       assert.equal(r.status, 400);
       assert.match(r.json.errors[0], /issuer's key type \(rsa\) does not match the certificate's \(ec\)/);
       r = await v('POST', `${rsaMount}/issuer/default/sign-self-issued`, { body: { certificate: ecCa } });
       assert.equal(r.status, 200, r.text);
-      assert.match(x509Text(r.json.data.certificate), /Signature Algorithm: sha256WithRSAEncryption/, "the issuer's default algorithm");
+      assert.match(
+        x509Text(r.json.data.certificate),
+        /Signature Algorithm: sha256WithRSAEncryption/,
+        "the issuer's default algorithm",
+      );
       assert.match(verifyChain(r.json.data.certificate, [rsaRoot]), /OK/);
 
       const { mount: ecMount, rootPem: ecRoot } = await mountWithRoot(v);
-      r = await v('POST', `${ecMount}/root/sign-self-issued`, { body: { certificate: rsaCa, require_matching_certificate_algorithms: 'false' } });
+      r = await v('POST', `${ecMount}/root/sign-self-issued`, {
+        body: { certificate: rsaCa, require_matching_certificate_algorithms: 'false' },
+      });
       assert.equal(r.status, 200, r.text);
       assert.match(x509Text(r.json.data.certificate), /Signature Algorithm: ecdsa-with-SHA256/);
       assert.match(verifyChain(r.json.data.certificate, [ecRoot]), /OK/);
@@ -143,9 +191,17 @@ for (const kind of dbKinds()) {
         ['root/sign-self-issued', { certificate: `${rootPem}\n${rootPem}` }, /exactly one certificate/],
         ['root/sign-self-issued', { certificate: '' }, /"certificate" is empty/],
         ['root/sign-self-issued', {}, /"certificate" is empty/],
-        ['root/sign-self-issued', { certificate: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----' }, /certificate/],
+        [
+          'root/sign-self-issued',
+          { certificate: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----' },
+          /certificate/,
+        ],
         ['root/sign-self-issued', { certificate: 'garbage!' }, /certificate|base64/],
-        ['issuer/missing/sign-self-issued', { certificate: rootPem }, /unable to find PKI issuer for reference: missing/],
+        [
+          'issuer/missing/sign-self-issued',
+          { certificate: rootPem },
+          /unable to find PKI issuer for reference: missing/,
+        ],
       ];
       for (const [path, body, message] of cases) {
         r = await v('POST', `${mount}/${path}`, { body });
@@ -164,8 +220,14 @@ for (const kind of dbKinds()) {
         assert.equal(r.status, 200, r.text);
         return r.json.auth.client_token as string;
       };
-      const plain = await token(`plain-${mount}`, `path "${mount}/root/sign-self-issued" { capabilities = ["create", "update"] }\npath "${mount}/issuer/+/sign-self-issued" { capabilities = ["update"] }`);
-      const sudo = await token(`sudo-${mount}`, `path "${mount}/root/sign-self-issued" { capabilities = ["update", "sudo"] }`);
+      const plain = await token(
+        `plain-${mount}`,
+        `path "${mount}/root/sign-self-issued" { capabilities = ["create", "update"] }\npath "${mount}/issuer/+/sign-self-issued" { capabilities = ["update"] }`,
+      );
+      const sudo = await token(
+        `sudo-${mount}`,
+        `path "${mount}/root/sign-self-issued" { capabilities = ["update", "sudo"] }`,
+      );
 
       let r = await v('POST', `${mount}/root/sign-self-issued`, { token: plain, body: { certificate: rootPem } });
       assert.equal(r.status, 403);

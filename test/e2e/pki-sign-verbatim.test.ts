@@ -25,14 +25,18 @@ for (const kind of dbKinds()) {
       // Every certificate this file gets signed is also checked by openssl against its chain.
       v = async (method, path, opts) => {
         const r = await raw(method, path, opts);
-        if (r.status === 200 && /sign-verbatim(\/[^/]+)?$/.test(path)) assert.match(verifySignedAnswer(r.json.data), /OK/, `${path}: openssl verify`);
+        if (r.status === 200 && /sign-verbatim(\/[^/]+)?$/.test(path))
+          assert.match(verifySignedAnswer(r.json.data), /OK/, `${path}: openssl verify`);
         return r;
       };
       plain = csrWith('EC:P-256', '/C=US/O=Acme/OU=Ops/CN=Not A Host Name', [
         'subjectAltName=DNS:anything.invalid,IP:192.0.2.7,URI:urn:example:device:1,email:dev@nowhere.invalid',
         'certificatePolicies=1.2.3.4',
       ]);
-      withUsages = csrWith('EC:P-256', '/CN=usages.example', ['keyUsage=critical,keyEncipherment', 'extendedKeyUsage=clientAuth,codeSigning']);
+      withUsages = csrWith('EC:P-256', '/CN=usages.example', [
+        'keyUsage=critical,keyEncipherment',
+        'extendedKeyUsage=clientAuth,codeSigning',
+      ]);
     });
     after(async () => server?.close());
 
@@ -50,13 +54,24 @@ for (const kind of dbKinds()) {
       assert.deepEqual(d.ca_chain, [rootPem]);
       assert.match(verifyChain(d.certificate, [rootPem]), /OK/);
 
-      const subjectDer = (args: string[], input: string): string => openssl([...args, '-noout', '-subject', '-nameopt', 'RFC2253'], input);
-      assert.equal(subjectDer(['x509'], d.certificate).replace(/^subject=/, ''), subjectDer(['req'], plain.csr).replace(/^subject=/, ''));
+      const subjectDer = (args: string[], input: string): string =>
+        openssl([...args, '-noout', '-subject', '-nameopt', 'RFC2253'], input);
+      assert.equal(
+        subjectDer(['x509'], d.certificate).replace(/^subject=/, ''),
+        subjectDer(['req'], plain.csr).replace(/^subject=/, ''),
+      );
       const text = x509Text(d.certificate);
       assert.match(text, /Subject: CN=Not A Host Name,OU=Ops,O=Acme,C=US/);
-      assert.match(text, /X509v3 Subject Alternative Name:\s+DNS:anything\.invalid, IP Address:192\.0\.2\.7, URI:urn:example:device:1, email:dev@nowhere\.invalid/);
+      assert.match(
+        text,
+        /X509v3 Subject Alternative Name:\s+DNS:anything\.invalid, IP Address:192\.0\.2\.7, URI:urn:example:device:1, email:dev@nowhere\.invalid/,
+      );
       assert.match(text, /X509v3 Certificate Policies:\s+Policy: 1\.2\.3\.4/);
-      assert.match(text, /X509v3 Key Usage: critical\s+Digital Signature, Key Encipherment, Key Agreement\n/, 'the default key usages');
+      assert.match(
+        text,
+        /X509v3 Key Usage: critical\s+Digital Signature, Key Encipherment, Key Agreement\n/,
+        'the default key usages',
+      );
       assert.doesNotMatch(text, /Extended Key Usage|Basic Constraints/);
       const { notAfter } = validity(d.certificate);
       assert.equal(notAfter, d.expiration);
@@ -66,12 +81,19 @@ for (const kind of dbKinds()) {
 
     it('key_usage, ext_key_usage and ext_key_usage_oids are defaults for what the CSR lacks, case-insensitive', async () => {
       const { mount, rootPem } = await mountWithRoot(v);
-      const body = { key_usage: 'digitalsignature,CONTENTCOMMITMENT,NoSuchUsage', ext_key_usage: ['serverauth', 'TimeStamping'], ext_key_usage_oids: '1.2.3.4.5,1.3.6.1.4.1.99.2' };
+      const body = {
+        key_usage: 'digitalsignature,CONTENTCOMMITMENT,NoSuchUsage',
+        ext_key_usage: ['serverauth', 'TimeStamping'],
+        ext_key_usage_oids: '1.2.3.4.5,1.3.6.1.4.1.99.2',
+      };
       let r = await v('POST', `${mount}/sign-verbatim`, { body: { csr: plain.csr, ...body } });
       assert.equal(r.status, 200, r.text);
       let text = x509Text(r.json.data.certificate);
       assert.match(text, /X509v3 Key Usage: critical\s+Digital Signature, Non Repudiation\n/);
-      assert.match(text, /X509v3 Extended Key Usage:\s+TLS Web Server Authentication, Time Stamping, 1\.2\.3\.4\.5, 1\.3\.6\.1\.4\.1\.99\.2\n/);
+      assert.match(
+        text,
+        /X509v3 Extended Key Usage:\s+TLS Web Server Authentication, Time Stamping, 1\.2\.3\.4\.5, 1\.3\.6\.1\.4\.1\.99\.2\n/,
+      );
 
       r = await v('POST', `${mount}/sign-verbatim`, { body: { csr: withUsages.csr, ...body } });
       assert.equal(r.status, 200, r.text);
@@ -89,12 +111,21 @@ for (const kind of dbKinds()) {
       assert.match(r.json.errors[0], /not a valid OID/);
     });
 
-    it("with a role: its ttl, max_ttl, issuer_ref, not_before_duration and no_store apply, and the certificate is leased; names are not checked", async () => {
+    it('with a role: its ttl, max_ttl, issuer_ref, not_before_duration and no_store apply, and the certificate is leased; names are not checked', async () => {
       const { mount, rootPem } = await mountWithRoot(v, { issuerName: 'first' });
-      let r = await v('POST', `${mount}/root/generate/internal`, { body: { common_name: 'Second Root', key_type: 'ec', issuer_name: 'second', ttl: '8760h' } });
+      let r = await v('POST', `${mount}/root/generate/internal`, {
+        body: { common_name: 'Second Root', key_type: 'ec', issuer_name: 'second', ttl: '8760h' },
+      });
       assert.equal(r.status, 200, r.text);
       const second = r.json.data.certificate as string;
-      await role(v, mount, 'verb', { ttl: '2h', max_ttl: '3h', issuer_ref: 'second', not_before_duration: '1h', allowed_domains: 'example.com', key_type: 'rsa' });
+      await role(v, mount, 'verb', {
+        ttl: '2h',
+        max_ttl: '3h',
+        issuer_ref: 'second',
+        not_before_duration: '1h',
+        allowed_domains: 'example.com',
+        key_type: 'rsa',
+      });
       r = await v('POST', `${mount}/sign-verbatim/verb`, { body: { csr: plain.csr } });
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.data.issuing_ca, second, "the role's issuer_ref");
@@ -140,27 +171,42 @@ for (const kind of dbKinds()) {
     });
 
     it('truncates notAfter to the issuer unless enforce_leaf_not_after_behavior; ttl is bounded by the mount maximum', async () => {
-      const { mount, rootPem } = await mountWithRoot(v, { ttl: '1000h', issuerName: 'short', mountConfig: { max_lease_ttl: '20000h' } });
+      const { mount, rootPem } = await mountWithRoot(v, {
+        ttl: '1000h',
+        issuerName: 'short',
+        mountConfig: { max_lease_ttl: '20000h' },
+      });
       const rootEnd = validity(rootPem).notAfter;
       let r = await v('POST', `${mount}/sign-verbatim`, { body: { csr: plain.csr, ttl: '5000h' } });
       assert.equal(r.status, 200, r.text);
       assert.equal(validity(r.json.data.certificate).notAfter, rootEnd);
       assert.match(r.json.warnings.join('\n'), /truncated/);
-      r = await v('POST', `${mount}/sign-verbatim`, { body: { csr: plain.csr, ttl: '5000h', enforce_leaf_not_after_behavior: true } });
+      r = await v('POST', `${mount}/sign-verbatim`, {
+        body: { csr: plain.csr, ttl: '5000h', enforce_leaf_not_after_behavior: true },
+      });
       assert.equal(r.status, 400);
       assert.match(r.json.errors[0], /beyond the expiration of the CA certificate/);
-      r = await v('PATCH', `${mount}/issuer/short`, { body: { leaf_not_after_behavior: 'permit' }, headers: { 'content-type': 'application/merge-patch+json' } });
+      r = await v('PATCH', `${mount}/issuer/short`, {
+        body: { leaf_not_after_behavior: 'permit' },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      });
       assert.equal(r.status, 200, r.text);
-      r = await v('POST', `${mount}/sign-verbatim`, { body: { csr: plain.csr, ttl: '5000h', enforce_leaf_not_after_behavior: true } });
+      r = await v('POST', `${mount}/sign-verbatim`, {
+        body: { csr: plain.csr, ttl: '5000h', enforce_leaf_not_after_behavior: true },
+      });
       assert.equal(r.status, 200, r.text);
       assert.ok(validity(r.json.data.certificate).notAfter > rootEnd + 3000 * 3600);
       r = await v('POST', `${mount}/sign-verbatim`, { body: { csr: plain.csr, ttl: '20001h' } });
       assert.equal(r.status, 400);
-      r = await v('POST', `${mount}/sign-verbatim`, { body: { csr: plain.csr, not_after: '2027-03-04T05:06:07Z', enforce_leaf_not_after_behavior: true } });
+      r = await v('POST', `${mount}/sign-verbatim`, {
+        body: { csr: plain.csr, not_after: '2027-03-04T05:06:07Z', enforce_leaf_not_after_behavior: true },
+      });
       assert.equal(r.status, 200, r.text);
       assert.equal(validity(r.json.data.certificate).notAfter, Date.parse('2027-03-04T05:06:07Z') / 1000);
       // The IEEE 802.1AR "no well-defined expiration" value.
-      r = await v('POST', `${mount}/sign-verbatim`, { body: { csr: plain.csr, not_after: '9999-12-31T23:59:59Z', enforce_leaf_not_after_behavior: true } });
+      r = await v('POST', `${mount}/sign-verbatim`, {
+        body: { csr: plain.csr, not_after: '9999-12-31T23:59:59Z', enforce_leaf_not_after_behavior: true },
+      });
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.data.expiration, 253402300799);
       assert.match(openssl(['x509', '-noout', '-enddate'], r.json.data.certificate), /Dec 31 23:59:59 9999 GMT/);
@@ -168,22 +214,33 @@ for (const kind of dbKinds()) {
 
     it('adds user_ids, honours format, remove_roots_from_chain, signature_bits and use_pss', async () => {
       const { mount, rootPem } = await mountWithRoot(v, { keyType: 'rsa', keyBits: 2048 });
-      let r = await v('POST', `${mount}/sign-verbatim`, { body: { csr: plain.csr, user_ids: 'alice,bob', signature_bits: 384, use_pss: true } });
+      let r = await v('POST', `${mount}/sign-verbatim`, {
+        body: { csr: plain.csr, user_ids: 'alice,bob', signature_bits: 384, use_pss: true },
+      });
       assert.equal(r.status, 200, r.text);
       const text = x509Text(r.json.data.certificate);
       assert.match(text, /Subject: UID=bob,UID=alice,CN=Not A Host Name,OU=Ops,O=Acme,C=US/);
       assert.match(text, /Signature Algorithm: rsassaPss[\s\S]*Hash Algorithm: sha384/);
       assert.match(verifyChain(r.json.data.certificate, [rootPem]), /OK/);
 
-      r = await v('POST', `${mount}/sign-verbatim`, { body: { csr: plain.csr, remove_roots_from_chain: true, format: 'der' } });
+      r = await v('POST', `${mount}/sign-verbatim`, {
+        body: { csr: plain.csr, remove_roots_from_chain: true, format: 'der' },
+      });
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.data.ca_chain, undefined, 'only the root was in the chain');
       assert.deepEqual(Buffer.from(r.json.data.issuing_ca, 'base64'), pemToDer(rootPem));
-      assert.match(openssl(['x509', '-inform', 'DER', '-noout', '-subject'], Buffer.from(r.json.data.certificate, 'base64')), /Not A Host Name/);
+      assert.match(
+        openssl(['x509', '-inform', 'DER', '-noout', '-subject'], Buffer.from(r.json.data.certificate, 'base64')),
+        /Not A Host Name/,
+      );
 
       r = await v('POST', `${mount}/sign-verbatim`, { body: { csr: plain.csr, format: 'pem_bundle' } });
       assert.equal(r.status, 200, r.text);
-      assert.equal((r.json.data.certificate as string).match(/BEGIN CERTIFICATE/g)?.length, 1, 'the root is self-signed: the certificate alone');
+      assert.equal(
+        (r.json.data.certificate as string).match(/BEGIN CERTIFICATE/g)?.length,
+        1,
+        'the root is self-signed: the certificate alone',
+      );
     });
 
     it('refuses CA requests and bad input with 400, storing nothing', async () => {
@@ -195,12 +252,20 @@ for (const kind of dbKinds()) {
       const cases: [string, Record<string, unknown>, RegExp][] = [
         ['sign-verbatim', { csr: ca.csr }, /requests a CA certificate/],
         ['sign-verbatim/nometa', { csr: ca.csr }, /requests a CA certificate/],
-        ['sign-verbatim', { csr: '-----BEGIN CERTIFICATE REQUEST-----\nMIIBbroken\n-----END CERTIFICATE REQUEST-----' }, /certificate request|csr/i],
+        [
+          'sign-verbatim',
+          { csr: '-----BEGIN CERTIFICATE REQUEST-----\nMIIBbroken\n-----END CERTIFICATE REQUEST-----' },
+          /certificate request|csr/i,
+        ],
         ['sign-verbatim', { csr: tamperedCsr(plain.csr) }, /request signature invalid/],
         ['sign-verbatim', {}, /"csr" is empty/],
         ['sign-verbatim', { csr: weak.csr }, /2048-bit/],
         ['sign-verbatim/no-such-role', { csr: plain.csr }, /unknown role: no-such-role/],
-        ['issuer/no-such-issuer/sign-verbatim', { csr: plain.csr }, /unable to find PKI issuer for reference: no-such-issuer/],
+        [
+          'issuer/no-such-issuer/sign-verbatim',
+          { csr: plain.csr },
+          /unable to find PKI issuer for reference: no-such-issuer/,
+        ],
         ['sign-verbatim', { csr: plain.csr, format: 'pfx' }, /format/],
         ['sign-verbatim', { csr: plain.csr, signature_bits: 100 }, /signature/],
         ['sign-verbatim', { csr: plain.csr, ttl: '1h', not_after: '2030-01-01T00:00:00Z' }, /Either ttl or not_after/],

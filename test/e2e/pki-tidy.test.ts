@@ -11,7 +11,8 @@ import { defaultCrl, opensslSerial } from './pki-revocation-helpers.js';
 import type { Vault } from './pki-issue-helpers.js';
 import { vaultClient } from './vault-http.js';
 
-const STARTED = "Tidy operation successfully started. Any information from the operation will be printed to Vault's server logs.";
+const STARTED =
+  "Tidy operation successfully started. Any information from the operation will be printed to Vault's server logs.";
 const FLAGS = [
   'tidy_cert_store',
   'tidy_revoked_certs',
@@ -66,7 +67,16 @@ for (const kind of dbKinds()) {
     let v: Vault;
     const clock = new ManualClock('2030-01-01T00:00:00.000Z');
     const runJobs = () => server.deps.worker.runUntilIdle();
-    const tidyJobs = async () => Number((await server.deps.core.db.kysely.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('kind', '=', 'pki.tidy').executeTakeFirst())?.n ?? 0);
+    const tidyJobs = async () =>
+      Number(
+        (
+          await server.deps.core.db.kysely
+            .selectFrom('jobs')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('kind', '=', 'pki.tidy')
+            .executeTakeFirst()
+        )?.n ?? 0,
+      );
 
     before(async () => {
       server = await startTestServer(kind, { clock });
@@ -78,7 +88,11 @@ for (const kind of dbKinds()) {
     const issue = async (mount: string, roleName: string, body: Record<string, unknown> = {}) => {
       const r = await v('POST', `${mount}/issue/${roleName}`, { body: { common_name: 'host.tidy.test', ...body } });
       assert.equal(r.status, 200, r.text);
-      return { serial: r.json.data.serial_number as string, expiration: Number(r.json.data.expiration), leaseId: r.json.lease_id as string };
+      return {
+        serial: r.json.data.serial_number as string,
+        expiration: Number(r.json.data.expiration),
+        leaseId: r.json.lease_id as string,
+      };
     };
     const status = async (mount: string) => {
       const r = await v('GET', `${mount}/tidy-status`);
@@ -93,7 +107,13 @@ for (const kind of dbKinds()) {
     };
     const setup = async () => {
       const { mount, issuerId, rootPem } = await mountWithRoot(v);
-      await role(v, mount, 'short', { allow_any_name: true, key_type: 'ec', ttl: '1h', max_ttl: '100h', generate_lease: true });
+      await role(v, mount, 'short', {
+        allow_any_name: true,
+        key_type: 'ec',
+        ttl: '1h',
+        max_ttl: '100h',
+        generate_lease: true,
+      });
       return { mount, issuerId, rootPem };
     };
 
@@ -103,7 +123,8 @@ for (const kind of dbKinds()) {
       assert.deepEqual(Object.keys(s).sort(), STATUS_KEYS);
       assert.equal(s.state, 'Inactive');
       assert.equal(typeof s.internal_backend_uuid, 'string');
-      for (const k of STATUS_KEYS.filter((k) => !['state', 'internal_backend_uuid'].includes(k))) assert.equal(s[k], null, k);
+      for (const k of STATUS_KEYS.filter((k) => !['state', 'internal_backend_uuid'].includes(k)))
+        assert.equal(s[k], null, k);
     });
 
     it('tidy_cert_store removes certificates expired longer than safety_buffer ago, exactly at the boundary it keeps them', async () => {
@@ -145,7 +166,10 @@ for (const kind of dbKinds()) {
       assert.equal(s.message, null);
       assert.equal(s.error, null);
       const after = await storedSerials(v, mount);
-      assert.deepEqual(after, before.filter((x) => x !== a.serial));
+      assert.deepEqual(
+        after,
+        before.filter((x) => x !== a.serial),
+      );
       for (const kept of [b, c, revoked]) assert.ok(after.includes(kept.serial), `${kept.serial} is kept`);
       assert.equal((await v('GET', `${mount}/cert/${a.serial}`, { token: undefined })).status, 404);
       assert.equal((await v('GET', `${mount}/cert/${b.serial}`, { token: undefined })).status, 200);
@@ -190,15 +214,21 @@ for (const kind of dbKinds()) {
 
     const issuerNames = async (mount: string) => {
       const r = await v('LIST', `${mount}/issuers`, { token: undefined });
-      return Object.values(r.json.data.key_info as Record<string, { issuer_name: string }>).map((i) => i.issuer_name).sort();
+      return Object.values(r.json.data.key_info as Record<string, { issuer_name: string }>)
+        .map((i) => i.issuer_name)
+        .sort();
     };
 
     it('tidy_expired_issuers removes issuers expired past issuer_safety_buffer, never the default one, keeping keys', async () => {
       const { mount } = await setup();
-      let r = await v('POST', `${mount}/root/generate/internal`, { body: { common_name: 'Old Root', key_type: 'ec', ttl: '2h', issuer_name: 'old' } });
+      let r = await v('POST', `${mount}/root/generate/internal`, {
+        body: { common_name: 'Old Root', key_type: 'ec', ttl: '2h', issuer_name: 'old' },
+      });
       assert.equal(r.status, 200, r.text);
       const old = { id: r.json.data.issuer_id as string, expiration: Number(r.json.data.expiration) };
-      r = await v('POST', `${mount}/root/generate/internal`, { body: { common_name: 'Edge Root', key_type: 'ec', ttl: '2h', issuer_name: 'edge' } });
+      r = await v('POST', `${mount}/root/generate/internal`, {
+        body: { common_name: 'Edge Root', key_type: 'ec', ttl: '2h', issuer_name: 'edge' },
+      });
       const edge = { id: r.json.data.issuer_id as string, expiration: Number(r.json.data.expiration) };
       assert.equal(edge.expiration, old.expiration);
       const keysBefore = (await v('LIST', `${mount}/keys`)).json.data.keys as string[];
@@ -254,7 +284,13 @@ for (const kind of dbKinds()) {
       await issue(mount, 'short');
       clock.advance(365 * 86400);
       const before = await storedSerials(v, mount);
-      const body = { tidy_move_legacy_ca_bundle: true, tidy_revocation_queue: true, tidy_cross_cluster_revoked_certs: true, tidy_acme: 'true', tidy_cmpv2_nonce_store: 1 };
+      const body = {
+        tidy_move_legacy_ca_bundle: true,
+        tidy_revocation_queue: true,
+        tidy_cross_cluster_revoked_certs: true,
+        tidy_acme: 'true',
+        tidy_cmpv2_nonce_store: 1,
+      };
       assert.deepEqual(await tidy(mount, body), [STARTED]);
       await runJobs();
       const s = await status(mount);
@@ -286,12 +322,17 @@ for (const kind of dbKinds()) {
       await runJobs();
     });
 
-    it('takes tidy_revocation_list as tidy_revoked_certs, and starts again when a run\'s job died', async () => {
+    it("takes tidy_revocation_list as tidy_revoked_certs, and starts again when a run's job died", async () => {
       const { mount } = await setup();
       await tidy(mount, { tidy_revocation_list: true });
       assert.equal((await status(mount)).tidy_revoked_certs, true);
       // A job that was abandoned (its node kept dying) leaves the run looking active.
-      await server.deps.core.db.kysely.updateTable('jobs').set({ status: 'dead' }).where('kind', '=', 'pki.tidy').where('status', '=', 'queued').execute();
+      await server.deps.core.db.kysely
+        .updateTable('jobs')
+        .set({ status: 'dead' })
+        .where('kind', '=', 'pki.tidy')
+        .where('status', '=', 'queued')
+        .execute();
       assert.deepEqual(await tidy(mount, { tidy_cert_store: true }), [STARTED]);
       await runJobs();
       const s = await status(mount);
@@ -336,8 +377,14 @@ for (const kind of dbKinds()) {
         [{ tidy_cert_store: true, safety_buffer: 0 }, /^safety_buffer must be greater than zero$/],
         [{ tidy_cert_store: true, safety_buffer: 'soon' }, /error converting input "soon" for field "safety_buffer"/],
         [{ tidy_cert_store: true, issuer_safety_buffer: '-1s' }, /^issuer_safety_buffer must be greater than zero$/],
-        [{ tidy_cert_store: true, revocation_queue_safety_buffer: 0 }, /^revocation_queue_safety_buffer must be greater than zero$/],
-        [{ tidy_cert_store: true, acme_account_safety_buffer: -5 }, /^acme_account_safety_buffer must be greater than zero$/],
+        [
+          { tidy_cert_store: true, revocation_queue_safety_buffer: 0 },
+          /^revocation_queue_safety_buffer must be greater than zero$/,
+        ],
+        [
+          { tidy_cert_store: true, acme_account_safety_buffer: -5 },
+          /^acme_account_safety_buffer must be greater than zero$/,
+        ],
         [{ tidy_cert_store: true, pause_duration: '-1s' }, /^received invalid, negative pause_duration$/],
         [{ tidy_cert_store: true, pause_duration: 'a while' }, /^Error parsing pause_duration/],
         [{ tidy_cert_store: 'perhaps' }, /error converting input "perhaps" for field "tidy_cert_store"/],
@@ -358,11 +405,17 @@ for (const kind of dbKinds()) {
       const autoCases: [Record<string, unknown>, RegExp][] = [
         [{ interval_duration: -1 }, /^given interval_duration must be greater than or equal to zero seconds/],
         [{ safety_buffer: 0 }, /^given safety_buffer must be at least one second/],
-        [{ revocation_queue_safety_buffer: '-2h' }, /^given revocation_queue_safety_buffer must be at least one second/],
+        [
+          { revocation_queue_safety_buffer: '-2h' },
+          /^given revocation_queue_safety_buffer must be at least one second/,
+        ],
         [{ pause_duration: '-3s' }, /^received invalid, negative pause_duration$/],
         [{ enabled: true }, /^Auto-tidy enabled but no tidy operations were requested/],
         [{ publish_stored_certificate_count_metrics: true }, /without first maintaining that count/],
-        [{ min_startup_backoff_duration: '20m', max_startup_backoff_duration: '10m' }, /must be greater or equal to min_startup_backoff_duration/],
+        [
+          { min_startup_backoff_duration: '20m', max_startup_backoff_duration: '10m' },
+          /must be greater or equal to min_startup_backoff_duration/,
+        ],
         [{ min_startup_backoff_duration: 0 }, /^min_startup_backoff_duration must be at least 1 second/],
         [{ enabled: 'sometimes', tidy_cert_store: true }, /error converting input "sometimes" for field "enabled"/],
       ];
@@ -371,22 +424,37 @@ for (const kind of dbKinds()) {
         assert.equal(r.status, 400, JSON.stringify(body));
         assert.match(r.json.errors[0], message, JSON.stringify(body));
       }
-      assert.deepEqual((await v('GET', `${mount}/config/auto-tidy`)).json.data, config, 'the configuration did not change');
+      assert.deepEqual(
+        (await v('GET', `${mount}/config/auto-tidy`)).json.data,
+        config,
+        'the configuration did not change',
+      );
     });
 
     it('checks the ACL: tidy needs update, tidy-status read, config/auto-tidy read or update', async () => {
       const { mount } = await setup();
-      const policy = async (name: string, text: string) => assert.equal((await v('PUT', `sys/policies/acl/${name}`, { body: { policy: text } })).status, 204);
-      const token = async (p: string) => (await v('POST', 'auth/token/create', { body: { policies: [p] } })).json.auth.client_token as string;
-      await policy(`tidier-${mount}`, `path "${mount}/tidy" { capabilities = ["update"] }\npath "${mount}/tidy-cancel" { capabilities = ["update"] }`);
-      await policy(`watcher-${mount}`, `path "${mount}/tidy-status" { capabilities = ["read"] }\npath "${mount}/config/auto-tidy" { capabilities = ["read"] }`);
+      const policy = async (name: string, text: string) =>
+        assert.equal((await v('PUT', `sys/policies/acl/${name}`, { body: { policy: text } })).status, 204);
+      const token = async (p: string) =>
+        (await v('POST', 'auth/token/create', { body: { policies: [p] } })).json.auth.client_token as string;
+      await policy(
+        `tidier-${mount}`,
+        `path "${mount}/tidy" { capabilities = ["update"] }\npath "${mount}/tidy-cancel" { capabilities = ["update"] }`,
+      );
+      await policy(
+        `watcher-${mount}`,
+        `path "${mount}/tidy-status" { capabilities = ["read"] }\npath "${mount}/config/auto-tidy" { capabilities = ["read"] }`,
+      );
       const tidier = await token(`tidier-${mount}`);
       const watcher = await token(`watcher-${mount}`);
 
       let r = await v('POST', `${mount}/tidy`, { token: watcher, body: { tidy_cert_store: true } });
       assert.equal(r.status, 403);
       assert.deepEqual(r.json, { errors: ['permission denied'] });
-      assert.equal((await v('POST', `${mount}/tidy`, { token: undefined, body: { tidy_cert_store: true } })).status, 403);
+      assert.equal(
+        (await v('POST', `${mount}/tidy`, { token: undefined, body: { tidy_cert_store: true } })).status,
+        403,
+      );
       assert.equal((await status(mount)).state, 'Inactive', 'a refused request starts nothing');
       r = await v('POST', `${mount}/tidy`, { token: tidier, body: { tidy_cert_store: true } });
       assert.equal(r.status, 202, r.text);
@@ -396,7 +464,10 @@ for (const kind of dbKinds()) {
       assert.equal(r.json.data.state, 'Running');
       assert.equal((await v('POST', `${mount}/tidy-cancel`, { token: watcher })).status, 403);
       assert.equal((await v('GET', `${mount}/config/auto-tidy`, { token: watcher })).status, 200);
-      assert.equal((await v('POST', `${mount}/config/auto-tidy`, { token: watcher, body: { enabled: false } })).status, 403);
+      assert.equal(
+        (await v('POST', `${mount}/config/auto-tidy`, { token: watcher, body: { enabled: false } })).status,
+        403,
+      );
       assert.equal((await v('POST', `${mount}/tidy-cancel`, { token: tidier })).json.data.state, 'Cancelling');
       await runJobs();
     });
@@ -420,7 +491,15 @@ for (const kind of dbKinds()) {
         publish_stored_certificate_count_metrics: false,
       });
       const enabledAt = clock.now();
-      r = await v('POST', `${mount}/config/auto-tidy`, { body: { enabled: true, tidy_cert_store: true, interval_duration: '1h', safety_buffer: 60, maintain_stored_certificate_counts: true } });
+      r = await v('POST', `${mount}/config/auto-tidy`, {
+        body: {
+          enabled: true,
+          tidy_cert_store: true,
+          interval_duration: '1h',
+          safety_buffer: 60,
+          maintain_stored_certificate_counts: true,
+        },
+      });
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.data.enabled, true);
       assert.equal(r.json.data.interval_duration, 3600);
@@ -471,7 +550,10 @@ for (const kind of dbKinds()) {
       const metric = async () => {
         const text = await (await fetch(`${server.url}/metrics`)).text();
         const line = (name: string) => text.split('\n').find((l) => l.startsWith(`${name}{mount="${mount}/"}`));
-        return { total: line('strongroom_pki_certificates_stored'), revoked: line('strongroom_pki_revoked_certificates_stored') };
+        return {
+          total: line('strongroom_pki_certificates_stored'),
+          revoked: line('strongroom_pki_revoked_certificates_stored'),
+        };
       };
       assert.deepEqual(await metric(), { total: undefined, revoked: undefined });
       r = await v('POST', `${mount}/config/auto-tidy`, { body: { publish_stored_certificate_count_metrics: true } });
@@ -490,12 +572,16 @@ for (const kind of dbKinds()) {
       assert.equal((await status(mount)).time_finished, last);
     });
 
-    it('forgets the mount\'s tidy status and configuration when the mount is disabled', async () => {
+    it("forgets the mount's tidy status and configuration when the mount is disabled", async () => {
       const { mount } = await setup();
-      assert.equal((await v('POST', `${mount}/config/auto-tidy`, { body: { enabled: true, tidy_cert_store: true } })).status, 200);
+      assert.equal(
+        (await v('POST', `${mount}/config/auto-tidy`, { body: { enabled: true, tidy_cert_store: true } })).status,
+        200,
+      );
       await tidy(mount, { tidy_cert_store: true });
       const mountId = (await status(mount)).internal_backend_uuid as string;
-      const rows = () => server.deps.core.db.kysely.selectFrom('pki_tidy').select('mount_id').where('mount_id', '=', mountId).execute();
+      const rows = () =>
+        server.deps.core.db.kysely.selectFrom('pki_tidy').select('mount_id').where('mount_id', '=', mountId).execute();
       assert.equal((await rows()).length, 1);
       assert.equal((await v('DELETE', `sys/mounts/${mount}`)).status, 204);
       await runJobs();
@@ -503,38 +589,49 @@ for (const kind of dbKinds()) {
     });
 
     // Several nodes share one database on PostgreSQL (SQLite serves a single node).
-    it('shares one tidy per mount between nodes on the same database, with status and cancel from either', { skip: kind !== 'postgres' }, async () => {
-      const { mount } = await setup();
-      await issue(mount, 'short');
-      clock.advance(30 * 86400);
-      const deps2 = await buildDeps(server.config, { clock });
-      const app2 = await buildApp(deps2);
-      await app2.listen({ host: '127.0.0.1', port: 0 });
-      const addr = app2.server.address();
-      const v2 = vaultClient(`http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`, server.rootToken);
-      try {
-        const jobsBefore = await tidyJobs();
-        const answers = await Promise.all(
-          Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? v : v2)('POST', `${mount}/tidy`, { body: { tidy_cert_store: true } })),
+    it(
+      'shares one tidy per mount between nodes on the same database, with status and cancel from either',
+      { skip: kind !== 'postgres' },
+      async () => {
+        const { mount } = await setup();
+        await issue(mount, 'short');
+        clock.advance(30 * 86400);
+        const deps2 = await buildDeps(server.config, { clock });
+        const app2 = await buildApp(deps2);
+        await app2.listen({ host: '127.0.0.1', port: 0 });
+        const addr = app2.server.address();
+        const v2 = vaultClient(
+          `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`,
+          server.rootToken,
         );
-        assert.ok(answers.every((a) => a.status === 202));
-        assert.equal(answers.filter((a) => a.json.warnings[0] === STARTED).length, 1);
-        assert.equal((await tidyJobs()) - jobsBefore, 1);
-        assert.equal((await v2('GET', `${mount}/tidy-status`)).json.data.state, 'Running');
-        assert.equal((await v2('POST', `${mount}/tidy-cancel`)).json.data.state, 'Cancelling');
-        assert.equal((await v('GET', `${mount}/tidy-status`)).json.data.state, 'Cancelling');
-        await runJobs();
-        assert.equal((await v2('GET', `${mount}/tidy-status`)).json.data.state, 'Cancelled');
-        // A run started on node 2 is run by node 1's worker and seen finished on node 2.
-        assert.deepEqual((await v2('POST', `${mount}/tidy`, { body: { tidy_cert_store: true } })).json.warnings, [STARTED]);
-        await runJobs();
-        const s = (await v2('GET', `${mount}/tidy-status`)).json.data;
-        assert.equal(s.state, 'Finished');
-        assert.equal(s.cert_store_deleted_count, 1);
-      } finally {
-        await app2.close();
-        await deps2.close();
-      }
-    });
+        try {
+          const jobsBefore = await tidyJobs();
+          const answers = await Promise.all(
+            Array.from({ length: 8 }, (_, i) =>
+              (i % 2 === 0 ? v : v2)('POST', `${mount}/tidy`, { body: { tidy_cert_store: true } }),
+            ),
+          );
+          assert.ok(answers.every((a) => a.status === 202));
+          assert.equal(answers.filter((a) => a.json.warnings[0] === STARTED).length, 1);
+          assert.equal((await tidyJobs()) - jobsBefore, 1);
+          assert.equal((await v2('GET', `${mount}/tidy-status`)).json.data.state, 'Running');
+          assert.equal((await v2('POST', `${mount}/tidy-cancel`)).json.data.state, 'Cancelling');
+          assert.equal((await v('GET', `${mount}/tidy-status`)).json.data.state, 'Cancelling');
+          await runJobs();
+          assert.equal((await v2('GET', `${mount}/tidy-status`)).json.data.state, 'Cancelled');
+          // A run started on node 2 is run by node 1's worker and seen finished on node 2.
+          assert.deepEqual((await v2('POST', `${mount}/tidy`, { body: { tidy_cert_store: true } })).json.warnings, [
+            STARTED,
+          ]);
+          await runJobs();
+          const s = (await v2('GET', `${mount}/tidy-status`)).json.data;
+          assert.equal(s.state, 'Finished');
+          assert.equal(s.cert_store_deleted_count, 1);
+        } finally {
+          await app2.close();
+          await deps2.close();
+        }
+      },
+    );
   });
 }

@@ -44,7 +44,15 @@ for (const kind of dbKinds()) {
       drop = db.drop;
       dataDir = join(db.dir, 'data');
       dbArgs = kind === 'postgres' ? ['--database-url', db.url] : [];
-      server = await spawnServer(['--data-dir', dataDir, '--body-limit', '4KB', '--shutdown-timeout', '10s', ...dbArgs]);
+      server = await spawnServer([
+        '--data-dir',
+        dataDir,
+        '--body-limit',
+        '4KB',
+        '--shutdown-timeout',
+        '10s',
+        ...dbArgs,
+      ]);
     });
     after(async () => {
       await server?.stop('SIGKILL');
@@ -79,27 +87,45 @@ for (const kind of dbKinds()) {
       const tfe404 = await fetch(`${server.url}/api/v2/no-such-thing`);
       assert.equal(tfe404.status, 404);
       assert.match(tfe404.headers.get('content-type') ?? '', /application\/vnd\.api\+json/);
-      assert.deepEqual(await tfe404.json(), { errors: [{ status: '404', title: 'not found', detail: 'no route for GET /api/v2/no-such-thing' }] });
+      assert.deepEqual(await tfe404.json(), {
+        errors: [{ status: '404', title: 'not found', detail: 'no route for GET /api/v2/no-such-thing' }],
+      });
 
       const vault404 = await fetch(`${server.url}/v1/no/such/path`, { headers: { 'x-vault-token': firstToken } });
       assert.equal(vault404.status, 404);
       assert.deepEqual(await vault404.json(), { errors: [] });
 
       const big = JSON.stringify({ data: { type: 'organizations', attributes: { name: 'x'.repeat(5000) } } });
-      const tfe413 = await fetch(`${server.url}/api/v2/organizations`, { method: 'POST', headers: { 'content-type': 'application/vnd.api+json', authorization: `Bearer ${firstToken}` }, body: big });
+      const tfe413 = await fetch(`${server.url}/api/v2/organizations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/vnd.api+json', authorization: `Bearer ${firstToken}` },
+        body: big,
+      });
       assert.equal(tfe413.status, 413);
       const tfe413Body = (await tfe413.json()) as { errors: Array<{ status: string }> };
       assert.equal(tfe413Body.errors[0]?.status, '413');
 
-      const vault413 = await fetch(`${server.url}/v1/sys/policies/acl/big`, { method: 'POST', headers: { 'x-vault-token': firstToken }, body: JSON.stringify({ policy: 'x'.repeat(5000) }) });
+      const vault413 = await fetch(`${server.url}/v1/sys/policies/acl/big`, {
+        method: 'POST',
+        headers: { 'x-vault-token': firstToken },
+        body: JSON.stringify({ policy: 'x'.repeat(5000) }),
+      });
       assert.equal(vault413.status, 413);
       assert.deepEqual(await vault413.json(), { errors: ['request body is larger than the configured limit'] });
 
-      const tfeBad = await fetch(`${server.url}/api/v2/organizations`, { method: 'POST', headers: { 'content-type': 'application/vnd.api+json', authorization: `Bearer ${firstToken}` }, body: '{"data": ' });
+      const tfeBad = await fetch(`${server.url}/api/v2/organizations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/vnd.api+json', authorization: `Bearer ${firstToken}` },
+        body: '{"data": ',
+      });
       assert.equal(tfeBad.status, 400);
       assert.equal(((await tfeBad.json()) as { errors: Array<{ status: string }> }).errors[0]?.status, '400');
 
-      const vaultBad = await fetch(`${server.url}/v1/sys/policies/acl/bad`, { method: 'POST', headers: { 'x-vault-token': firstToken }, body: '{"policy": ' });
+      const vaultBad = await fetch(`${server.url}/v1/sys/policies/acl/bad`, {
+        method: 'POST',
+        headers: { 'x-vault-token': firstToken },
+        body: '{"policy": ',
+      });
       assert.equal(vaultBad.status, 400);
       const vaultBadBody = (await vaultBad.json()) as { errors: string[] };
       assert.equal(vaultBadBody.errors.length, 1);
@@ -108,27 +134,47 @@ for (const kind of dbKinds()) {
 
     it('makes the initial admin token a Vault root token: root policy, no expiry, sudo paths', async () => {
       const call = (method: string, path: string, body?: unknown) =>
-        fetch(`${server.url}/v1/${path}`, { method, headers: { 'x-vault-token': firstToken }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-      const self = (await (await call('GET', 'auth/token/lookup-self')).json()) as { data: { policies: string[]; ttl: number; expire_time: unknown } };
+        fetch(`${server.url}/v1/${path}`, {
+          method,
+          headers: { 'x-vault-token': firstToken },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+      const self = (await (await call('GET', 'auth/token/lookup-self')).json()) as {
+        data: { policies: string[]; ttl: number; expire_time: unknown };
+      };
       assert.deepEqual(self.data.policies, ['root']);
       assert.equal(self.data.ttl, 0);
       assert.equal(self.data.expire_time, null);
-      const caps = (await (await call('POST', 'sys/capabilities-self', { paths: ['pki-admin-check/root'] })).json()) as { capabilities: string[] };
+      const caps = (await (
+        await call('POST', 'sys/capabilities-self', { paths: ['pki-admin-check/root'] })
+      ).json()) as { capabilities: string[] };
       assert.deepEqual(caps.capabilities, ['root']);
       assert.equal((await call('POST', 'sys/mounts/pki-admin-check', { type: 'pki' })).status, 204);
-      assert.equal((await call('POST', 'pki-admin-check/root/generate/internal', { common_name: 'admin check', key_type: 'ec' })).status, 200);
+      assert.equal(
+        (await call('POST', 'pki-admin-check/root/generate/internal', { common_name: 'admin check', key_type: 'ec' }))
+          .status,
+        200,
+      );
       // DELETE root needs sudo, which only a root token has without a policy granting it.
       assert.equal((await call('DELETE', 'pki-admin-check/root')).status, 204);
       assert.equal((await call('DELETE', 'sys/mounts/pki-admin-check')).status, 204);
     });
 
     it('keeps tokens and request ids out of trouble: ids echoed, credentials never logged', async () => {
-      const res = await fetch(`${server.url}/healthz`, { headers: { authorization: 'Bearer sekrit-value-123', 'x-vault-token': 'sekrit-value-456' } });
+      const res = await fetch(`${server.url}/healthz`, {
+        headers: { authorization: 'Bearer sekrit-value-123', 'x-vault-token': 'sekrit-value-456' },
+      });
       assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
       await new Promise((r) => setTimeout(r, 100));
       assert.ok(!server.output().includes('sekrit-value'), 'credentials appear in the log');
-      const lines = server.output().split('\n').filter((l) => l.startsWith('{'));
-      assert.ok(lines.some((l) => (JSON.parse(l) as { reqId?: string }).reqId), 'structured JSON log lines with request ids');
+      const lines = server
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'));
+      assert.ok(
+        lines.some((l) => (JSON.parse(l) as { reqId?: string }).reqId),
+        'structured JSON log lines with request ids',
+      );
     });
 
     it('runs every thread but the event loop under SCHED_BATCH', { skip: process.platform !== 'linux' }, async () => {
@@ -136,7 +182,11 @@ for (const kind of dbKinds()) {
       assert.equal(policies.get(server.child.pid as number), SCHED_OTHER, 'the event loop keeps the normal policy');
       const others = [...policies].filter(([tid]) => tid !== server.child.pid);
       assert.ok(others.length >= 4, `threads: ${JSON.stringify([...policies])}`);
-      assert.deepEqual(others.filter(([, p]) => p !== SCHED_BATCH), [], 'threads not under SCHED_BATCH');
+      assert.deepEqual(
+        others.filter(([, p]) => p !== SCHED_BATCH),
+        [],
+        'threads not under SCHED_BATCH',
+      );
       assert.match(server.output(), /background threads run under SCHED_BATCH/);
     });
 
@@ -144,11 +194,20 @@ for (const kind of dbKinds()) {
       const body = JSON.stringify({ data: { type: 'x' } });
       const res = new Promise<{ status: number; body: string }>((resolve, reject) => {
         const u = new URL(`${server.url}/api/v2/slow-request`);
-        const req = httpRequest({ host: u.hostname, port: u.port, method: 'POST', path: u.pathname, headers: { 'content-type': 'application/vnd.api+json', 'content-length': Buffer.byteLength(body) } }, (r) => {
-          let b = '';
-          r.on('data', (d: Buffer) => (b += d.toString()));
-          r.on('end', () => resolve({ status: r.statusCode ?? 0, body: b }));
-        });
+        const req = httpRequest(
+          {
+            host: u.hostname,
+            port: u.port,
+            method: 'POST',
+            path: u.pathname,
+            headers: { 'content-type': 'application/vnd.api+json', 'content-length': Buffer.byteLength(body) },
+          },
+          (r) => {
+            let b = '';
+            r.on('data', (d: Buffer) => (b += d.toString()));
+            r.on('end', () => resolve({ status: r.statusCode ?? 0, body: b }));
+          },
+        );
         req.on('error', reject);
         req.write(body.slice(0, 5));
         setTimeout(() => {
@@ -179,7 +238,20 @@ describe('the CLI', () => {
   it('prints help listing every setting', async () => {
     const r = await runCli(['--help']);
     assert.equal(r.code, 0);
-    for (const s of ['server', 'migrate', '--listen', '--data-dir', '--database-url', '--tls-cert', '--tls-key', '--body-limit', '--log-level', '--dev', '--dev-root-token', 'STRONGROOM_MASTER_KEY']) {
+    for (const s of [
+      'server',
+      'migrate',
+      '--listen',
+      '--data-dir',
+      '--database-url',
+      '--tls-cert',
+      '--tls-key',
+      '--body-limit',
+      '--log-level',
+      '--dev',
+      '--dev-root-token',
+      'STRONGROOM_MASTER_KEY',
+    ]) {
       assert.ok(r.stdout.includes(s), `help lacks ${s}`);
     }
   });
@@ -219,31 +291,63 @@ describe('the CLI', () => {
     assert.equal(existsSync(dir), false, 'dev storage removed at exit');
   });
 
-  it('leaves every thread under the normal policy with --batch-background-threads false', { skip: process.platform !== 'linux' }, async () => {
-    const s = await spawnServer(['--dev', '--batch-background-threads', 'false']);
-    try {
-      const policies = threadPolicies(s.child.pid as number);
-      assert.ok(policies.size >= 5);
-      assert.deepEqual([...policies].filter(([, p]) => p !== SCHED_OTHER), []);
-      assert.doesNotMatch(s.output(), /SCHED_BATCH/);
-    } finally {
-      assert.equal(await s.stop(), 0);
-    }
-  });
+  it(
+    'leaves every thread under the normal policy with --batch-background-threads false',
+    { skip: process.platform !== 'linux' },
+    async () => {
+      const s = await spawnServer(['--dev', '--batch-background-threads', 'false']);
+      try {
+        const policies = threadPolicies(s.child.pid as number);
+        assert.ok(policies.size >= 5);
+        assert.deepEqual(
+          [...policies].filter(([, p]) => p !== SCHED_OTHER),
+          [],
+        );
+        assert.doesNotMatch(s.output(), /SCHED_BATCH/);
+      } finally {
+        assert.equal(await s.stop(), 0);
+      }
+    },
+  );
 
   it('serves HTTPS when given a certificate and key', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     const s = await spawnServer(['--dev', '--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'key.pem')]);
     try {
       assert.match(s.url, /^https:/);
       const u = new URL(`${s.url}/healthz`);
       const body = await new Promise<string>((resolve, reject) => {
-        const req = httpsRequest({ host: u.hostname, port: u.port, path: u.pathname, ca: readFileSync(join(dir, 'cert.pem')) }, (r) => {
-          let b = '';
-          r.on('data', (d: Buffer) => (b += d.toString()));
-          r.on('end', () => resolve(b));
-        });
+        const req = httpsRequest(
+          { host: u.hostname, port: u.port, path: u.pathname, ca: readFileSync(join(dir, 'cert.pem')) },
+          (r) => {
+            let b = '';
+            r.on('data', (d: Buffer) => (b += d.toString()));
+            r.on('end', () => resolve(b));
+          },
+        );
         req.on('error', reject);
         req.end();
       });

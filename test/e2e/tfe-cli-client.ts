@@ -40,7 +40,17 @@ export class TerraformCli {
     return h;
   }
 
-  async request(method: string, url: string, init: { body?: unknown; headers?: Record<string, string>; auth?: boolean; raw?: Buffer | string; redirect?: 'follow' | 'manual' } = {}): Promise<CliResponse> {
+  async request(
+    method: string,
+    url: string,
+    init: {
+      body?: unknown;
+      headers?: Record<string, string>;
+      auth?: boolean;
+      raw?: Buffer | string;
+      redirect?: 'follow' | 'manual';
+    } = {},
+  ): Promise<CliResponse> {
     const headers: Record<string, string> = { ...this.base(), ...init.headers };
     if (init.auth ?? true) headers.authorization = `Bearer ${this.token}`;
     let body: string | Buffer | undefined;
@@ -77,7 +87,11 @@ export class TerraformCli {
   /** `PUT <upload url>`: raw bytes, no Authorization. */
   upload(url: string, bytes: Buffer): Promise<CliResponse> {
     assert.match(url, /^https?:\/\//, 'upload URLs must be absolute');
-    return this.request('PUT', url, { raw: bytes, auth: false, headers: { 'content-type': 'application/octet-stream', accept: 'application/json, */*' } });
+    return this.request('PUT', url, {
+      raw: bytes,
+      auth: false,
+      headers: { 'content-type': 'application/octet-stream', accept: 'application/json, */*' },
+    });
   }
 
   lock(wsId: string, reason = 'Locked by Terraform'): Promise<CliResponse> {
@@ -94,17 +108,30 @@ export class TerraformCli {
   }
 
   /** The state manager's persist (reference 3.4): pending create, concurrent PUTs, re-read. */
-  async persist(wsId: string, state: Buffer, opts: { jsonState?: Buffer; outputs?: Record<string, unknown> | null; force?: boolean } = {}): Promise<CliResponse> {
+  async persist(
+    wsId: string,
+    state: Buffer,
+    opts: { jsonState?: Buffer; outputs?: Record<string, unknown> | null; force?: boolean } = {},
+  ): Promise<CliResponse> {
     const doc = JSON.parse(state.toString('utf8')) as { serial: number; lineage: string };
-    const attributes: Record<string, unknown> = { serial: doc.serial, md5: md5(state), lineage: doc.lineage, force: opts.force ?? false };
-    if (opts.outputs !== undefined) attributes['json-state-outputs'] = Buffer.from(JSON.stringify(opts.outputs)).toString('base64');
-    const created = await this.send('POST', `workspaces/${wsId}/state-versions`, { data: { type: 'state-versions', attributes } });
+    const attributes: Record<string, unknown> = {
+      serial: doc.serial,
+      md5: md5(state),
+      lineage: doc.lineage,
+      force: opts.force ?? false,
+    };
+    if (opts.outputs !== undefined)
+      attributes['json-state-outputs'] = Buffer.from(JSON.stringify(opts.outputs)).toString('base64');
+    const created = await this.send('POST', `workspaces/${wsId}/state-versions`, {
+      data: { type: 'state-versions', attributes },
+    });
     if (created.status !== 201) return created;
     const a = created.json.data.attributes;
     assert.equal(a.status, 'pending');
     const puts = [this.upload(a['hosted-state-upload-url'], state)];
     if (opts.jsonState) puts.push(this.upload(a['hosted-json-state-upload-url'], opts.jsonState));
-    for (const r of await Promise.all(puts)) assert.ok(r.status >= 200 && r.status < 400, `upload answered ${r.status}: ${r.text}`);
+    for (const r of await Promise.all(puts))
+      assert.ok(r.status >= 200 && r.status < 400, `upload answered ${r.status}: ${r.text}`);
     return this.get(`state-versions/${created.json.data.id}`);
   }
 }
@@ -120,13 +147,22 @@ export interface StateOutputSpec {
 }
 
 /** A v4 state as Terraform writes it, with the given outputs and a few resources. */
-export function tfState(serial: number, lineage: string, outputs: Record<string, StateOutputSpec> = {}, resources: unknown[] = defaultResources()): Buffer {
-  return Buffer.from(`${JSON.stringify({ version: 4, terraform_version: '1.9.5', serial, lineage, outputs, resources, check_results: null }, null, 2)}\n`);
+export function tfState(
+  serial: number,
+  lineage: string,
+  outputs: Record<string, StateOutputSpec> = {},
+  resources: unknown[] = defaultResources(),
+): Buffer {
+  return Buffer.from(
+    `${JSON.stringify({ version: 4, terraform_version: '1.9.5', serial, lineage, outputs, resources, check_results: null }, null, 2)}\n`,
+  );
 }
 
 /** The `json-state-outputs` object Terraform sends for those outputs. */
 export function jsonStateOutputs(outputs: Record<string, StateOutputSpec>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(outputs).map(([k, o]) => [k, { sensitive: o.sensitive ?? false, value: o.value, type: o.type }]));
+  return Object.fromEntries(
+    Object.entries(outputs).map(([k, o]) => [k, { sensitive: o.sensitive ?? false, value: o.value, type: o.type }]),
+  );
 }
 
 export function defaultResources(extraAttr = 'a'): unknown[] {
@@ -137,7 +173,12 @@ export function defaultResources(extraAttr = 'a'): unknown[] {
       name: 'p',
       provider: 'provider["registry.terraform.io/hashicorp/random"]',
       instances: [
-        { index_key: 0, schema_version: 0, attributes: { id: `pet-0-${extraAttr}`, length: 2 }, sensitive_attributes: [] },
+        {
+          index_key: 0,
+          schema_version: 0,
+          attributes: { id: `pet-0-${extraAttr}`, length: 2 },
+          sensitive_attributes: [],
+        },
         { index_key: 1, schema_version: 0, attributes: { id: 'pet-1', length: 2 }, sensitive_attributes: [] },
       ],
     },
@@ -148,7 +189,9 @@ export function defaultResources(extraAttr = 'a'): unknown[] {
 export async function organization(srv: TestServer): Promise<{ org: string; cli: TerraformCli }> {
   const org = `org-${randomUUID().slice(0, 8)}`;
   const admin = new TerraformCli(srv, srv.rootToken);
-  const r = await admin.send('POST', 'organizations', { data: { type: 'organizations', attributes: { name: org, email: `${org}@example.com` } } });
+  const r = await admin.send('POST', 'organizations', {
+    data: { type: 'organizations', attributes: { name: org, email: `${org}@example.com` } },
+  });
   assert.equal(r.status, 201, r.text);
   return { org, cli: admin };
 }
@@ -158,10 +201,14 @@ export async function init(cli: TerraformCli, org: string, name: string): Promis
   const found = await cli.get(`organizations/${org}/workspaces/${name}`);
   if (found.status === 200) return found.json.data.id as string;
   assert.equal(found.status, 404, found.text);
-  const created = await cli.send('POST', `organizations/${org}/workspaces`, { data: { type: 'workspaces', attributes: { name } } });
+  const created = await cli.send('POST', `organizations/${org}/workspaces`, {
+    data: { type: 'workspaces', attributes: { name } },
+  });
   assert.equal(created.status, 201, created.text);
   const id = created.json.data.id as string;
-  const patched = await cli.send('PATCH', `workspaces/${id}`, { data: { type: 'workspaces', attributes: { 'terraform-version': '1.9.5' } } });
+  const patched = await cli.send('PATCH', `workspaces/${id}`, {
+    data: { type: 'workspaces', attributes: { 'terraform-version': '1.9.5' } },
+  });
   assert.equal(patched.status, 200, patched.text);
   const cur = await cli.get(`workspaces/${id}/current-state-version`);
   assert.equal(cur.status, 404, 'a new workspace has no state');

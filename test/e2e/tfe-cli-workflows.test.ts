@@ -4,7 +4,16 @@ import { randomUUID } from 'node:crypto';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
-import { JSONAPI, TerraformCli, defaultResources, init, jsonStateOutputs, md5, organization, tfState } from './tfe-cli-client.js';
+import {
+  JSONAPI,
+  TerraformCli,
+  defaultResources,
+  init,
+  jsonStateOutputs,
+  md5,
+  organization,
+  tfState,
+} from './tfe-cli-client.js';
 import type { StateOutputSpec } from './tfe-cli-client.js';
 
 /**
@@ -41,7 +50,9 @@ for (const kind of dbKinds()) {
 
     it('backend configuration: discovery, ping headers, entitlements', async () => {
       const { org, cli } = await organization(srv);
-      const disco = await fetch(`${srv.url}/.well-known/terraform.json`, { headers: { accept: 'application/json', 'user-agent': 'HashiCorp Terraform/1.9.5 (+https://www.terraform.io)' } });
+      const disco = await fetch(`${srv.url}/.well-known/terraform.json`, {
+        headers: { accept: 'application/json', 'user-agent': 'HashiCorp Terraform/1.9.5 (+https://www.terraform.io)' },
+      });
       assert.equal(disco.status, 200);
       assert.match(disco.headers.get('content-type') ?? '', /^application\/json/);
       const services = (await disco.json()) as Record<string, string>;
@@ -54,7 +65,10 @@ for (const kind of dbKinds()) {
       const ping = await cli.get('ping');
       assert.ok(ping.status === 200 || ping.status === 204, `ping answered ${ping.status}`);
       const apiVersion = ping.headers.get('tfp-api-version') ?? '';
-      assert.ok(/^\d+(\.\d+)*$/.test(apiVersion) && versionAtLeast(apiVersion, [2, 5]), `TFP-API-Version ${apiVersion} must be >= 2.5 without a pre-release`);
+      assert.ok(
+        /^\d+(\.\d+)*$/.test(apiVersion) && versionAtLeast(apiVersion, [2, 5]),
+        `TFP-API-Version ${apiVersion} must be >= 2.5 without a pre-release`,
+      );
       assert.match(ping.headers.get('x-tfe-version') ?? '', /^v\d{6}-\d+$/);
       const limit = ping.headers.get('x-ratelimit-limit');
       assert.ok(limit === null || Number(limit) > 3, 'a rate limit of 1-3 breaks go-tfe');
@@ -66,7 +80,10 @@ for (const kind of dbKinds()) {
       assert.equal(ent.json.data.type, 'entitlement-sets');
       assert.equal(typeof ent.json.data.attributes.operations, 'boolean');
       assert.equal(ent.json.data.attributes['state-storage'], true);
-      assert.equal((await cli.get(`organizations/no-such-org-${randomUUID().slice(0, 6)}/entitlement-set`)).status, 404);
+      assert.equal(
+        (await cli.get(`organizations/no-such-org-${randomUUID().slice(0, 6)}/entitlement-set`)).status,
+        404,
+      );
     });
 
     it('init creates the workspace; apply persists through upload URLs with an intermediate snapshot; outputs are ready at once', async () => {
@@ -84,17 +101,29 @@ for (const kind of dbKinds()) {
       assert.equal(locked.json.data.attributes.locked, true);
       assert.equal(locked.json.data.attributes['locked-reason'], 'Locked by Terraform');
       const again = await cli.lock(wsId);
-      assert.equal(again.status, 409, 'a second lock is refused (the CLI reports "workspace already locked" and retries per -lock-timeout)');
+      assert.equal(
+        again.status,
+        409,
+        'a second lock is refused (the CLI reports "workspace already locked" and retries per -lock-timeout)',
+      );
       assert.equal((await cli.get(`workspaces/${wsId}/current-state-version`)).status, 404);
 
       const lineage = randomUUID();
-      const snap = await cli.persist(wsId, tfState(1, lineage, { vpc_id: OUTPUTS.vpc_id as StateOutputSpec }), { outputs: jsonStateOutputs({ vpc_id: OUTPUTS.vpc_id as StateOutputSpec }) });
+      const snap = await cli.persist(wsId, tfState(1, lineage, { vpc_id: OUTPUTS.vpc_id as StateOutputSpec }), {
+        outputs: jsonStateOutputs({ vpc_id: OUTPUTS.vpc_id as StateOutputSpec }),
+      });
       assert.equal(snap.status, 200, snap.text);
       assert.equal(snap.json.data.attributes.status, 'finalized');
       assert.equal(snap.json.data.attributes['hosted-state-upload-url'], null);
 
       const state = tfState(2, lineage, OUTPUTS);
-      const jsonState = Buffer.from(JSON.stringify({ format_version: '1.0', terraform_version: '1.9.5', values: { outputs: jsonStateOutputs(OUTPUTS), root_module: {} } }));
+      const jsonState = Buffer.from(
+        JSON.stringify({
+          format_version: '1.0',
+          terraform_version: '1.9.5',
+          values: { outputs: jsonStateOutputs(OUTPUTS), root_module: {} },
+        }),
+      );
       const started = performance.now();
       const final = await cli.persist(wsId, state, { jsonState, outputs: jsonStateOutputs(OUTPUTS) });
       assert.equal(final.status, 200, final.text);
@@ -105,13 +134,19 @@ for (const kind of dbKinds()) {
       // json-state-outputs fill the outputs at once, before extraction.
       const outs = await cli.get(`workspaces/${wsId}/current-state-version-outputs`);
       assert.equal(outs.status, 200, outs.text);
-      assert.deepEqual(outs.json.data.map((o: { attributes: { name: string } }) => o.attributes.name), Object.keys(OUTPUTS));
+      assert.deepEqual(
+        outs.json.data.map((o: { attributes: { name: string } }) => o.attributes.name),
+        Object.keys(OUTPUTS),
+      );
 
       const unlocked = await cli.unlock(wsId);
       assert.equal(unlocked.status, 200, unlocked.text);
       assert.equal(unlocked.json.data.attributes.locked, false);
       assert.deepEqual(
-        cli.log.map((r) => `${r.method} ${r.path.replace(/sv-\w+/, 'sv-ID').replace(/\/v1\/object\/.*/, '/v1/object/SECRET')} ${r.status}`),
+        cli.log.map(
+          (r) =>
+            `${r.method} ${r.path.replace(/sv-\w+/, 'sv-ID').replace(/\/v1\/object\/.*/, '/v1/object/SECRET')} ${r.status}`,
+        ),
         [
           `GET /api/v2/organizations/${org}/workspaces/${name} 200`,
           `GET /api/v2/organizations/${org}/workspaces/${name} 200`,
@@ -138,11 +173,21 @@ for (const kind of dbKinds()) {
       const a = cur.json.data.attributes;
       assert.equal(a['resources-processed'], true);
       assert.ok(processedAfter < 2000, `processed ${Math.round(processedAfter)} ms after the upload started`);
-      assert.deepEqual(a.resources, [{ name: 'p', type: 'random_pet', count: 2, module: 'root', provider: 'provider["registry.terraform.io/hashicorp/random"]' }]);
+      assert.deepEqual(a.resources, [
+        {
+          name: 'p',
+          type: 'random_pet',
+          count: 2,
+          module: 'root',
+          provider: 'provider["registry.terraform.io/hashicorp/random"]',
+        },
+      ]);
       assert.equal(a['billable-rum-count'], 2);
       assert.equal(a['terraform-version'], '1.9.5');
       assert.match(a['hosted-json-state-download-url'], /json-download$/);
-      const versions = await cli.get(`state-versions?filter%5Bworkspace%5D%5Bname%5D=${name}&filter%5Borganization%5D%5Bname%5D=${org}`);
+      const versions = await cli.get(
+        `state-versions?filter%5Bworkspace%5D%5Bname%5D=${name}&filter%5Borganization%5D%5Bname%5D=${org}`,
+      );
       assert.equal(versions.json.meta.pagination['total-count'], 2, 'one intermediate snapshot and the final state');
     });
 
@@ -213,7 +258,18 @@ for (const kind of dbKinds()) {
       assert.equal((await cli.lock(wsId)).status, 200);
       const state = tfState(1, randomUUID(), OUTPUTS);
       const r = await cli.send('POST', `workspaces/${wsId}/state-versions`, {
-        data: { type: 'state-versions', attributes: { serial: 1, md5: md5(state), lineage: JSON.parse(state.toString()).lineage, force: false, state: state.toString('base64'), 'json-state': '', 'json-state-outputs': Buffer.from(JSON.stringify(jsonStateOutputs(OUTPUTS))).toString('base64') } },
+        data: {
+          type: 'state-versions',
+          attributes: {
+            serial: 1,
+            md5: md5(state),
+            lineage: JSON.parse(state.toString()).lineage,
+            force: false,
+            state: state.toString('base64'),
+            'json-state': '',
+            'json-state-outputs': Buffer.from(JSON.stringify(jsonStateOutputs(OUTPUTS))).toString('base64'),
+          },
+        },
       });
       assert.equal(r.status, 201, r.text);
       assert.equal(r.json.data.attributes.status, 'finalized');
@@ -228,14 +284,18 @@ for (const kind of dbKinds()) {
       const wsId = await init(cli, org, name);
       assert.equal((await cli.lock(wsId)).status, 200);
       const state = tfState(1, randomUUID());
-      const created = await cli.send('POST', `workspaces/${wsId}/state-versions`, { data: { type: 'state-versions', attributes: { serial: 1, md5: md5(state), lineage: 'x', force: false } } });
+      const created = await cli.send('POST', `workspaces/${wsId}/state-versions`, {
+        data: { type: 'state-versions', attributes: { serial: 1, md5: md5(state), lineage: 'x', force: false } },
+      });
       assert.equal(created.status, 201, created.text);
       // The upload never happens. Terraform >= 1.10 retries an unlock answered with this text.
       const refused = await cli.unlock(wsId);
       assert.ok(refused.status === 400 || refused.status === 503, `unlock answered ${refused.status}`);
       assert.match(JSON.stringify(refused.json.errors), /latest state version is still pending/);
       // Terraform 1.9 (older go-tfe) gets 503 and retries it as a server error.
-      const old = await cli.request('POST', `/api/v2/workspaces/${wsId}/actions/unlock`, { headers: { accept: JSONAPI, 'content-type': JSONAPI, 'terraform-version': '1.9.8' } });
+      const old = await cli.request('POST', `/api/v2/workspaces/${wsId}/actions/unlock`, {
+        headers: { accept: JSONAPI, 'content-type': JSONAPI, 'terraform-version': '1.9.8' },
+      });
       assert.ok(old.status === 400 || old.status === 503);
       // terraform force-unlock <org>/<name>: workspace by name, then force-unlock.
       assert.equal((await cli.get(`organizations/${org}/workspaces/${name}`)).status, 200);
@@ -246,7 +306,11 @@ for (const kind of dbKinds()) {
       assert.equal(twice.status, 409);
       assert.equal(twice.json.errors[0].status, '409');
       const unlockAgain = await cli.unlock(wsId);
-      assert.equal(unlockAgain.status, 409, 'unlocking an unlocked workspace is a JSON:API 409 (go-tfe: already unlocked)');
+      assert.equal(
+        unlockAgain.status,
+        409,
+        'unlocking an unlocked workspace is a JSON:API 409 (go-tfe: already unlocked)',
+      );
       assert.equal(unlockAgain.json.errors[0].status, '409');
     });
 
@@ -267,7 +331,9 @@ for (const kind of dbKinds()) {
       const outs = await tofu.get(`workspaces/${wsId}/current-state-version-outputs`);
       assert.equal(outs.status, 200);
       assert.equal(outs.json.data.length, Object.keys(OUTPUTS).length);
-      const dl = await tofu.download((await tofu.get(`workspaces/${wsId}/current-state-version`)).json.data.attributes['hosted-state-download-url']);
+      const dl = await tofu.download(
+        (await tofu.get(`workspaces/${wsId}/current-state-version`)).json.data.attributes['hosted-state-download-url'],
+      );
       assert.equal(dl.text, state.toString('utf8'));
     });
 
@@ -276,11 +342,27 @@ for (const kind of dbKinds()) {
       const tofu = new TerraformCli(srv, admin.token, { version: '1.8.3' });
       const wsId = await init(tofu, org, `enc-${randomUUID().slice(0, 8)}`);
       assert.equal((await tofu.lock(wsId, 'Locked by OpenTofu')).status, 200);
-      const envelope = (n: number) => Buffer.from(JSON.stringify({ meta: { 'key_provider.pbkdf2.k': 'eyJzYWx0Ijoi' }, encrypted_data: Buffer.from(`ciphertext ${n}`).toString('base64'), encryption_version: 'v0' }));
+      const envelope = (n: number) =>
+        Buffer.from(
+          JSON.stringify({
+            meta: { 'key_provider.pbkdf2.k': 'eyJzYWx0Ijoi' },
+            encrypted_data: Buffer.from(`ciphertext ${n}`).toString('base64'),
+            encryption_version: 'v0',
+          }),
+        );
       const lineage = randomUUID();
       const e1 = envelope(1);
       const created = await tofu.send('POST', `workspaces/${wsId}/state-versions`, {
-        data: { type: 'state-versions', attributes: { serial: 1, md5: md5(e1), lineage, force: false, 'json-state-outputs': Buffer.from(JSON.stringify(jsonStateOutputs(OUTPUTS))).toString('base64') } },
+        data: {
+          type: 'state-versions',
+          attributes: {
+            serial: 1,
+            md5: md5(e1),
+            lineage,
+            force: false,
+            'json-state-outputs': Buffer.from(JSON.stringify(jsonStateOutputs(OUTPUTS))).toString('base64'),
+          },
+        },
       });
       assert.equal(created.status, 201, created.text);
       assert.equal((await tofu.upload(created.json.data.attributes['hosted-state-upload-url'], e1)).status, 200);
@@ -292,13 +374,26 @@ for (const kind of dbKinds()) {
       assert.equal(a['resources-processed'], true);
       assert.equal(a.resources, null);
       assert.equal(typeof a['resources-processing-error'], 'string');
-      assert.equal((await tofu.get(`workspaces/${wsId}/current-state-version-outputs`)).json.data.length, Object.keys(OUTPUTS).length);
+      assert.equal(
+        (await tofu.get(`workspaces/${wsId}/current-state-version-outputs`)).json.data.length,
+        Object.keys(OUTPUTS).length,
+      );
       // Inline too; a JSON object that is neither a state nor an envelope is still refused.
       const e2 = envelope(2);
-      const inline = await tofu.send('POST', `workspaces/${wsId}/state-versions`, { data: { type: 'state-versions', attributes: { serial: 2, md5: md5(e2), lineage, state: e2.toString('base64') } } });
+      const inline = await tofu.send('POST', `workspaces/${wsId}/state-versions`, {
+        data: {
+          type: 'state-versions',
+          attributes: { serial: 2, md5: md5(e2), lineage, state: e2.toString('base64') },
+        },
+      });
       assert.equal(inline.status, 201, inline.text);
       const junk = Buffer.from('{"encrypted_data":"x"}');
-      const refused = await tofu.send('POST', `workspaces/${wsId}/state-versions`, { data: { type: 'state-versions', attributes: { serial: 3, md5: md5(junk), lineage, state: junk.toString('base64') } } });
+      const refused = await tofu.send('POST', `workspaces/${wsId}/state-versions`, {
+        data: {
+          type: 'state-versions',
+          attributes: { serial: 3, md5: md5(junk), lineage, state: junk.toString('base64') },
+        },
+      });
       assert.equal(refused.status, 422);
       assert.equal((await tofu.unlock(wsId)).status, 200);
     });
@@ -308,13 +403,22 @@ for (const kind of dbKinds()) {
       const name = `out-${randomUUID().slice(0, 8)}`;
       const wsId = await init(cli, org, name);
       assert.equal((await cli.lock(wsId)).status, 200);
-      assert.equal((await cli.persist(wsId, tfState(1, randomUUID(), OUTPUTS, defaultResources()), { outputs: jsonStateOutputs(OUTPUTS) })).status, 200);
+      assert.equal(
+        (
+          await cli.persist(wsId, tfState(1, randomUUID(), OUTPUTS, defaultResources()), {
+            outputs: jsonStateOutputs(OUTPUTS),
+          })
+        ).status,
+        200,
+      );
       assert.equal((await cli.unlock(wsId)).status, 200);
 
       const list = await cli.get(`workspaces/${wsId}/current-state-version-outputs`);
       assert.equal(list.status, 200);
       assert.match(list.headers.get('content-type') ?? '', /application\/vnd\.api\+json/);
-      const byName = new Map<string, { id: string; type: string; attributes: Record<string, unknown> }>(list.json.data.map((o: { attributes: { name: string } }) => [o.attributes.name, o]));
+      const byName = new Map<string, { id: string; type: string; attributes: Record<string, unknown> }>(
+        list.json.data.map((o: { attributes: { name: string } }) => [o.attributes.name, o]),
+      );
       for (const [n, spec] of Object.entries(OUTPUTS)) {
         const o = byName.get(n);
         assert.ok(o, n);

@@ -27,7 +27,10 @@ for (const kind of dbKinds()) {
     });
 
     const run = (...args: string[]) => {
-      const r = spawnSync(process.execPath, [CLI, 'tfe', ...args, '--database-url', url, '--data-dir', dir], { encoding: 'utf8', timeout: 30_000 });
+      const r = spawnSync(process.execPath, [CLI, 'tfe', ...args, '--database-url', url, '--data-dir', dir], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       return { code: r.status, out: r.stdout.trim(), err: r.stderr };
     };
 
@@ -50,7 +53,11 @@ for (const kind of dbKinds()) {
       assert.equal(orgTok.code, 0, orgTok.err);
 
       db = openDatabase({ url, poolSize: 1 });
-      const tfe = buildTfeIdentityLayer({ db, clock: systemClock, adminTokens: new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock: systemClock }) });
+      const tfe = buildTfeIdentityLayer({
+        db,
+        clock: systemClock,
+        adminTokens: new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock: systemClock }),
+      });
       const alice = await tfe.identity.authenticate(userTok.out);
       assert.deepEqual(alice && alice.kind === 'user' ? [alice.username, alice.siteAdmin] : null, ['alice', false]);
       // Alice is in a manage-workspaces team of acme, so she may create workspaces there.

@@ -50,7 +50,9 @@ for (const kind of dbKinds()) {
       assertError(await api.as('AAAAAAAAAAAAAA.atlasv1.' + 'A'.repeat(67)).get('/api/v2/organizations'), 401);
       const raw = await fetch(`${s.url}/api/v2/account/details`, { headers: { authorization: 'Basic abc' } });
       assert.equal(raw.status, 401);
-      assert.deepEqual(await raw.json(), { errors: [{ status: '401', title: 'unauthorized', detail: 'unauthorized: no bearer token' }] });
+      assert.deepEqual(await raw.json(), {
+        errors: [{ status: '401', title: 'unauthorized', detail: 'unauthorized: no bearer token' }],
+      });
     });
 
     it('unknown routes are 404 with or without a token', async () => {

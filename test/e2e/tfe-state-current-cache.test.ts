@@ -6,7 +6,16 @@ import { ManualClock } from '../../src/shared/clock.js';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
-import { assertError, call, createInline, createPending, put, stateFile, teamWithAccess, workspace } from './tfe-state-versions-fixture.js';
+import {
+  assertError,
+  call,
+  createInline,
+  createPending,
+  put,
+  stateFile,
+  teamWithAccess,
+  workspace,
+} from './tfe-state-versions-fixture.js';
 import type { Res, WorkspaceFixture } from './tfe-state-versions-fixture.js';
 
 // GET …/current-state-version is answered from memory where it can be (decision 0014):
@@ -27,12 +36,21 @@ async function currentData(srv: TestServer, wsId: string, token?: string) {
 }
 
 /** A team with `access` on the workspace and a token for it; returns the token and the grant id. */
-async function teamWithGrant(srv: TestServer, f: WorkspaceFixture, access: string): Promise<{ token: string; grantId: string }> {
+async function teamWithGrant(
+  srv: TestServer,
+  f: WorkspaceFixture,
+  access: string,
+): Promise<{ token: string; grantId: string }> {
   const { token, grantId } = await teamWithAccess(srv, f, access);
   return { token, grantId: grantId as string };
 }
 
-const rollbackBody = (id: string) => ({ data: { type: 'state-versions', relationships: { 'rollback-state-version': { data: { type: 'state-versions', id } } } } });
+const rollbackBody = (id: string) => ({
+  data: {
+    type: 'state-versions',
+    relationships: { 'rollback-state-version': { data: { type: 'state-versions', id } } },
+  },
+});
 
 for (const kind of dbKinds()) {
   describe(`current state version reads stay fresh [${kind}]`, () => {
@@ -99,7 +117,12 @@ for (const kind of dbKinds()) {
       const u = new URL(srv.url);
       const text = await new Promise<string>((resolve, reject) => {
         const req = request(
-          { host: u.hostname, port: u.port, path: `/api/v2/workspaces/${f.wsId}/current-state-version`, headers: { authorization: `Bearer ${srv.rootToken}`, host: 'state.example.test' } },
+          {
+            host: u.hostname,
+            port: u.port,
+            path: `/api/v2/workspaces/${f.wsId}/current-state-version`,
+            headers: { authorization: `Bearer ${srv.rootToken}`, host: 'state.example.test' },
+          },
           (res) => {
             let body = '';
             res.setEncoding('utf8');
@@ -111,7 +134,10 @@ for (const kind of dbKinds()) {
         req.end();
       });
       const doc = JSON.parse(text) as { data: { attributes: Record<string, string> } };
-      assert.equal(doc.data.attributes['hosted-state-download-url'], `http://state.example.test/api/v2/state-versions/${plain.id}/download`);
+      assert.equal(
+        doc.data.attributes['hosted-state-download-url'],
+        `http://state.example.test/api/v2/state-versions/${plain.id}/download`,
+      );
       await srv.deps.worker.runUntilIdle();
       const withOutputs = await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version?include=outputs`);
       assert.equal(withOutputs.status, 200, withOutputs.text);
@@ -172,7 +198,10 @@ if (dbKinds().includes('postgres')) {
       const pending = await currentData(b, f.wsId);
       assert.equal(pending.id, v3.id);
       // The upload URL shown by the other node works (both nodes share the master key).
-      assert.equal((await put(pending.attributes['hosted-state-upload-url'].replace(b.url, a.url), bytes3)).status, 200);
+      assert.equal(
+        (await put(pending.attributes['hosted-state-upload-url'].replace(b.url, a.url), bytes3)).status,
+        200,
+      );
       assert.equal((await currentData(b, f.wsId)).attributes.status, 'finalized');
 
       assert.equal((await call(a, 'DELETE', `/api/v2/workspaces/${f.wsId}`)).status, 204);

@@ -6,7 +6,16 @@ import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
 import { INLINE_EXTRACT_MAX_BYTES } from '../../src/tfe/state-versions/extract-state-job.js';
 import { extractState } from '../../src/tfe/state-versions/state-extract.js';
-import { b64, call, createBody, createInline, download, inlineAttrs, stateFile, workspace } from './tfe-state-versions-fixture.js';
+import {
+  b64,
+  call,
+  createBody,
+  createInline,
+  download,
+  inlineAttrs,
+  stateFile,
+  workspace,
+} from './tfe-state-versions-fixture.js';
 
 // States sent inline at creation up to state_inline_max_size are kept in tfe_state_blobs.data,
 // in the version's own commit; larger ones go to the blob store (decision 0015).
@@ -16,7 +25,11 @@ const LIMIT = 4096;
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
 async function blobRow(srv: TestServer, sha: string) {
-  return srv.deps.core.db.kysely.selectFrom('tfe_state_blobs').select(['deleting', 'data', 'size']).where('sha256', '=', sha).executeTakeFirst();
+  return srv.deps.core.db.kysely
+    .selectFrom('tfe_state_blobs')
+    .select(['deleting', 'data', 'size'])
+    .where('sha256', '=', sha)
+    .executeTakeFirst();
 }
 
 // A state above INLINE_EXTRACT_MAX_BYTES is extracted in a worker thread, whose lists come back as JSON text and are
@@ -32,7 +45,9 @@ function bigState(lineage: string): Buffer {
     provider: `provider["registry.terraform.io/hashicorp/aws${i % 2 ? '' : 'cc'}"]`,
     instances: Array.from({ length: 1 + (i % 3) }, (_, k) => ({ index_key: k, attributes: { id: `id-${i}-${k}` } })),
   }));
-  return Buffer.from(JSON.stringify({ version: 4, terraform_version: '1.9.5', serial: 1, lineage, outputs: {}, resources }));
+  return Buffer.from(
+    JSON.stringify({ version: 4, terraform_version: '1.9.5', serial: 1, lineage, outputs: {}, resources }),
+  );
 }
 
 for (const kind of dbKinds()) {
@@ -88,7 +103,9 @@ for (const kind of dbKinds()) {
       assert.equal(gone?.deleting, 1);
       assert.equal(gone?.data ?? null, null, 'the bytes went with the collection');
 
-      const again = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, { body: createBody(inlineAttrs(bytes, 1, f.lineage, { force: true })) });
+      const again = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, {
+        body: createBody(inlineAttrs(bytes, 1, f.lineage, { force: true })),
+      });
       assert.equal(again.status, 201, again.text);
       assert.equal((await blobRow(srv, sha256(bytes)))?.deleting, 0);
       assert.ok((await download(srv, again.json.data.attributes['hosted-state-download-url'])).body.equals(bytes));
@@ -98,16 +115,20 @@ for (const kind of dbKinds()) {
       const f = await workspace(srv);
       const bytes = bigState(f.lineage);
       assert.ok(bytes.length > INLINE_EXTRACT_MAX_BYTES, `${bytes.length} bytes`);
-      const r = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, { body: createBody(inlineAttrs(bytes, 1, f.lineage)) });
+      const r = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, {
+        body: createBody(inlineAttrs(bytes, 1, f.lineage)),
+      });
       assert.equal(r.status, 201, r.text);
       await srv.deps.worker.runUntilIdle();
       const got = await call(srv, 'GET', `/api/v2/state-versions/${r.json.data.id}`);
       const a = got.json.data.attributes;
       assert.equal(a['resources-processed'], true);
       assert.equal(a['resources-processing-error'], null);
-      const expected = await extractState((async function* () {
-        yield bytes;
-      })());
+      const expected = await extractState(
+        (async function* () {
+          yield bytes;
+        })(),
+      );
       assert.ok(expected.ok);
       assert.equal(a.resources.length, COUNT);
       assert.deepEqual(a.resources, expected.value.resources);

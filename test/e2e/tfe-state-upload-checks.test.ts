@@ -4,7 +4,17 @@ import { createHash } from 'node:crypto';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
-import { assertError, b64, call, createBody, createInline, md5, put, stateFile, workspace } from './tfe-state-versions-fixture.js';
+import {
+  assertError,
+  b64,
+  call,
+  createBody,
+  createInline,
+  md5,
+  put,
+  stateFile,
+  workspace,
+} from './tfe-state-versions-fixture.js';
 import type { WorkspaceFixture } from './tfe-state-versions-fixture.js';
 
 /**
@@ -17,7 +27,13 @@ import type { WorkspaceFixture } from './tfe-state-versions-fixture.js';
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
 function envelope(n: number): Buffer {
-  return Buffer.from(JSON.stringify({ meta: { 'key_provider.pbkdf2.k': 'eyJzYWx0Ijoi' }, encrypted_data: Buffer.from(`ciphertext ${n}`).toString('base64'), encryption_version: 'v0' }));
+  return Buffer.from(
+    JSON.stringify({
+      meta: { 'key_provider.pbkdf2.k': 'eyJzYWx0Ijoi' },
+      encrypted_data: Buffer.from(`ciphertext ${n}`).toString('base64'),
+      encryption_version: 'v0',
+    }),
+  );
 }
 
 async function show(srv: TestServer, id: string) {
@@ -34,7 +50,9 @@ async function currentId(srv: TestServer, f: WorkspaceFixture): Promise<string> 
 
 /** A pending version claiming `serial` and the MD5 of `claimed` (what the client says it will upload). */
 async function pendingFor(srv: TestServer, f: WorkspaceFixture, serial: number, claimed: Buffer) {
-  const r = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, { body: createBody({ serial, md5: md5(claimed), lineage: f.lineage }) });
+  const r = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, {
+    body: createBody({ serial, md5: md5(claimed), lineage: f.lineage }),
+  });
   assert.equal(r.status, 201, r.text);
   return r.json.data;
 }
@@ -56,9 +74,21 @@ for (const kind of dbKinds()) {
     after(async () => srv.close());
 
     const broken: [string, (good: Buffer) => Buffer, RegExp][] = [
-      ['truncated JSON after a good header', (good) => good.subarray(0, good.length - 20), /not a valid Terraform state: state is truncated/],
-      ['trailing garbage after the document', (good) => Buffer.concat([good, Buffer.from('\n{"serial":99}')]), /not a valid Terraform state: state is not valid JSON: unexpected '\{', expected the end of the document/],
-      ['a broken value deep inside the resources', (good) => Buffer.from(good.toString().replace('"resources": [', '"resources": [tru')), /not a valid Terraform state: state is not valid JSON: invalid literal/],
+      [
+        'truncated JSON after a good header',
+        (good) => good.subarray(0, good.length - 20),
+        /not a valid Terraform state: state is truncated/,
+      ],
+      [
+        'trailing garbage after the document',
+        (good) => Buffer.concat([good, Buffer.from('\n{"serial":99}')]),
+        /not a valid Terraform state: state is not valid JSON: unexpected '\{', expected the end of the document/,
+      ],
+      [
+        'a broken value deep inside the resources',
+        (good) => Buffer.from(good.toString().replace('"resources": [', '"resources": [tru')),
+        /not a valid Terraform state: state is not valid JSON: invalid literal/,
+      ],
     ];
     for (const [name, breakIt, detail] of broken) {
       it(`refuses ${name} with 422; the version stays pending and the same URL then takes the good state`, async () => {
@@ -144,7 +174,12 @@ for (const kind of dbKinds()) {
       assert.ok(good.length > 4 * 1024 * 1024, `${good.length} bytes`);
       const bad = good.subarray(0, good.length - 3);
       const pending = await pendingFor(srv, f, 1, bad);
-      assertError(await put(pending.attributes['hosted-state-upload-url'], bad), 422, '/data/attributes/state', /state is truncated/);
+      assertError(
+        await put(pending.attributes['hosted-state-upload-url'], bad),
+        422,
+        '/data/attributes/state',
+        /state is truncated/,
+      );
       assert.equal((await show(srv, pending.id)).attributes.status, 'pending');
       const next = stateFile(2, f.lineage, filler);
       const retry = await pendingFor(srv, f, 2, next);
@@ -158,42 +193,53 @@ for (const kind of dbKinds()) {
     describe(`OpenTofu encrypted states with state_allow_encrypted=${allowEncrypted} [${kind}]`, () => {
       let srv: TestServer;
       before(async () => {
-        srv = await startTestServer(kind, { config: { stateAllowSerialMismatch: false, stateAllowEncrypted: allowEncrypted } });
+        srv = await startTestServer(kind, {
+          config: { stateAllowSerialMismatch: false, stateAllowEncrypted: allowEncrypted },
+        });
       });
       after(async () => srv.close());
 
-      it(allowEncrypted ? 'accepts an envelope inline and by upload; only its MD5 is checked' : 'refuses an envelope inline and by upload with 422 naming it', async () => {
-        const f = await workspace(srv);
-        // The serial claimed cannot be compared with the content: an envelope is opaque.
-        const e1 = envelope(1);
-        const inline = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, { body: createBody({ serial: 7, md5: md5(e1), lineage: f.lineage, state: b64(e1) }) });
-        const e2 = envelope(2);
-        const pending = await pendingFor(srv, f, 8, e2);
-        const url = pending.attributes['hosted-state-upload-url'] as string;
-        const up = await put(url, e2);
-        if (allowEncrypted) {
-          assert.equal(inline.status, 201, inline.text);
-          assert.equal(inline.json.data.attributes.status, 'finalized');
-          assert.equal(up.status, 200, up.text);
-          assert.equal((await show(srv, pending.id)).attributes.status, 'finalized');
-          // The MD5 is still checked.
-          const p3 = await pendingFor(srv, f, 9, envelope(3));
-          assertError(await put(p3.attributes['hosted-state-upload-url'], envelope(4)), 422, '/data/attributes/md5');
-        } else {
-          assertError(inline, 422, '/data/attributes/state', /encrypted state .*state_allow_encrypted is false/);
-          assertError(up, 422, '/data/attributes/state', /encrypted state .*state_allow_encrypted is false/);
-          assert.equal((await show(srv, pending.id)).attributes.status, 'pending');
-          await assertNotKept(srv, e2);
-          // Ordinary states are unaffected.
-          const good = stateFile(9, f.lineage);
-          const retry = await pendingFor(srv, f, 9, good);
-          assert.equal((await put(retry.attributes['hosted-state-upload-url'], good)).status, 200);
-        }
-        // Something envelope-like that is not one (no encryption_version) is refused either way.
-        const junk = Buffer.from('{"encrypted_data":"x"}');
-        const refused = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, { body: createBody({ serial: 20, md5: md5(junk), lineage: f.lineage, state: b64(junk) }) });
-        assertError(refused, 422, '/data/attributes/state', /not a valid Terraform state/);
-      });
+      it(
+        allowEncrypted
+          ? 'accepts an envelope inline and by upload; only its MD5 is checked'
+          : 'refuses an envelope inline and by upload with 422 naming it',
+        async () => {
+          const f = await workspace(srv);
+          // The serial claimed cannot be compared with the content: an envelope is opaque.
+          const e1 = envelope(1);
+          const inline = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, {
+            body: createBody({ serial: 7, md5: md5(e1), lineage: f.lineage, state: b64(e1) }),
+          });
+          const e2 = envelope(2);
+          const pending = await pendingFor(srv, f, 8, e2);
+          const url = pending.attributes['hosted-state-upload-url'] as string;
+          const up = await put(url, e2);
+          if (allowEncrypted) {
+            assert.equal(inline.status, 201, inline.text);
+            assert.equal(inline.json.data.attributes.status, 'finalized');
+            assert.equal(up.status, 200, up.text);
+            assert.equal((await show(srv, pending.id)).attributes.status, 'finalized');
+            // The MD5 is still checked.
+            const p3 = await pendingFor(srv, f, 9, envelope(3));
+            assertError(await put(p3.attributes['hosted-state-upload-url'], envelope(4)), 422, '/data/attributes/md5');
+          } else {
+            assertError(inline, 422, '/data/attributes/state', /encrypted state .*state_allow_encrypted is false/);
+            assertError(up, 422, '/data/attributes/state', /encrypted state .*state_allow_encrypted is false/);
+            assert.equal((await show(srv, pending.id)).attributes.status, 'pending');
+            await assertNotKept(srv, e2);
+            // Ordinary states are unaffected.
+            const good = stateFile(9, f.lineage);
+            const retry = await pendingFor(srv, f, 9, good);
+            assert.equal((await put(retry.attributes['hosted-state-upload-url'], good)).status, 200);
+          }
+          // Something envelope-like that is not one (no encryption_version) is refused either way.
+          const junk = Buffer.from('{"encrypted_data":"x"}');
+          const refused = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, {
+            body: createBody({ serial: 20, md5: md5(junk), lineage: f.lineage, state: b64(junk) }),
+          });
+          assertError(refused, 422, '/data/attributes/state', /not a valid Terraform state/);
+        },
+      );
     });
   }
 }

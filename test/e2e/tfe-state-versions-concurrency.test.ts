@@ -14,7 +14,11 @@ async function history(srv: TestServer, wsId: string) {
     .where('workspace_id', '=', wsId)
     .orderBy('seq')
     .execute();
-  const head = await srv.deps.core.db.kysely.selectFrom('tfe_state_heads').selectAll().where('workspace_id', '=', wsId).executeTakeFirst();
+  const head = await srv.deps.core.db.kysely
+    .selectFrom('tfe_state_heads')
+    .selectAll()
+    .where('workspace_id', '=', wsId)
+    .executeTakeFirst();
   return { rows: rows.map((r) => ({ ...r, seq: Number(r.seq), serial: Number(r.serial) })), head };
 }
 
@@ -39,7 +43,9 @@ for (const kind of dbKinds()) {
       const results = await Promise.all(
         Array.from({ length: 50 }, (_, i) => {
           const serial = (i * 7) % 50;
-          return call(srv, 'POST', path, { body: createBody(inlineAttrs(stateFile(serial, f.lineage, `#${i}`), serial, f.lineage)) });
+          return call(srv, 'POST', path, {
+            body: createBody(inlineAttrs(stateFile(serial, f.lineage, `#${i}`), serial, f.lineage)),
+          });
         }),
       );
       for (const r of results) assert.ok(r.status === 201 || r.status === 409, `${r.status}: ${r.text}`);
@@ -47,7 +53,10 @@ for (const kind of dbKinds()) {
       assert.ok(created.length >= 1);
       const { rows, head } = await history(srv, f.wsId);
       assert.equal(rows.length, created.length);
-      assert.deepEqual(rows.map((r) => r.seq), rows.map((_, i) => i + 1));
+      assert.deepEqual(
+        rows.map((r) => r.seq),
+        rows.map((_, i) => i + 1),
+      );
       assert.equal(Number(head?.head_seq), rows.length);
       // Without force, serials never go down along the history.
       for (let i = 1; i < rows.length; i++) assert.ok((rows[i]?.serial ?? 0) >= (rows[i - 1]?.serial ?? 0));
@@ -61,13 +70,18 @@ for (const kind of dbKinds()) {
       const path = `/api/v2/workspaces/${f.wsId}/state-versions`;
       const results = await Promise.all(
         Array.from({ length: 50 }, (_, i) =>
-          call(srv, 'POST', path, { body: createBody(inlineAttrs(stateFile(i, f.lineage), i, f.lineage, { force: true })) }),
+          call(srv, 'POST', path, {
+            body: createBody(inlineAttrs(stateFile(i, f.lineage), i, f.lineage, { force: true })),
+          }),
         ),
       );
       for (const r of results) assert.equal(r.status, 201, r.text);
       const { rows } = await history(srv, f.wsId);
       assert.equal(rows.length, 50);
-      assert.deepEqual(rows.map((r) => r.seq), Array.from({ length: 50 }, (_, i) => i + 1));
+      assert.deepEqual(
+        rows.map((r) => r.seq),
+        Array.from({ length: 50 }, (_, i) => i + 1),
+      );
       assert.equal(new Set(rows.map((r) => r.id)).size, 50);
       assert.equal((await current(srv, f)).id, rows[49]?.id);
     });
@@ -77,12 +91,17 @@ for (const kind of dbKinds()) {
       const path = `/api/v2/workspaces/${f.wsId}/state-versions`;
       const bytes = stateFile(1, f.lineage);
       const results = await Promise.all(
-        Array.from({ length: 50 }, () => call(srv, 'POST', path, { body: createBody({ serial: 1, md5: md5(bytes), lineage: f.lineage }) })),
+        Array.from({ length: 50 }, () =>
+          call(srv, 'POST', path, { body: createBody({ serial: 1, md5: md5(bytes), lineage: f.lineage }) }),
+        ),
       );
       for (const r of results) assert.equal(r.status, 201, r.text);
       const { rows } = await history(srv, f.wsId);
       assert.equal(rows.length, 50);
-      assert.deepEqual(rows.map((r) => r.status), [...Array<string>(49).fill('discarded'), 'pending']);
+      assert.deepEqual(
+        rows.map((r) => r.status),
+        [...Array<string>(49).fill('discarded'), 'pending'],
+      );
       assert.equal((await current(srv, f)).id, rows[49]?.id);
     });
   });

@@ -18,7 +18,13 @@ export async function call(
   srv: TestServer,
   method: string,
   path: string,
-  opts: { token?: string | null; body?: unknown; raw?: string | Buffer; contentType?: string; headers?: Record<string, string> } = {},
+  opts: {
+    token?: string | null;
+    body?: unknown;
+    raw?: string | Buffer;
+    contentType?: string;
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<Res> {
   const headers: Record<string, string> = { accept: JSONAPI, ...opts.headers };
   const token = opts.token === undefined ? srv.rootToken : opts.token;
@@ -69,30 +75,40 @@ export function b64(b: Buffer | string): string {
 /** A v4 state file with the given serial and lineage, and one output and one resource. */
 export function stateFile(serial: number, lineage: string, extra = ''): Buffer {
   return Buffer.from(
-    `${JSON.stringify({
-      version: 4,
-      terraform_version: '1.9.5',
-      serial,
-      lineage,
-      outputs: { greeting: { value: `hello ${serial}${extra}`, type: 'string' }, secret: { value: 's3cr3t', type: 'string', sensitive: true } },
-      resources: [
-        {
-          mode: 'managed',
-          type: 'null_resource',
-          name: 'n',
-          provider: 'provider["registry.terraform.io/hashicorp/null"]',
-          instances: [{ schema_version: 0, attributes: { id: '1' } }],
+    `${JSON.stringify(
+      {
+        version: 4,
+        terraform_version: '1.9.5',
+        serial,
+        lineage,
+        outputs: {
+          greeting: { value: `hello ${serial}${extra}`, type: 'string' },
+          secret: { value: 's3cr3t', type: 'string', sensitive: true },
         },
-        {
-          mode: 'managed',
-          type: 'random_pet',
-          name: 'p',
-          provider: 'provider["registry.terraform.io/hashicorp/random"]',
-          instances: [{ index_key: 0, schema_version: 0, attributes: { id: 'a' } }, { index_key: 1, schema_version: 0, attributes: { id: 'b' } }],
-        },
-      ],
-      check_results: null,
-    }, null, 2)}\n`,
+        resources: [
+          {
+            mode: 'managed',
+            type: 'null_resource',
+            name: 'n',
+            provider: 'provider["registry.terraform.io/hashicorp/null"]',
+            instances: [{ schema_version: 0, attributes: { id: '1' } }],
+          },
+          {
+            mode: 'managed',
+            type: 'random_pet',
+            name: 'p',
+            provider: 'provider["registry.terraform.io/hashicorp/random"]',
+            instances: [
+              { index_key: 0, schema_version: 0, attributes: { id: 'a' } },
+              { index_key: 1, schema_version: 0, attributes: { id: 'b' } },
+            ],
+          },
+        ],
+        check_results: null,
+      },
+      null,
+      2,
+    )}\n`,
   );
 }
 
@@ -100,7 +116,12 @@ export function createBody(attrs: Record<string, unknown>, relationships?: Recor
   return { data: { type: 'state-versions', attributes: attrs, ...(relationships ? { relationships } : {}) } };
 }
 
-export function inlineAttrs(bytes: Buffer, serial: number, lineage: string | null, more: Record<string, unknown> = {}): Record<string, unknown> {
+export function inlineAttrs(
+  bytes: Buffer,
+  serial: number,
+  lineage: string | null,
+  more: Record<string, unknown> = {},
+): Record<string, unknown> {
   return { serial, md5: md5(bytes), ...(lineage === null ? {} : { lineage }), state: b64(bytes), ...more };
 }
 
@@ -114,10 +135,14 @@ export interface WorkspaceFixture {
 /** A fresh organization and workspace (as the admin), locked by the admin unless told otherwise. */
 export async function workspace(srv: TestServer, opts: { lock?: boolean } = {}): Promise<WorkspaceFixture> {
   const org = `org-${randomUUID().slice(0, 8)}`;
-  const o = await call(srv, 'POST', '/api/v2/organizations', { body: { data: { type: 'organizations', attributes: { name: org, email: `${org}@example.com` } } } });
+  const o = await call(srv, 'POST', '/api/v2/organizations', {
+    body: { data: { type: 'organizations', attributes: { name: org, email: `${org}@example.com` } } },
+  });
   assert.equal(o.status, 201, o.text);
   const wsName = `ws-${randomUUID().slice(0, 8)}`;
-  const w = await call(srv, 'POST', `/api/v2/organizations/${org}/workspaces`, { body: { data: { type: 'workspaces', attributes: { name: wsName } } } });
+  const w = await call(srv, 'POST', `/api/v2/organizations/${org}/workspaces`, {
+    body: { data: { type: 'workspaces', attributes: { name: wsName } } },
+  });
   assert.equal(w.status, 201, w.text);
   const wsId = w.json.data.id as string;
   if (opts.lock ?? true) await lock(srv, wsId);
@@ -134,7 +159,12 @@ export async function unlock(srv: TestServer, wsId: string, token?: string, forc
 }
 
 /** Creates an inline version and returns its document's data. */
-export async function createInline(srv: TestServer, f: WorkspaceFixture, serial: number, opts: { extra?: string; token?: string; force?: boolean } = {}) {
+export async function createInline(
+  srv: TestServer,
+  f: WorkspaceFixture,
+  serial: number,
+  opts: { extra?: string; token?: string; force?: boolean } = {},
+) {
   const bytes = stateFile(serial, f.lineage, opts.extra);
   const r = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, {
     token: opts.token,
@@ -157,7 +187,11 @@ export async function put(url: string, body: Buffer | string, contentType = 'app
   return toRes(await fetch(url, { method: 'PUT', headers: { 'content-type': contentType }, body }));
 }
 
-export async function download(srv: TestServer, url: string, token: string | null = srv.rootToken): Promise<{ status: number; body: Buffer }> {
+export async function download(
+  srv: TestServer,
+  url: string,
+  token: string | null = srv.rootToken,
+): Promise<{ status: number; body: Buffer }> {
   const r = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {} });
   return { status: r.status, body: Buffer.from(await r.arrayBuffer()) };
 }
@@ -171,8 +205,14 @@ export async function count(srv: TestServer, f: WorkspaceFixture, status?: strin
 }
 
 /** A new team of the workspace's organization with `access` on it (none when null), and a team token. */
-export async function teamWithAccess(srv: TestServer, f: WorkspaceFixture, access: string | null): Promise<{ token: string; grantId: string | null }> {
-  const t = await call(srv, 'POST', `/api/v2/organizations/${f.org}/teams`, { body: { data: { type: 'teams', attributes: { name: `t-${randomUUID().slice(0, 8)}` } } } });
+export async function teamWithAccess(
+  srv: TestServer,
+  f: WorkspaceFixture,
+  access: string | null,
+): Promise<{ token: string; grantId: string | null }> {
+  const t = await call(srv, 'POST', `/api/v2/organizations/${f.org}/teams`, {
+    body: { data: { type: 'teams', attributes: { name: `t-${randomUUID().slice(0, 8)}` } } },
+  });
   assert.equal(t.status, 201, t.text);
   const teamId = t.json.data.id as string;
   let grantId: string | null = null;
@@ -182,14 +222,19 @@ export async function teamWithAccess(srv: TestServer, f: WorkspaceFixture, acces
         data: {
           type: 'team-workspaces',
           attributes: { access },
-          relationships: { team: { data: { type: 'teams', id: teamId } }, workspace: { data: { type: 'workspaces', id: f.wsId } } },
+          relationships: {
+            team: { data: { type: 'teams', id: teamId } },
+            workspace: { data: { type: 'workspaces', id: f.wsId } },
+          },
         },
       },
     });
     assert.equal(g.status, 200, g.text);
     grantId = g.json.data.id as string;
   }
-  const tok = await call(srv, 'POST', `/api/v2/teams/${teamId}/authentication-token`, { body: { data: { type: 'authentication-tokens', attributes: {} } } });
+  const tok = await call(srv, 'POST', `/api/v2/teams/${teamId}/authentication-token`, {
+    body: { data: { type: 'authentication-tokens', attributes: {} } },
+  });
   assert.equal(tok.status, 201, tok.text);
   return { token: tok.json.data.attributes.token as string, grantId };
 }
@@ -202,5 +247,8 @@ export async function apiAt(base: string, token: string, method: string, path: s
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as { data: { id: string; attributes: Record<string, unknown> } }) : undefined };
+  return {
+    status: res.status,
+    body: text ? (JSON.parse(text) as { data: { id: string; attributes: Record<string, unknown> } }) : undefined,
+  };
 }

@@ -3,12 +3,22 @@ import assert from 'node:assert/strict';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
-import { call, createBody, createInline, inlineAttrs, lock, stateFile, teamWithAccess, workspace } from './tfe-state-versions-fixture.js';
+import {
+  call,
+  createBody,
+  createInline,
+  inlineAttrs,
+  lock,
+  stateFile,
+  teamWithAccess,
+  workspace,
+} from './tfe-state-versions-fixture.js';
 import type { WorkspaceFixture } from './tfe-state-versions-fixture.js';
 
 type Resource = { type: string; id: string; attributes: Record<string, unknown> };
 
-const listPath = (f: WorkspaceFixture) => `/api/v2/state-versions?filter%5Bworkspace%5D%5Bname%5D=${f.wsName}&filter%5Borganization%5D%5Bname%5D=${f.org}`;
+const listPath = (f: WorkspaceFixture) =>
+  `/api/v2/state-versions?filter%5Bworkspace%5D%5Bname%5D=${f.wsName}&filter%5Borganization%5D%5Bname%5D=${f.org}`;
 
 for (const kind of dbKinds()) {
   describe(`state versions: include [${kind}]`, () => {
@@ -51,7 +61,9 @@ for (const kind of dbKinds()) {
       assert.equal(team.status, 200, team.text);
 
       for (const token of [writer.token, srv.rootToken]) {
-        const r = await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version?include=created_by`, { token });
+        const r = await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version?include=created_by`, {
+          token,
+        });
         assert.equal(r.status, 200, r.text);
         assert.deepEqual(r.json.included, [team.json.data]);
         assert.equal(typeof r.json.included[0].attributes.name, 'string');
@@ -69,7 +81,12 @@ for (const kind of dbKinds()) {
       assert.equal(withRun.status, 201, withRun.text);
       assert.deepEqual(withRun.json.data.relationships.run, { data: { type: 'runs', id: runId } });
 
-      for (const include of ['run', 'run.created_by', 'run.configuration_version', 'run,run.created_by,run.configuration_version']) {
+      for (const include of [
+        'run',
+        'run.created_by',
+        'run.configuration_version',
+        'run,run.created_by,run.configuration_version',
+      ]) {
         const a = await call(srv, 'GET', `/api/v2/state-versions/${plain.id}?include=${include}`);
         assert.equal(a.status, 200, a.text);
         assert.deepEqual(a.json.data.relationships.run, { data: null });
@@ -81,7 +98,10 @@ for (const kind of dbKinds()) {
       }
       const cur = await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version?include=run,created_by`);
       assert.equal(cur.json.data.id, withRun.json.data.id);
-      assert.deepEqual(cur.json.included.map((i: Resource) => i.type), ['users']);
+      assert.deepEqual(
+        cur.json.included.map((i: Resource) => i.type),
+        ['users'],
+      );
     });
 
     it('include on the list endpoint: each creator once, the outputs of every listed version', async () => {
@@ -91,20 +111,37 @@ for (const kind of dbKinds()) {
       await srv.deps.worker.runUntilIdle();
       const r = await call(srv, 'GET', `${listPath(f)}&include=created_by,outputs,run`);
       assert.equal(r.status, 200, r.text);
-      assert.deepEqual(r.json.data.map((v: Resource) => v.id), [v2.id, v1.id]);
+      assert.deepEqual(
+        r.json.data.map((v: Resource) => v.id),
+        [v2.id, v1.id],
+      );
       const included = r.json.included as Resource[];
       const users = included.filter((i) => i.type === 'users');
-      assert.deepEqual(users.map((u) => u.id), [v1.relationships['created-by'].data.id]);
+      assert.deepEqual(
+        users.map((u) => u.id),
+        [v1.relationships['created-by'].data.id],
+      );
       assert.equal(typeof users[0]?.attributes.username, 'string');
-      const outputIds = included.filter((i) => i.type === 'state-version-outputs').map((i) => i.id).sort();
-      const expected = r.json.data.flatMap((v: { relationships: { outputs: { data: Resource[] } } }) => v.relationships.outputs.data.map((o) => o.id)).sort();
+      const outputIds = included
+        .filter((i) => i.type === 'state-version-outputs')
+        .map((i) => i.id)
+        .sort();
+      const expected = r.json.data
+        .flatMap((v: { relationships: { outputs: { data: Resource[] } } }) =>
+          v.relationships.outputs.data.map((o) => o.id),
+        )
+        .sort();
       assert.equal(expected.length, 4);
       assert.deepEqual(outputIds, expected);
       assert.equal(included.length, 5);
 
       const paged = await call(srv, 'GET', `${listPath(f)}&include=outputs&page%5Bsize%5D=1`);
       assert.equal(paged.json.included.length, 2);
-      assert.ok(paged.json.included.every((o: Resource) => paged.json.data[0].relationships.outputs.data.some((d: Resource) => d.id === o.id)));
+      assert.ok(
+        paged.json.included.every((o: Resource) =>
+          paged.json.data[0].relationships.outputs.data.some((d: Resource) => d.id === o.id),
+        ),
+      );
       const plain = await call(srv, 'GET', listPath(f));
       assert.equal(plain.json.included, undefined);
       const bad = await call(srv, 'GET', `${listPath(f)}&include=workspace`);

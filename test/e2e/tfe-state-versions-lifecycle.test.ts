@@ -22,7 +22,11 @@ const action = (srv: TestServer, id: string, name: string, body?: unknown, token
   call(srv, 'POST', `/api/v2/state-versions/${id}/actions/${name}`, body === undefined ? { token } : { body, token });
 
 async function blobCount(srv: TestServer): Promise<number> {
-  const r = await srv.deps.core.db.kysely.selectFrom('tfe_state_blobs').select((eb) => eb.fn.countAll<number>().as('n')).where('deleting', '=', 0).executeTakeFirstOrThrow();
+  const r = await srv.deps.core.db.kysely
+    .selectFrom('tfe_state_blobs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('deleting', '=', 0)
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
@@ -33,7 +37,13 @@ for (const kind of dbKinds()) {
     before(async () => {
       srv = await startTestServer(kind, {
         clock,
-        config: { maxUploadSize: 4096, stateUploadUrlTtlSeconds: 3600, stateSoftDeletePurgeDays: 30, stateRetentionKeepLatest: 3, stateRetentionMaxAgeDays: 180 },
+        config: {
+          maxUploadSize: 4096,
+          stateUploadUrlTtlSeconds: 3600,
+          stateSoftDeletePurgeDays: 30,
+          stateRetentionKeepLatest: 3,
+          stateRetentionMaxAgeDays: 180,
+        },
       });
     });
     after(async () => srv.close());
@@ -46,14 +56,19 @@ for (const kind of dbKinds()) {
 
       // The current version cannot be soft deleted; a pending one neither.
       assertError(await action(srv, v2.id, 'soft_delete_backing_data'), 400, undefined, /transition not allowed/);
-      const soft = await action(srv, v1.id, 'soft_delete_backing_data', { data: { type: 'state-versions', attributes: { 'delete-older-than-n-days': 5 } } });
+      const soft = await action(srv, v1.id, 'soft_delete_backing_data', {
+        data: { type: 'state-versions', attributes: { 'delete-older-than-n-days': 5 } },
+      });
       assert.equal(soft.status, 200, soft.text);
       assert.equal(soft.json.data.attributes.status, 'backing_data_soft_deleted');
       assert.equal(soft.json.data.attributes['delete-older-than-n-days'], 5);
       // Reads of the backing data fail clearly; the record stays readable.
       const dl = await call(srv, 'GET', new URL(url1).pathname);
       assertError(dl, 404, undefined, /soft deleted/);
-      assert.equal((await call(srv, 'GET', `/api/v2/state-versions/${v1.id}`)).json.data.attributes.status, 'backing_data_soft_deleted');
+      assert.equal(
+        (await call(srv, 'GET', `/api/v2/state-versions/${v1.id}`)).json.data.attributes.status,
+        'backing_data_soft_deleted',
+      );
       assertError(await action(srv, v1.id, 'soft_delete_backing_data'), 400);
 
       const restored = await action(srv, v1.id, 'restore_backing_data');
@@ -63,7 +78,12 @@ for (const kind of dbKinds()) {
       // Restore of data that is present changes nothing.
       assert.equal((await action(srv, v1.id, 'restore_backing_data')).json.data.attributes.status, 'finalized');
 
-      assertError(await action(srv, v1.id, 'permanently_delete_backing_data'), 400, undefined, /transition not allowed/);
+      assertError(
+        await action(srv, v1.id, 'permanently_delete_backing_data'),
+        400,
+        undefined,
+        /transition not allowed/,
+      );
       assert.equal((await action(srv, v1.id, 'soft_delete_backing_data')).status, 200);
       const perm = await action(srv, v1.id, 'permanently_delete_backing_data');
       assert.equal(perm.status, 200);
@@ -139,7 +159,10 @@ for (const kind of dbKinds()) {
       assert.equal(await blobCount(srv), blobsBefore);
       clock.advance(3601);
       assertError(await put(up, bytes), 404, undefined, /expired/);
-      assert.equal((await call(srv, 'GET', `/api/v2/state-versions/${sv.id}`)).json.data.attributes['hosted-state-upload-url'], null);
+      assert.equal(
+        (await call(srv, 'GET', `/api/v2/state-versions/${sv.id}`)).json.data.attributes['hosted-state-upload-url'],
+        null,
+      );
       clock.advance(-3601);
       assert.equal(await count(srv, f), 1);
     });
@@ -158,11 +181,20 @@ for (const kind of dbKinds()) {
       const signal = new AbortController().signal;
       clock.advance(29 * 86400);
       await maintenance(null, { jobId: 'manual', attempt: 1, signal });
-      assert.equal((await call(srv, 'GET', `/api/v2/state-versions/${v1.id}`)).json.data.attributes.status, 'backing_data_soft_deleted');
-      assert.equal((await call(srv, 'GET', `/api/v2/state-versions/${v2.id}`)).json.data.attributes.status, 'backing_data_permanently_deleted');
+      assert.equal(
+        (await call(srv, 'GET', `/api/v2/state-versions/${v1.id}`)).json.data.attributes.status,
+        'backing_data_soft_deleted',
+      );
+      assert.equal(
+        (await call(srv, 'GET', `/api/v2/state-versions/${v2.id}`)).json.data.attributes.status,
+        'backing_data_permanently_deleted',
+      );
       clock.advance(2 * 86400);
       await maintenance(null, { jobId: 'manual', attempt: 1, signal });
-      assert.equal((await call(srv, 'GET', `/api/v2/state-versions/${v1.id}`)).json.data.attributes.status, 'backing_data_permanently_deleted');
+      assert.equal(
+        (await call(srv, 'GET', `/api/v2/state-versions/${v1.id}`)).json.data.attributes.status,
+        'backing_data_permanently_deleted',
+      );
 
       // Retention: keep the newest 3 overall (config) and the newest of each workspace; the rest go after 180 days.
       const g = await workspace(srv);
@@ -172,12 +204,27 @@ for (const kind of dbKinds()) {
       for (let s = 1; s <= 3; s++) await createInline(srv, h, s);
       await maintenance(null, { jobId: 'manual', attempt: 1, signal });
       for (const id of [v1.id, v2.id, v3.id]) assertError(await call(srv, 'GET', `/api/v2/state-versions/${id}`), 404);
-      assert.equal((await call(srv, 'GET', `/api/v2/state-versions/${v4.id}`)).status, 200, 'newest and current of its workspace');
-      assert.equal((await call(srv, 'GET', `/api/v2/state-versions/${other.id}`)).status, 200, 'newest of its workspace');
+      assert.equal(
+        (await call(srv, 'GET', `/api/v2/state-versions/${v4.id}`)).status,
+        200,
+        'newest and current of its workspace',
+      );
+      assert.equal(
+        (await call(srv, 'GET', `/api/v2/state-versions/${other.id}`)).status,
+        200,
+        'newest of its workspace',
+      );
       assert.equal(await count(srv, h), 3, 'among the newest 3 overall');
       // The listing stays right once retention left holes in the history.
-      const list = await call(srv, 'GET', `/api/v2/state-versions?filter%5Bworkspace%5D%5Bname%5D=${f.wsName}&filter%5Borganization%5D%5Bname%5D=${f.org}`);
-      assert.deepEqual(list.json.data.map((d: { id: string }) => d.id), [v4.id]);
+      const list = await call(
+        srv,
+        'GET',
+        `/api/v2/state-versions?filter%5Bworkspace%5D%5Bname%5D=${f.wsName}&filter%5Borganization%5D%5Bname%5D=${f.org}`,
+      );
+      assert.deepEqual(
+        list.json.data.map((d: { id: string }) => d.id),
+        [v4.id],
+      );
       assert.equal(list.json.meta.pagination['total-count'], 1);
       clock.set('2026-01-01T00:00:00.000Z');
     });

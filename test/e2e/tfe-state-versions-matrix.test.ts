@@ -56,7 +56,17 @@ const COLUMNS = [
 type Column = (typeof COLUMNS)[number];
 
 /** Custom grants, named after their `state-versions` field; all of them may lock. */
-const LEVELS = ['none', 'read', 'plan', 'write', 'admin', 'custom:none', 'custom:read-outputs', 'custom:read', 'custom:write'] as const;
+const LEVELS = [
+  'none',
+  'read',
+  'plan',
+  'write',
+  'admin',
+  'custom:none',
+  'custom:read-outputs',
+  'custom:read',
+  'custom:write',
+] as const;
 type Level = (typeof LEVELS)[number];
 
 // Expected status per caller (rows) and endpoint (columns). "team <level>" is that team's
@@ -115,7 +125,12 @@ function grantAttributes(level: Exclude<Level, 'none'>): Record<string, unknown>
   return { access: 'custom', 'state-versions': level.slice('custom:'.length), 'workspace-locking': true };
 }
 
-const rollbackBody = (id: string) => ({ data: { type: 'state-versions', relationships: { 'rollback-state-version': { data: { type: 'state-versions', id } } } } });
+const rollbackBody = (id: string) => ({
+  data: {
+    type: 'state-versions',
+    relationships: { 'rollback-state-version': { data: { type: 'state-versions', id } } },
+  },
+});
 
 for (const kind of dbKinds()) {
   describe(`state versions: endpoint × token kind × permission matrix [${kind}]`, () => {
@@ -159,7 +174,9 @@ for (const kind of dbKinds()) {
 
     async function ownersTeam(organization: string): Promise<string> {
       const teams = await ok('GET', `/api/v2/organizations/${organization}/teams`, undefined, 200);
-      const owners = (teams.json.data as Array<{ id: string; attributes: { name: string } }>).find((t) => t.attributes.name === 'owners');
+      const owners = (teams.json.data as Array<{ id: string; attributes: { name: string } }>).find(
+        (t) => t.attributes.name === 'owners',
+      );
       assert.ok(owners, `${organization} has an owners team`);
       return owners.id;
     }
@@ -173,7 +190,12 @@ for (const kind of dbKinds()) {
     async function rootVersion(ws: Ws, more: Record<string, unknown> = {}): Promise<{ id: string; bytes: Buffer }> {
       ws.serial += 1;
       const bytes = stateFile(ws.serial, ws.lineage);
-      const r = await ok('POST', `/api/v2/workspaces/${ws.id}/state-versions`, createBody(inlineAttrs(bytes, ws.serial, ws.lineage, more)), 201);
+      const r = await ok(
+        'POST',
+        `/api/v2/workspaces/${ws.id}/state-versions`,
+        createBody(inlineAttrs(bytes, ws.serial, ws.lineage, more)),
+        201,
+      );
       return { id: r.json.data.id as string, bytes };
     }
 
@@ -182,7 +204,8 @@ for (const kind of dbKinds()) {
     }
 
     async function currentId(ws: Ws): Promise<string> {
-      return (await ok('GET', `/api/v2/workspaces/${ws.id}/current-state-version`, undefined, 200)).json.data.id as string;
+      return (await ok('GET', `/api/v2/workspaces/${ws.id}/current-state-version`, undefined, 200)).json.data
+        .id as string;
     }
 
     const countOf = (ws: Ws) => count(srv, { org, wsName: ws.name, wsId: ws.id, lineage: ws.lineage });
@@ -192,7 +215,13 @@ for (const kind of dbKinds()) {
       const want = p.expect[column];
       if (r.status !== want) {
         misses.push(`${p.name} × ${column}: expected ${want}, got ${r.status} ${r.text.slice(0, 160)}`);
-      } else if (want === 404 && !(r.json?.errors?.[0]?.status === '404' && /application\/vnd\.api\+json/.test(r.headers.get('content-type') ?? ''))) {
+      } else if (
+        want === 404 &&
+        !(
+          r.json?.errors?.[0]?.status === '404' &&
+          /application\/vnd\.api\+json/.test(r.headers.get('content-type') ?? '')
+        )
+      ) {
         misses.push(`${p.name} × ${column}: 404 without a JSON:API error document: ${r.text.slice(0, 160)}`);
       }
     }
@@ -219,12 +248,25 @@ for (const kind of dbKinds()) {
 
       for (const level of LEVELS) {
         const slug = level.replace(':', '-');
-        const t = await ok('POST', `/api/v2/organizations/${org}/teams`, { data: { type: 'teams', attributes: { name: `team-${slug}` } } }, 201);
+        const t = await ok(
+          'POST',
+          `/api/v2/organizations/${org}/teams`,
+          { data: { type: 'teams', attributes: { name: `team-${slug}` } } },
+          201,
+        );
         const teamId = t.json.data.id as string;
         if (level !== 'none') {
           for (const ws of [readWs, writeWs, ownerWs]) {
-            const relationships = { team: { data: { type: 'teams', id: teamId } }, workspace: { data: { type: 'workspaces', id: ws.id } } };
-            await ok('POST', '/api/v2/team-workspaces', { data: { type: 'team-workspaces', attributes: grantAttributes(level), relationships } }, 200);
+            const relationships = {
+              team: { data: { type: 'teams', id: teamId } },
+              workspace: { data: { type: 'workspaces', id: ws.id } },
+            };
+            await ok(
+              'POST',
+              '/api/v2/team-workspaces',
+              { data: { type: 'team-workspaces', attributes: grantAttributes(level), relationships } },
+              200,
+            );
           }
         }
         const username = `${org}-${slug}`;
@@ -233,16 +275,26 @@ for (const kind of dbKinds()) {
         add(`user ${level}`, userTok);
         add(`team ${level}`, await token(`/api/v2/teams/${teamId}/authentication-token`));
       }
-      assert.deepEqual(principals.map((p) => p.name).sort(), Object.keys(MATRIX).sort(), 'every matrix row is a principal');
+      assert.deepEqual(
+        principals.map((p) => p.name).sort(),
+        Object.keys(MATRIX).sort(),
+        'every matrix row is a principal',
+      );
 
       // Read targets: v1 (with JSON state and outputs) and a newer current version.
-      for (const ws of [readWs, writeWs, ownerWs]) await ok('POST', `/api/v2/workspaces/${ws.id}/actions/lock`, { reason: 'matrix setup' }, 200);
+      for (const ws of [readWs, writeWs, ownerWs])
+        await ok('POST', `/api/v2/workspaces/${ws.id}/actions/lock`, { reason: 'matrix setup' }, 200);
       const json = Buffer.from(JSON.stringify({ format_version: '1.0', values: { outputs: {} } }));
       const v1 = await rootVersion(readWs, { 'json-state': b64(json) });
       await rootVersion(readWs);
       await srv.deps.worker.runUntilIdle();
       const shown = await ok('GET', `/api/v2/state-versions/${v1.id}`, undefined, 200);
-      readV1 = { id: v1.id, outputId: shown.json.data.relationships.outputs.data[0].id as string, bytes: v1.bytes, json };
+      readV1 = {
+        id: v1.id,
+        outputId: shown.json.data.relationships.outputs.data[0].id as string,
+        bytes: v1.bytes,
+        json,
+      };
       await ok('POST', `/api/v2/workspaces/${readWs.id}/actions/unlock`, undefined, 200);
       // The writes roll back to this one; the admin lets go of the lock the callers need.
       await rootVersion(writeWs);
@@ -250,17 +302,37 @@ for (const kind of dbKinds()) {
     });
     after(async () => srv?.close());
 
-    it('reads: list, show, current, both downloads, a version\'s outputs, one output, the current outputs', async () => {
+    it("reads: list, show, current, both downloads, a version's outputs, one output, the current outputs", async () => {
       const q = new URLSearchParams({ 'filter[workspace][name]': readWs.name, 'filter[organization][name]': org });
       const reads: Array<[Column, string, ((r: Res) => void)?]> = [
         ['list', `/api/v2/state-versions?${q}`, (r) => assert.equal(r.json.meta.pagination['total-count'], 2)],
         ['show', `/api/v2/state-versions/${readV1.id}`, (r) => assert.equal(r.json.data.id, readV1.id)],
-        ['current', `/api/v2/workspaces/${readWs.id}/current-state-version`, (r) => assert.equal(r.json.data.type, 'state-versions')],
-        ['download', `/api/v2/state-versions/${readV1.id}/download`, (r) => assert.equal(r.text, readV1.bytes.toString())],
-        ['json-download', `/api/v2/state-versions/${readV1.id}/json-download`, (r) => assert.equal(r.text, readV1.json.toString())],
+        [
+          'current',
+          `/api/v2/workspaces/${readWs.id}/current-state-version`,
+          (r) => assert.equal(r.json.data.type, 'state-versions'),
+        ],
+        [
+          'download',
+          `/api/v2/state-versions/${readV1.id}/download`,
+          (r) => assert.equal(r.text, readV1.bytes.toString()),
+        ],
+        [
+          'json-download',
+          `/api/v2/state-versions/${readV1.id}/json-download`,
+          (r) => assert.equal(r.text, readV1.json.toString()),
+        ],
         ['outputs', `/api/v2/state-versions/${readV1.id}/outputs`, (r) => assert.equal(r.json.data.length, 2)],
-        ['output', `/api/v2/state-version-outputs/${readV1.outputId}`, (r) => assert.equal(r.json.data.id, readV1.outputId)],
-        ['current-outputs', `/api/v2/workspaces/${readWs.id}/current-state-version-outputs`, (r) => assert.equal(r.json.data.length, 2)],
+        [
+          'output',
+          `/api/v2/state-version-outputs/${readV1.outputId}`,
+          (r) => assert.equal(r.json.data.id, readV1.outputId),
+        ],
+        [
+          'current-outputs',
+          `/api/v2/workspaces/${readWs.id}/current-state-version-outputs`,
+          (r) => assert.equal(r.json.data.length, 2),
+        ],
       ];
       const misses: string[] = [];
       // Reads change nothing, so the callers go side by side.
@@ -280,14 +352,20 @@ for (const kind of dbKinds()) {
       const base = await currentId(writeWs);
       const misses: string[] = [];
       for (const p of principals) {
-        const lock = await call(srv, 'POST', `/api/v2/workspaces/${writeWs.id}/actions/lock`, { token: p.token, body: { reason: 'matrix' } });
+        const lock = await call(srv, 'POST', `/api/v2/workspaces/${writeWs.id}/actions/lock`, {
+          token: p.token,
+          body: { reason: 'matrix' },
+        });
         check(misses, p, 'lock', lock);
         const countBefore = await countOf(writeWs);
         const currentBefore = await currentId(writeWs);
 
         writeWs.serial += 1;
         const inline = stateFile(writeWs.serial, writeWs.lineage);
-        const created = await call(srv, 'POST', `/api/v2/workspaces/${writeWs.id}/state-versions`, { token: p.token, body: createBody(inlineAttrs(inline, writeWs.serial, writeWs.lineage)) });
+        const created = await call(srv, 'POST', `/api/v2/workspaces/${writeWs.id}/state-versions`, {
+          token: p.token,
+          body: createBody(inlineAttrs(inline, writeWs.serial, writeWs.lineage)),
+        });
         check(misses, p, 'create', created);
 
         writeWs.serial += 1;
@@ -302,14 +380,18 @@ for (const kind of dbKinds()) {
           assert.equal(uploaded.status, 200, `${p.name}: upload without Authorization: ${uploaded.text}`);
         }
 
-        const rolled = await call(srv, 'PATCH', `/api/v2/workspaces/${writeWs.id}/state-versions`, { token: p.token, body: rollbackBody(base) });
+        const rolled = await call(srv, 'PATCH', `/api/v2/workspaces/${writeWs.id}/state-versions`, {
+          token: p.token,
+          body: rollbackBody(base),
+        });
         check(misses, p, 'rollback', rolled);
         if (rolled.status === 201) assert.equal(rolled.json.data.relationships['rollback-state-version'].data.id, base);
 
         const written = (['create', 'create-pending', 'rollback'] as const).filter((c) => p.expect[c] === 201).length;
         const added = (await countOf(writeWs)) - countBefore;
         if (added !== written) misses.push(`${p.name}: ${added} new versions, expected ${written}`);
-        if (written === 0 && (await currentId(writeWs)) !== currentBefore) misses.push(`${p.name}: the current version changed`);
+        if (written === 0 && (await currentId(writeWs)) !== currentBefore)
+          misses.push(`${p.name}: the current version changed`);
 
         if (lock.status === 200) {
           const un = await call(srv, 'POST', `/api/v2/workspaces/${writeWs.id}/actions/unlock`, { token: p.token });
@@ -322,18 +404,26 @@ for (const kind of dbKinds()) {
     it('organization-owner actions: soft delete, restore, purge; a refusal leaves the status as it was', async () => {
       // The admin holds this workspace's lock from the setup and makes every target.
       const misses: string[] = [];
-      const action = (id: string, name: string, tok: string) => call(srv, 'POST', `/api/v2/state-versions/${id}/actions/${name}`, { token: tok, body: undefined });
+      const action = (id: string, name: string, tok: string) =>
+        call(srv, 'POST', `/api/v2/state-versions/${id}/actions/${name}`, { token: tok, body: undefined });
       for (const p of principals) {
         const finalized = (await rootVersion(ownerWs)).id;
         const toRestore = (await rootVersion(ownerWs)).id;
         const toPurge = (await rootVersion(ownerWs)).id;
         await rootVersion(ownerWs); // the targets are not current
-        for (const id of [toRestore, toPurge]) await ok('POST', `/api/v2/state-versions/${id}/actions/soft_delete_backing_data`, undefined, 200);
+        for (const id of [toRestore, toPurge])
+          await ok('POST', `/api/v2/state-versions/${id}/actions/soft_delete_backing_data`, undefined, 200);
 
         const steps: Array<[Column, string, string, string, string]> = [
           ['soft-delete', finalized, 'soft_delete_backing_data', 'finalized', 'backing_data_soft_deleted'],
           ['restore', toRestore, 'restore_backing_data', 'backing_data_soft_deleted', 'finalized'],
-          ['purge', toPurge, 'permanently_delete_backing_data', 'backing_data_soft_deleted', 'backing_data_permanently_deleted'],
+          [
+            'purge',
+            toPurge,
+            'permanently_delete_backing_data',
+            'backing_data_soft_deleted',
+            'backing_data_permanently_deleted',
+          ],
         ];
         for (const [column, id, name, from, to] of steps) {
           const r = await action(id, name, p.token);

@@ -7,12 +7,22 @@ import { ManualClock } from '../../src/shared/clock.js';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
-import { assertError, call, count, createInline, createPending, download, stateFile, workspace } from './tfe-state-versions-fixture.js';
+import {
+  assertError,
+  call,
+  count,
+  createInline,
+  createPending,
+  download,
+  stateFile,
+  workspace,
+} from './tfe-state-versions-fixture.js';
 import type { Res, WorkspaceFixture } from './tfe-state-versions-fixture.js';
 
 const DAY = 86_400;
 
-const action = (srv: TestServer, id: string, name: string) => call(srv, 'POST', `/api/v2/state-versions/${id}/actions/${name}`);
+const action = (srv: TestServer, id: string, name: string) =>
+  call(srv, 'POST', `/api/v2/state-versions/${id}/actions/${name}`);
 
 async function status(srv: TestServer, id: string): Promise<number> {
   return (await call(srv, 'GET', `/api/v2/state-versions/${id}`)).status;
@@ -35,7 +45,9 @@ function listQuery(f: WorkspaceFixture, include?: string): string {
 }
 
 function includedOutputIds(r: Res): string[] {
-  return ((r.json.included ?? []) as Array<{ type: string; id: string }>).filter((i) => i.type === 'state-version-outputs').map((i) => i.id);
+  return ((r.json.included ?? []) as Array<{ type: string; id: string }>)
+    .filter((i) => i.type === 'state-version-outputs')
+    .map((i) => i.id);
 }
 
 for (const kind of dbKinds()) {
@@ -135,7 +147,10 @@ for (const kind of dbKinds()) {
       assert.equal(await count(s, b), 5);
       // The history of `a` lists what is left.
       const list = await call(s, 'GET', listQuery(a));
-      assert.deepEqual(list.json.data.map((d: { id: string }) => d.id), [a3.id]);
+      assert.deepEqual(
+        list.json.data.map((d: { id: string }) => d.id),
+        [a3.id],
+      );
     });
 
     it('never deletes current versions, nor the only state of a workspace', async () => {
@@ -148,7 +163,12 @@ for (const kind of dbKinds()) {
       const r2 = await inline(s, clock, r, 2);
       // Rolled back to r1: the copy is current and the newest state; r1 and r2 are neither.
       const rb = await call(s, 'PATCH', `/api/v2/workspaces/${r.wsId}/state-versions`, {
-        body: { data: { type: 'state-versions', relationships: { 'rollback-state-version': { data: { type: 'state-versions', id: r1.id } } } } },
+        body: {
+          data: {
+            type: 'state-versions',
+            relationships: { 'rollback-state-version': { data: { type: 'state-versions', id: r1.id } } },
+          },
+        },
       });
       assert.equal(rb.status, 201, rb.text);
       const newer = await workspace(s);
@@ -194,7 +214,9 @@ for (const kind of dbKinds()) {
       await s.deps.worker.runUntilIdle();
       const before = await call(s, 'GET', `/api/v2/state-versions/${v1.id}/outputs`);
       assert.equal(before.status, 200, before.text);
-      const secret = (before.json.data as Array<{ id: string; attributes: { name: string; value: unknown } }>).find((o) => o.attributes.name === 'secret');
+      const secret = (before.json.data as Array<{ id: string; attributes: { name: string; value: unknown } }>).find(
+        (o) => o.attributes.name === 'secret',
+      );
       assert.ok(secret);
       assert.equal(secret.attributes.value, 's3cr3t');
       const v1OutputIds = (before.json.data as Array<{ id: string }>).map((o) => o.id);
@@ -230,7 +252,11 @@ for (const kind of dbKinds()) {
       const current = await call(s, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version-outputs`);
       assert.equal(current.status, 200, current.text);
       assert.equal(current.json.data.length, 2);
-      assert.equal(current.json.data.find((o: { attributes: { name: string } }) => o.attributes.name === 'secret').attributes.value, null);
+      assert.equal(
+        current.json.data.find((o: { attributes: { name: string } }) => o.attributes.name === 'secret').attributes
+          .value,
+        null,
+      );
 
       // Restore brings them back.
       assert.equal((await action(s, v1.id, 'restore_backing_data')).status, 200);
@@ -247,7 +273,12 @@ for (const kind of dbKinds()) {
       assert.equal(purged.status, 200, purged.text);
       assert.equal(purged.json.data.attributes.status, 'backing_data_permanently_deleted');
       assert.equal(await storedOutputs(s, v1.id), 0);
-      assertError(await call(s, 'GET', `/api/v2/state-versions/${v1.id}/outputs`), 404, undefined, /permanently deleted/);
+      assertError(
+        await call(s, 'GET', `/api/v2/state-versions/${v1.id}/outputs`),
+        404,
+        undefined,
+        /permanently deleted/,
+      );
       assertError(await call(s, 'GET', `/api/v2/state-version-outputs/${secret.id}`), 404);
       const gone = await call(s, 'GET', `/api/v2/state-versions/${v1.id}?include=outputs`);
       assert.deepEqual(gone.json.data.relationships.outputs.data, []);
@@ -269,7 +300,12 @@ for (const kind of dbKinds()) {
       const after = await call(s, 'GET', `/api/v2/state-versions/${v1.id}`);
       assert.equal(after.json.data.attributes.status, 'backing_data_permanently_deleted');
       assert.equal(await storedOutputs(s, v1.id), 0);
-      assertError(await call(s, 'GET', `/api/v2/state-versions/${v1.id}/outputs`), 404, undefined, /permanently deleted/);
+      assertError(
+        await call(s, 'GET', `/api/v2/state-versions/${v1.id}/outputs`),
+        404,
+        undefined,
+        /permanently deleted/,
+      );
     });
   });
 }

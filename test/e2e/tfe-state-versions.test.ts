@@ -134,18 +134,38 @@ for (const kind of dbKinds()) {
         [createBody(inlineAttrs(bytes, 2, f.lineage)), '/data/attributes/serial'],
         [createBody(inlineAttrs(bytes, 1, 'another-lineage')), '/data/attributes/lineage'],
         [createBody(inlineAttrs(Buffer.from('{"version":4,'), 1, null)), '/data/attributes/state'],
-        [createBody(inlineAttrs(Buffer.from('{"version":2,"serial":1,"lineage":"x"}'), 1, null)), '/data/attributes/state'],
+        [
+          createBody(inlineAttrs(Buffer.from('{"version":2,"serial":1,"lineage":"x"}'), 1, null)),
+          '/data/attributes/state',
+        ],
         [createBody(inlineAttrs(bytes, 1, f.lineage, { 'json-state': '!!' })), '/data/attributes/json-state'],
-        [createBody(inlineAttrs(bytes, 1, f.lineage, { 'json-state-outputs': b64('[1]') })), '/data/attributes/json-state-outputs'],
+        [
+          createBody(inlineAttrs(bytes, 1, f.lineage, { 'json-state-outputs': b64('[1]') })),
+          '/data/attributes/json-state-outputs',
+        ],
         [createBody(inlineAttrs(bytes, 1, f.lineage, { force: 'yes' })), '/data/attributes/force'],
         [createBody(inlineAttrs(bytes, 1, f.lineage, { lineage: 7 })), '/data/attributes/lineage'],
         [{ data: { type: 'workspaces', attributes: inlineAttrs(bytes, 1, f.lineage) } }, '/data/type'],
         [{ data: { attributes: inlineAttrs(bytes, 1, f.lineage) } }, '/data/type'],
         [{ data: { type: '', attributes: inlineAttrs(bytes, 1, f.lineage) } }, '/data/type'],
-        [createBody(inlineAttrs(bytes, 1, f.lineage), { run: { data: { type: 'workspaces', id: 'run-AAAABBBBCCCCDDDD' } } }), '/data/relationships/run/data/type'],
-        [createBody(inlineAttrs(bytes, 1, f.lineage), { run: { data: { id: 'run-AAAABBBBCCCCDDDD' } } }), '/data/relationships/run/data/type'],
-        [createBody(inlineAttrs(bytes, 1, f.lineage), { run: { data: { type: 'runs', id: 'run-bogus' } } }), '/data/relationships/run/data/id'],
-        [createBody(inlineAttrs(bytes, 1, f.lineage), { run: { data: { type: 'runs', id: f.wsId } } }), '/data/relationships/run/data/id'],
+        [
+          createBody(inlineAttrs(bytes, 1, f.lineage), {
+            run: { data: { type: 'workspaces', id: 'run-AAAABBBBCCCCDDDD' } },
+          }),
+          '/data/relationships/run/data/type',
+        ],
+        [
+          createBody(inlineAttrs(bytes, 1, f.lineage), { run: { data: { id: 'run-AAAABBBBCCCCDDDD' } } }),
+          '/data/relationships/run/data/type',
+        ],
+        [
+          createBody(inlineAttrs(bytes, 1, f.lineage), { run: { data: { type: 'runs', id: 'run-bogus' } } }),
+          '/data/relationships/run/data/id',
+        ],
+        [
+          createBody(inlineAttrs(bytes, 1, f.lineage), { run: { data: { type: 'runs', id: f.wsId } } }),
+          '/data/relationships/run/data/id',
+        ],
         [createBody(inlineAttrs(bytes, 1, f.lineage), { run: { data: { type: 'runs' } } }), '/data/relationships/run'],
         [{ data: [] }, '/data'],
         [{ nodata: true }, '/data'],
@@ -163,15 +183,34 @@ for (const kind of dbKinds()) {
       const f = await workspace(srv);
       await createInline(srv, f, 5);
       const path = `/api/v2/workspaces/${f.wsId}/state-versions`;
-      assertError(await call(srv, 'POST', path, { body: createBody(inlineAttrs(stateFile(4, f.lineage), 4, f.lineage)) }), 409, undefined, /serial/);
-      assertError(await call(srv, 'POST', path, { body: createBody(inlineAttrs(stateFile(5, f.lineage, 'changed'), 5, f.lineage)) }), 409, undefined, /MD5/);
+      assertError(
+        await call(srv, 'POST', path, { body: createBody(inlineAttrs(stateFile(4, f.lineage), 4, f.lineage)) }),
+        409,
+        undefined,
+        /serial/,
+      );
+      assertError(
+        await call(srv, 'POST', path, {
+          body: createBody(inlineAttrs(stateFile(5, f.lineage, 'changed'), 5, f.lineage)),
+        }),
+        409,
+        undefined,
+        /MD5/,
+      );
       const other = 'a-different-lineage';
-      assertError(await call(srv, 'POST', path, { body: createBody(inlineAttrs(stateFile(6, other), 6, other)) }), 409, undefined, /lineage/);
+      assertError(
+        await call(srv, 'POST', path, { body: createBody(inlineAttrs(stateFile(6, other), 6, other)) }),
+        409,
+        undefined,
+        /lineage/,
+      );
       assert.equal(await count(srv, f), 1);
       // An identical re-upload of the current serial is accepted.
       await createInline(srv, f, 5);
       // force accepts a lower serial and another lineage.
-      const low = await call(srv, 'POST', path, { body: createBody(inlineAttrs(stateFile(2, other), 2, other, { force: true })) });
+      const low = await call(srv, 'POST', path, {
+        body: createBody(inlineAttrs(stateFile(2, other), 2, other, { force: true })),
+      });
       assert.equal(low.status, 201, low.text);
       const cur = await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version`);
       assert.equal(cur.json.data.attributes.serial, 2);
@@ -181,7 +220,12 @@ for (const kind of dbKinds()) {
     it('requires the workspace to be locked by the caller', async () => {
       const f = await workspace(srv, { lock: false });
       const body = createBody(inlineAttrs(stateFile(1, f.lineage), 1, f.lineage));
-      assertError(await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, { body }), 409, undefined, /not locked/);
+      assertError(
+        await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, { body }),
+        409,
+        undefined,
+        /not locked/,
+      );
       assert.equal(await count(srv, f), 0);
     });
 
@@ -193,22 +237,42 @@ for (const kind of dbKinds()) {
       assertError(await call(srv, 'GET', '/api/v2/workspaces/ws-doesnotexist0000/current-state-version'), 404);
       assertError(await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version`), 404);
       assertError(await call(srv, 'GET', '/api/v2/%21%20/%20nope'), 404);
-      assertError(await call(srv, 'PATCH', '/api/v2/workspaces/ws-doesnotexist0000/state-versions', {
-        body: { data: { type: 'state-versions', relationships: { 'rollback-state-version': { data: { type: 'state-versions', id: 'sv-x' } } } } },
-      }), 404);
+      assertError(
+        await call(srv, 'PATCH', '/api/v2/workspaces/ws-doesnotexist0000/state-versions', {
+          body: {
+            data: {
+              type: 'state-versions',
+              relationships: { 'rollback-state-version': { data: { type: 'state-versions', id: 'sv-x' } } },
+            },
+          },
+        }),
+        404,
+      );
     });
 
     it('lists versions newest first with JSON:API pagination', async () => {
       const f = await workspace(srv);
       const ids: string[] = [];
       for (let s = 1; s <= 5; s++) ids.push((await createInline(srv, f, s)).data.id);
-      const q = (extra: string) => `/api/v2/state-versions?filter%5Bworkspace%5D%5Bname%5D=${f.wsName}&filter%5Borganization%5D%5Bname%5D=${f.org}${extra}`;
+      const q = (extra: string) =>
+        `/api/v2/state-versions?filter%5Bworkspace%5D%5Bname%5D=${f.wsName}&filter%5Borganization%5D%5Bname%5D=${f.org}${extra}`;
       const r = await call(srv, 'GET', q('&page%5Bsize%5D=2&page%5Bnumber%5D=2'));
       assert.equal(r.status, 200);
-      assert.deepEqual(r.json.data.map((d: { id: string }) => d.id), [ids[2], ids[1]]);
-      assert.deepEqual(r.json.meta.pagination, { 'current-page': 2, 'page-size': 2, 'prev-page': 1, 'next-page': 3, 'total-pages': 3, 'total-count': 5 });
+      assert.deepEqual(
+        r.json.data.map((d: { id: string }) => d.id),
+        [ids[2], ids[1]],
+      );
+      assert.deepEqual(r.json.meta.pagination, {
+        'current-page': 2,
+        'page-size': 2,
+        'prev-page': 1,
+        'next-page': 3,
+        'total-pages': 3,
+        'total-count': 5,
+      });
       const links = r.json.links;
-      for (const k of ['self', 'first', 'prev', 'next', 'last']) assert.match(links[k], new RegExp(`^${srv.url}/api/v2/state-versions\\?`));
+      for (const k of ['self', 'first', 'prev', 'next', 'last'])
+        assert.match(links[k], new RegExp(`^${srv.url}/api/v2/state-versions\\?`));
       assert.equal(new URL(links.next).searchParams.get('page[number]'), '3');
       assert.equal(new URL(links.first).searchParams.get('page[number]'), '1');
       assert.equal(new URL(links.last).searchParams.get('page[number]'), '3');
@@ -231,10 +295,32 @@ for (const kind of dbKinds()) {
       assert.equal(pend.json.meta.pagination['total-count'], 0);
       assertError(await call(srv, 'GET', q('&filter%5Bstatus%5D=bogus')), 422);
       assertError(await call(srv, 'GET', q('&page%5Bnumber%5D=0')), 422);
-      assertError(await call(srv, 'GET', `/api/v2/state-versions?filter%5Bworkspace%5D%5Bname%5D=${f.wsName}`), 422, '/query/filter[organization][name]');
-      assertError(await call(srv, 'GET', `/api/v2/state-versions?filter%5Borganization%5D%5Bname%5D=${f.org}`), 422, '/query/filter[workspace][name]');
-      assertError(await call(srv, 'GET', `/api/v2/state-versions?filter%5Bworkspace%5D%5Bname%5D=nope&filter%5Borganization%5D%5Bname%5D=${f.org}`), 404);
-      assertError(await call(srv, 'GET', `/api/v2/state-versions?filter%5Bworkspace%5D%5Bname%5D=${f.wsName}&filter%5Borganization%5D%5Bname%5D=nope`), 404);
+      assertError(
+        await call(srv, 'GET', `/api/v2/state-versions?filter%5Bworkspace%5D%5Bname%5D=${f.wsName}`),
+        422,
+        '/query/filter[organization][name]',
+      );
+      assertError(
+        await call(srv, 'GET', `/api/v2/state-versions?filter%5Borganization%5D%5Bname%5D=${f.org}`),
+        422,
+        '/query/filter[workspace][name]',
+      );
+      assertError(
+        await call(
+          srv,
+          'GET',
+          `/api/v2/state-versions?filter%5Bworkspace%5D%5Bname%5D=nope&filter%5Borganization%5D%5Bname%5D=${f.org}`,
+        ),
+        404,
+      );
+      assertError(
+        await call(
+          srv,
+          'GET',
+          `/api/v2/state-versions?filter%5Bworkspace%5D%5Bname%5D=${f.wsName}&filter%5Borganization%5D%5Bname%5D=nope`,
+        ),
+        404,
+      );
     });
 
     it('extracts resources and outputs asynchronously and includes outputs and creator on request', async () => {
@@ -271,7 +357,12 @@ for (const kind of dbKinds()) {
       const bytes = stateFile(1, f.lineage);
       const outputs = { vpc_id: { sensitive: false, value: 'vpc-1', type: 'string' } };
       const r = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, {
-        body: createBody(inlineAttrs(bytes, 1, f.lineage, { 'json-state-outputs': b64(JSON.stringify(outputs)), 'json-state': b64('{"values":{}}') })),
+        body: createBody(
+          inlineAttrs(bytes, 1, f.lineage, {
+            'json-state-outputs': b64(JSON.stringify(outputs)),
+            'json-state': b64('{"values":{}}'),
+          }),
+        ),
       });
       assert.equal(r.status, 201, r.text);
       assert.equal(r.json.data.relationships.outputs.data.length, 1);
@@ -279,7 +370,10 @@ for (const kind of dbKinds()) {
       assert.equal(j.body.toString(), '{"values":{}}');
       await srv.deps.worker.runUntilIdle();
       const again = await call(srv, 'GET', `/api/v2/state-versions/${r.json.data.id}?include=outputs`);
-      assert.deepEqual(again.json.included.map((o: { attributes: { name: string } }) => o.attributes.name), ['vpc_id']);
+      assert.deepEqual(
+        again.json.included.map((o: { attributes: { name: string } }) => o.attributes.name),
+        ['vpc_id'],
+      );
     });
 
     it('rolls back: a copy of an older version becomes current', async () => {
@@ -287,7 +381,9 @@ for (const kind of dbKinds()) {
       const { data: v1, bytes: b1 } = await createInline(srv, f, 1);
       await createInline(srv, f, 2);
       const path = `/api/v2/workspaces/${f.wsId}/state-versions`;
-      const rb = (id: string, type = 'state-versions') => ({ data: { type: 'state-versions', relationships: { 'rollback-state-version': { data: { type, id } } } } });
+      const rb = (id: string, type = 'state-versions') => ({
+        data: { type: 'state-versions', relationships: { 'rollback-state-version': { data: { type, id } } } },
+      });
       const r = await call(srv, 'PATCH', path, { body: rb(v1.id) });
       assert.equal(r.status, 201, r.text);
       assert.notEqual(r.json.data.id, v1.id);
@@ -299,23 +395,38 @@ for (const kind of dbKinds()) {
       assert.ok((await download(srv, r.json.data.attributes['hosted-state-download-url'])).body.equals(b1));
       assert.equal(await count(srv, f), 3);
       assertError(await call(srv, 'PATCH', path, { body: rb('sv-nonexisting') }), 404);
-      assertError(await call(srv, 'PATCH', path, { body: { data: { type: 'state-versions' } } }), 422, '/data/relationships/rollback-state-version');
+      assertError(
+        await call(srv, 'PATCH', path, { body: { data: { type: 'state-versions' } } }),
+        422,
+        '/data/relationships/rollback-state-version',
+      );
       const rbCases: Array<[unknown, string]> = [
         [rb(v1.id, 'workspaces'), '/data/relationships/rollback-state-version/data/type'],
         [rb(v1.id, ''), '/data/relationships/rollback-state-version/data/type'],
-        [{ data: { type: 'state-versions', relationships: { 'rollback-state-version': { data: { id: v1.id } } } } }, '/data/relationships/rollback-state-version/data/type'],
+        [
+          { data: { type: 'state-versions', relationships: { 'rollback-state-version': { data: { id: v1.id } } } } },
+          '/data/relationships/rollback-state-version/data/type',
+        ],
         [{ data: { relationships: rb(v1.id).data.relationships } }, '/data/type'],
         [{ data: { type: 'workspaces', relationships: rb(v1.id).data.relationships } }, '/data/type'],
       ];
       for (const [body, pointer] of rbCases) assertError(await call(srv, 'PATCH', path, { body }), 422, pointer);
-      assertError(await call(srv, 'PATCH', path, { raw: '{"data":{"type":"state-versions",' }), 400, undefined, /malformed JSON/);
+      assertError(
+        await call(srv, 'PATCH', path, { raw: '{"data":{"type":"state-versions",' }),
+        400,
+        undefined,
+        /malformed JSON/,
+      );
       assert.equal(await count(srv, f), 3);
       const pending = await createPending(srv, f, 9, stateFile(9, f.lineage));
       assertError(await call(srv, 'PATCH', path, { body: rb(pending.id) }), 409);
       const g = await workspace(srv);
       assertError(await call(srv, 'PATCH', `/api/v2/workspaces/${g.wsId}/state-versions`, { body: rb(v1.id) }), 404);
       const unlocked = await workspace(srv, { lock: false });
-      assertError(await call(srv, 'PATCH', `/api/v2/workspaces/${unlocked.wsId}/state-versions`, { body: rb(v1.id) }), 409);
+      assertError(
+        await call(srv, 'PATCH', `/api/v2/workspaces/${unlocked.wsId}/state-versions`, { body: rb(v1.id) }),
+        409,
+      );
     });
   });
 }

@@ -9,7 +9,12 @@ import type { TestServer } from '../support/test-server.js';
 import { vault, vaultClient } from './vault-http.js';
 
 /** Tiny routes served inside every mount, so the dispatcher can be tested on its own. */
-const ECHO_FIELDS = defineFields({ count: { type: 'int' }, flag: { type: 'bool' }, names: { type: 'commaList' }, ttl: { type: 'duration' } });
+const ECHO_FIELDS = defineFields({
+  count: { type: 'int' },
+  flag: { type: 'bool' },
+  names: { type: 'commaList' },
+  ttl: { type: 'duration' },
+});
 const testRoutes: PkiRoute[] = [
   {
     pattern: 'echo/:name',
@@ -19,7 +24,14 @@ const testRoutes: PkiRoute[] = [
       const parsed = ECHO_FIELDS.parse(ctx.body);
       return {
         kind: 'json',
-        data: { name: ctx.params['name'], operation: ctx.operation, mount: ctx.mount.path, path: ctx.path, values: parsed.values, accessor: ctx.token?.accessor ?? null },
+        data: {
+          name: ctx.params['name'],
+          operation: ctx.operation,
+          mount: ctx.mount.path,
+          path: ctx.path,
+          values: parsed.values,
+          accessor: ctx.token?.accessor ?? null,
+        },
         warnings: [...parsed.warnings],
       };
     },
@@ -27,15 +39,50 @@ const testRoutes: PkiRoute[] = [
   { pattern: 'echo', operations: ['list'], handler: async () => ({ kind: 'json', data: { keys: ['a', 'b'] } }) },
   { pattern: 'empty', operations: ['list'], handler: async () => ({ kind: 'json', data: { keys: [] } }) },
   // Flagged public, but not on Vault's list: the flag alone must not open it.
-  { pattern: 'public/thing', operations: ['read'], unauthenticated: true, handler: async (ctx) => ({ kind: 'json', data: { token: ctx.token === undefined ? 'none' : 'some' } }) },
-  { pattern: 'unified-crl/pem', operations: ['read'], handler: async (ctx) => ({ kind: 'json', data: { token: ctx.token === undefined ? 'none' : 'some' } }) },
+  {
+    pattern: 'public/thing',
+    operations: ['read'],
+    unauthenticated: true,
+    handler: async (ctx) => ({ kind: 'json', data: { token: ctx.token === undefined ? 'none' : 'some' } }),
+  },
+  {
+    pattern: 'unified-crl/pem',
+    operations: ['read'],
+    handler: async (ctx) => ({ kind: 'json', data: { token: ctx.token === undefined ? 'none' : 'some' } }),
+  },
   { pattern: 'guarded', operations: ['update'], sudo: true, handler: async () => ({ kind: 'empty' }) },
-  { pattern: 'zzissue/:role', operations: ['update'], handler: async (ctx) => ({ kind: 'json', data: { role: ctx.params['role'] } }) },
-  { pattern: 'zzsign/:role', operations: ['update'], handler: async (ctx) => ({ kind: 'json', data: { role: ctx.params['role'] } }) },
-  { pattern: 'missing/:x', operations: ['read'], handler: async () => { throw notFound('nothing here'); } },
+  {
+    pattern: 'zzissue/:role',
+    operations: ['update'],
+    handler: async (ctx) => ({ kind: 'json', data: { role: ctx.params['role'] } }),
+  },
+  {
+    pattern: 'zzsign/:role',
+    operations: ['update'],
+    handler: async (ctx) => ({ kind: 'json', data: { role: ctx.params['role'] } }),
+  },
+  {
+    pattern: 'missing/:x',
+    operations: ['read'],
+    handler: async () => {
+      throw notFound('nothing here');
+    },
+  },
   // Matches one of Vault's unauthenticated PKI path patterns (unified-ocsp/*) without a flag of its own.
-  { pattern: 'unified-ocsp/*req', operations: ['read'], handler: async (ctx) => ({ kind: 'raw', contentType: 'application/ocsp-response', body: Buffer.from(ctx.params['req'] ?? '') }) },
-  { pattern: 'patchable/:name', operations: ['patch'], handler: async (ctx) => ({ kind: 'json', data: { patched: ctx.body } }) },
+  {
+    pattern: 'unified-ocsp/*req',
+    operations: ['read'],
+    handler: async (ctx) => ({
+      kind: 'raw',
+      contentType: 'application/ocsp-response',
+      body: Buffer.from(ctx.params['req'] ?? ''),
+    }),
+  },
+  {
+    pattern: 'patchable/:name',
+    operations: ['patch'],
+    handler: async (ctx) => ({ kind: 'json', data: { patched: ctx.body } }),
+  },
 ];
 
 for (const kind of dbKinds()) {
@@ -66,7 +113,17 @@ for (const kind of dbKinds()) {
         const r = await vault(server.url, 'GET', 'acl/echo/one', { token: server.rootToken, tokenHeader });
         assert.equal(r.status, 200, tokenHeader);
         assert.match(r.contentType, /^application\/json/);
-        assert.deepEqual(Object.keys(r.json).sort(), ['auth', 'data', 'lease_duration', 'lease_id', 'mount_type', 'renewable', 'request_id', 'warnings', 'wrap_info']);
+        assert.deepEqual(Object.keys(r.json).sort(), [
+          'auth',
+          'data',
+          'lease_duration',
+          'lease_id',
+          'mount_type',
+          'renewable',
+          'request_id',
+          'warnings',
+          'wrap_info',
+        ]);
         assert.equal(r.json.data.name, 'one');
         assert.equal(r.json.data.mount, 'acl/');
         assert.equal(r.json.data.path, 'echo/one');
@@ -84,19 +141,29 @@ for (const kind of dbKinds()) {
     });
 
     it('coerces JSON and form bodies the same way and warns about unknown fields', async () => {
-      const json = await root('POST', 'acl/echo/x', { body: { count: '7', flag: 'true', names: 'a, b', ttl: '1h', extra: 1 } });
+      const json = await root('POST', 'acl/echo/x', {
+        body: { count: '7', flag: 'true', names: 'a, b', ttl: '1h', extra: 1 },
+      });
       assert.equal(json.status, 200);
       assert.deepEqual(json.json.data.values, { count: 7, flag: true, names: ['a', 'b'], ttl: 3600 });
       assert.deepEqual(json.json.warnings, ['Endpoint ignored these unrecognized parameters: [extra]']);
-      const form = await root('POST', 'acl/echo/x', { form: { count: '7', flag: 't', names: ['a', 'b'], ttl: '3600' } });
+      const form = await root('POST', 'acl/echo/x', {
+        form: { count: '7', flag: 't', names: ['a', 'b'], ttl: '3600' },
+      });
       assert.equal(form.status, 200);
       assert.deepEqual(form.json.data.values, { count: 7, flag: true, names: ['a', 'b'], ttl: 3600 });
       // curl -d sends JSON labelled as a form; Vault reads it as JSON.
-      const curlStyle = await root('POST', 'acl/echo/x', { body: { count: 4 }, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const curlStyle = await root('POST', 'acl/echo/x', {
+        body: { count: 4 },
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       assert.equal(curlStyle.status, 200, curlStyle.text);
       assert.equal(curlStyle.json.data.values.count, 4);
       // JSON sent without a JSON content type is still JSON, as in Vault.
-      const untyped = await root('POST', 'acl/echo/x', { body: { count: 3 }, headers: { 'content-type': 'text/plain' } });
+      const untyped = await root('POST', 'acl/echo/x', {
+        body: { count: 3 },
+        headers: { 'content-type': 'text/plain' },
+      });
       assert.equal(untyped.json.data.values.count, 3);
       // GET takes its parameters from the query string.
       const get = await root('GET', 'acl/echo/x?count=5');
@@ -118,7 +185,11 @@ for (const kind of dbKinds()) {
       r = await root('POST', 'acl/echo/x', { body: { count: 1 }, headers: { 'x-vault-wrap-ttl': '60s' } });
       assert.equal(r.status, 400);
       assert.deepEqual(r.json, { errors: ['response wrapping (X-Vault-Wrap-TTL) is not supported by this server'] });
-      r = await vault(server.url, 'POST', 'acl/echo/x', { token: 'not-a-token', body: {}, headers: { 'x-vault-wrap-ttl': '60s' } });
+      r = await vault(server.url, 'POST', 'acl/echo/x', {
+        token: 'not-a-token',
+        body: {},
+        headers: { 'x-vault-wrap-ttl': '60s' },
+      });
       assert.equal(r.status, 403, 'the token is checked first');
     });
 
@@ -140,7 +211,10 @@ for (const kind of dbKinds()) {
       assert.equal(r.json.errors.length, 1);
       r = await root('PATCH', 'acl/patchable/web', { body: { ttl: '1h' } });
       assert.equal(r.status, 415);
-      r = await root('PATCH', 'acl/patchable/web', { body: { ttl: '1h' }, headers: { 'content-type': 'application/merge-patch+json' } });
+      r = await root('PATCH', 'acl/patchable/web', {
+        body: { ttl: '1h' },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      });
       assert.equal(r.status, 200);
       assert.deepEqual(r.json.data.patched, { ttl: '1h' });
       // Without a token an unknown path is forbidden, as in Vault.
@@ -181,21 +255,28 @@ for (const kind of dbKinds()) {
       for (const [policy, byMethod] of Object.entries(expect)) {
         const t = await tokenWith(policy);
         for (const [method, status] of Object.entries(byMethod)) {
-          const r = await vault(server.url, method, 'acl/echo/x', { token: t, ...(method === 'POST' ? { body: {} } : {}) });
+          const r = await vault(server.url, method, 'acl/echo/x', {
+            token: t,
+            ...(method === 'POST' ? { body: {} } : {}),
+          });
           assert.equal(r.status, status, `${policy} ${method}: ${r.text}`);
         }
       }
     });
 
     it('matches + segments and * prefixes, with the most specific rule winning', async () => {
-      await writePolicy('glob', [
-        'path "acl/+/web" { capabilities = ["update"] }',
-        'path "acl/echo/*" { capabilities = ["read"] }',
-        'path "acl/echo/secret*" { capabilities = ["deny"] }',
-        'path "acl/echo/open" { capabilities = ["read", "update"] }',
-      ].join('\n'));
+      await writePolicy(
+        'glob',
+        [
+          'path "acl/+/web" { capabilities = ["update"] }',
+          'path "acl/echo/*" { capabilities = ["read"] }',
+          'path "acl/echo/secret*" { capabilities = ["deny"] }',
+          'path "acl/echo/open" { capabilities = ["read", "update"] }',
+        ].join('\n'),
+      );
       const t = await tokenWith('glob');
-      const call = (method: string, path: string) => vault(server.url, method, path, { token: t, ...(method === 'POST' ? { body: {} } : {}) });
+      const call = (method: string, path: string) =>
+        vault(server.url, method, path, { token: t, ...(method === 'POST' ? { body: {} } : {}) });
       assert.equal((await call('POST', 'acl/zzissue/web')).status, 200);
       assert.equal((await call('POST', 'acl/zzsign/web')).status, 200);
       assert.equal((await call('POST', 'acl/zzissue/api')).status, 403);
@@ -217,11 +298,18 @@ for (const kind of dbKinds()) {
     });
 
     it('enforces allowed, denied and required parameters on the request data', async () => {
-      await writePolicy('params-allowed', 'path "acl/echo/*" {\n  capabilities = ["update"]\n  allowed_parameters = {\n    "count" = ["1", "2"]\n    "names" = []\n  }\n}');
-      await writePolicy('params-denied', 'path "acl/echo/*" {\n  capabilities = ["update"]\n  denied_parameters = { "flag" = [] }\n  required_parameters = ["count"]\n}');
+      await writePolicy(
+        'params-allowed',
+        'path "acl/echo/*" {\n  capabilities = ["update"]\n  allowed_parameters = {\n    "count" = ["1", "2"]\n    "names" = []\n  }\n}',
+      );
+      await writePolicy(
+        'params-denied',
+        'path "acl/echo/*" {\n  capabilities = ["update"]\n  denied_parameters = { "flag" = [] }\n  required_parameters = ["count"]\n}',
+      );
       const allowed = await tokenWith('params-allowed');
       const denied = await tokenWith('params-denied');
-      const post = async (token: string, body: Record<string, unknown>) => (await vault(server.url, 'POST', 'acl/echo/p', { token, body })).status;
+      const post = async (token: string, body: Record<string, unknown>) =>
+        (await vault(server.url, 'POST', 'acl/echo/p', { token, body })).status;
       assert.equal(await post(allowed, { count: '1' }), 200);
       assert.equal(await post(allowed, { count: '3' }), 403);
       assert.equal(await post(allowed, { names: 'anything' }), 200);
@@ -239,8 +327,14 @@ for (const kind of dbKinds()) {
     });
 
     it('requires sudo on root-protected paths', async () => {
-      await writePolicy('no-sudo', 'path "acl/root" { capabilities = ["delete"] }\npath "acl/guarded" { capabilities = ["update"] }');
-      await writePolicy('with-sudo', 'path "acl/root" { capabilities = ["delete", "sudo"] }\npath "acl/guarded" { capabilities = ["update", "sudo"] }');
+      await writePolicy(
+        'no-sudo',
+        'path "acl/root" { capabilities = ["delete"] }\npath "acl/guarded" { capabilities = ["update"] }',
+      );
+      await writePolicy(
+        'with-sudo',
+        'path "acl/root" { capabilities = ["delete", "sudo"] }\npath "acl/guarded" { capabilities = ["update", "sudo"] }',
+      );
       const plain = await tokenWith('no-sudo');
       const sudo = await tokenWith('with-sudo');
       // `root` is sudo-protected by Vault's list whatever module serves it.
@@ -272,14 +366,18 @@ for (const kind of dbKinds()) {
     it('reports capabilities with sys/capabilities-self', async () => {
       await writePolicy('caps', 'path "acl/echo/*" { capabilities = ["read", "list"] }');
       const t = await tokenWith('caps');
-      const r = await vault(server.url, 'POST', 'sys/capabilities-self', { token: t, body: { paths: ['acl/echo/x', 'acl/other'] } });
+      const r = await vault(server.url, 'POST', 'sys/capabilities-self', {
+        token: t,
+        body: { paths: ['acl/echo/x', 'acl/other'] },
+      });
       assert.equal(r.status, 200, r.text);
       assert.deepEqual(r.json.data['acl/echo/x'], ['list', 'read']);
       assert.deepEqual(r.json.data['acl/other'], ['deny']);
       const rootCaps = await root('POST', 'sys/capabilities-self', { body: { path: 'anything' } });
       assert.deepEqual(rootCaps.json.data.capabilities, ['root']);
       // sys/capabilities inspects another token without spending its uses.
-      const once = (await root('POST', 'auth/token/create', { body: { policies: ['caps'], num_uses: 1 } })).json.auth.client_token as string;
+      const once = (await root('POST', 'auth/token/create', { body: { policies: ['caps'], num_uses: 1 } })).json.auth
+        .client_token as string;
       const other = await root('POST', 'sys/capabilities', { body: { token: once, paths: 'acl/echo/x' } });
       assert.deepEqual(other.json.capabilities, ['list', 'read']);
       assert.equal((await vault(server.url, 'GET', 'acl/echo/x', { token: once })).status, 200);
@@ -312,7 +410,9 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 404);
       assert.deepEqual(r.json, { errors: [] });
       // base64 of the text is accepted too.
-      r = await root('PUT', 'sys/policies/acl/b64', { body: { policy: Buffer.from('path "b/*" { capabilities = ["list"] }').toString('base64') } });
+      r = await root('PUT', 'sys/policies/acl/b64', {
+        body: { policy: Buffer.from('path "b/*" { capabilities = ["list"] }').toString('base64') },
+      });
       assert.equal(r.status, 204);
       r = await root('GET', 'sys/policies/acl/b64');
       assert.equal(r.json.data.policy, 'path "b/*" { capabilities = ["list"] }');
@@ -331,9 +431,15 @@ for (const kind of dbKinds()) {
     it('uses create or update on policy writes depending on existence', async () => {
       await writePolicy('creator', 'path "sys/policies/acl/*" { capabilities = ["create"] }');
       const t = await tokenWith('creator');
-      let r = await vault(server.url, 'PUT', 'sys/policies/acl/fresh', { token: t, body: { policy: 'path "x" { capabilities = ["read"] }' } });
+      let r = await vault(server.url, 'PUT', 'sys/policies/acl/fresh', {
+        token: t,
+        body: { policy: 'path "x" { capabilities = ["read"] }' },
+      });
       assert.equal(r.status, 204, r.text);
-      r = await vault(server.url, 'PUT', 'sys/policies/acl/fresh', { token: t, body: { policy: 'path "y" { capabilities = ["read"] }' } });
+      r = await vault(server.url, 'PUT', 'sys/policies/acl/fresh', {
+        token: t,
+        body: { policy: 'path "y" { capabilities = ["read"] }' },
+      });
       assert.equal(r.status, 403);
     });
 

@@ -12,9 +12,16 @@ import { vault } from './vault-http.js';
 
 const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '../../src/cli.js');
 
-function run(args: string[], env: Record<string, string>, stdin?: string): Promise<{ code: number | null; out: string; err: string }> {
+function run(
+  args: string[],
+  env: Record<string, string>,
+  stdin?: string,
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -37,7 +44,10 @@ for (const kind of dbKinds()) {
 
     it('writes a policy from a file and creates a token with it', async () => {
       const file = join(dir, 'issuer.hcl');
-      writeFileSync(file, 'path "pki/issue/*" {\n  capabilities = ["update"]\n}\npath "sys/mounts" { capabilities = ["read"] }\n');
+      writeFileSync(
+        file,
+        'path "pki/issue/*" {\n  capabilities = ["update"]\n}\npath "sys/mounts" { capabilities = ["read"] }\n',
+      );
       let r = await run(['policy', 'write', 'issuer', file], env);
       assert.equal(r.code, 0, r.err);
       assert.match(r.out, /Uploaded policy: issuer/);
@@ -78,7 +88,10 @@ for (const kind of dbKinds()) {
       r = await run(['policy', 'write', 'bad', '-'], env, 'path "a" { capabilities = ');
       assert.equal(r.code, 2);
       assert.match(r.err, /Code: 400/);
-      r = await run(['token', 'create', '--policy', 'issuer'], { STRONGROOM_ADDR: server.url, STRONGROOM_TOKEN: 'wrong' });
+      r = await run(['token', 'create', '--policy', 'issuer'], {
+        STRONGROOM_ADDR: server.url,
+        STRONGROOM_TOKEN: 'wrong',
+      });
       assert.equal(r.code, 2);
       assert.match(r.err, /Code: 403/);
       assert.match(r.err, /permission denied/);

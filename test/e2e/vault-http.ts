@@ -18,7 +18,12 @@ export interface VaultCallOptions {
   tokenHeader?: 'x-secrets-token' | 'x-vault-token' | 'bearer';
 }
 
-export async function vault(baseUrl: string, method: string, path: string, opts: VaultCallOptions = {}): Promise<VaultReply> {
+export async function vault(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: VaultCallOptions = {},
+): Promise<VaultReply> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token !== undefined) {
     const h = opts.tokenHeader ?? 'x-vault-token';

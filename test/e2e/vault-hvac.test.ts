@@ -15,7 +15,9 @@ import type { TestServer } from '../support/test-server.js';
 const PYTHON = '/usr/bin/python3';
 const here = dirname(fileURLToPath(import.meta.url));
 // Runs from dist/test/e2e; the script stays in the source tree.
-const SCRIPT = [resolve(here, 'vault-hvac.py'), resolve(here, '../../../test/e2e/vault-hvac.py')].find((p) => existsSync(p)) as string;
+const SCRIPT = [resolve(here, 'vault-hvac.py'), resolve(here, '../../../test/e2e/vault-hvac.py')].find((p) =>
+  existsSync(p),
+) as string;
 
 function hvacAvailable(): boolean {
   return existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import hvac'], { encoding: 'utf8' }).status === 0;
@@ -33,13 +35,17 @@ for (const kind of dbKinds()) {
 
     it('manages mounts, tunes, policies and tokens through hvac', async () => {
       const { spawn } = await import('node:child_process');
-      const child = spawn(PYTHON, [SCRIPT], { env: { PATH: process.env.PATH ?? '', VAULT_ADDR: server.url, VAULT_TOKEN: server.rootToken }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(PYTHON, [SCRIPT], {
+        env: { PATH: process.env.PATH ?? '', VAULT_ADDR: server.url, VAULT_TOKEN: server.rootToken },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
       child.stderr.on('data', (d: Buffer) => (out += d.toString()));
       const code = await new Promise<number | null>((done) => child.on('close', done));
       assert.equal(code, 0, out);
-      for (const step of ['health', 'mounts', 'policies', 'tokens', 'cleanup']) assert.match(out, new RegExp(`^ok ${step}$`, 'm'));
+      for (const step of ['health', 'mounts', 'policies', 'tokens', 'cleanup'])
+        assert.match(out, new RegExp(`^ok ${step}$`, 'm'));
     });
   });
 }

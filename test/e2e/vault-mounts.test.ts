@@ -20,7 +20,9 @@ for (const kind of dbKinds()) {
     it('enables several PKI mounts side by side and lists them', async () => {
       let r = await v('POST', 'sys/mounts/pki', { body: { type: 'pki', config: { max_lease_ttl: '87600h' } } });
       assert.equal(r.status, 204, r.text);
-      r = await v('POST', 'sys/mounts/pki-int/2024', { body: { type: 'pki', description: 'intermediate', config: { default_lease_ttl: 3600, max_lease_ttl: '72h' } } });
+      r = await v('POST', 'sys/mounts/pki-int/2024', {
+        body: { type: 'pki', description: 'intermediate', config: { default_lease_ttl: 3600, max_lease_ttl: '72h' } },
+      });
       assert.equal(r.status, 204, r.text);
       r = await v('GET', 'sys/mounts');
       assert.equal(r.status, 200);
@@ -66,7 +68,9 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 200);
       assert.equal(r.json.data.default_lease_ttl, 768 * 3600);
       assert.equal(r.json.data.max_lease_ttl, 768 * 3600);
-      r = await v('POST', 'sys/mounts/tuned/tune', { body: { max_lease_ttl: '87600h', default_lease_ttl: 7200, description: 'tuned' } });
+      r = await v('POST', 'sys/mounts/tuned/tune', {
+        body: { max_lease_ttl: '87600h', default_lease_ttl: 7200, description: 'tuned' },
+      });
       assert.equal(r.status, 204, r.text);
       r = await v('GET', 'sys/mounts/tuned/tune');
       assert.equal(r.json.data.max_lease_ttl, 87600 * 3600);
@@ -121,12 +125,21 @@ for (const kind of dbKinds()) {
 
     it('serves a mount enabled through another node at once (shared database)', async () => {
       const deps2 = await buildDeps(server.config);
-      deps2.pki.addRoutes([{ pattern: 'probe', operations: ['read'], handler: async (ctx) => ({ kind: 'json', data: { mount: ctx.mount.path } }) }]);
+      deps2.pki.addRoutes([
+        {
+          pattern: 'probe',
+          operations: ['read'],
+          handler: async (ctx) => ({ kind: 'json', data: { mount: ctx.mount.path } }),
+        },
+      ]);
       const app2 = await buildApp(deps2);
       await app2.listen({ host: '127.0.0.1', port: 0 });
       try {
         const addr = app2.server.address();
-        const v2 = vaultClient(`http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`, server.rootToken);
+        const v2 = vaultClient(
+          `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`,
+          server.rootToken,
+        );
         // Node 2 has read (and cached) the mount table before the new mount exists.
         assert.equal((await v2('GET', 'sys/mounts')).status, 200);
         assert.equal((await v2('GET', 'shared/probe')).status, 404);
@@ -136,7 +149,8 @@ for (const kind of dbKinds()) {
         const probe = await v2('GET', 'shared/probe');
         assert.equal(probe.status, 200, probe.text);
         assert.equal(probe.json.data.mount, 'shared/');
-        const t = (await v2('POST', 'auth/token/create', { body: { policies: ['default'] } })).json.auth.client_token as string;
+        const t = (await v2('POST', 'auth/token/create', { body: { policies: ['default'] } })).json.auth
+          .client_token as string;
         assert.equal((await vault(server.url, 'GET', 'auth/token/lookup-self', { token: t })).status, 200);
       } finally {
         await app2.close();

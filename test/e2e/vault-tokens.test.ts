@@ -22,7 +22,8 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 200, r.text);
       return { token: r.json.auth.client_token as string, accessor: r.json.auth.accessor as string, json: r.json };
     };
-    const status = async (token: string) => (await vault(server.url, 'GET', 'auth/token/lookup-self', { token })).status;
+    const status = async (token: string) =>
+      (await vault(server.url, 'GET', 'auth/token/lookup-self', { token })).status;
 
     before(async () => {
       server = await startTestServer(kind, { clock });
@@ -38,7 +39,11 @@ for (const kind of dbKinds()) {
     after(async () => server?.close());
 
     it('creates a token and looks it up', async () => {
-      const { token, accessor, json } = await create({ policies: 'other', meta: { team: 'web' }, display_name: 'CI Runner' });
+      const { token, accessor, json } = await create({
+        policies: 'other',
+        meta: { team: 'web' },
+        display_name: 'CI Runner',
+      });
       assert.match(token, /^srv\.[1-9A-HJ-NP-Za-km-z]{32}$/);
       assert.equal(json.data, null);
       assert.equal(json.mount_type, 'token');
@@ -60,7 +65,10 @@ for (const kind of dbKinds()) {
       assert.equal(d.ttl, 768 * 3600);
       assert.equal(d.creation_ttl, 768 * 3600);
       assert.equal(d.creation_time, Math.floor(clock.now().getTime() / 1000));
-      assert.equal(d.expire_time, new Date(clock.now().getTime() + 768 * 3600 * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'));
+      assert.equal(
+        d.expire_time,
+        new Date(clock.now().getTime() + 768 * 3600 * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      );
       assert.equal(d.path, 'auth/token/create');
       assert.equal(d.type, 'service');
 
@@ -165,9 +173,14 @@ for (const kind of dbKinds()) {
       assert.equal(r.json.data.orphan, true);
       // revoke-orphan needs sudo.
       const plain = await create({ policies: ['maker'] });
-      await root('PUT', 'sys/policies/acl/orphaner', { body: { policy: 'path "auth/token/revoke-orphan" { capabilities = ["update"] }' } });
+      await root('PUT', 'sys/policies/acl/orphaner', {
+        body: { policy: 'path "auth/token/revoke-orphan" { capabilities = ["update"] }' },
+      });
       const orphaner = await create({ policies: ['orphaner'] });
-      const denied = await vault(server.url, 'POST', 'auth/token/revoke-orphan', { token: orphaner.token, body: { token: plain.token } });
+      const denied = await vault(server.url, 'POST', 'auth/token/revoke-orphan', {
+        token: orphaner.token,
+        body: { token: plain.token },
+      });
       assert.equal(denied.status, 400);
       assert.match(denied.json.errors[0], /sudo/);
     });
@@ -183,7 +196,10 @@ for (const kind of dbKinds()) {
 
     it('applies the policy subset rule and the privileges for orphans, ids and root tokens', async () => {
       const maker = await create({ policies: ['maker'] });
-      let r = await vault(server.url, 'POST', 'auth/token/create', { token: maker.token, body: { policies: ['other'] } });
+      let r = await vault(server.url, 'POST', 'auth/token/create', {
+        token: maker.token,
+        body: { policies: ['other'] },
+      });
       assert.equal(r.status, 400);
       assert.deepEqual(r.json.errors, ['child policies must be subset of parent']);
       r = await vault(server.url, 'POST', 'auth/token/create', { token: maker.token, body: { policies: ['root'] } });
@@ -196,12 +212,18 @@ for (const kind of dbKinds()) {
       // Without policies the child inherits the parent's; `default` may always be attached.
       r = await vault(server.url, 'POST', 'auth/token/create', { token: maker.token, body: {} });
       assert.deepEqual(r.json.auth.policies, ['default', 'maker']);
-      r = await vault(server.url, 'POST', 'auth/token/create', { token: maker.token, body: { policies: 'maker', no_default_policy: true } });
+      r = await vault(server.url, 'POST', 'auth/token/create', {
+        token: maker.token,
+        body: { policies: 'maker', no_default_policy: true },
+      });
       assert.deepEqual(r.json.auth.policies, ['maker']);
 
       // sudo on the create path lifts the subset rule.
       const sudo = await create({ policies: ['maker-sudo'] });
-      r = await vault(server.url, 'POST', 'auth/token/create', { token: sudo.token, body: { policies: ['other'], no_parent: true } });
+      r = await vault(server.url, 'POST', 'auth/token/create', {
+        token: sudo.token,
+        body: { policies: ['other'], no_parent: true },
+      });
       assert.equal(r.status, 200, r.text);
       assert.equal(r.json.auth.orphan, true);
 
@@ -228,10 +250,23 @@ for (const kind of dbKinds()) {
       });
       assert.equal((await root('POST', 'sys/mounts/lease-pki', { body: { type: 'pki' } })).status, 204);
       const mount = (await server.deps.pki.mounts.resolve('lease-pki/issue/web'))!.mount;
-      const info = { id: mount.id, path: 'lease-pki/', type: 'pki' as const, defaultLeaseTtlSeconds: 0, maxLeaseTtlSeconds: 0 };
+      const info = {
+        id: mount.id,
+        path: 'lease-pki/',
+        type: 'pki' as const,
+        defaultLeaseTtlSeconds: 0,
+        maxLeaseTtlSeconds: 0,
+      };
       const holder = await create({ policies: ['other'] });
       const make = (serial: string, tokenAccessor?: string) =>
-        server.deps.pki.leases.create({ mount: info, path: 'issue/web', kind: 'test-secret', data: { serial }, ttlSeconds: 3600, tokenAccessor });
+        server.deps.pki.leases.create({
+          mount: info,
+          path: 'issue/web',
+          kind: 'test-secret',
+          data: { serial },
+          ttlSeconds: 3600,
+          tokenAccessor,
+        });
       const l1 = await make('01');
       const l2 = await make('02', holder.accessor);
       await make('03');
@@ -247,9 +282,14 @@ for (const kind of dbKinds()) {
       r = await root('LIST', 'sys/leases/lookup/lease-pki/issue/web');
       assert.equal(r.json.data.keys.length, 3);
       // Listing leases needs sudo.
-      await root('PUT', 'sys/policies/acl/lease-reader', { body: { policy: 'path "sys/leases/lookup/*" { capabilities = ["list"] }' } });
+      await root('PUT', 'sys/policies/acl/lease-reader', {
+        body: { policy: 'path "sys/leases/lookup/*" { capabilities = ["list"] }' },
+      });
       const reader = await create({ policies: ['lease-reader'] });
-      assert.equal((await vault(server.url, 'LIST', 'sys/leases/lookup/lease-pki/', { token: reader.token })).status, 403);
+      assert.equal(
+        (await vault(server.url, 'LIST', 'sys/leases/lookup/lease-pki/', { token: reader.token })).status,
+        403,
+      );
 
       r = await root('PUT', 'sys/leases/renew', { body: { lease_id: l1.leaseId } });
       assert.equal(r.status, 400);
@@ -264,7 +304,13 @@ for (const kind of dbKinds()) {
       assert.deepEqual(revoked, ['01', '02']);
       assert.equal((await root('PUT', 'sys/leases/lookup', { body: { lease_id: l2.leaseId } })).status, 400);
 
-      const other = await server.deps.pki.leases.create({ mount: info, path: 'issuer/x/issue/web', kind: 'test-secret', data: { serial: '04' }, ttlSeconds: 3600 });
+      const other = await server.deps.pki.leases.create({
+        mount: info,
+        path: 'issuer/x/issue/web',
+        kind: 'test-secret',
+        data: { serial: '04' },
+        ttlSeconds: 3600,
+      });
       r = await root('PUT', 'sys/leases/revoke-prefix/lease-pki/issue');
       assert.equal(r.status, 204);
       assert.deepEqual(revoked, ['01', '02', '03']);
@@ -284,12 +330,32 @@ for (const kind of dbKinds()) {
       });
       assert.equal((await root('POST', 'sys/mounts/sweep-pki', { body: { type: 'pki' } })).status, 204);
       const mount = (await server.deps.pki.mounts.resolve('sweep-pki/issue/web'))!.mount;
-      const info = { id: mount.id, path: 'sweep-pki/', type: 'pki' as const, defaultLeaseTtlSeconds: 0, maxLeaseTtlSeconds: 0 };
+      const info = {
+        id: mount.id,
+        path: 'sweep-pki/',
+        type: 'pki' as const,
+        defaultLeaseTtlSeconds: 0,
+        maxLeaseTtlSeconds: 0,
+      };
       const shortLived = await create({ policies: ['maker', 'other'], ttl: '10m' });
       const child = await create({ policies: ['other'], ttl: '5h' }, shortLived.token);
       const longLived = await create({ policies: ['other'], ttl: '5h' });
-      const byChild = await server.deps.pki.leases.create({ mount: info, path: 'issue/web', kind: 'sweep-secret', data: { serial: 'c1' }, ttlSeconds: 86400, tokenAccessor: child.accessor });
-      const byLong = await server.deps.pki.leases.create({ mount: info, path: 'issue/web', kind: 'sweep-secret', data: { serial: 'l1' }, ttlSeconds: 60, tokenAccessor: longLived.accessor });
+      const byChild = await server.deps.pki.leases.create({
+        mount: info,
+        path: 'issue/web',
+        kind: 'sweep-secret',
+        data: { serial: 'c1' },
+        ttlSeconds: 86400,
+        tokenAccessor: child.accessor,
+      });
+      const byLong = await server.deps.pki.leases.create({
+        mount: info,
+        path: 'issue/web',
+        kind: 'sweep-secret',
+        data: { serial: 'l1' },
+        ttlSeconds: 60,
+        tokenAccessor: longLived.accessor,
+      });
       await server.deps.worker.runUntilIdle();
       assert.deepEqual(revoked, []);
 
@@ -300,9 +366,16 @@ for (const kind of dbKinds()) {
       for (const id of [byChild.leaseId, byLong.leaseId]) {
         assert.equal((await root('PUT', 'sys/leases/lookup', { body: { lease_id: id } })).status, 400);
       }
-      assert.equal((await root('POST', 'auth/token/lookup-accessor', { body: { accessor: child.accessor } })).status, 400);
+      assert.equal(
+        (await root('POST', 'auth/token/lookup-accessor', { body: { accessor: child.accessor } })).status,
+        400,
+      );
       assert.equal(await status(longLived.token), 200);
-      const rows = await server.deps.core.db.kysely.selectFrom('pki_tokens').select('accessor').where('accessor', 'in', [shortLived.accessor, child.accessor]).execute();
+      const rows = await server.deps.core.db.kysely
+        .selectFrom('pki_tokens')
+        .select('accessor')
+        .where('accessor', 'in', [shortLived.accessor, child.accessor])
+        .execute();
       assert.deepEqual(rows, []);
     });
 

@@ -32,13 +32,28 @@ function toolchainProblem(): string | null {
 }
 
 const problem = toolchainProblem();
-const skip = problem !== null && !required ? `go-tfe compatibility skipped: ${problem}; set REQUIRE_GO_TFE=1 to make this a failure` : false;
+const skip =
+  problem !== null && !required
+    ? `go-tfe compatibility skipped: ${problem}; set REQUIRE_GO_TFE=1 to make this a failure`
+    : false;
 
 function goEnv(cacheDir: string): NodeJS.ProcessEnv {
-  return { ...process.env, GO111MODULE: 'off', GOPATH: gopath(), GOFLAGS: '', GOCACHE: process.env.GOCACHE ?? cacheDir, CGO_ENABLED: '0' };
+  return {
+    ...process.env,
+    GO111MODULE: 'off',
+    GOPATH: gopath(),
+    GOFLAGS: '',
+    GOCACHE: process.env.GOCACHE ?? cacheDir,
+    CGO_ENABLED: '0',
+  };
 }
 
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ code: number | null; out: string }> {
+function run(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
     execFile(cmd, args, { env, timeout: timeoutMs, maxBuffer: 8 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
@@ -71,7 +86,12 @@ describe('go-tfe compatibility', { skip }, () => {
       after(async () => srv.close());
 
       it('organizations, workspaces, lock, create, list, current, download, outputs and unlock behave as go-tfe expects', async () => {
-        const r = await run(binary, [], { ...process.env, STRONGROOM_URL: srv.url, STRONGROOM_TOKEN: srv.rootToken }, 120_000);
+        const r = await run(
+          binary,
+          [],
+          { ...process.env, STRONGROOM_URL: srv.url, STRONGROOM_TOKEN: srv.rootToken },
+          120_000,
+        );
         assert.equal(r.code, 0, `go-tfe program failed:\n${r.out}`);
         assert.match(r.out, /go-tfe compatibility: all checks passed/);
       });

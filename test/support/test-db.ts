@@ -25,10 +25,16 @@ export interface TestDatabase {
 }
 
 /** A fresh, empty database URL: a new SQLite file, or a new PostgreSQL database. */
-export async function createDatabaseUrl(kind: DatabaseKind): Promise<{ url: string; dir: string; drop(): Promise<void> }> {
+export async function createDatabaseUrl(
+  kind: DatabaseKind,
+): Promise<{ url: string; dir: string; drop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'strongroom-test-'));
   if (kind === 'sqlite') {
-    return { url: `sqlite:${join(dir, 'test.db')}`, dir, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    return {
+      url: `sqlite:${join(dir, 'test.db')}`,
+      dir,
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    };
   }
   const admin = process.env.TEST_DATABASE_URL as string;
   const name = `sr_test_${randomBytes(6).toString('hex')}`;

@@ -27,10 +27,17 @@ export interface TestServer {
  * Starts the real app on 127.0.0.1 with an ephemeral port and a fresh database of the
  * given kind. Jobs do not run by themselves: call `deps.worker.runUntilIdle()`.
  */
-export async function startTestServer(kind: DatabaseKind, opts: { config?: Partial<Config>; clock?: Clock; sameDatabaseAs?: TestServer } = {}): Promise<TestServer> {
+export async function startTestServer(
+  kind: DatabaseKind,
+  opts: { config?: Partial<Config>; clock?: Clock; sameDatabaseAs?: TestServer } = {},
+): Promise<TestServer> {
   // A second node of `sameDatabaseAs`: its database and data directory (the master key), dropped by the first.
   const shared = opts.sameDatabaseAs;
-  const { url: databaseUrl, dir, drop } = shared
+  const {
+    url: databaseUrl,
+    dir,
+    drop,
+  } = shared
     ? { url: shared.config.databaseUrl, dir: shared.config.dataDir, drop: async () => {} }
     : await createDatabaseUrl(kind);
   const dataDir = shared ? shared.config.dataDir : mkdtempSync(join(dir, 'data-'));

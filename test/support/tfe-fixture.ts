@@ -52,7 +52,13 @@ export async function createTfeFixture(kind: DatabaseKind): Promise<TfeFixture> 
   const organizations = new OrganizationService({ db, repo: new OrganizationRepo({ db: db.kysely }), identity, clock });
   const teams = new TeamService({ repo, organizations, clock, tokenCache });
   const tokens = new TokenService({ db, repo, organizations, clock, tokenCache });
-  const workspaces = new WorkspaceService({ db, repo: new WorkspaceRepo({ db: db.kysely }), organizations, identity, clock });
+  const workspaces = new WorkspaceService({
+    db,
+    repo: new WorkspaceRepo({ db: db.kysely }),
+    organizations,
+    identity,
+    clock,
+  });
   const teamAccess = new TeamAccessService({ repo: new TeamAccessRepo({ db: db.kysely }), workspaces, teams, clock });
   const admin = (await identity.authenticate(FIXTURE_ADMIN_TOKEN)) as Actor;
 

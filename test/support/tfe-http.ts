@@ -72,5 +72,9 @@ export function assertError(res: TfeResponse, status: number, opts: { pointer?: 
   if (opts.detail) assert.match(e.detail, opts.detail);
 }
 
-export const orgBody = (name: string, email = `${name}@example.com`) => ({ data: { type: 'organizations', attributes: { name, email } } });
-export const wsBody = (name: string, attributes: Record<string, unknown> = {}) => ({ data: { type: 'workspaces', attributes: { name, ...attributes } } });
+export const orgBody = (name: string, email = `${name}@example.com`) => ({
+  data: { type: 'organizations', attributes: { name, email } },
+});
+export const wsBody = (name: string, attributes: Record<string, unknown> = {}) => ({
+  data: { type: 'workspaces', attributes: { name, ...attributes } },
+});

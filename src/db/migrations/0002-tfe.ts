@@ -46,7 +46,12 @@ export function tfeMigration(_ctx: MigrationContext) {
         .addColumn('read_workspaces', 'integer', (c) => c.notNull().defaultTo(0))
         .addColumn('created_at', 'text', (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('tfe_teams_organization_id_name_key').on('tfe_teams').columns(['organization_id', 'name']).unique().execute();
+      await db.schema
+        .createIndex('tfe_teams_organization_id_name_key')
+        .on('tfe_teams')
+        .columns(['organization_id', 'name'])
+        .unique()
+        .execute();
 
       await db.schema
         .createTable('tfe_team_members')
@@ -85,7 +90,12 @@ export function tfeMigration(_ctx: MigrationContext) {
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addColumn('updated_at', 'text', (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('workspaces_organization_id_name_key').on('workspaces').columns(['organization_id', 'name']).unique().execute();
+      await db.schema
+        .createIndex('workspaces_organization_id_name_key')
+        .on('workspaces')
+        .columns(['organization_id', 'name'])
+        .unique()
+        .execute();
 
       await db.schema
         .createTable('tfe_team_workspaces')
@@ -97,8 +107,17 @@ export function tfeMigration(_ctx: MigrationContext) {
         .addColumn('workspace_locking', 'integer', (c) => c.notNull())
         .addColumn('created_at', 'text', (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('tfe_team_workspaces_team_id_workspace_id_key').on('tfe_team_workspaces').columns(['team_id', 'workspace_id']).unique().execute();
-      await db.schema.createIndex('tfe_team_workspaces_workspace_id_idx').on('tfe_team_workspaces').column('workspace_id').execute();
+      await db.schema
+        .createIndex('tfe_team_workspaces_team_id_workspace_id_key')
+        .on('tfe_team_workspaces')
+        .columns(['team_id', 'workspace_id'])
+        .unique()
+        .execute();
+      await db.schema
+        .createIndex('tfe_team_workspaces_workspace_id_idx')
+        .on('tfe_team_workspaces')
+        .column('workspace_id')
+        .execute();
 
       await db.schema
         .createTable('tfe_tokens')
@@ -119,10 +138,26 @@ export function tfeMigration(_ctx: MigrationContext) {
       await db.schema.createIndex('tfe_tokens_token_hash_key').on('tfe_tokens').column('token_hash').unique().execute();
       await db.schema.createIndex('tfe_tokens_user_id_idx').on('tfe_tokens').column('user_id').execute();
       await db.schema.createIndex('tfe_tokens_team_id_idx').on('tfe_tokens').column('team_id').execute();
-      await db.schema.createIndex('tfe_tokens_organization_id_idx').on('tfe_tokens').column('organization_id').execute();
+      await db.schema
+        .createIndex('tfe_tokens_organization_id_idx')
+        .on('tfe_tokens')
+        .column('organization_id')
+        .execute();
       // At most one legacy team token and one organization token, even when two nodes regenerate at once.
-      await db.schema.createIndex('tfe_tokens_team_id_key').on('tfe_tokens').column('team_id').unique().where(sql.ref('singleton'), '=', 1).execute();
-      await db.schema.createIndex('tfe_tokens_organization_id_key').on('tfe_tokens').column('organization_id').unique().where(sql.ref('singleton'), '=', 1).execute();
+      await db.schema
+        .createIndex('tfe_tokens_team_id_key')
+        .on('tfe_tokens')
+        .column('team_id')
+        .unique()
+        .where(sql.ref('singleton'), '=', 1)
+        .execute();
+      await db.schema
+        .createIndex('tfe_tokens_organization_id_key')
+        .on('tfe_tokens')
+        .column('organization_id')
+        .unique()
+        .where(sql.ref('singleton'), '=', 1)
+        .execute();
     },
   };
 }

@@ -50,7 +50,11 @@ export function pkiMigration(_ctx: MigrationContext) {
         .addColumn('last_renewal_at', 'text')
         .execute();
       await db.schema.createIndex('pki_tokens_accessor_key').on('pki_tokens').column('accessor').unique().execute();
-      await db.schema.createIndex('pki_tokens_parent_accessor_idx').on('pki_tokens').column('parent_accessor').execute();
+      await db.schema
+        .createIndex('pki_tokens_parent_accessor_idx')
+        .on('pki_tokens')
+        .column('parent_accessor')
+        .execute();
 
       await db.schema
         .createTable('pki_leases')

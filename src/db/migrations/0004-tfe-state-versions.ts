@@ -69,9 +69,21 @@ export function tfeStateVersionsMigration(_ctx: MigrationContext) {
         .column('json_upload_token_hash')
         .unique()
         .execute();
-      await db.schema.createIndex('tfe_state_versions_state_sha256_idx').on('tfe_state_versions').column('state_sha256').execute();
-      await db.schema.createIndex('tfe_state_versions_json_sha256_idx').on('tfe_state_versions').column('json_sha256').execute();
-      await db.schema.createIndex('tfe_state_versions_created_at_idx').on('tfe_state_versions').column('created_at').execute();
+      await db.schema
+        .createIndex('tfe_state_versions_state_sha256_idx')
+        .on('tfe_state_versions')
+        .column('state_sha256')
+        .execute();
+      await db.schema
+        .createIndex('tfe_state_versions_json_sha256_idx')
+        .on('tfe_state_versions')
+        .column('json_sha256')
+        .execute();
+      await db.schema
+        .createIndex('tfe_state_versions_created_at_idx')
+        .on('tfe_state_versions')
+        .column('created_at')
+        .execute();
       // Finds finalized versions still waiting for extraction (the start-up backfill).
       await db.schema
         .createIndex('tfe_state_versions_resources_processed_status_idx')

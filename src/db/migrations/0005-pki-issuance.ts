@@ -21,8 +21,18 @@ export function pkiIssuanceMigration(ctx: MigrationContext) {
         .addColumn('subject_key_id', 'text', (c) => c.notNull())
         .addColumn('created_at', 'text', (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('pki_keys_mount_id_name_key').on('pki_keys').columns(['mount_id', 'name']).unique().execute();
-      await db.schema.createIndex('pki_keys_mount_id_public_key_sha256_key').on('pki_keys').columns(['mount_id', 'public_key_sha256']).unique().execute();
+      await db.schema
+        .createIndex('pki_keys_mount_id_name_key')
+        .on('pki_keys')
+        .columns(['mount_id', 'name'])
+        .unique()
+        .execute();
+      await db.schema
+        .createIndex('pki_keys_mount_id_public_key_sha256_key')
+        .on('pki_keys')
+        .columns(['mount_id', 'public_key_sha256'])
+        .unique()
+        .execute();
 
       await db.schema
         .createTable('pki_issuers')
@@ -51,7 +61,12 @@ export function pkiIssuanceMigration(ctx: MigrationContext) {
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addColumn('seq', 'integer', (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('pki_issuers_mount_id_name_key').on('pki_issuers').columns(['mount_id', 'name']).unique().execute();
+      await db.schema
+        .createIndex('pki_issuers_mount_id_name_key')
+        .on('pki_issuers')
+        .columns(['mount_id', 'name'])
+        .unique()
+        .execute();
       await db.schema
         .createIndex('pki_issuers_mount_id_certificate_sha256_key')
         .on('pki_issuers')
@@ -85,7 +100,11 @@ export function pkiIssuanceMigration(ctx: MigrationContext) {
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addPrimaryKeyConstraint('pki_certs_pkey', ['mount_id', 'serial'])
         .execute();
-      await db.schema.createIndex('pki_certs_mount_id_not_after_idx').on('pki_certs').columns(['mount_id', 'not_after']).execute();
+      await db.schema
+        .createIndex('pki_certs_mount_id_not_after_idx')
+        .on('pki_certs')
+        .columns(['mount_id', 'not_after'])
+        .execute();
 
       // Roles: every Vault role field as one JSON document; `version` grows on each write so
       // caches on any node can tell a stale copy.

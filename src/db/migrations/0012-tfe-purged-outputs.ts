@@ -10,7 +10,11 @@ export function tfePurgedOutputsMigration() {
     async up(db: Kysely<any>): Promise<void> {
       await db
         .deleteFrom('tfe_state_version_outputs')
-        .where('state_version_id', 'in', db.selectFrom('tfe_state_versions').select('id').where('status', '=', 'backing_data_permanently_deleted'))
+        .where(
+          'state_version_id',
+          'in',
+          db.selectFrom('tfe_state_versions').select('id').where('status', '=', 'backing_data_permanently_deleted'),
+        )
         .execute();
     },
   };

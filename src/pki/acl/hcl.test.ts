@@ -74,14 +74,20 @@ test('comments of all three styles are ignored and keep line numbers right', () 
   const entries = parseHcl(src);
   assert.deepEqual(
     entries.map((e) => [e.kind === 'block' ? e.labels[0] : '', e.line]),
-    [['a', 4], ['b', 5]],
+    [
+      ['a', 4],
+      ['b', 5],
+    ],
   );
 });
 
 test('repeated blocks are kept in order', () => {
   const entries = parseHcl('path "a" {}\npath "a" { capabilities = ["deny"] }\npath "b" {}');
   assert.equal(entries.length, 3);
-  assert.deepEqual(entries.map((e) => e.line), [1, 2, 3]);
+  assert.deepEqual(
+    entries.map((e) => e.line),
+    [1, 2, 3],
+  );
 });
 
 test('a "__proto__" key is plain data', () => {

@@ -43,7 +43,16 @@ export function hclError(message: string, line: number, col?: number): DomainErr
   return invalid(`${where}: ${message}`);
 }
 
-const SIMPLE_ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f' };
+const SIMPLE_ESCAPES: Record<string, string> = {
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  '"': '"',
+  '\\': '\\',
+  '/': '/',
+  b: '\b',
+  f: '\f',
+};
 
 function tokenize(src: string): Token[] {
   const tokens: Token[] = [];
@@ -109,7 +118,8 @@ function tokenize(src: string): Token[] {
           if (e === 'u' || e === 'U') {
             const len = e === 'u' ? 4 : 8;
             const hex = src.slice(i + 2, i + 2 + len);
-            if (!new RegExp(`^[0-9a-fA-F]{${len}}$`).test(hex)) throw hclError(`invalid unicode escape in string`, line, col());
+            if (!new RegExp(`^[0-9a-fA-F]{${len}}$`).test(hex))
+              throw hclError(`invalid unicode escape in string`, line, col());
             out += String.fromCodePoint(parseInt(hex, 16));
             i += 2 + len;
             continue;
@@ -161,7 +171,8 @@ class Parser {
 
   private expectPunct(text: string): Token {
     const t = this.next();
-    if (t.kind !== 'punct' || t.text !== text) throw hclError(`expected "${text}" but found ${describe(t)}`, t.line, t.col);
+    if (t.kind !== 'punct' || t.text !== text)
+      throw hclError(`expected "${text}" but found ${describe(t)}`, t.line, t.col);
     return t;
   }
 
@@ -186,7 +197,8 @@ class Parser {
 
   private parseEntry(): HclEntry {
     const key = this.next();
-    if (key.kind !== 'ident' && key.kind !== 'string') throw hclError(`expected a key but found ${describe(key)}`, key.line, key.col);
+    if (key.kind !== 'ident' && key.kind !== 'string')
+      throw hclError(`expected a key but found ${describe(key)}`, key.line, key.col);
     if (this.isPunct('=') || this.isPunct(':')) {
       this.next();
       return { kind: 'attribute', name: key.text, value: this.parseValue(), line: key.line };

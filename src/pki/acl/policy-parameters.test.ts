@@ -17,32 +17,81 @@ test('parameter constraints, table-driven', () => {
     ['allowed names are case-insensitive', { allowedParameters: { ttl: [] } }, 'update', { TTL: '1h' }, true],
     ['allowed value', { allowedParameters: { format: ['pem', 'der'] } }, 'update', { format: 'der' }, true],
     ['disallowed value', { allowedParameters: { format: ['pem'] } }, 'update', { format: 'der' }, false],
-    ['suffix glob value', { allowedParameters: { common_name: ['*.example.com'] } }, 'update', { common_name: 'a.example.com' }, true],
-    ['suffix glob miss', { allowedParameters: { common_name: ['*.example.com'] } }, 'update', { common_name: 'example.org' }, false],
+    [
+      'suffix glob value',
+      { allowedParameters: { common_name: ['*.example.com'] } },
+      'update',
+      { common_name: 'a.example.com' },
+      true,
+    ],
+    [
+      'suffix glob miss',
+      { allowedParameters: { common_name: ['*.example.com'] } },
+      'update',
+      { common_name: 'example.org' },
+      false,
+    ],
     ['prefix glob value', { allowedParameters: { common_name: ['web-*'] } }, 'update', { common_name: 'web-1' }, true],
     ['contains glob value', { allowedParameters: { n: ['*mid*'] } }, 'update', { n: 'a-mid-b' }, true],
     ['* key alone allows everything', { allowedParameters: { '*': [] } }, 'update', { a: 1, b: 2 }, true],
-    ['* key plus listed key', { allowedParameters: { '*': [], format: ['pem'] } }, 'update', { a: 1, format: 'der' }, false],
-    ['list value: all elements allowed', { allowedParameters: { alt_names: ['*.example.com'] } }, 'update', { alt_names: ['a.example.com', 'b.example.com'] }, true],
-    ['list value: one element not allowed', { allowedParameters: { alt_names: ['*.example.com'] } }, 'update', { alt_names: ['a.example.com', 'evil.org'] }, false],
+    [
+      '* key plus listed key',
+      { allowedParameters: { '*': [], format: ['pem'] } },
+      'update',
+      { a: 1, format: 'der' },
+      false,
+    ],
+    [
+      'list value: all elements allowed',
+      { allowedParameters: { alt_names: ['*.example.com'] } },
+      'update',
+      { alt_names: ['a.example.com', 'b.example.com'] },
+      true,
+    ],
+    [
+      'list value: one element not allowed',
+      { allowedParameters: { alt_names: ['*.example.com'] } },
+      'update',
+      { alt_names: ['a.example.com', 'evil.org'] },
+      false,
+    ],
     ['denied key, any value', { deniedParameters: { ip_sans: [] } }, 'update', { ip_sans: '10.0.0.1' }, false],
     ['denied key absent', { deniedParameters: { ip_sans: [] } }, 'update', { common_name: 'a' }, true],
     ['denied value', { deniedParameters: { format: ['der'] } }, 'update', { format: 'der' }, false],
     ['other value not denied', { deniedParameters: { format: ['der'] } }, 'update', { format: 'pem' }, true],
     ['denied * blocks any parameter', { deniedParameters: { '*': [] } }, 'update', { a: 1 }, false],
     ['denied * with no parameters', { deniedParameters: { '*': [] } }, 'update', {}, true],
-    ['list value: one element denied', { deniedParameters: { alt_names: ['*.internal'] } }, 'update', { alt_names: ['a.com', 'db.internal'] }, false],
-    ['denial beats allowance', { allowedParameters: { format: [] }, deniedParameters: { format: ['der'] } }, 'update', { format: 'der' }, false],
-    ['non-string values compare by value', { allowedParameters: { key_bits: [2048, 4096] } }, 'update', { key_bits: 4096 }, true],
+    [
+      'list value: one element denied',
+      { deniedParameters: { alt_names: ['*.internal'] } },
+      'update',
+      { alt_names: ['a.com', 'db.internal'] },
+      false,
+    ],
+    [
+      'denial beats allowance',
+      { allowedParameters: { format: [] }, deniedParameters: { format: ['der'] } },
+      'update',
+      { format: 'der' },
+      false,
+    ],
+    [
+      'non-string values compare by value',
+      { allowedParameters: { key_bits: [2048, 4096] } },
+      'update',
+      { key_bits: 4096 },
+      true,
+    ],
     ['non-string value not listed', { allowedParameters: { key_bits: [2048] } }, 'update', { key_bits: 4096 }, false],
     ['read is checked too', { allowedParameters: { a: [] } }, 'read', { b: 1 }, false],
     ['patch is checked too', { deniedParameters: { a: [] } }, 'patch', { a: 1 }, false],
     ['delete is not checked', { deniedParameters: { a: [] } }, 'delete', { a: 1 }, true],
   ];
-  for (const [name, rules, op, data, expected] of cases) assert.equal(parametersAllowed(rules, op, data), expected, name);
+  for (const [name, rules, op, data, expected] of cases)
+    assert.equal(parametersAllowed(rules, op, data), expected, name);
 });
 
-test('Acl.check applies the matched rule\'s constraints only when data is given', () => {
+test("Acl.check applies the matched rule's constraints only when data is given", () => {
   const acl = buildAcl([
     {
       name: 'issuer',
@@ -56,7 +105,10 @@ test('Acl.check applies the matched rule\'s constraints only when data is given'
   assert.equal(acl.check('pki/issue/web', 'update').allowed, true);
   assert.equal(acl.check('pki/issue/web', 'update', { common_name: 'a.example.com', ttl: '1h' }).allowed, true);
   assert.equal(acl.check('pki/issue/web', 'update', { common_name: 'a.example.org' }).allowed, false);
-  assert.equal(acl.check('pki/issue/web', 'update', { common_name: 'a.example.com', ip_sans: '10.0.0.1' }).allowed, false);
+  assert.equal(
+    acl.check('pki/issue/web', 'update', { common_name: 'a.example.com', ip_sans: '10.0.0.1' }).allowed,
+    false,
+  );
   // Root ignores constraints.
   assert.equal(buildAcl([{ name: 'root' }]).check('pki/issue/web', 'update', { anything: 1 }).allowed, true);
 });

@@ -21,7 +21,11 @@ const CHECKED_OPERATIONS = new Set(['read', 'create', 'update', 'patch']);
  * list means "any value"; `*` as a key means "every parameter". A list-valued parameter is
  * checked element by element (denied if any element is denied, allowed only if all are).
  */
-export function parametersAllowed(rules: ParameterRules, operation: string, data: Readonly<Record<string, unknown>>): boolean {
+export function parametersAllowed(
+  rules: ParameterRules,
+  operation: string,
+  data: Readonly<Record<string, unknown>>,
+): boolean {
   if (!CHECKED_OPERATIONS.has(operation)) return true;
   const keys = Object.keys(data);
   for (const required of rules.requiredParameters ?? []) {

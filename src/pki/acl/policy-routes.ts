@@ -13,7 +13,8 @@ export function policyRoutes(policies: PolicyService): SystemRoute[] {
   const write = async (ctx: SystemRequestContext, ...keys: string[]): Promise<SystemResult> => {
     let text: unknown;
     for (const k of keys) if (text === undefined || text === null) text = ctx.body[k];
-    if (typeof text !== 'string' || text.trim() === '') throw invalid("'policy' parameter not supplied or empty", 'policy');
+    if (typeof text !== 'string' || text.trim() === '')
+      throw invalid("'policy' parameter not supplied or empty", 'policy');
     await policies.write(ctx.params['name'] as string, text);
     ctx.request.log.info({ policy: ctx.params['name'] }, 'policy written');
     return { kind: 'empty' };

@@ -1,5 +1,15 @@
 import type { Clock } from '../../shared/clock.js';
-import { DEFAULT_POLICY, DEFAULT_POLICY_TEXT, ROOT_POLICY, assertPolicyDeletable, assertPolicyWritable, buildAcl, decodePolicyText, normalizePolicyName, parsePolicy } from './policy.js';
+import {
+  DEFAULT_POLICY,
+  DEFAULT_POLICY_TEXT,
+  ROOT_POLICY,
+  assertPolicyDeletable,
+  assertPolicyWritable,
+  buildAcl,
+  decodePolicyText,
+  normalizePolicyName,
+  parsePolicy,
+} from './policy.js';
 import type { Acl, NamedPolicy, Policy } from './policy.js';
 import type { PolicyRepo } from './policy-repo.js';
 
@@ -71,7 +81,8 @@ export class PolicyService {
   aclForNow(policyNames: readonly string[]): Acl | undefined {
     const nowMs = this.deps.clock.now().getTime();
     const byList = this.#byList.get(policyNames);
-    if (byList && byList.generation === this.#generation && nowMs - byList.at < CACHE_MS && nowMs >= byList.at) return byList.acl;
+    if (byList && byList.generation === this.#generation && nowMs - byList.at < CACHE_MS && nowMs >= byList.at)
+      return byList.acl;
     const hit = this.acls.get([...policyNames].sort().join('\n'));
     if (!hit || nowMs - hit.at >= CACHE_MS || nowMs < hit.at) return undefined;
     this.#byList.set(policyNames, { ...hit, generation: this.#generation });

@@ -34,7 +34,9 @@ test('each capability grants exactly its own operation', () => {
 });
 
 test('sudo is reported only where granted, and grants no operation by itself', () => {
-  const acl = aclOf('path "pki/root" { capabilities = ["delete", "sudo"] }\npath "pki/only-sudo" { capabilities = ["sudo"] }');
+  const acl = aclOf(
+    'path "pki/root" { capabilities = ["delete", "sudo"] }\npath "pki/only-sudo" { capabilities = ["sudo"] }',
+  );
   assert.deepEqual(
     { allowed: acl.check('pki/root', 'delete').allowed, sudo: acl.check('pki/root', 'delete').sudo },
     { allowed: true, sudo: true },
@@ -119,10 +121,17 @@ test('precedence between different matching patterns (only the winner applies)',
     // Capabilities of the losing pattern do not merge in.
     assert.equal(acl.check(path, 'delete').allowed, false, `${name}: no merge`);
     // Declaration order must not matter.
-    const swapped = aclOf(`path "${loser}" { capabilities = ["delete"] }`, `path "${winner}" { capabilities = ["read"] }`);
+    const swapped = aclOf(
+      `path "${loser}" { capabilities = ["delete"] }`,
+      `path "${winner}" { capabilities = ["read"] }`,
+    );
     assert.equal(swapped.check(path, 'read').matchedPath, winner, `${name} (swapped)`);
     // Sanity: the loser does match the path on its own.
-    assert.equal(aclOf(`path "${loser}" { capabilities = ["delete"] }`).check(path, 'delete').matchedPath, loser, `${name}: loser matches`);
+    assert.equal(
+      aclOf(`path "${loser}" { capabilities = ["delete"] }`).check(path, 'delete').matchedPath,
+      loser,
+      `${name}: loser matches`,
+    );
   }
 });
 
@@ -132,25 +141,40 @@ test('list adds a slash, so a prefix rule can win where a + rule no longer match
   assert.deepEqual([r.matchedPath, r.allowed], ['pki/*', false]);
   // Without any other candidate, the + rule is retried on the path without the slash.
   const only = aclOf('path "pki/+/web" { capabilities = ["list"] }');
-  assert.deepEqual([only.check('pki/issue/web', 'list').matchedPath, only.check('pki/issue/web', 'list').allowed], ['pki/+/web', true]);
+  assert.deepEqual(
+    [only.check('pki/issue/web', 'list').matchedPath, only.check('pki/issue/web', 'list').allowed],
+    ['pki/+/web', true],
+  );
 });
 
 test('the same pattern in several policies merges; deny anywhere wins', () => {
-  const merged = aclOf('path "pki/issue/*" { capabilities = ["create"] }', 'path "pki/issue/*" { capabilities = ["update", "sudo"] }');
+  const merged = aclOf(
+    'path "pki/issue/*" { capabilities = ["create"] }',
+    'path "pki/issue/*" { capabilities = ["update", "sudo"] }',
+  );
   const r = merged.check('pki/issue/web', 'update');
   assert.deepEqual([r.allowed, r.sudo, r.capabilities], [true, true, ['create', 'update', 'sudo']]);
   assert.equal(merged.check('pki/issue/web', 'create').allowed, true);
 
-  const denied = aclOf('path "pki/issue/*" { capabilities = ["create", "update", "sudo"] }', 'path "pki/issue/*" { capabilities = ["deny"] }');
+  const denied = aclOf(
+    'path "pki/issue/*" { capabilities = ["create", "update", "sudo"] }',
+    'path "pki/issue/*" { capabilities = ["deny"] }',
+  );
   const d = denied.check('pki/issue/web', 'update');
   assert.deepEqual([d.allowed, d.sudo, d.capabilities], [false, false, ['deny']]);
 
   // Order does not matter.
-  const denied2 = aclOf('path "pki/issue/*" { capabilities = ["deny"] }', 'path "pki/issue/*" { capabilities = ["update"] }');
+  const denied2 = aclOf(
+    'path "pki/issue/*" { capabilities = ["deny"] }',
+    'path "pki/issue/*" { capabilities = ["update"] }',
+  );
   assert.equal(denied2.check('pki/issue/web', 'update').allowed, false);
 
   // A deny on a less specific pattern does not override a more specific grant.
-  const specific = aclOf('path "pki/*" { capabilities = ["deny"] }', 'path "pki/issue/web" { capabilities = ["update"] }');
+  const specific = aclOf(
+    'path "pki/*" { capabilities = ["deny"] }',
+    'path "pki/issue/web" { capabilities = ["update"] }',
+  );
   assert.equal(specific.check('pki/issue/web', 'update').allowed, true);
   assert.equal(specific.check('pki/issue/api', 'update').allowed, false);
 
@@ -180,7 +204,8 @@ test('list requests: trailing slash is added and exact rules match with or witho
 
 test('root policy allows everything with sudo; a missing policy body grants nothing', () => {
   const root = buildAcl([{ name: 'root' }]);
-  for (const op of OPS) assert.deepEqual([root.check('any/path', op).allowed, root.check('any/path', op).sudo], [true, true]);
+  for (const op of OPS)
+    assert.deepEqual([root.check('any/path', op).allowed, root.check('any/path', op).sudo], [true, true]);
   assert.equal(root.check('x', 'read').isRoot, true);
   assert.deepEqual(root.capabilitiesOf('x'), ['root']);
   const none = buildAcl([{ name: 'deleted-policy' }]);
@@ -188,7 +213,9 @@ test('root policy allows everything with sudo; a missing policy body grants noth
 });
 
 test('capabilitiesOf reports like sys/capabilities-self', () => {
-  const acl = aclOf('path "pki/issue/*" { capabilities = ["update", "create"] }\npath "pki/root" { capabilities = ["deny"] }');
+  const acl = aclOf(
+    'path "pki/issue/*" { capabilities = ["update", "create"] }\npath "pki/root" { capabilities = ["deny"] }',
+  );
   assert.deepEqual(acl.capabilitiesOf('pki/issue/web'), ['create', 'update']);
   assert.deepEqual(acl.capabilitiesOf('pki/root'), ['deny']);
   assert.deepEqual(acl.capabilitiesOf('nothing/here'), ['deny']);
@@ -210,17 +237,27 @@ test('the default policy parses and only covers token self-management', () => {
 });
 
 test('parsePolicy: JSON forms equal the HCL form', () => {
-  const hcl = parsePolicy('path "pki/*" { capabilities = ["read", "list"] }\npath "/pki/issue/web" { capabilities = ["update"] }');
-  const json = parsePolicy('{"path":{"pki/*":{"capabilities":["read","list"]},"/pki/issue/web":{"capabilities":["update"]}}}');
-  const jsonList = parsePolicy('{"path":[{"pki/*":{"capabilities":["read","list"]}},{"pki/issue/web":{"capabilities":["update"]}}]}');
-  const hclAssign = parsePolicy('name = "x"\npath = { "pki/*" = { capabilities = ["read", "list"] }, "pki/issue/web" = { capabilities = ["update"] } }');
+  const hcl = parsePolicy(
+    'path "pki/*" { capabilities = ["read", "list"] }\npath "/pki/issue/web" { capabilities = ["update"] }',
+  );
+  const json = parsePolicy(
+    '{"path":{"pki/*":{"capabilities":["read","list"]},"/pki/issue/web":{"capabilities":["update"]}}}',
+  );
+  const jsonList = parsePolicy(
+    '{"path":[{"pki/*":{"capabilities":["read","list"]}},{"pki/issue/web":{"capabilities":["update"]}}]}',
+  );
+  const hclAssign = parsePolicy(
+    'name = "x"\npath = { "pki/*" = { capabilities = ["read", "list"] }, "pki/issue/web" = { capabilities = ["update"] } }',
+  );
   const expected = {
     rules: [
       { pattern: 'pki/*', capabilities: ['read', 'list'] },
       { pattern: 'pki/issue/web', capabilities: ['update'] },
     ],
   };
-  const jsonBlockList = parsePolicy('{"path":{"pki/*":[{"capabilities":["read","list"]}],"pki/issue/web":[{"capabilities":["update"]}]}}');
+  const jsonBlockList = parsePolicy(
+    '{"path":{"pki/*":[{"capabilities":["read","list"]}],"pki/issue/web":[{"capabilities":["update"]}]}}',
+  );
   for (const p of [hcl, json, jsonList, hclAssign, jsonBlockList]) assert.deepEqual(p, expected);
 });
 
@@ -272,7 +309,12 @@ test('parsePolicy keeps parameter constraints and wrapping TTLs', () => {
   });
   const merged = buildAcl([
     { name: 'a', policy: p },
-    { name: 'b', policy: parsePolicy('path "pki/issue/web" { allowed_parameters = { "common_name" = ["x.example.org"], "alt_names" = [] } }') },
+    {
+      name: 'b',
+      policy: parsePolicy(
+        'path "pki/issue/web" { allowed_parameters = { "common_name" = ["x.example.org"], "alt_names" = [] } }',
+      ),
+    },
   ]);
   assert.deepEqual(merged.check('pki/issue/web', 'update').permissions?.allowedParameters, {
     common_name: ['*.example.com', 'x.example.org'],

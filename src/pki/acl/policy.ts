@@ -13,7 +13,18 @@ export type { ParameterConstraints } from './policy-parameters.js';
  * https://developer.hashicorp.com/vault/docs/concepts/policies
  */
 
-export const CAPABILITIES = ['create', 'read', 'update', 'patch', 'delete', 'list', 'sudo', 'deny', 'subscribe', 'recover'] as const;
+export const CAPABILITIES = [
+  'create',
+  'read',
+  'update',
+  'patch',
+  'delete',
+  'list',
+  'sudo',
+  'deny',
+  'subscribe',
+  'recover',
+] as const;
 export type Capability = (typeof CAPABILITIES)[number];
 
 /** The logical operations a request maps to; each needs the capability of the same name. */
@@ -49,10 +60,17 @@ const LEGACY_POLICY: Record<string, readonly Capability[]> = {
 };
 
 const PATH_KEYS = new Set([
-  'capabilities', 'policy', 'allowed_parameters', 'denied_parameters', 'required_parameters',
-  'min_wrapping_ttl', 'max_wrapping_ttl',
+  'capabilities',
+  'policy',
+  'allowed_parameters',
+  'denied_parameters',
+  'required_parameters',
+  'min_wrapping_ttl',
+  'max_wrapping_ttl',
   // Enterprise-only keys Vault accepts; they have no effect here.
-  'mfa_methods', 'control_group', 'subscribe_event_types',
+  'mfa_methods',
+  'control_group',
+  'subscribe_event_types',
 ]);
 
 /**
@@ -79,7 +97,8 @@ export function parsePolicy(text: string): Policy {
     const rest: typeof entries = [];
     for (const e of entries) {
       if (e.kind === 'block' && e.type === 'path') {
-        if (e.labels.length !== 1) throw hclError('a path block needs exactly one label: path "<pattern>" { ... }', e.line);
+        if (e.labels.length !== 1)
+          throw hclError('a path block needs exactly one label: path "<pattern>" { ... }', e.line);
         pathBlocks.push({ pattern: e.labels[0] as string, fields: bodyToObject(e.body), line: e.line });
       } else {
         rest.push(e);
@@ -146,7 +165,10 @@ function parsePathRule(rawPattern: string, fields: HclObject, line: number | und
   if (denied !== undefined) rule.deniedParameters = asConstraints(denied, 'denied_parameters', fail);
   const required = fields['required_parameters'];
   if (required !== undefined) rule.requiredParameters = asStringList(required, 'required_parameters', fail);
-  for (const [key, prop] of [['min_wrapping_ttl', 'minWrappingTtl'], ['max_wrapping_ttl', 'maxWrappingTtl']] as const) {
+  for (const [key, prop] of [
+    ['min_wrapping_ttl', 'minWrappingTtl'],
+    ['max_wrapping_ttl', 'maxWrappingTtl'],
+  ] as const) {
     const v = fields[key];
     if (v === undefined) continue;
     if (typeof v !== 'string' && typeof v !== 'number') throw fail(`${key} must be a duration`);
@@ -175,7 +197,12 @@ function asConstraints(v: HclValue, key: string, fail: (m: string) => Error): Pa
   const out: Record<string, unknown[]> = {};
   for (const [name, values] of Object.entries(v)) {
     if (!Array.isArray(values)) throw fail(`${key}.${name} must be a list`);
-    Object.defineProperty(out, name.toLowerCase(), { value: [...values], enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, name.toLowerCase(), {
+      value: [...values],
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }
@@ -343,7 +370,8 @@ export class Acl {
       const segments = stem.split('/');
       const wildcards = segments.filter((s) => s === '+').length;
       if (wildcards > 0) {
-        const firstWildcard = segments.indexOf('+') === 0 ? 0 : segments.slice(0, segments.indexOf('+')).join('/').length + 1;
+        const firstWildcard =
+          segments.indexOf('+') === 0 ? 0 : segments.slice(0, segments.indexOf('+')).join('/').length + 1;
         this.wildcards.push({ pattern, segments, isPrefix, firstWildcard, wildcards, stem, permissions: perms });
       } else if (isPrefix) {
         this.prefixes.push({ prefix: stem, pattern, permissions: perms });
@@ -369,7 +397,10 @@ export class Acl {
     const caps = found.permissions.capabilities;
     const denied = caps.includes('deny');
     return {
-      allowed: !denied && caps.includes(operation) && (data === undefined || parametersAllowed(found.permissions, operation, data)),
+      allowed:
+        !denied &&
+        caps.includes(operation) &&
+        (data === undefined || parametersAllowed(found.permissions, operation, data)),
       sudo: !denied && caps.includes('sudo'),
       capabilities: caps,
       isRoot: false,
@@ -400,7 +431,14 @@ export class Acl {
     const candidates: Candidate[] = [];
     const prefix = this.prefixes.find((r) => path.startsWith(r.prefix));
     if (prefix) {
-      candidates.push({ pattern: prefix.pattern, isPrefix: true, firstWildcard: prefix.prefix.length, wildcards: 0, stem: prefix.prefix, permissions: prefix.permissions });
+      candidates.push({
+        pattern: prefix.pattern,
+        isPrefix: true,
+        firstWildcard: prefix.prefix.length,
+        wildcards: 0,
+        stem: prefix.prefix,
+        permissions: prefix.permissions,
+      });
     }
     if (this.wildcards.length > 0) {
       const parts = path.split('/');
@@ -466,28 +504,35 @@ function fromRule(rule: PathRule): MutablePermissions {
 
 function mergeInto(target: MutablePermissions, rule: PathRule): void {
   target.capabilities = normalizeCapabilities(new Set([...target.capabilities, ...rule.capabilities]));
-  if (rule.allowedParameters) target.allowedParameters = mergeConstraints(target.allowedParameters, rule.allowedParameters);
+  if (rule.allowedParameters)
+    target.allowedParameters = mergeConstraints(target.allowedParameters, rule.allowedParameters);
   if (rule.deniedParameters) target.deniedParameters = mergeConstraints(target.deniedParameters, rule.deniedParameters);
   if (rule.requiredParameters) {
     target.requiredParameters = [...new Set([...(target.requiredParameters ?? []), ...rule.requiredParameters])];
   }
   // The looser wrapping bounds win, as capabilities do.
   if (rule.minWrappingTtl !== undefined) {
-    target.minWrappingTtl = target.minWrappingTtl === undefined ? rule.minWrappingTtl : Math.min(target.minWrappingTtl, rule.minWrappingTtl);
+    target.minWrappingTtl =
+      target.minWrappingTtl === undefined ? rule.minWrappingTtl : Math.min(target.minWrappingTtl, rule.minWrappingTtl);
   }
   if (rule.maxWrappingTtl !== undefined) {
-    target.maxWrappingTtl = target.maxWrappingTtl === undefined ? rule.maxWrappingTtl : Math.max(target.maxWrappingTtl, rule.maxWrappingTtl);
+    target.maxWrappingTtl =
+      target.maxWrappingTtl === undefined ? rule.maxWrappingTtl : Math.max(target.maxWrappingTtl, rule.maxWrappingTtl);
   }
 }
 
 function cloneConstraints(c: ParameterConstraints): Record<string, unknown[]> {
   const out: Record<string, unknown[]> = {};
-  for (const [k, v] of Object.entries(c)) Object.defineProperty(out, k, { value: [...v], enumerable: true, writable: true, configurable: true });
+  for (const [k, v] of Object.entries(c))
+    Object.defineProperty(out, k, { value: [...v], enumerable: true, writable: true, configurable: true });
   return out;
 }
 
 /** An empty value list means "any value", so it absorbs any list merged with it. */
-function mergeConstraints(a: Record<string, unknown[]> | undefined, b: ParameterConstraints): Record<string, unknown[]> {
+function mergeConstraints(
+  a: Record<string, unknown[]> | undefined,
+  b: ParameterConstraints,
+): Record<string, unknown[]> {
   const out = a ?? {};
   for (const [k, v] of Object.entries(b)) {
     const prev = Object.hasOwn(out, k) ? out[k] : undefined;

@@ -16,7 +16,16 @@ export { fixedChunks };
 export class CertRepo {
   // The group commit's inserts, compiled once per batch size.
   readonly #insertCerts = new RowsInsert<Insertable<PkiCertsTable>>(
-    ['mount_id', 'serial', 'issuer_id', 'certificate_der', 'not_after', 'revoked_at', 'revocation_issuer_id', 'created_at'],
+    [
+      'mount_id',
+      'serial',
+      'issuer_id',
+      'certificate_der',
+      'not_after',
+      'revoked_at',
+      'revocation_issuer_id',
+      'created_at',
+    ],
     (rows) => this.deps.db.insertInto('pki_certs').values(rows),
     () => this.deps.kind !== 'sqlite',
   );
@@ -57,42 +66,64 @@ export class CertRepo {
     }
   }
 
-  async insertMany(ex: Executor, certs: readonly IssuedCertificate[], metadata: readonly CertMetadata[]): Promise<void> {
+  async insertMany(
+    ex: Executor,
+    certs: readonly IssuedCertificate[],
+    metadata: readonly CertMetadata[],
+  ): Promise<void> {
     try {
       await this.#insertMany(ex, certs, metadata);
     } catch (err) {
-      if (isUniqueViolation(err)) throw conflict(`a certificate with serial ${certs.length === 1 ? certs[0]!.serial : ''} already exists in this mount`);
+      if (isUniqueViolation(err))
+        throw conflict(
+          `a certificate with serial ${certs.length === 1 ? certs[0]!.serial : ''} already exists in this mount`,
+        );
       throw err;
     }
   }
 
-  async #insertMany(ex: Executor, certs: readonly IssuedCertificate[], metadata: readonly CertMetadata[]): Promise<void> {
+  async #insertMany(
+    ex: Executor,
+    certs: readonly IssuedCertificate[],
+    metadata: readonly CertMetadata[],
+  ): Promise<void> {
     if (certs.length > 0) {
-      await this.#insertCerts.run(ex, certs.map((c) => ({
-        mount_id: c.mountId,
-        serial: c.serial,
-        issuer_id: c.issuerId,
-        certificate_der: c.der,
-        not_after: c.notAfter.toISOString(),
-        revoked_at: null,
-        revocation_issuer_id: null,
-        created_at: c.createdAt.toISOString(),
-      })));
+      await this.#insertCerts.run(
+        ex,
+        certs.map((c) => ({
+          mount_id: c.mountId,
+          serial: c.serial,
+          issuer_id: c.issuerId,
+          certificate_der: c.der,
+          not_after: c.notAfter.toISOString(),
+          revoked_at: null,
+          revocation_issuer_id: null,
+          created_at: c.createdAt.toISOString(),
+        })),
+      );
     }
     if (metadata.length > 0) {
-      await this.#insertMetadata.run(ex, metadata.map((m) => ({
-        mount_id: m.mountId,
-        serial: m.serial,
-        issuer_id: m.issuerId,
-        role: m.role,
-        not_after: m.notAfter.toISOString(),
-        metadata: m.metadata,
-      })));
+      await this.#insertMetadata.run(
+        ex,
+        metadata.map((m) => ({
+          mount_id: m.mountId,
+          serial: m.serial,
+          issuer_id: m.issuerId,
+          role: m.role,
+          not_after: m.notAfter.toISOString(),
+          metadata: m.metadata,
+        })),
+      );
     }
   }
 
   /** Sets revoked_at when not yet revoked; returns whether the row exists. */
-  async markRevoked(ex: Executor, mountId: string, serial: string, at: Date): Promise<{ exists: boolean; revokedAt: Date | null }> {
+  async markRevoked(
+    ex: Executor,
+    mountId: string,
+    serial: string,
+    at: Date,
+  ): Promise<{ exists: boolean; revokedAt: Date | null }> {
     await ex
       .updateTable('pki_certs')
       .set((eb) => ({ revoked_at: at.toISOString(), revocation_issuer_id: eb.ref('issuer_id') }))
@@ -100,7 +131,12 @@ export class CertRepo {
       .where('serial', '=', serial)
       .where('revoked_at', 'is', null)
       .execute();
-    const r = await ex.selectFrom('pki_certs').select('revoked_at').where('mount_id', '=', mountId).where('serial', '=', serial).executeTakeFirst();
+    const r = await ex
+      .selectFrom('pki_certs')
+      .select('revoked_at')
+      .where('mount_id', '=', mountId)
+      .where('serial', '=', serial)
+      .executeTakeFirst();
     return { exists: r !== undefined, revokedAt: r?.revoked_at ? new Date(r.revoked_at) : null };
   }
 
@@ -112,12 +148,33 @@ export class CertRepo {
   }
 
   async metadata(ex: Executor, mountId: string, serial: string): Promise<CertMetadata | undefined> {
-    const r = await ex.selectFrom('pki_cert_metadata').selectAll().where('mount_id', '=', mountId).where('serial', '=', serial).executeTakeFirst();
-    return r ? { mountId: r.mount_id, serial: r.serial, issuerId: r.issuer_id, role: r.role, notAfter: new Date(r.not_after), metadata: r.metadata } : undefined;
+    const r = await ex
+      .selectFrom('pki_cert_metadata')
+      .selectAll()
+      .where('mount_id', '=', mountId)
+      .where('serial', '=', serial)
+      .executeTakeFirst();
+    return r
+      ? {
+          mountId: r.mount_id,
+          serial: r.serial,
+          issuerId: r.issuer_id,
+          role: r.role,
+          notAfter: new Date(r.not_after),
+          metadata: r.metadata,
+        }
+      : undefined;
   }
 
   async metadataSerials(ex: Executor, mountId: string): Promise<string[]> {
-    return (await ex.selectFrom('pki_cert_metadata').select('serial').where('mount_id', '=', mountId).orderBy('serial').execute()).map((r) => r.serial);
+    return (
+      await ex
+        .selectFrom('pki_cert_metadata')
+        .select('serial')
+        .where('mount_id', '=', mountId)
+        .orderBy('serial')
+        .execute()
+    ).map((r) => r.serial);
   }
 
   // ---------------------------------------------------------------- tidy
@@ -143,7 +200,11 @@ export class CertRepo {
       .where('not_after', '<', cutoff.toISOString())
       .where('revoked_at', revoked ? 'is not' : 'is', null)
       .limit(limit);
-    const r = await ex.deleteFrom('pki_certs').where('mount_id', '=', mountId).where('serial', 'in', batch).executeTakeFirst();
+    const r = await ex
+      .deleteFrom('pki_certs')
+      .where('mount_id', '=', mountId)
+      .where('serial', 'in', batch)
+      .executeTakeFirst();
     return Number(r.numDeletedRows);
   }
 
@@ -164,25 +225,45 @@ export class CertRepo {
       .where('mount_id', '=', mountId)
       .where('not_after', '<', cutoff.toISOString())
       .limit(limit);
-    const r = await ex.deleteFrom('pki_cert_metadata').where('mount_id', '=', mountId).where('serial', 'in', batch).executeTakeFirst();
+    const r = await ex
+      .deleteFrom('pki_cert_metadata')
+      .where('mount_id', '=', mountId)
+      .where('serial', 'in', batch)
+      .executeTakeFirst();
     return Number(r.numDeletedRows);
   }
 
   /** Revoked certificates after `afterSerial` whose revocation issuer is unset or not among `issuerIds`. */
-  async revokedWithoutIssuer(ex: Executor, mountId: string, issuerIds: readonly string[], afterSerial: string, limit: number): Promise<{ serial: string; der: Buffer }[]> {
+  async revokedWithoutIssuer(
+    ex: Executor,
+    mountId: string,
+    issuerIds: readonly string[],
+    afterSerial: string,
+    limit: number,
+  ): Promise<{ serial: string; der: Buffer }[]> {
     let q = ex
       .selectFrom('pki_certs')
       .select(['serial', 'certificate_der'])
       .where('mount_id', '=', mountId)
       .where('revoked_at', 'is not', null)
       .where('serial', '>', afterSerial);
-    q = issuerIds.length === 0 ? q : q.where((eb) => eb.or([eb('revocation_issuer_id', 'is', null), eb('revocation_issuer_id', 'not in', [...issuerIds])]));
+    q =
+      issuerIds.length === 0
+        ? q
+        : q.where((eb) =>
+            eb.or([eb('revocation_issuer_id', 'is', null), eb('revocation_issuer_id', 'not in', [...issuerIds])]),
+          );
     const rows = await q.orderBy('serial').limit(limit).execute();
     return rows.map((r) => ({ serial: r.serial, der: Buffer.from(r.certificate_der) }));
   }
 
   async setRevocationIssuer(ex: Executor, mountId: string, serial: string, issuerId: string | null): Promise<void> {
-    await ex.updateTable('pki_certs').set({ revocation_issuer_id: issuerId }).where('mount_id', '=', mountId).where('serial', '=', serial).execute();
+    await ex
+      .updateTable('pki_certs')
+      .set({ revocation_issuer_id: issuerId })
+      .where('mount_id', '=', mountId)
+      .where('serial', '=', serial)
+      .execute();
   }
 
   /** Stored certificates of a mount and how many of them are revoked. */

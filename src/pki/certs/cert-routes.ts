@@ -27,7 +27,8 @@ export function certRoutes(certs: CertService): PkiRoute[] {
     {
       pattern: 'cert-metadata',
       operations: ['list'],
-      handler: async (ctx) => jsonResult({ keys: (await certs.metadataSerials(ctx.mount.id)).map((s) => formatSerial(s)) }),
+      handler: async (ctx) =>
+        jsonResult({ keys: (await certs.metadataSerials(ctx.mount.id)).map((s) => formatSerial(s)) }),
     },
     {
       pattern: 'cert-metadata/:serial',

@@ -9,14 +9,22 @@ import { CertService } from './cert-service.js';
 import type { IssuedCertificate } from './cert.js';
 
 const cert = (mountId: string, serial = randomBytes(20).toString('hex')): IssuedCertificate => ({
-  mountId, serial, issuerId: 'issuer-1', der: randomBytes(300), notAfter: new Date('2031-01-01T00:00:00Z'), createdAt: new Date('2030-01-01T00:00:00Z'),
+  mountId,
+  serial,
+  issuerId: 'issuer-1',
+  der: randomBytes(300),
+  notAfter: new Date('2031-01-01T00:00:00Z'),
+  createdAt: new Date('2030-01-01T00:00:00Z'),
 });
 
 describe('fixed insert chunks', () => {
   it('splits any count into the few fixed sizes, keeping order', () => {
     const items = Array.from({ length: 347 }, (_, i) => i);
     const chunks = fixedChunks(items);
-    assert.deepEqual(chunks.map((c) => c.length), [256, 64, 16, 4, 4, 1, 1, 1]);
+    assert.deepEqual(
+      chunks.map((c) => c.length),
+      [256, 64, 16, 4, 4, 1, 1, 1],
+    );
     assert.deepEqual(chunks.flat(), items);
     assert.deepEqual(fixedChunks([]), []);
   });
@@ -44,7 +52,11 @@ for (const kind of dbKinds()) {
       const existing = cert('m2');
       await certs.store(existing);
       const others = [cert('m2'), cert('m2')];
-      const results = await Promise.allSettled([certs.store(others[0]!), certs.store({ ...existing, der: randomBytes(10) }), certs.store(others[1]!)]);
+      const results = await Promise.allSettled([
+        certs.store(others[0]!),
+        certs.store({ ...existing, der: randomBytes(10) }),
+        certs.store(others[1]!),
+      ]);
       assert.equal(results[0]!.status, 'fulfilled');
       assert.equal(results[1]!.status, 'rejected');
       assert.match(String((results[1] as PromiseRejectedResult).reason), /already exists/);
@@ -74,8 +86,22 @@ for (const kind of dbKinds()) {
 
     it('keeps cert_metadata beside the serial and removes it with the mount', async () => {
       const c = cert('m6');
-      await certs.store(c, { mountId: 'm6', serial: c.serial, issuerId: 'issuer-1', role: 'web', notAfter: c.notAfter, metadata: 'e30=' });
-      assert.deepEqual(await certs.metadata('m6', c.serial), { mountId: 'm6', serial: c.serial, issuerId: 'issuer-1', role: 'web', notAfter: c.notAfter, metadata: 'e30=' });
+      await certs.store(c, {
+        mountId: 'm6',
+        serial: c.serial,
+        issuerId: 'issuer-1',
+        role: 'web',
+        notAfter: c.notAfter,
+        metadata: 'e30=',
+      });
+      assert.deepEqual(await certs.metadata('m6', c.serial), {
+        mountId: 'm6',
+        serial: c.serial,
+        issuerId: 'issuer-1',
+        role: 'web',
+        notAfter: c.notAfter,
+        metadata: 'e30=',
+      });
       assert.deepEqual(await certs.metadataSerials('m6'), [c.serial]);
       await certs.purgeMount('m6');
       assert.equal(await certs.metadata('m6', c.serial), undefined);

@@ -138,7 +138,12 @@ export class CertService {
     return this.deps.repo.deleteExpiredMetadata(this.deps.repo.executor, mountId, cutoff, limit);
   }
 
-  async revokedWithoutIssuer(mountId: string, issuerIds: readonly string[], afterSerial: string, limit: number): Promise<{ serial: string; der: Buffer }[]> {
+  async revokedWithoutIssuer(
+    mountId: string,
+    issuerIds: readonly string[],
+    afterSerial: string,
+    limit: number,
+  ): Promise<{ serial: string; der: Buffer }[]> {
     return this.deps.repo.revokedWithoutIssuer(this.deps.repo.executor, mountId, issuerIds, afterSerial, limit);
   }
 

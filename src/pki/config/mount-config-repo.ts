@@ -4,7 +4,8 @@ import type { Database } from '../../db/schema.js';
 export type Executor = Kysely<Database> | Transaction<Database>;
 
 /** Names of the per-mount settings rows. */
-export type SettingName = 'urls' | 'cluster' | 'default_issuer' | 'default_follows_latest_issuer' | 'default_key' | (string & {});
+export type SettingName =
+  'urls' | 'cluster' | 'default_issuer' | 'default_follows_latest_issuer' | 'default_key' | (string & {});
 
 /** Per-mount settings, one JSON value per row so each can be written on its own. */
 export class MountConfigRepo {
@@ -23,12 +24,22 @@ export class MountConfigRepo {
   }
 
   async get(ex: Executor, mountId: string, name: SettingName): Promise<unknown> {
-    const row = await ex.selectFrom('pki_settings').select('value').where('mount_id', '=', mountId).where('name', '=', name).executeTakeFirst();
+    const row = await ex
+      .selectFrom('pki_settings')
+      .select('value')
+      .where('mount_id', '=', mountId)
+      .where('name', '=', name)
+      .executeTakeFirst();
     return row ? (JSON.parse(row.value) as unknown) : undefined;
   }
 
   async getMany(ex: Executor, mountId: string, names: readonly SettingName[]): Promise<Map<string, unknown>> {
-    const rows = await ex.selectFrom('pki_settings').select(['name', 'value']).where('mount_id', '=', mountId).where('name', 'in', [...names]).execute();
+    const rows = await ex
+      .selectFrom('pki_settings')
+      .select(['name', 'value'])
+      .where('mount_id', '=', mountId)
+      .where('name', 'in', [...names])
+      .execute();
     return new Map(rows.map((r) => [r.name, JSON.parse(r.value) as unknown]));
   }
 

@@ -64,7 +64,10 @@ export function mountConfigRoutes(config: MountConfigService): PkiRoute[] {
       operations: ['update', 'create'],
       handler: async (ctx) => {
         const { values: v, warnings } = parseInput(ctx, clusterFields);
-        return jsonResult(clusterData(await config.updateCluster(ctx.mount.id, { path: v.path, aiaPath: v.aia_path })), warnings);
+        return jsonResult(
+          clusterData(await config.updateCluster(ctx.mount.id, { path: v.path, aiaPath: v.aia_path })),
+          warnings,
+        );
       },
     },
   ];

@@ -56,7 +56,8 @@ export class MountConfigService {
     return this.transaction(async (tx) => {
       const current = await this.getUrls(mountId, tx);
       const next: AiaUrls = { ...current };
-      for (const [k, v] of Object.entries(patch)) if (v !== undefined) (next as unknown as Record<string, unknown>)[k] = v;
+      for (const [k, v] of Object.entries(patch))
+        if (v !== undefined) (next as unknown as Record<string, unknown>)[k] = v;
       validateAiaUrls(next);
       await this.#repo.put(tx, mountId, 'urls', next, this.#clock.now());
       const warning = templatingWarning(next, await this.getCluster(mountId, tx));
@@ -95,7 +96,10 @@ export class MountConfigService {
   }
 
   /** The settings issuance reads on every request, in one query. */
-  async getSigningSettings(mountId: string, ex: Executor = this.executor): Promise<{ defaultIssuerId: string; urls: AiaUrls; cluster: ClusterConfig }> {
+  async getSigningSettings(
+    mountId: string,
+    ex: Executor = this.executor,
+  ): Promise<{ defaultIssuerId: string; urls: AiaUrls; cluster: ClusterConfig }> {
     const m = await this.#repo.getMany(ex, mountId, ['default_issuer', 'urls', 'cluster']);
     const cluster = m.get('cluster') as Partial<ClusterConfig> | undefined;
     return {

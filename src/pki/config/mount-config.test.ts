@@ -12,11 +12,22 @@ describe('mount AIA configuration rules', () => {
   });
 
   it('expands templates and fails when a cluster value is missing', () => {
-    const urls = { ...EMPTY_AIA, enableTemplating: true, issuingCertificates: ['{{cluster_aia_path}}/issuer/{{issuer_id}}/der'], ocspServers: ['{{cluster_path}}/ocsp'] };
-    const out = expandAiaUrls(urls, { issuerId: 'abc', cluster: { path: 'https://v.example.com/v1/pki', aiaPath: 'http://cdn.example.com/pki' } });
+    const urls = {
+      ...EMPTY_AIA,
+      enableTemplating: true,
+      issuingCertificates: ['{{cluster_aia_path}}/issuer/{{issuer_id}}/der'],
+      ocspServers: ['{{cluster_path}}/ocsp'],
+    };
+    const out = expandAiaUrls(urls, {
+      issuerId: 'abc',
+      cluster: { path: 'https://v.example.com/v1/pki', aiaPath: 'http://cdn.example.com/pki' },
+    });
     assert.deepEqual(out.issuingCertificates, ['http://cdn.example.com/pki/issuer/abc/der']);
     assert.deepEqual(out.ocspServers, ['https://v.example.com/v1/pki/ocsp']);
-    assert.throws(() => expandAiaUrls(urls, { issuerId: 'abc', cluster: { path: '', aiaPath: 'http://cdn' } }), /\(path\)/);
+    assert.throws(
+      () => expandAiaUrls(urls, { issuerId: 'abc', cluster: { path: '', aiaPath: 'http://cdn' } }),
+      /\(path\)/,
+    );
     assert.equal(expandAiaUrls(EMPTY_AIA, { issuerId: 'x', cluster: { path: '', aiaPath: '' } }), EMPTY_AIA);
   });
 

@@ -62,12 +62,15 @@ export function validateAiaUrls(urls: AiaUrls): void {
 
 export function validateClusterConfig(c: ClusterConfig): void {
   if (c.path !== '' && !isAbsoluteUrl(c.path)) throw invalid(`failed to parse path as a URL: ${c.path}`, 'path');
-  if (c.aiaPath !== '' && !isAbsoluteUrl(c.aiaPath)) throw invalid(`failed to parse aia_path as a URL: ${c.aiaPath}`, 'aia_path');
+  if (c.aiaPath !== '' && !isAbsoluteUrl(c.aiaPath))
+    throw invalid(`failed to parse aia_path as a URL: ${c.aiaPath}`, 'aia_path');
 }
 
 /** True when all three certificate-facing lists are empty (delta URLs alone do not count). */
 export function aiaIsEmpty(urls: AiaUrls): boolean {
-  return urls.issuingCertificates.length === 0 && urls.crlDistributionPoints.length === 0 && urls.ocspServers.length === 0;
+  return (
+    urls.issuingCertificates.length === 0 && urls.crlDistributionPoints.length === 0 && urls.ocspServers.length === 0
+  );
 }
 
 /**
@@ -79,15 +82,18 @@ export function expandAiaUrls(urls: AiaUrls, vars: { issuerId: string; cluster: 
   const expand = (u: string): string => {
     let out = u;
     if (out.includes('{{cluster_path}}')) {
-      if (vars.cluster.path === '') throw invalid('unable to template AIA URLs as we lack local cluster address information (path)');
+      if (vars.cluster.path === '')
+        throw invalid('unable to template AIA URLs as we lack local cluster address information (path)');
       out = out.replaceAll('{{cluster_path}}', vars.cluster.path);
     }
     if (out.includes('{{cluster_aia_path}}')) {
-      if (vars.cluster.aiaPath === '') throw invalid('unable to template AIA URLs as we lack local cluster address information (aia_path)');
+      if (vars.cluster.aiaPath === '')
+        throw invalid('unable to template AIA URLs as we lack local cluster address information (aia_path)');
       out = out.replaceAll('{{cluster_aia_path}}', vars.cluster.aiaPath);
     }
     out = out.replaceAll('{{issuer_id}}', vars.issuerId);
-    if (!isAbsoluteUrl(out)) throw invalid(`invalid URL found in Authority Information Access (AIA) after templating: ${out}`);
+    if (!isAbsoluteUrl(out))
+      throw invalid(`invalid URL found in Authority Information Access (AIA) after templating: ${out}`);
     return out;
   };
   return {

@@ -10,7 +10,12 @@ export function jsonResult(data: unknown, ...warningLists: (readonly string[] | 
 }
 
 /** Vault's answer to a read or list that found nothing: 404 with an empty error list. */
-export const notFoundResult = (): PkiResult => ({ kind: 'raw', status: 404, contentType: 'application/json', body: '{"errors":[]}' });
+export const notFoundResult = (): PkiResult => ({
+  kind: 'raw',
+  status: 404,
+  contentType: 'application/json',
+  body: '{"errors":[]}',
+});
 
 /** 204 No Content: a write that returns nothing, or a raw fetch with nothing to send. */
 export const emptyResult = (): PkiResult => ({ kind: 'empty' });

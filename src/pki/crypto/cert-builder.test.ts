@@ -46,15 +46,30 @@ const YEAR = 365 * 86400_000;
 
 function makeRoot(type: KeyType, bits: number, opts: { usePss?: boolean; signatureBits?: number } = {}) {
   const key = generateKeySync(type, bits);
-  const subjectDer = encodeSubject({ commonName: `Root ${type} ${bits}`, organization: ['Example Org'], country: ['US'] });
+  const subjectDer = encodeSubject({
+    commonName: `Root ${type} ${bits}`,
+    organization: ['Example Org'],
+    country: ['US'],
+  });
   const self = selfSignedIssuerContext({ subjectDer, privateKey: key.privateKey });
   const root = buildCertificate(self, {
-    subject: subjectDer, spki: spkiDer(key.publicKey), notBefore: new Date(NOW.getTime() - 60_000), notAfter: new Date(NOW.getTime() + 10 * YEAR),
-    basicConstraints: { ca: true }, keyUsage: ['CertSign', 'CRLSign'], ...opts,
+    subject: subjectDer,
+    spki: spkiDer(key.publicKey),
+    notBefore: new Date(NOW.getTime() - 60_000),
+    notAfter: new Date(NOW.getTime() + 10 * YEAR),
+    basicConstraints: { ca: true },
+    keyUsage: ['CertSign', 'CRLSign'],
+    ...opts,
   });
   const ctx = createIssuerContext({
-    nameDer: subjectDer, keyId: root.subjectKeyId, privateKey: key.privateKey,
-    urls: { issuingCertificates: ['http://ca.example/v1/pki/ca'], ocspServers: ['http://ca.example/v1/pki/ocsp'], crlDistributionPoints: ['http://ca.example/v1/pki/crl'] },
+    nameDer: subjectDer,
+    keyId: root.subjectKeyId,
+    privateKey: key.privateKey,
+    urls: {
+      issuingCertificates: ['http://ca.example/v1/pki/ca'],
+      ocspServers: ['http://ca.example/v1/pki/ocsp'],
+      crlDistributionPoints: ['http://ca.example/v1/pki/crl'],
+    },
   });
   return { key, root, ctx };
 }
@@ -93,14 +108,20 @@ test('EC P-256 root and leaf: openssl shows every extension and verifies the cha
 
   const cert = leaf(ctx);
   const t = text(cert.pem);
-  assert.match(t, /DNS:www\.example\.com, DNS:api\.example\.com, IP Address:192\.0\.2\.7, IP Address:2001:DB8:0:0:0:0:0:1, URI:spiffe:\/\/example\.com\/web, email:ops@example\.com, othername: (UPN|msUPN|1\.3\.6\.1\.4\.1\.311\.20\.2\.3)[:=:]+ ?devops@example\.com/);
+  assert.match(
+    t,
+    /DNS:www\.example\.com, DNS:api\.example\.com, IP Address:192\.0\.2\.7, IP Address:2001:DB8:0:0:0:0:0:1, URI:spiffe:\/\/example\.com\/web, email:ops@example\.com, othername: (UPN|msUPN|1\.3\.6\.1\.4\.1\.311\.20\.2\.3)[:=:]+ ?devops@example\.com/,
+  );
   assert.match(t, /X509v3 Key Usage: critical\s+Digital Signature, Key Encipherment, Key Agreement/);
   assert.match(t, /TLS Web Server Authentication, TLS Web Client Authentication, 1\.3\.6\.1\.4\.1\.99999\.1/);
   assert.match(t, /OCSP - URI:http:\/\/ca\.example\/v1\/pki\/ocsp/);
   assert.match(t, /CA Issuers - URI:http:\/\/ca\.example\/v1\/pki\/ca/);
   assert.match(t, /X509v3 CRL Distribution Points:\s+Full Name:\s+URI:http:\/\/ca\.example\/v1\/pki\/crl/);
   assert.doesNotMatch(t, /Basic Constraints/);
-  assert.match(t, /Subject: O = Example Org, OU = Ops \+ OU = Web, CN = www\.example\.com|Subject: O = Example Org, OU = Web \+ OU = Ops, CN = www\.example\.com/);
+  assert.match(
+    t,
+    /Subject: O = Example Org, OU = Ops \+ OU = Web, CN = www\.example\.com|Subject: O = Example Org, OU = Web \+ OU = Ops, CN = www\.example\.com/,
+  );
   assert.match(t, /Not Before: Mar {2}1 11:59:30 2026 GMT/);
   assert.equal(verify(root.pem, cert.pem, at).status, 0);
 
@@ -110,7 +131,10 @@ test('EC P-256 root and leaf: openssl shows every extension and verifies the cha
   // Key ids keep their leading zero bytes (a serial's formatting would drop them: 1 SKI in 256 starts with 00).
   const skiHex = colonHex(cert.subjectKeyId.toString('hex')).toUpperCase();
   assert.match(t, new RegExp(`Subject Key Identifier:\\s+${skiHex}`));
-  assert.match(t, new RegExp(`Authority Key Identifier:\\s+(keyid:)?${colonHex(root.subjectKeyId.toString('hex')).toUpperCase()}`));
+  assert.match(
+    t,
+    new RegExp(`Authority Key Identifier:\\s+(keyid:)?${colonHex(root.subjectKeyId.toString('hex')).toUpperCase()}`),
+  );
   assert.equal(cert.serial.length <= 20 && (cert.serial[0]! & 0x80) === 0, true);
 });
 
@@ -118,7 +142,11 @@ test('a leaf signed by another key fails openssl verify', () => {
   const { root } = makeRoot('ec', 256);
   const other = makeRoot('ec', 256);
   // Same issuer name and key id as `root`, but signed with a different key.
-  const forged = createIssuerContext({ nameDer: parseCertificate(root.der).subject.der, keyId: root.subjectKeyId, privateKey: other.key.privateKey });
+  const forged = createIssuerContext({
+    nameDer: parseCertificate(root.der).subject.der,
+    keyId: root.subjectKeyId,
+    privateKey: other.key.privateKey,
+  });
   const r = verify(root.pem, leaf(forged).pem, at);
   assert.notEqual(r.status, 0);
   assert.match(r.out, /signature failure|certificate signature failure/i);
@@ -161,19 +189,32 @@ test('intermediate CA with pathLen, name constraints and policies chains under t
   const ik = generateKeySync('ec', 384);
   const iSubject = encodeName([{ type: 'CN', value: 'Intermediate' }]);
   const inter = buildCertificate(ctx, {
-    subject: iSubject, spki: spkiDer(ik.publicKey), notBefore: NOW, notAfter: new Date(NOW.getTime() + YEAR),
-    basicConstraints: { ca: true, pathLen: 0 }, keyUsage: ['CertSign', 'CRLSign', 'DigitalSignature'],
+    subject: iSubject,
+    spki: spkiDer(ik.publicKey),
+    notBefore: NOW,
+    notAfter: new Date(NOW.getTime() + YEAR),
+    basicConstraints: { ca: true, pathLen: 0 },
+    keyUsage: ['CertSign', 'CRLSign', 'DigitalSignature'],
     nameConstraints: { permittedDnsDomains: ['example.com'], excludedIpRanges: ['10.0.0.0/8'] },
     policies: [{ oid: '2.23.140.1.2.1', cps: 'https://ca.example/cps', notice: 'hello' }],
   });
   const t = text(inter.pem);
   assert.match(t, /CA:TRUE, pathlen:0/);
-  assert.match(t, /Name Constraints: critical\s+Permitted:\s+DNS:example\.com\s+Excluded:\s+IP:10\.0\.0\.0\/255\.0\.0\.0/);
-  assert.match(t, /Policy: 2\.23\.140\.1\.2\.1\s+CPS: https:\/\/ca\.example\/cps\s+User Notice:\s+Explicit Text: hello/);
+  assert.match(
+    t,
+    /Name Constraints: critical\s+Permitted:\s+DNS:example\.com\s+Excluded:\s+IP:10\.0\.0\.0\/255\.0\.0\.0/,
+  );
+  assert.match(
+    t,
+    /Policy: 2\.23\.140\.1\.2\.1\s+CPS: https:\/\/ca\.example\/cps\s+User Notice:\s+Explicit Text: hello/,
+  );
   const ictx = createIssuerContext({ nameDer: iSubject, keyId: inter.subjectKeyId, privateKey: ik.privateKey });
   const l = buildCertificate(ictx, {
-    subject: encodeName([{ type: 'CN', value: 'svc.example.com' }]), spki: spkiDer(generateKeySync('ec', 256).publicKey),
-    notBefore: NOW, notAfter: new Date(NOW.getTime() + 86400_000), subjectAltNames: [{ type: 'dns', value: 'svc.example.com' }],
+    subject: encodeName([{ type: 'CN', value: 'svc.example.com' }]),
+    spki: spkiDer(generateKeySync('ec', 256).publicKey),
+    notBefore: NOW,
+    notAfter: new Date(NOW.getTime() + 86400_000),
+    subjectAltNames: [{ type: 'dns', value: 'svc.example.com' }],
     basicConstraints: { ca: false },
   });
   assert.match(text(l.pem), /Signature Algorithm: ecdsa-with-SHA384[\s\S]*CA:FALSE/);
@@ -185,7 +226,10 @@ test('validity: UTCTime through 2049, GeneralizedTime from 2050, up to 9999-12-3
   const { ctx } = makeRoot('ec', 256);
   const k = spkiDer(generateKeySync('ec', 256).publicKey);
   const c = buildCertificate(ctx, {
-    subject: encodeName([{ type: 'CN', value: 'long' }]), spki: k, notBefore: new Date('2049-12-31T23:59:59Z'), notAfter: new Date('9999-12-31T23:59:59Z'),
+    subject: encodeName([{ type: 'CN', value: 'long' }]),
+    spki: k,
+    notBefore: new Date('2049-12-31T23:59:59Z'),
+    notAfter: new Date('9999-12-31T23:59:59Z'),
   });
   const t = text(c.pem);
   assert.match(t, /Not Before: Dec 31 23:59:59 2049 GMT/);
@@ -195,7 +239,13 @@ test('validity: UTCTime through 2049, GeneralizedTime from 2050, up to 9999-12-3
   assert.match(asn, /GENERALIZEDTIME\s+:99991231235959Z/);
   const p = parseCertificate(c.der);
   assert.equal(p.notAfter.toISOString(), '9999-12-31T23:59:59.000Z');
-  const c2 = buildCertificate(ctx, { subject: Buffer.from([0x30, 0]), spki: k, notBefore: NOW, notAfter: new Date('2050-01-01T00:00:00Z'), subjectAltNames: [{ type: 'dns', value: 'x.example' }] });
+  const c2 = buildCertificate(ctx, {
+    subject: Buffer.from([0x30, 0]),
+    spki: k,
+    notBefore: NOW,
+    notAfter: new Date('2050-01-01T00:00:00Z'),
+    subjectAltNames: [{ type: 'dns', value: 'x.example' }],
+  });
   assert.match(openssl(['asn1parse', '-inform', 'DER'], c2.der).out, /GENERALIZEDTIME\s+:20500101000000Z/);
   // An empty subject makes the SAN extension critical.
   assert.match(text(c2.pem), /Subject Alternative Name: critical/);
@@ -210,9 +260,18 @@ test('our parser and @peculiar/x509 agree on a built certificate', () => {
   assert.equal(ours.subject.rdns.flat().find((a) => a.type === 'CN')?.value, 'www.example.com');
   assert.deepEqual(ours.extensions.keyUsage, ['DigitalSignature', 'KeyEncipherment', 'KeyAgreement']);
   assert.deepEqual(ours.extensions.extKeyUsage, ['1.3.6.1.5.5.7.3.1', '1.3.6.1.5.5.7.3.2', '1.3.6.1.4.1.99999.1']);
-  assert.deepEqual(ours.extensions.subjectAltNames?.map((n) => ('value' in n ? n.value : n.type)), [
-    'www.example.com', 'api.example.com', '192.0.2.7', '2001:db8::1', 'spiffe://example.com/web', 'ops@example.com', 'devops@example.com',
-  ]);
+  assert.deepEqual(
+    ours.extensions.subjectAltNames?.map((n) => ('value' in n ? n.value : n.type)),
+    [
+      'www.example.com',
+      'api.example.com',
+      '192.0.2.7',
+      '2001:db8::1',
+      'spiffe://example.com/web',
+      'ops@example.com',
+      'devops@example.com',
+    ],
+  );
   assert.deepEqual(ours.extensions.ocspServers, ['http://ca.example/v1/pki/ocsp']);
   assert.deepEqual(ours.extensions.issuingCertificates, ['http://ca.example/v1/pki/ca']);
   assert.deepEqual(ours.extensions.crlDistributionPoints, ['http://ca.example/v1/pki/crl']);

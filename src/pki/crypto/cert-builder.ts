@@ -7,8 +7,19 @@
 import type { KeyObject } from 'node:crypto';
 import { bitString, explicit, integer, sequence, x509Time } from './der.js';
 import {
-  EXT, authorityInfoAccessExt, authorityKeyIdentifierExt, basicConstraintsExt, certificatePoliciesExt, crlDistributionPointsExt,
-  encodeExtension, extKeyUsageExt, extKeyUsageOid, keyUsageExt, nameConstraintsExt, subjectAltNameExt, subjectKeyIdentifierExt,
+  EXT,
+  authorityInfoAccessExt,
+  authorityKeyIdentifierExt,
+  basicConstraintsExt,
+  certificatePoliciesExt,
+  crlDistributionPointsExt,
+  encodeExtension,
+  extKeyUsageExt,
+  extKeyUsageOid,
+  keyUsageExt,
+  nameConstraintsExt,
+  subjectAltNameExt,
+  subjectKeyIdentifierExt,
 } from './extensions.js';
 import type { NameConstraints, PolicyInformation, RawExtension } from './extensions.js';
 import type { ParsedCertificate } from './cert-parser.js';
@@ -41,7 +52,12 @@ export interface IssuerContext {
   readonly privateKey: KeyObject;
   readonly key: KeyDescription;
   /** Pre-encoded AKI, AIA, CRL DP and Freshest CRL extensions. */
-  readonly fixedExtensions: { aki: Buffer; aia: Buffer | undefined; crlDp: Buffer | undefined; freshest: Buffer | undefined };
+  readonly fixedExtensions: {
+    aki: Buffer;
+    aia: Buffer | undefined;
+    crlDp: Buffer | undefined;
+    freshest: Buffer | undefined;
+  };
   /** Signature algorithm for the given options (memoised). */
   signatureAlgorithm(signatureBits?: number, usePss?: boolean): SignatureAlgorithm;
   /** The private key loaded into the native addon (EC on P-256/384/521), made on first use; null when there is none. */
@@ -52,7 +68,12 @@ export interface IssuerContext {
  * Prepares an issuer once. `nameDer` and `keyId` come from the issuer certificate (its
  * subject and SKI); for a self-signed root pass its own subject and SKI.
  */
-export function createIssuerContext(opts: { nameDer: Buffer; keyId: Buffer; privateKey: KeyObject; urls?: AuthorityUrls }): IssuerContext {
+export function createIssuerContext(opts: {
+  nameDer: Buffer;
+  keyId: Buffer;
+  privateKey: KeyObject;
+  urls?: AuthorityUrls;
+}): IssuerContext {
   const key = describeKey(opts.privateKey);
   const urls = opts.urls ?? {};
   const enc = (e: RawExtension | undefined): Buffer | undefined => (e ? encodeExtension(e) : undefined);
@@ -105,13 +126,22 @@ function loadNativeSigner(privateKey: KeyObject, key: KeyDescription): NativeSig
  * Context for an issuer certificate: its subject bytes, and its SKI (or, when the
  * certificate has none, the SKI computed from its key) as the AKI of what it signs.
  */
-export function issuerContextFromCertificate(cert: ParsedCertificate, privateKey: KeyObject, urls?: AuthorityUrls): IssuerContext {
+export function issuerContextFromCertificate(
+  cert: ParsedCertificate,
+  privateKey: KeyObject,
+  urls?: AuthorityUrls,
+): IssuerContext {
   const keyId = cert.extensions.subjectKeyId ?? subjectKeyIdFromSpki(cert.spkiDer);
   return createIssuerContext({ nameDer: cert.subject.der, keyId, privateKey, urls });
 }
 
 /** Context for a self-signed certificate: the subject is its own issuer and the AKI is its own SKI. */
-export function selfSignedIssuerContext(opts: { subjectDer: Buffer; privateKey: KeyObject; urls?: AuthorityUrls; keyId?: Buffer }): IssuerContext {
+export function selfSignedIssuerContext(opts: {
+  subjectDer: Buffer;
+  privateKey: KeyObject;
+  urls?: AuthorityUrls;
+  keyId?: Buffer;
+}): IssuerContext {
   const keyId = opts.keyId ?? subjectKeyIdFromSpki(spkiDer(opts.privateKey));
   return createIssuerContext({ nameDer: opts.subjectDer, keyId, privateKey: opts.privateKey, urls: opts.urls });
 }
@@ -182,7 +212,11 @@ export function buildCertificate(issuer: IssuerContext, t: CertificateTemplate):
  * holds; with an EC issuer in the native addon both happen in one threadpool job. A failed
  * check throws what the CSR parser answers for it.
  */
-export async function buildCertificateAsync(issuer: IssuerContext, t: CertificateTemplate, requestCheck?: SignatureCheck): Promise<BuiltCertificate> {
+export async function buildCertificateAsync(
+  issuer: IssuerContext,
+  t: CertificateTemplate,
+  requestCheck?: SignatureCheck,
+): Promise<BuiltCertificate> {
   const u = buildUnsigned(issuer, t);
   const signer = u.alg.ecdsaHash ? issuer.nativeSigner() : null;
   const addon = signer ? nativeEcdsa() : null;
@@ -259,7 +293,8 @@ function buildUnsigned(issuer: IssuerContext, t: CertificateTemplate): Unsigned 
     if (der) pushFixed(extOid, der);
   };
   if (t.keyUsage?.length) pushMemo(EXT.keyUsage, t.keyUsage, () => keyUsageExt(t.keyUsage!));
-  if (t.extKeyUsage?.length) pushMemo(EXT.extKeyUsage, t.extKeyUsage, () => extKeyUsageExt(t.extKeyUsage!.map((n) => extKeyUsageOid(n) ?? n)));
+  if (t.extKeyUsage?.length)
+    pushMemo(EXT.extKeyUsage, t.extKeyUsage, () => extKeyUsageExt(t.extKeyUsage!.map((n) => extKeyUsageOid(n) ?? n)));
   if (t.basicConstraints) push(basicConstraintsExt(t.basicConstraints.ca, t.basicConstraints.pathLen));
   push(subjectKeyIdentifierExt(ski));
   pushFixed(EXT.authorityKeyIdentifier, issuer.fixedExtensions.aki);
@@ -292,16 +327,29 @@ function buildUnsigned(issuer: IssuerContext, t: CertificateTemplate): Unsigned 
 }
 
 /** Extensions that re-signing replaces with the new issuer's values. */
-const ISSUER_BOUND = new Set<string>([EXT.authorityKeyIdentifier, EXT.authorityInfoAccess, EXT.crlDistributionPoints, EXT.freshestCrl]);
+const ISSUER_BOUND = new Set<string>([
+  EXT.authorityKeyIdentifier,
+  EXT.authorityInfoAccess,
+  EXT.crlDistributionPoints,
+  EXT.freshestCrl,
+]);
 
 /**
  * Re-signs an existing certificate under `issuer` (sign-self-issued, reference 4.5): serial,
  * subject, validity, key, SKI and the other extensions are kept; the issuer name, AKI, AIA
  * and CRL distribution points come from the new issuer.
  */
-export function resignCertificate(issuer: IssuerContext, cert: ParsedCertificate, opts: { signatureBits?: number; usePss?: boolean } = {}): BuiltCertificate {
+export function resignCertificate(
+  issuer: IssuerContext,
+  cert: ParsedCertificate,
+  opts: { signatureBits?: number; usePss?: boolean } = {},
+): BuiltCertificate {
   return buildCertificate(issuer, {
-    serial: cert.serial, subject: cert.subject.der, spki: cert.spkiDer, notBefore: cert.notBefore, notAfter: cert.notAfter,
+    serial: cert.serial,
+    subject: cert.subject.der,
+    spki: cert.spkiDer,
+    notBefore: cert.notBefore,
+    notAfter: cert.notAfter,
     subjectKeyId: cert.extensions.subjectKeyId,
     extraExtensions: cert.extensions.all.filter((e) => !ISSUER_BOUND.has(e.oid)),
     ...opts,

@@ -6,7 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DomainError } from '../../shared/errors.js';
 import { issuerContextFromCertificate, resignCertificate } from './cert-builder.js';
-import { isCa, isSelfIssued, isSelfSigned, parseCertificate, parseCertificateBundle, verifyCertificateSignature } from './cert-parser.js';
+import {
+  isCa,
+  isSelfIssued,
+  isSelfSigned,
+  parseCertificate,
+  parseCertificateBundle,
+  verifyCertificateSignature,
+} from './cert-parser.js';
 import { parsePrivateKey } from './keys.js';
 import { commonName, nameValues } from './names.js';
 import { pemDecodeOne } from './pem.js';
@@ -24,25 +31,82 @@ function openssl(args: string[], input?: string): string {
 // An openssl-made chain: RSA root signing with PSS, EC P-384 intermediate, Ed25519 leaf.
 openssl(['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', path('root.key')]);
 openssl([
-  'req', '-x509', '-new', '-key', path('root.key'), '-subj', '/C=DE/O=Test Org/CN=Test Root', '-days', '3650', '-sha256',
-  '-sigopt', 'rsa_padding_mode:pss', '-sigopt', 'rsa_pss_saltlen:digest', '-out', path('root.pem'),
-  '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+  'req',
+  '-x509',
+  '-new',
+  '-key',
+  path('root.key'),
+  '-subj',
+  '/C=DE/O=Test Org/CN=Test Root',
+  '-days',
+  '3650',
+  '-sha256',
+  '-sigopt',
+  'rsa_padding_mode:pss',
+  '-sigopt',
+  'rsa_pss_saltlen:digest',
+  '-out',
+  path('root.pem'),
+  '-addext',
+  'basicConstraints=critical,CA:TRUE',
+  '-addext',
+  'keyUsage=critical,keyCertSign,cRLSign',
 ]);
 openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-384', '-out', path('int.key')]);
 openssl(['req', '-new', '-key', path('int.key'), '-subj', '/O=Test Org/CN=Test Intermediate', '-out', path('int.csr')]);
-writeFileSync(path('int.ext'), [
-  'basicConstraints=critical,CA:TRUE,pathlen:0', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
-  'subjectKeyIdentifier=hash', 'authorityKeyIdentifier=keyid', 'authorityInfoAccess=OCSP;URI:http://ocsp.test/,caIssuers;URI:http://ca.test/root.der',
-  'crlDistributionPoints=URI:http://ca.test/root.crl',
-].join('\n'));
+writeFileSync(
+  path('int.ext'),
+  [
+    'basicConstraints=critical,CA:TRUE,pathlen:0',
+    'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+    'subjectKeyIdentifier=hash',
+    'authorityKeyIdentifier=keyid',
+    'authorityInfoAccess=OCSP;URI:http://ocsp.test/,caIssuers;URI:http://ca.test/root.der',
+    'crlDistributionPoints=URI:http://ca.test/root.crl',
+  ].join('\n'),
+);
 openssl([
-  'x509', '-req', '-in', path('int.csr'), '-CA', path('root.pem'), '-CAkey', path('root.key'), '-set_serial', '0x00ff01', '-days', '365',
-  '-sha384', '-extfile', path('int.ext'), '-out', path('int.pem'),
+  'x509',
+  '-req',
+  '-in',
+  path('int.csr'),
+  '-CA',
+  path('root.pem'),
+  '-CAkey',
+  path('root.key'),
+  '-set_serial',
+  '0x00ff01',
+  '-days',
+  '365',
+  '-sha384',
+  '-extfile',
+  path('int.ext'),
+  '-out',
+  path('int.pem'),
 ]);
 openssl(['genpkey', '-algorithm', 'ED25519', '-out', path('leaf.key')]);
 openssl(['req', '-new', '-key', path('leaf.key'), '-subj', '/CN=leaf.test', '-out', path('leaf.csr')]);
-writeFileSync(path('leaf.ext'), 'subjectAltName=DNS:leaf.test,IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature');
-openssl(['x509', '-req', '-in', path('leaf.csr'), '-CA', path('int.pem'), '-CAkey', path('int.key'), '-days', '30', '-sha384', '-extfile', path('leaf.ext'), '-out', path('leaf.pem')]);
+writeFileSync(
+  path('leaf.ext'),
+  'subjectAltName=DNS:leaf.test,IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature',
+);
+openssl([
+  'x509',
+  '-req',
+  '-in',
+  path('leaf.csr'),
+  '-CA',
+  path('int.pem'),
+  '-CAkey',
+  path('int.key'),
+  '-days',
+  '30',
+  '-sha384',
+  '-extfile',
+  path('leaf.ext'),
+  '-out',
+  path('leaf.pem'),
+]);
 
 const rootPem = readFileSync(path('root.pem'), 'utf8');
 const intPem = readFileSync(path('int.pem'), 'utf8');
@@ -65,12 +129,23 @@ test('parses openssl certificates: serial, names, validity, key, extensions', ()
   assert.match(dates, new RegExp(`notAfter=${int.notAfter.toUTCString().slice(8, 11)}`));
   assert.ok(isCa(int) && !isSelfIssued(int));
   const x = openssl(['x509', '-noout', '-ext', 'subjectKeyIdentifier'], intPem);
-  assert.match(x, new RegExp(int.extensions.subjectKeyId!.toString('hex').toUpperCase().replace(/(..)(?!$)/g, '$1:')));
+  assert.match(
+    x,
+    new RegExp(
+      int.extensions
+        .subjectKeyId!.toString('hex')
+        .toUpperCase()
+        .replace(/(..)(?!$)/g, '$1:'),
+    ),
+  );
 
   const leaf = parseCertificate(leafPem);
   assert.deepEqual(leaf.key, { type: 'ed25519', bits: 0 });
   assert.equal(leaf.signatureAlgorithm.name, 'ECDSAWithSHA384');
-  assert.deepEqual(leaf.extensions.subjectAltNames, [{ type: 'dns', value: 'leaf.test' }, { type: 'ip', value: '127.0.0.1' }]);
+  assert.deepEqual(leaf.extensions.subjectAltNames, [
+    { type: 'dns', value: 'leaf.test' },
+    { type: 'ip', value: '127.0.0.1' },
+  ]);
   assert.deepEqual(leaf.extensions.extKeyUsage, ['1.3.6.1.5.5.7.3.1']);
   assert.deepEqual(leaf.issuer.der, int.subject.der);
   assert.equal(isCa(leaf), false);
@@ -93,13 +168,21 @@ test('verifies RSA-PSS, RSA and ECDSA signatures of the openssl chain, and rejec
 });
 
 test('bundles, base64 DER and malformed input', () => {
-  const all = parseCertificateBundle(`${leafPem}\n${intPem}-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n${rootPem}`);
-  assert.deepEqual(all.map((c) => commonName(c.subject)), ['leaf.test', 'Test Intermediate', 'Test Root']);
+  const all = parseCertificateBundle(
+    `${leafPem}\n${intPem}-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n${rootPem}`,
+  );
+  assert.deepEqual(
+    all.map((c) => commonName(c.subject)),
+    ['leaf.test', 'Test Intermediate', 'Test Root'],
+  );
   const der = pemDecodeOne(intPem, ['CERTIFICATE']).der;
   assert.equal(parseCertificate(der.toString('base64')).serialHex, 'ff01');
   const bad = (e: unknown) => e instanceof DomainError && e.kind === 'invalid';
   assert.throws(() => parseCertificate(der.subarray(0, 100)), bad);
-  assert.throws(() => parseCertificate('-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----'), bad);
+  assert.throws(
+    () => parseCertificate('-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----'),
+    bad,
+  );
   assert.throws(() => parseCertificate('@@@'), bad);
 });
 

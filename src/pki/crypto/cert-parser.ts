@@ -55,7 +55,9 @@ export function parseCertificate(input: string | Buffer): ParsedCertificate {
 
 /** Every certificate of a PEM bundle, in order; other blocks are skipped. */
 export function parseCertificateBundle(text: string): ParsedCertificate[] {
-  return pemDecodeAll(text).filter((b) => b.label === 'CERTIFICATE').map((b) => parseCertificate(b.der));
+  return pemDecodeAll(text)
+    .filter((b) => b.label === 'CERTIFICATE')
+    .map((b) => parseCertificate(b.der));
 }
 
 function decode(der: Buffer): ParsedCertificate {
@@ -72,7 +74,8 @@ function decode(der: Buffer): ParsedCertificate {
   const version = v ? decodeSmallInt(v.children().next()) + 1 : 1;
   const serial = decodeSerial(t.expect(TAG.INTEGER, 'serialNumber'));
   const innerAlg = t.expect(TAG.SEQUENCE, 'signature');
-  if (!innerAlg.raw().equals(outerAlg.raw())) throw new Error('signature algorithm differs between TBS and certificate');
+  if (!innerAlg.raw().equals(outerAlg.raw()))
+    throw new Error('signature algorithm differs between TBS and certificate');
   const issuer = decodeNameElement(t.expect(TAG.SEQUENCE, 'issuer'));
   const validity = t.expect(TAG.SEQUENCE, 'validity').children();
   const notBefore = decodeTime(validity.next());
@@ -85,8 +88,18 @@ function decode(der: Buffer): ParsedCertificate {
   t.done('TBSCertificate');
   const { key: publicKey, description } = parsePublicKey(spkiEl.raw());
   return {
-    der, tbsDer: tbs.raw(), version, serial, serialHex: serialToHex(serial), issuer, subject, notBefore, notAfter,
-    spkiDer: spkiEl.raw(), publicKey, key: description,
+    der,
+    tbsDer: tbs.raw(),
+    version,
+    serial,
+    serialHex: serialToHex(serial),
+    issuer,
+    subject,
+    notBefore,
+    notAfter,
+    spkiDer: spkiEl.raw(),
+    publicKey,
+    key: description,
     extensions: parseExtensions(extsEl?.children().next()),
     signatureAlgorithm: parseSignatureAlgorithm(outerAlg),
     signature: sig.bytes,

@@ -95,8 +95,18 @@ function decodeCrl(der: Buffer, withEntries: boolean): ParsedCrl {
     }
   }
   return {
-    der, tbsDer: tbs.raw(), version, signatureAlgorithm: parseSignatureAlgorithm(outerAlg), issuerDer, thisUpdate, nextUpdate,
-    crlNumber, deltaBaseCrlNumber, authorityKeyId, entries, signature: sig.bytes,
+    der,
+    tbsDer: tbs.raw(),
+    version,
+    signatureAlgorithm: parseSignatureAlgorithm(outerAlg),
+    issuerDer,
+    thisUpdate,
+    nextUpdate,
+    crlNumber,
+    deltaBaseCrlNumber,
+    authorityKeyId,
+    entries,
+    signature: sig.bytes,
   };
 }
 
@@ -124,4 +134,3 @@ export function parseCrl(input: Buffer | string, opts: { entries?: boolean } = {
 export function verifyCrlSignature(crl: ParsedCrl, issuerKey: KeyObject): boolean {
   return verifySignature(crl.signatureAlgorithm, crl.tbsDer, crl.signature, issuerKey);
 }
-

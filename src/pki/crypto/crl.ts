@@ -25,8 +25,16 @@ export const CRL_EXT = {
 
 /** CRLReason (RFC 5280 5.3.1); 7 is unassigned. */
 export const CRL_REASON = {
-  unspecified: 0, keyCompromise: 1, cACompromise: 2, affiliationChanged: 3, superseded: 4, cessationOfOperation: 5,
-  certificateHold: 6, removeFromCRL: 8, privilegeWithdrawn: 9, aACompromise: 10,
+  unspecified: 0,
+  keyCompromise: 1,
+  cACompromise: 2,
+  affiliationChanged: 3,
+  superseded: 4,
+  cessationOfOperation: 5,
+  certificateHold: 6,
+  removeFromCRL: 8,
+  privilegeWithdrawn: 9,
+  aACompromise: 10,
 } as const;
 
 export function isValidReason(code: number): boolean {
@@ -168,7 +176,8 @@ const ISO_UTC_TIME_DIGITS = ISO_DIGITS.slice(2);
  */
 function isIsoUtcTimeRange(s: string): boolean {
   const n = s.length;
-  if ((n !== 24 && n !== 20) || s.charCodeAt(4) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(n - 1) !== 90) return false;
+  if ((n !== 24 && n !== 20) || s.charCodeAt(4) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(n - 1) !== 90)
+    return false;
   for (const i of ISO_DIGITS) {
     const c = s.charCodeAt(i);
     if (c < 48 || c > 57) return false;
@@ -211,7 +220,9 @@ function writeLength(out: Buffer, off: number, len: number): number {
 export function encodeRevokedEntries(entries: readonly RevokedEntry[]): Buffer {
   // Upper bound: serial (<= 2 + 1 + bytes), time (<= 17), reason (14), header (<= 4).
   let capacity = 0;
-  for (const e of entries) capacity += 40 + (e.serial.length >> 1) + (e.extensions ? e.extensions.reduce((s, x) => s + x.value.length + 40, 0) : 0);
+  for (const e of entries)
+    capacity +=
+      40 + (e.serial.length >> 1) + (e.extensions ? e.extensions.reduce((s, x) => s + x.value.length + 40, 0) : 0);
   let out = Buffer.allocUnsafe(capacity);
   let off = 0;
   for (const e of entries) {
@@ -234,7 +245,8 @@ export function encodeRevokedEntries(entries: readonly RevokedEntry[]): Buffer {
     const reason = e.reason ?? 0;
     if (!isValidReason(reason)) throw new DomainError('invalid', `invalid CRL reason code ${e.reason}`);
     let extras: Buffer | undefined;
-    if (e.extensions?.length) extras = Buffer.concat(e.extensions.filter((x) => x.oid !== CRL_EXT.reasonCode).map(encodeExtension));
+    if (e.extensions?.length)
+      extras = Buffer.concat(e.extensions.filter((x) => x.oid !== CRL_EXT.reasonCode).map(encodeExtension));
     let extLen = 0;
     if (reason !== 0 || extras) {
       const inner = (reason !== 0 ? 12 : 0) + (extras ? extras.length : 0);
@@ -282,7 +294,10 @@ export function encodeRevokedEntries(entries: readonly RevokedEntry[]): Buffer {
 /** `SEQUENCE { [0] fullName, [1] onlyContainsUserCerts, [2] onlyContainsCACerts }` (implicit tags). */
 function idpValue(idp: IssuingDistributionPoint): Buffer {
   const parts: Buffer[] = [];
-  if (idp.urls?.length) parts.push(explicit(0, implicitConstructed(0, ...idp.urls.map((u) => encodeGeneralName({ type: 'uri', value: u })))));
+  if (idp.urls?.length)
+    parts.push(
+      explicit(0, implicitConstructed(0, ...idp.urls.map((u) => encodeGeneralName({ type: 'uri', value: u })))),
+    );
   if (idp.onlyContainsUserCerts) parts.push(Buffer.from([0x81, 0x01, 0xff]));
   if (idp.onlyContainsCACerts) parts.push(Buffer.from([0x82, 0x01, 0xff]));
   return sequence(...parts);
@@ -293,18 +308,29 @@ export function buildCrl(issuer: IssuerContext, o: CrlOptions): BuiltCrl {
   const alg = issuer.signatureAlgorithm(o.signatureBits, o.usePss);
   const thisUpdate = new Date(Math.floor(o.thisUpdate.getTime() / 1000) * 1000);
   const nextUpdate = new Date(Math.floor(o.nextUpdate.getTime() / 1000) * 1000);
-  if (!(nextUpdate.getTime() >= thisUpdate.getTime())) throw new DomainError('invalid', 'nextUpdate must not precede thisUpdate');
+  if (!(nextUpdate.getTime() >= thisUpdate.getTime()))
+    throw new DomainError('invalid', 'nextUpdate must not precede thisUpdate');
   const number = crlInteger(o.crlNumber, 'CRL number');
-  const base = o.deltaBaseCrlNumber === undefined ? undefined : crlInteger(o.deltaBaseCrlNumber, 'delta CRL base number');
+  const base =
+    o.deltaBaseCrlNumber === undefined ? undefined : crlInteger(o.deltaBaseCrlNumber, 'delta CRL base number');
 
-  const exts: Buffer[] = [issuer.fixedExtensions.aki, encodeExtension({ oid: CRL_EXT.crlNumber, critical: false, value: number.der })];
+  const exts: Buffer[] = [
+    issuer.fixedExtensions.aki,
+    encodeExtension({ oid: CRL_EXT.crlNumber, critical: false, value: number.der }),
+  ];
   const written = new Set<string>([EXT.authorityKeyIdentifier, CRL_EXT.crlNumber]);
   if (base) {
     exts.push(encodeExtension({ oid: CRL_EXT.deltaCrlIndicator, critical: true, value: base.der }));
     written.add(CRL_EXT.deltaCrlIndicator);
   }
   if (o.issuingDistributionPoint) {
-    exts.push(encodeExtension({ oid: CRL_EXT.issuingDistributionPoint, critical: true, value: idpValue(o.issuingDistributionPoint) }));
+    exts.push(
+      encodeExtension({
+        oid: CRL_EXT.issuingDistributionPoint,
+        critical: true,
+        value: idpValue(o.issuingDistributionPoint),
+      }),
+    );
     written.add(CRL_EXT.issuingDistributionPoint);
   }
   if (!base) {
@@ -328,7 +354,13 @@ export function buildCrl(issuer: IssuerContext, o: CrlOptions): BuiltCrl {
   const tbs = sequence(...parts);
   const der = sequence(tbs, alg.identifier, bitString(alg.sign(tbs, issuer.privateKey)));
   return {
-    der, crlNumber: number.value, deltaBaseCrlNumber: base?.value, thisUpdate, nextUpdate, entryCount: o.entries.length, signatureAlgorithm: alg.name,
+    der,
+    crlNumber: number.value,
+    deltaBaseCrlNumber: base?.value,
+    thisUpdate,
+    nextUpdate,
+    entryCount: o.entries.length,
+    signatureAlgorithm: alg.name,
   };
 }
 

@@ -5,7 +5,19 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { DomainError } from '../../shared/errors.js';
-import { TAG, bitString, decodeBitString, decodeOid, decodeSmallInt, implicitConstructed, integer, oid, parseDer, sequence, setOf } from './der.js';
+import {
+  TAG,
+  bitString,
+  decodeBitString,
+  decodeOid,
+  decodeSmallInt,
+  implicitConstructed,
+  integer,
+  oid,
+  parseDer,
+  sequence,
+  setOf,
+} from './der.js';
 import type { DerElement } from './der.js';
 import { encodeExtension, parseExtensions } from './extensions.js';
 import type { ParsedExtensions, RawExtension } from './extensions.js';
@@ -16,7 +28,12 @@ import type { ParsedName } from './names.js';
 import { nativeEcdsa } from './native-ecdsa.js';
 import type { NativeCheck, NativeVerdict } from './native-ecdsa.js';
 import { decodeBase64Strict, isPem, pemDecodeAll, pemEncode } from './pem.js';
-import { chooseSignatureAlgorithm, parseSignatureAlgorithm, verifySignature, verifySignatureAsync } from './signature.js';
+import {
+  chooseSignatureAlgorithm,
+  parseSignatureAlgorithm,
+  verifySignature,
+  verifySignatureAsync,
+} from './signature.js';
 import type { VerifyParams } from './signature.js';
 
 const EXTENSION_REQUEST = '1.2.840.113549.1.9.14';
@@ -46,7 +63,9 @@ export function csrDer(input: string | Buffer): Buffer {
   if (Buffer.isBuffer(input)) return input;
   if (input.trim() === '') throw new DomainError('invalid', 'csr contains no data');
   if (isPem(input)) {
-    const block = pemDecodeAll(input).find((b) => b.label === 'CERTIFICATE REQUEST' || b.label === 'NEW CERTIFICATE REQUEST');
+    const block = pemDecodeAll(input).find(
+      (b) => b.label === 'CERTIFICATE REQUEST' || b.label === 'NEW CERTIFICATE REQUEST',
+    );
     if (!block) throw new DomainError('invalid', 'csr contains no data');
     return block.der;
   }
@@ -66,7 +85,8 @@ export function parseCsr(input: string | Buffer, opts: { requireValidSignature?:
     if (err instanceof DomainError && err.message.startsWith('certificate request')) throw err;
     throw invalidCsr((err as Error).message, err);
   }
-  if ((opts.requireValidSignature ?? true) && !csr.signatureValid) throw new DomainError('invalid', 'request signature invalid');
+  if ((opts.requireValidSignature ?? true) && !csr.signatureValid)
+    throw new DomainError('invalid', 'request signature invalid');
   return csr;
 }
 
@@ -74,7 +94,10 @@ export function parseCsr(input: string | Buffer, opts: { requireValidSignature?:
  * parseCsr with the self-signature checked on the libuv threadpool, leaving the event loop
  * free (the hot sign path). Same results and errors as parseCsr.
  */
-export async function parseCsrAsync(input: string | Buffer, opts: { requireValidSignature?: boolean } = {}): Promise<ParsedCsr> {
+export async function parseCsrAsync(
+  input: string | Buffer,
+  opts: { requireValidSignature?: boolean } = {},
+): Promise<ParsedCsr> {
   const der = csrDer(input);
   let d: Decoded;
   try {
@@ -85,7 +108,8 @@ export async function parseCsrAsync(input: string | Buffer, opts: { requireValid
   }
   const { check, ...csr } = d;
   csr.signatureValid = await check.verifyAsync();
-  if ((opts.requireValidSignature ?? true) && !csr.signatureValid) throw new DomainError('invalid', 'request signature invalid');
+  if ((opts.requireValidSignature ?? true) && !csr.signatureValid)
+    throw new DomainError('invalid', 'request signature invalid');
   return csr;
 }
 
@@ -119,7 +143,10 @@ function decode(der: Buffer): ParsedCsr {
  * it to buildCertificateAsync, which runs it before signing) and must not issue anything
  * unless it holds. Parse errors are thrown as by parseCsr.
  */
-export function parseCsrDeferred(input: string | Buffer): { csr: Omit<ParsedCsr, 'signatureValid'>; check: SignatureCheck } {
+export function parseCsrDeferred(input: string | Buffer): {
+  csr: Omit<ParsedCsr, 'signatureValid'>;
+  check: SignatureCheck;
+} {
   const der = csrDer(input);
   try {
     const { check, signatureValid: _, ...csr } = decodeUnverified(der);
@@ -137,12 +164,23 @@ const notOnCurve = (): DomainError => invalidCsr('error parsing public key: the 
  * it is there (no key import), everything else with a node:crypto KeyObject. An EC point
  * that is not on its curve is a parse error either way, as node:crypto's import makes it.
  */
-function signatureCheck(spki: Buffer, params: VerifyParams, data: Buffer, sig: { bytes: Buffer; unusedBits: number }): { key: KeyDescription; check: SignatureCheck } {
+function signatureCheck(
+  spki: Buffer,
+  params: VerifyParams,
+  data: Buffer,
+  sig: { bytes: Buffer; unusedBits: number },
+): { key: KeyDescription; check: SignatureCheck } {
   const addon = nativeEcdsa();
   const ec = addon && params.kind === 'ecdsa' && params.hash ? ecPublicPoint(spki) : undefined;
   if (addon && ec && addon.supportsCurve(ec.description.curve)) {
     const native = addon;
-    const nativeCheck: NativeCheck = { curve: ec.description.curve, hash: params.hash!, point: ec.point, data, signature: sig.bytes };
+    const nativeCheck: NativeCheck = {
+      curve: ec.description.curve,
+      hash: params.hash!,
+      point: ec.point,
+      data,
+      signature: sig.bytes,
+    };
     // The point is checked before anything else: a bad key fails the parse, as on the import path.
     if (sig.unusedBits !== 0) {
       if (native.verify({ ...nativeCheck, signature: Buffer.alloc(0) }) === 'bad-key') throw notOnCurve();
@@ -204,12 +242,23 @@ function decodeUnverified(der: Buffer): Decoded {
   const { extensionsEl, otherAttributes } = readAttributes(attrsEl);
   const extensions = parseExtensions(extensionsEl);
   return {
-    der, infoDer, subject, spkiDer: spki, key, extensions, otherAttributes,
-    signatureAlgorithm: params.name, signatureValid: false, check,
+    der,
+    infoDer,
+    subject,
+    spkiDer: spki,
+    key,
+    extensions,
+    otherAttributes,
+    signatureAlgorithm: params.name,
+    signatureValid: false,
+    check,
   };
 }
 
-function readAttributes(attrsEl: DerElement | undefined): { extensionsEl: DerElement | undefined; otherAttributes: { oid: string; values: Buffer[] }[] } {
+function readAttributes(attrsEl: DerElement | undefined): {
+  extensionsEl: DerElement | undefined;
+  otherAttributes: { oid: string; values: Buffer[] }[];
+} {
   let extensionsEl: DerElement | undefined;
   const otherAttributes: { oid: string; values: Buffer[] }[] = [];
   if (!attrsEl) return { extensionsEl, otherAttributes };

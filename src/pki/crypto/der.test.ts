@@ -3,9 +3,39 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { DomainError } from '../../shared/errors.js';
 import {
-  DerReader, TAG, bitString, boolean, decodeBigInt, decodeBitString, decodeBoolean, decodeNamedBits, decodeOid, decodeSmallInt, decodeString, decodeTime,
-  decodeUnsignedBytes, enumerated, explicit, generalizedTime, ia5String, implicitPrimitive, integer, namedBits, nullValue, octetString, oid,
-  parseDer, printableString, retagImplicit, sequence, set, setOf, tlv, utcTime, utf8String, x509Time,
+  DerReader,
+  TAG,
+  bitString,
+  boolean,
+  decodeBigInt,
+  decodeBitString,
+  decodeBoolean,
+  decodeNamedBits,
+  decodeOid,
+  decodeSmallInt,
+  decodeString,
+  decodeTime,
+  decodeUnsignedBytes,
+  enumerated,
+  explicit,
+  generalizedTime,
+  ia5String,
+  implicitPrimitive,
+  integer,
+  namedBits,
+  nullValue,
+  octetString,
+  oid,
+  parseDer,
+  printableString,
+  retagImplicit,
+  sequence,
+  set,
+  setOf,
+  tlv,
+  utcTime,
+  utf8String,
+  x509Time,
 } from './der.js';
 import { bytesToIp, decodeGeneralNames, encodeGeneralNames, ipToBytes } from './general-names.js';
 import { decodeName, encodeName, encodeSubject, nameToString } from './names.js';
@@ -22,9 +52,20 @@ function asn1parse(der: Buffer): string {
 
 test('INTEGER encodes numbers, bigints and unsigned buffers minimally', () => {
   const cases: [number | bigint | Buffer, string][] = [
-    [0, '020100'], [1, '020101'], [127, '02017f'], [128, '02020080'], [256, '02020100'], [-1, '0201ff'], [-128, '020180'],
-    [-129, '0202ff7f'], [65537, '0203010001'], [2n ** 64n, '0209010000000000000000'], [-(2n ** 63n), '02088000000000000000'],
-    [Buffer.from('00000080', 'hex'), '02020080'], [Buffer.from('7f', 'hex'), '02017f'], [Buffer.from('0000', 'hex'), '020100'],
+    [0, '020100'],
+    [1, '020101'],
+    [127, '02017f'],
+    [128, '02020080'],
+    [256, '02020100'],
+    [-1, '0201ff'],
+    [-128, '020180'],
+    [-129, '0202ff7f'],
+    [65537, '0203010001'],
+    [2n ** 64n, '0209010000000000000000'],
+    [-(2n ** 63n), '02088000000000000000'],
+    [Buffer.from('00000080', 'hex'), '02020080'],
+    [Buffer.from('7f', 'hex'), '02017f'],
+    [Buffer.from('0000', 'hex'), '020100'],
   ];
   for (const [v, want] of cases) {
     const enc = integer(v);
@@ -50,7 +91,14 @@ test('lengths use the long form past 127 bytes', () => {
 });
 
 test('OIDs encode from dotted text (cached) and decode back', () => {
-  for (const o of ['1.2.840.113549.1.1.11', '2.5.29.17', '0.9.2342.19200300.100.1.1', '2.999.3', '1.3.6.1.4.1.311.20.2.3', '2.25.329800735698586629295641978511506172918']) {
+  for (const o of [
+    '1.2.840.113549.1.1.11',
+    '2.5.29.17',
+    '0.9.2342.19200300.100.1.1',
+    '2.999.3',
+    '1.3.6.1.4.1.311.20.2.3',
+    '2.25.329800735698586629295641978511506172918',
+  ]) {
     const enc = oid(o);
     assert.equal(oid(o), enc, 'cached instance');
     assert.equal(decodeOid(parseDer(enc)), o);
@@ -84,17 +132,37 @@ test('times follow RFC 5280: UTCTime 1950..2049, GeneralizedTime otherwise, whol
   assert.equal(x509Time(d)[0], TAG.UTC_TIME);
   assert.equal(x509Time(new Date('2050-01-01T00:00:00Z'))[0], TAG.GENERALIZED_TIME);
   assert.equal(x509Time(new Date('1949-12-31T23:59:59Z'))[0], TAG.GENERALIZED_TIME);
-  assert.equal(parseDer(generalizedTime(new Date('9999-12-31T23:59:59Z'))).content().toString(), '99991231235959Z');
+  assert.equal(
+    parseDer(generalizedTime(new Date('9999-12-31T23:59:59Z')))
+      .content()
+      .toString(),
+    '99991231235959Z',
+  );
   assert.throws(() => utcTime(new Date('2050-01-01T00:00:00Z')), RangeError);
-  for (const iso of ['1950-01-01T00:00:00.000Z', '2026-06-15T08:09:10.000Z', '2049-12-31T23:59:59.000Z', '2050-01-01T00:00:00.000Z', '9999-12-31T23:59:59.000Z']) {
+  for (const iso of [
+    '1950-01-01T00:00:00.000Z',
+    '2026-06-15T08:09:10.000Z',
+    '2049-12-31T23:59:59.000Z',
+    '2050-01-01T00:00:00.000Z',
+    '9999-12-31T23:59:59.000Z',
+  ]) {
     assert.equal(decodeTime(parseDer(x509Time(new Date(iso)))).toISOString(), iso);
   }
-  assert.match(asn1parse(sequence(x509Time(new Date('2030-01-02T03:04:05Z')), x509Time(new Date('2051-01-02T03:04:05Z')))), /UTCTIME\s+:300102030405Z[\s\S]*GENERALIZEDTIME\s+:20510102030405Z/);
+  assert.match(
+    asn1parse(sequence(x509Time(new Date('2030-01-02T03:04:05Z')), x509Time(new Date('2051-01-02T03:04:05Z')))),
+    /UTCTIME\s+:300102030405Z[\s\S]*GENERALIZEDTIME\s+:20510102030405Z/,
+  );
 });
 
 test('constructed types, tags and the zero-copy reader', () => {
   const inner = sequence(integer(5), utf8String('x'));
-  const doc = sequence(inner, explicit(0, integer(2)), implicitPrimitive(2, Buffer.from('a.example')), retagImplicit(1, utf8String('y')), set(nullValue()));
+  const doc = sequence(
+    inner,
+    explicit(0, integer(2)),
+    implicitPrimitive(2, Buffer.from('a.example')),
+    retagImplicit(1, utf8String('y')),
+    set(nullValue()),
+  );
   assert.match(asn1parse(doc), /cont \[ 0 \][\s\S]*cont \[ 2 \]/);
   const r = parseDer(doc).children();
   const s = r.expect(TAG.SEQUENCE);
@@ -120,23 +188,46 @@ test('constructed types, tags and the zero-copy reader', () => {
 });
 
 test('the decoder rejects malformed DER with invalid errors', () => {
-  const bad = ['30', '3005020101', '3080020101 0000', '30 85 0100000000', '1f2100', '3003020101ff'].map((h) => Buffer.from(h.replace(/ /g, ''), 'hex'));
-  for (const b of bad) assert.throws(() => parseDer(b), (e: unknown) => e instanceof DomainError && e.kind === 'invalid' && /malformed DER/.test(e.message), hex(b));
+  const bad = ['30', '3005020101', '3080020101 0000', '30 85 0100000000', '1f2100', '3003020101ff'].map((h) =>
+    Buffer.from(h.replace(/ /g, ''), 'hex'),
+  );
+  for (const b of bad)
+    assert.throws(
+      () => parseDer(b),
+      (e: unknown) => e instanceof DomainError && e.kind === 'invalid' && /malformed DER/.test(e.message),
+      hex(b),
+    );
   assert.throws(() => parseDer(integer(1)).children(), /not constructed/);
 });
 
 test('names: Go-style subject order, string types, raw round trip, openssl agrees', () => {
   const der = encodeSubject({
-    commonName: '*.example.com', country: ['US'], province: ['CA'], locality: ['SF'], streetAddress: ['1 Main St'], postalCode: ['94000'],
-    organization: ['Example, Inc.'], ou: ['Web', 'Ops'], serialNumber: 'SN-1', userIds: ['alice'],
+    commonName: '*.example.com',
+    country: ['US'],
+    province: ['CA'],
+    locality: ['SF'],
+    streetAddress: ['1 Main St'],
+    postalCode: ['94000'],
+    organization: ['Example, Inc.'],
+    ou: ['Web', 'Ops'],
+    serialNumber: 'SN-1',
+    userIds: ['alice'],
   });
   const r = spawnSync('openssl', ['asn1parse', '-inform', 'DER'], { input: der, encoding: 'utf8' });
   assert.match(r.stdout, /:countryName[\s\S]*PRINTABLESTRING\s+:US/);
   assert.match(r.stdout, /:commonName\s*\n.*UTF8STRING\s+:\*\.example\.com/, 'wildcards are not PrintableString');
   const n = decodeName(der);
   assert.deepEqual(n.der, der);
-  assert.equal(nameToString(n), 'C=US,ST=CA,L=SF,street=1 Main St,postalCode=94000,O=Example\\, Inc.,OU=Ops+OU=Web,CN=*.example.com,serialNumber=SN-1,UID=alice');
-  const email = decodeName(encodeName([{ type: 'emailAddress', value: 'a@b.example' }, { type: '2.5.4.97', value: 'VAT-1' }]));
+  assert.equal(
+    nameToString(n),
+    'C=US,ST=CA,L=SF,street=1 Main St,postalCode=94000,O=Example\\, Inc.,OU=Ops+OU=Web,CN=*.example.com,serialNumber=SN-1,UID=alice',
+  );
+  const email = decodeName(
+    encodeName([
+      { type: 'emailAddress', value: 'a@b.example' },
+      { type: '2.5.4.97', value: 'VAT-1' },
+    ]),
+  );
   assert.equal(email.rdns[0]![0]!.tag, TAG.IA5_STRING);
   assert.equal(email.rdns[1]![0]!.oid, '2.5.4.97');
   assert.throws(() => encodeName([{ type: 'Nope', value: 'x' }]), RangeError);
@@ -152,7 +243,10 @@ test('general names and IP text forms', () => {
   assert.equal(bytesToIp(ipToBytes('1:2:3:4:5:6:7:8')), '1:2:3:4:5:6:7:8');
   assert.throws(() => ipToBytes('300.1.1.1'), DomainError);
   const names = [
-    { type: 'dns', value: 'a.example' }, { type: 'email', value: 'x@a.example' }, { type: 'uri', value: 'urn:x' }, { type: 'ip', value: '10.0.0.1' },
+    { type: 'dns', value: 'a.example' },
+    { type: 'email', value: 'x@a.example' },
+    { type: 'uri', value: 'urn:x' },
+    { type: 'ip', value: '10.0.0.1' },
     { type: 'registeredId', value: '1.2.3' },
   ] as const;
   assert.deepEqual(decodeGeneralNames(parseDer(encodeGeneralNames(names))), names);
@@ -165,7 +259,10 @@ test('PEM: encode with 64-column lines, decode bundles, strict base64', () => {
   assert.equal(pem.split('\n')[1]!.length, 64);
   const bundle = `junk\n${pem}${pemEncode('EC PRIVATE KEY', Buffer.from([1, 2, 3]))}\r\n${pemEncode('X509 CRL', Buffer.from([9]))}`;
   const blocks = pemDecodeAll(bundle.replace(/\n/g, '\r\n'));
-  assert.deepEqual(blocks.map((b) => b.label), ['CERTIFICATE', 'EC PRIVATE KEY', 'X509 CRL']);
+  assert.deepEqual(
+    blocks.map((b) => b.label),
+    ['CERTIFICATE', 'EC PRIVATE KEY', 'X509 CRL'],
+  );
   assert.deepEqual(blocks[0]!.der, der);
   assert.equal(splitPemBundle(bundle).length, 3);
   assert.deepEqual(pemDecodeOne(bundle, ['EC PRIVATE KEY']).der, Buffer.from([1, 2, 3]));
@@ -195,16 +292,41 @@ test('serials: 20 random positive non-zero bytes; colon and hyphen forms', () =>
 });
 
 test('decodeOid answers the same text when it decodes an OID again, and each OID its own', () => {
-  const oids = ['1.2.840.10045.2.1', '1.2.840.10045.3.1.7', '1.2.840.10045.3.1.6', '2.5.4.3', '2.5.4.5', '2.25.329800735698586629295641978511506172918'];
+  const oids = [
+    '1.2.840.10045.2.1',
+    '1.2.840.10045.3.1.7',
+    '1.2.840.10045.3.1.6',
+    '2.5.4.3',
+    '2.5.4.5',
+    '2.25.329800735698586629295641978511506172918',
+  ];
   for (let round = 0; round < 3; round++) {
     for (const o of oids) assert.equal(decodeOid(parseDer(Buffer.from(oid(o)))), o);
   }
   // A truncated arc is refused every time, not remembered.
-  for (let round = 0; round < 2; round++) assert.throws(() => decodeOid(parseDer(Buffer.from('06022a86', 'hex'))), DomainError);
+  for (let round = 0; round < 2; round++)
+    assert.throws(() => decodeOid(parseDer(Buffer.from('06022a86', 'hex'))), DomainError);
 });
 
 test('decodeSmallInt reads small and large INTEGERs, negative ones too', () => {
-  const values = [0, 1, 127, 128, 255, 256, -1, -128, -129, -256, 65535, -65536, 2 ** 40 + 3, -(2 ** 40) - 7, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
+  const values = [
+    0,
+    1,
+    127,
+    128,
+    255,
+    256,
+    -1,
+    -128,
+    -129,
+    -256,
+    65535,
+    -65536,
+    2 ** 40 + 3,
+    -(2 ** 40) - 7,
+    Number.MAX_SAFE_INTEGER,
+    Number.MIN_SAFE_INTEGER,
+  ];
   for (const v of values) assert.equal(decodeSmallInt(parseDer(integer(v))), v, String(v));
   assert.throws(() => decodeSmallInt(parseDer(integer(2n ** 64n))), DomainError);
 });

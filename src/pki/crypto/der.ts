@@ -151,7 +151,8 @@ export const enumerated = (v: number): Buffer => {
 
 /** BIT STRING from whole bytes plus the count of unused bits in the last byte. */
 export function bitString(bytes: Buffer, unusedBits = 0): Buffer {
-  if (unusedBits < 0 || unusedBits > 7 || (bytes.length === 0 && unusedBits !== 0)) throw new RangeError('bad unused bit count');
+  if (unusedBits < 0 || unusedBits > 7 || (bytes.length === 0 && unusedBits !== 0))
+    throw new RangeError('bad unused bit count');
   return tlv(TAG.BIT_STRING, Buffer.from([unusedBits]), bytes);
 }
 
@@ -238,7 +239,15 @@ function timeDigits(d: Date, fullYear: boolean): string {
   if (!Number.isFinite(ms)) throw new DomainError('invalid', 'invalid date');
   const y = d.getUTCFullYear();
   const year = fullYear ? String(y).padStart(4, '0') : pad2(y % 100);
-  return year + pad2(d.getUTCMonth() + 1) + pad2(d.getUTCDate()) + pad2(d.getUTCHours()) + pad2(d.getUTCMinutes()) + pad2(d.getUTCSeconds()) + 'Z';
+  return (
+    year +
+    pad2(d.getUTCMonth() + 1) +
+    pad2(d.getUTCDate()) +
+    pad2(d.getUTCHours()) +
+    pad2(d.getUTCMinutes()) +
+    pad2(d.getUTCSeconds()) +
+    'Z'
+  );
 }
 
 /** UTCTime `YYMMDDHHMMSSZ` (1950..2049); fractions of a second are dropped. */
@@ -358,7 +367,10 @@ export class DerReader {
   /** The next element, which must have identifier byte `tag`. */
   expect(tag: number, what = 'element'): DerElement {
     const t = this.peekTag();
-    if (t !== tag) throw derError(`expected ${what} (tag 0x${tag.toString(16)}), found ${t === undefined ? 'end of data' : '0x' + t.toString(16)}`);
+    if (t !== tag)
+      throw derError(
+        `expected ${what} (tag 0x${tag.toString(16)}), found ${t === undefined ? 'end of data' : '0x' + t.toString(16)}`,
+      );
     return this.next();
   }
   /** The next element if it has identifier byte `tag`. */

@@ -4,8 +4,23 @@
  */
 import { DomainError } from '../../shared/errors.js';
 import {
-  TAG, boolean, decodeBoolean, decodeNamedBits, decodeOid, decodeSmallInt, explicit, ia5String, implicitConstructed,
-  implicitPrimitive, integer, namedBits, octetString, oid, parseDer, sequence, utf8String,
+  TAG,
+  boolean,
+  decodeBoolean,
+  decodeNamedBits,
+  decodeOid,
+  decodeSmallInt,
+  explicit,
+  ia5String,
+  implicitConstructed,
+  implicitPrimitive,
+  integer,
+  namedBits,
+  octetString,
+  oid,
+  parseDer,
+  sequence,
+  utf8String,
 } from './der.js';
 import type { DerElement } from './der.js';
 import { decodeGeneralNames, encodeGeneralName, encodeGeneralNames, ipToBytes } from './general-names.js';
@@ -30,14 +45,24 @@ const AD_CA_ISSUERS = '1.3.6.1.5.5.7.48.2';
 
 /** KeyUsage bit positions by the case-insensitive names Vault accepts (without the `KeyUsage` prefix). */
 const KEY_USAGE_BITS: ReadonlyArray<readonly [string, number]> = [
-  ['DigitalSignature', 0], ['ContentCommitment', 1], ['KeyEncipherment', 2], ['DataEncipherment', 3],
-  ['KeyAgreement', 4], ['CertSign', 5], ['CRLSign', 6], ['EncipherOnly', 7], ['DecipherOnly', 8],
+  ['DigitalSignature', 0],
+  ['ContentCommitment', 1],
+  ['KeyEncipherment', 2],
+  ['DataEncipherment', 3],
+  ['KeyAgreement', 4],
+  ['CertSign', 5],
+  ['CRLSign', 6],
+  ['EncipherOnly', 7],
+  ['DecipherOnly', 8],
 ];
 const KU_BY_LOWER = new Map(KEY_USAGE_BITS.map(([n, b]) => [n.toLowerCase(), b]));
 
 /** Bit position of a key usage name, or undefined for names Vault ignores. */
 export function keyUsageBit(name: string): number | undefined {
-  const n = name.trim().toLowerCase().replace(/^keyusage/, '');
+  const n = name
+    .trim()
+    .toLowerCase()
+    .replace(/^keyusage/, '');
   return KU_BY_LOWER.get(n) ?? (n === 'nonrepudiation' ? 1 : undefined);
 }
 
@@ -60,7 +85,12 @@ const EKU_BY_LOWER = new Map(EKU_OIDS.map(([n, o]) => [n.toLowerCase(), o]));
 
 /** OID of an extended key usage name (case-insensitive, `ExtKeyUsage` prefix optional). */
 export function extKeyUsageOid(name: string): string | undefined {
-  return EKU_BY_LOWER.get(name.trim().toLowerCase().replace(/^extkeyusage/, ''));
+  return EKU_BY_LOWER.get(
+    name
+      .trim()
+      .toLowerCase()
+      .replace(/^extkeyusage/, ''),
+  );
 }
 
 export interface RawExtension {
@@ -71,7 +101,9 @@ export interface RawExtension {
 }
 
 export function encodeExtension(e: RawExtension): Buffer {
-  return e.critical ? sequence(oid(e.oid), boolean(true), octetString(e.value)) : sequence(oid(e.oid), octetString(e.value));
+  return e.critical
+    ? sequence(oid(e.oid), boolean(true), octetString(e.value))
+    : sequence(oid(e.oid), octetString(e.value));
 }
 
 export function basicConstraintsExt(ca: boolean, pathLen?: number): RawExtension {
@@ -101,14 +133,23 @@ export function subjectAltNameExt(names: readonly GeneralName[], subjectEmpty: b
   return { oid: EXT.subjectAltName, critical: subjectEmpty, value: encodeGeneralNames(names) };
 }
 
-export const subjectKeyIdentifierExt = (ski: Buffer): RawExtension => ({ oid: EXT.subjectKeyIdentifier, critical: false, value: octetString(ski) });
+export const subjectKeyIdentifierExt = (ski: Buffer): RawExtension => ({
+  oid: EXT.subjectKeyIdentifier,
+  critical: false,
+  value: octetString(ski),
+});
 
 export const authorityKeyIdentifierExt = (keyId: Buffer): RawExtension => ({
-  oid: EXT.authorityKeyIdentifier, critical: false, value: sequence(implicitPrimitive(0, keyId)),
+  oid: EXT.authorityKeyIdentifier,
+  critical: false,
+  value: sequence(implicitPrimitive(0, keyId)),
 });
 
 /** AuthorityInfoAccess with OCSP responders first, then CA issuer URLs. */
-export function authorityInfoAccessExt(ocspServers: readonly string[], issuingCertificates: readonly string[]): RawExtension | undefined {
+export function authorityInfoAccessExt(
+  ocspServers: readonly string[],
+  issuingCertificates: readonly string[],
+): RawExtension | undefined {
   const uri = (u: string): GeneralName => ({ type: 'uri', value: u });
   const items = [
     ...ocspServers.map((u) => sequence(oid(AD_OCSP), encodeGeneralName(uri(u)))),
@@ -119,9 +160,14 @@ export function authorityInfoAccessExt(ocspServers: readonly string[], issuingCe
 }
 
 /** CRLDistributionPoints (or FreshestCRL) with one distribution point per URL. */
-export function crlDistributionPointsExt(urls: readonly string[], extOid: string = EXT.crlDistributionPoints): RawExtension | undefined {
+export function crlDistributionPointsExt(
+  urls: readonly string[],
+  extOid: string = EXT.crlDistributionPoints,
+): RawExtension | undefined {
   if (urls.length === 0) return undefined;
-  const dps = urls.map((u) => sequence(explicit(0, implicitConstructed(0, encodeGeneralName({ type: 'uri', value: u })))));
+  const dps = urls.map((u) =>
+    sequence(explicit(0, implicitConstructed(0, encodeGeneralName({ type: 'uri', value: u })))),
+  );
   return { oid: extOid, critical: false, value: sequence(...dps) };
 }
 
@@ -157,7 +203,8 @@ function cidrBytes(cidr: string): Buffer {
   const [addr, bitsText] = cidr.split('/') as [string, string | undefined];
   const ip = ipToBytes(addr);
   const bits = Number(bitsText ?? ip.length * 8);
-  if (!Number.isInteger(bits) || bits < 0 || bits > ip.length * 8) throw new DomainError('invalid', `invalid CIDR "${cidr}"`);
+  if (!Number.isInteger(bits) || bits < 0 || bits > ip.length * 8)
+    throw new DomainError('invalid', `invalid CIDR "${cidr}"`);
   const mask = Buffer.alloc(ip.length);
   for (let i = 0; i < bits; i++) mask[i >> 3]! |= 0x80 >> (i & 7);
   for (let i = 0; i < ip.length; i++) ip[i]! &= mask[i]!;
@@ -166,13 +213,23 @@ function cidrBytes(cidr: string): Buffer {
 
 /** Critical NameConstraints, as CA certificates carry them; undefined when no list is set. */
 export function nameConstraintsExt(c: NameConstraints): RawExtension | undefined {
-  const subtrees = (dns?: readonly string[], ips?: readonly string[], emails?: readonly string[], uris?: readonly string[]): Buffer[] => [
+  const subtrees = (
+    dns?: readonly string[],
+    ips?: readonly string[],
+    emails?: readonly string[],
+    uris?: readonly string[],
+  ): Buffer[] => [
     ...(dns ?? []).map((d) => sequence(encodeGeneralName({ type: 'dns', value: d }))),
     ...(ips ?? []).map((r) => sequence(implicitPrimitive(7, cidrBytes(r)))),
     ...(emails ?? []).map((e) => sequence(encodeGeneralName({ type: 'email', value: e }))),
     ...(uris ?? []).map((u) => sequence(encodeGeneralName({ type: 'uri', value: u }))),
   ];
-  const permitted = subtrees(c.permittedDnsDomains, c.permittedIpRanges, c.permittedEmailAddresses, c.permittedUriDomains);
+  const permitted = subtrees(
+    c.permittedDnsDomains,
+    c.permittedIpRanges,
+    c.permittedEmailAddresses,
+    c.permittedUriDomains,
+  );
   const excluded = subtrees(c.excludedDnsDomains, c.excludedIpRanges, c.excludedEmailAddresses, c.excludedUriDomains);
   if (permitted.length === 0 && excluded.length === 0) return undefined;
   const parts: Buffer[] = [];
@@ -202,8 +259,16 @@ export interface ParsedExtensions {
 /** Extensions ::= SEQUENCE OF Extension. */
 export function parseExtensions(el: DerElement | undefined): ParsedExtensions {
   const out: ParsedExtensions = {
-    all: [], subjectAltNames: undefined, basicConstraints: undefined, keyUsage: undefined, extKeyUsage: undefined,
-    subjectKeyId: undefined, authorityKeyId: undefined, ocspServers: [], issuingCertificates: [], crlDistributionPoints: [],
+    all: [],
+    subjectAltNames: undefined,
+    basicConstraints: undefined,
+    keyUsage: undefined,
+    extKeyUsage: undefined,
+    subjectKeyId: undefined,
+    authorityKeyId: undefined,
+    ocspServers: [],
+    issuingCertificates: [],
+    crlDistributionPoints: [],
   };
   if (!el) return out;
   const seen = new Set<string>();

@@ -5,7 +5,18 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { DomainError } from '../../shared/errors.js';
 import {
-  TAG, decodeOid, decodeOidContent, decodeString, explicit, isAscii, implicitConstructed, implicitPrimitive, oid, retagImplicit, sequence, utf8String,
+  TAG,
+  decodeOid,
+  decodeOidContent,
+  decodeString,
+  explicit,
+  isAscii,
+  implicitConstructed,
+  implicitPrimitive,
+  oid,
+  retagImplicit,
+  sequence,
+  utf8String,
 } from './der.js';
 import type { DerElement } from './der.js';
 
@@ -36,7 +47,8 @@ export function ipToBytes(text: string): Buffer {
   const parse = (p: string): number[] => (p === '' ? [] : p.split(':').map((h) => parseInt(h, 16)));
   const left = parse(head);
   const right = rest === undefined ? [] : parse(rest);
-  const groups = rest === undefined ? left : [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
+  const groups =
+    rest === undefined ? left : [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
   if (tail.length) groups.splice(6, 2, ...tail);
   const out = Buffer.alloc(16);
   groups.forEach((g, i) => out.writeUInt16BE(g, i * 2));
@@ -51,7 +63,7 @@ export function bytesToIp(b: Buffer): string {
   for (let i = 0; i < 16; i += 2) groups.push(b.readUInt16BE(i));
   let bestStart = -1;
   let bestLen = 0;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;

@@ -10,7 +10,14 @@
  * garbage collector finalises the job meanwhile, and other key reads take the same lock.
  * KeyObjects handed out here are always imported afresh from DER, so they never share it.
  */
-import { createECDH, createPrivateKey, createPublicKey, generateKeyPair as generateKeyPairCb, generateKeyPairSync, randomBytes } from 'node:crypto';
+import {
+  createECDH,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPair as generateKeyPairCb,
+  generateKeyPairSync,
+  randomBytes,
+} from 'node:crypto';
 import type { ECDH, KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { bitString, explicit, integer, nullValue, octetString, oid, sequence } from './der.js';
@@ -127,8 +134,20 @@ function ecTemplate(bits: number, curve: { oid: string; size: number }): EcTempl
   const sec1 = sequence(integer(1), octetString(d), explicit(0, oid(curve.oid)), explicit(1, point));
   // As OpenSSL writes it: the curve in the outer AlgorithmIdentifier only.
   const pkcs8 = sequence(integer(0), algorithm, octetString(sequence(integer(1), octetString(d), explicit(1, point))));
-  t = { spki, sec1, pkcs8, at: { spkiQ: spki.indexOf(q), sec1D: sec1.indexOf(d), sec1Q: sec1.indexOf(q), pkcs8D: pkcs8.indexOf(d), pkcs8Q: pkcs8.indexOf(q) } };
-  if (Object.values(t.at).some((i) => i < 0)) throw new Error(`EC key template for ${bits} bits has no room for the key`);
+  t = {
+    spki,
+    sec1,
+    pkcs8,
+    at: {
+      spkiQ: spki.indexOf(q),
+      sec1D: sec1.indexOf(d),
+      sec1Q: sec1.indexOf(q),
+      pkcs8D: pkcs8.indexOf(d),
+      pkcs8Q: pkcs8.indexOf(q),
+    },
+  };
+  if (Object.values(t.at).some((i) => i < 0))
+    throw new Error(`EC key template for ${bits} bits has no room for the key`);
   ecTemplates.set(bits, t);
   return t;
 }
@@ -147,15 +166,22 @@ function fill(template: Buffer, parts: readonly (readonly [Buffer, number])[]): 
 export function ecKeyFromParts(bits: number, d: Buffer, q: Buffer): GeneratedKey {
   const curve = EC_CURVES[bits];
   if (!curve) throw new RangeError(`unsupported EC key size ${bits}`);
-  if (q.length !== 1 + 2 * curve.size || q[0] !== 0x04 || d.length > curve.size) throw new RangeError('malformed EC key parts');
+  if (q.length !== 1 + 2 * curve.size || q[0] !== 0x04 || d.length > curve.size)
+    throw new RangeError('malformed EC key parts');
   const t = ecTemplate(bits, curve);
   const dd = leftPad(d, curve.size);
   return new Generated({
     description: { type: 'ec', bits, curve: curve.name },
     spki: fill(t.spki, [[q, t.at.spkiQ]]),
-    privateDer: fill(t.sec1, [[dd, t.at.sec1D], [q, t.at.sec1Q]]),
+    privateDer: fill(t.sec1, [
+      [dd, t.at.sec1D],
+      [q, t.at.sec1Q],
+    ]),
     privateLabel: 'EC PRIVATE KEY',
-    pkcs8: fill(t.pkcs8, [[dd, t.at.pkcs8D], [q, t.at.pkcs8Q]]),
+    pkcs8: fill(t.pkcs8, [
+      [dd, t.at.pkcs8D],
+      [q, t.at.pkcs8Q],
+    ]),
   });
 }
 
@@ -196,8 +222,11 @@ export function generateEd25519Key(): GeneratedKey {
   const pub = createPublicKey(priv);
   const x = Buffer.from(pub.export({ format: 'jwk' }).x!, 'base64url');
   const k = new Generated({
-    description: { type: 'ed25519', bits: 0 }, spki: sequence(sequence(oid(ED25519)), bitString(x)),
-    privateDer: pkcs8, privateLabel: 'PRIVATE KEY', pkcs8,
+    description: { type: 'ed25519', bits: 0 },
+    spki: sequence(sequence(oid(ED25519)), bitString(x)),
+    privateDer: pkcs8,
+    privateLabel: 'PRIVATE KEY',
+    pkcs8,
   });
   return Object.defineProperties(k, { privateKey: { value: priv }, publicKey: { value: pub } });
 }
@@ -207,8 +236,10 @@ const RSA_ALGORITHM = sequence(oid('1.2.840.113549.1.1.1'), nullValue());
 /** RSA on the libuv thread pool; only DER leaves the generation job. */
 export async function generateRsaKey(bits: number): Promise<GeneratedKey> {
   const { publicKey, privateKey } = await generateKeyPairAsync('rsa', {
-    modulusLength: bits, publicExponent: 0x10001,
-    publicKeyEncoding: { type: 'spki', format: 'der' }, privateKeyEncoding: { type: 'pkcs1', format: 'der' },
+    modulusLength: bits,
+    publicExponent: 0x10001,
+    publicKeyEncoding: { type: 'spki', format: 'der' },
+    privateKeyEncoding: { type: 'pkcs1', format: 'der' },
   });
   return rsaKey(bits, publicKey, privateKey);
 }
@@ -224,15 +255,20 @@ export function generateKeySync(type: KeyType, bits: number): GeneratedKey {
   if (type === 'ec') return generateEcKey(bits);
   if (type === 'ed25519') return generateEd25519Key();
   const { publicKey, privateKey } = generateKeyPairSync('rsa', {
-    modulusLength: bits, publicExponent: 0x10001,
-    publicKeyEncoding: { type: 'spki', format: 'der' }, privateKeyEncoding: { type: 'pkcs1', format: 'der' },
+    modulusLength: bits,
+    publicExponent: 0x10001,
+    publicKeyEncoding: { type: 'spki', format: 'der' },
+    privateKeyEncoding: { type: 'pkcs1', format: 'der' },
   });
   return rsaKey(bits, publicKey, privateKey);
 }
 
 function rsaKey(bits: number, spki: Buffer, pkcs1: Buffer): GeneratedKey {
   return new Generated({
-    description: { type: 'rsa', bits }, spki, privateDer: pkcs1, privateLabel: 'RSA PRIVATE KEY',
+    description: { type: 'rsa', bits },
+    spki,
+    privateDer: pkcs1,
+    privateLabel: 'RSA PRIVATE KEY',
     pkcs8: sequence(integer(0), RSA_ALGORITHM, octetString(pkcs1)),
   });
 }

@@ -70,7 +70,10 @@ export class KeyPool {
   #failures = 0;
 
   constructor(opts: KeyPoolOptions = {}) {
-    this.#kinds = (opts.kinds ?? [{ type: 'rsa', bits: 2048, capacity: 8 }]).map((k) => ({ ...k, key: kindKey(k.type, k.bits) }));
+    this.#kinds = (opts.kinds ?? [{ type: 'rsa', bits: 2048, capacity: 8 }]).map((k) => ({
+      ...k,
+      key: kindKey(k.type, k.bits),
+    }));
     this.#maxPending = Math.max(1, opts.maxPending ?? 1);
     this.#generate = opts.generate ?? defaultGenerate;
     for (const k of this.#kinds) {

@@ -7,8 +7,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DomainError } from '../../shared/errors.js';
 import {
-  KeyObjectCache, checkKeyAgainstRole, describeKey, exportPrivateKey, parsePrivateKey, parsePublicKey, publicKeyFromSpki,
-  resolveKeyParams, samePublicKey, spkiDer, subjectKeyIdFromSpki,
+  KeyObjectCache,
+  checkKeyAgainstRole,
+  describeKey,
+  exportPrivateKey,
+  parsePrivateKey,
+  parsePublicKey,
+  publicKeyFromSpki,
+  resolveKeyParams,
+  samePublicKey,
+  spkiDer,
+  subjectKeyIdFromSpki,
 } from './keys.js';
 import { generateKey, generateKeySync } from './key-generation.js';
 import type { GeneratedKey, KeyType } from './key-generation.js';
@@ -32,15 +41,27 @@ test('resolveKeyParams applies Vault defaults and limits', () => {
   assert.throws(() => resolveKeyParams('rsa', 1024), invalid(/^RSA keys < 2048 bits are unsafe and not supported$/));
   assert.throws(() => resolveKeyParams('rsa', 2047 + 1000), invalid(/unsupported bit length for RSA key: 3047/));
   assert.throws(() => resolveKeyParams('ec', 512), invalid(/^unsupported bit length for EC key: 512$/));
-  assert.throws(() => resolveKeyParams('any', 0), invalid(/role key type "any" not allowed for issuing certificates, only signing/));
+  assert.throws(
+    () => resolveKeyParams('any', 0),
+    invalid(/role key type "any" not allowed for issuing certificates, only signing/),
+  );
   assert.throws(() => resolveKeyParams('dsa', 0), invalid(/unknown key type/));
 });
 
 test('checkKeyAgainstRole enforces type and minimum size as Vault does', () => {
   assert.equal(checkKeyAgainstRole({ type: 'ec', bits: 256 }, 'rsa', 2048), 'role requires keys of type rsa');
-  assert.equal(checkKeyAgainstRole({ type: 'rsa', bits: 2048 }, 'rsa', 4096), "role requires a minimum of a 4096-bit key, but CSR's key is 2048 bits");
-  assert.equal(checkKeyAgainstRole({ type: 'rsa', bits: 1024 }, 'any', 0), "role requires a minimum of a 2048-bit key, but CSR's key is 1024 bits");
-  assert.equal(checkKeyAgainstRole({ type: 'ec', bits: 256 }, 'ec', 384), "role requires a minimum of a 384-bit key, but CSR's key is 256 bits");
+  assert.equal(
+    checkKeyAgainstRole({ type: 'rsa', bits: 2048 }, 'rsa', 4096),
+    "role requires a minimum of a 4096-bit key, but CSR's key is 2048 bits",
+  );
+  assert.equal(
+    checkKeyAgainstRole({ type: 'rsa', bits: 1024 }, 'any', 0),
+    "role requires a minimum of a 2048-bit key, but CSR's key is 1024 bits",
+  );
+  assert.equal(
+    checkKeyAgainstRole({ type: 'ec', bits: 256 }, 'ec', 384),
+    "role requires a minimum of a 384-bit key, but CSR's key is 256 bits",
+  );
   assert.equal(checkKeyAgainstRole({ type: 'ec', bits: 224 }, 'any', 0), undefined);
   assert.equal(checkKeyAgainstRole({ type: 'ed25519', bits: 0 }, 'any', 0), undefined);
   assert.equal(checkKeyAgainstRole({ type: 'rsa', bits: 3072 }, 'rsa', 2048), undefined);
@@ -93,16 +114,42 @@ test('SKID is the SHA-1 of the public key bits as openssl computes it', () => {
   const keyPem = exportPrivateKey(k.privateKey, { format: 'pem' });
   const dir = mkdtempSync(join(tmpdir(), 'skid-'));
   writeFileSync(join(dir, 'k.pem'), keyPem);
-  const cert = openssl(['req', '-new', '-x509', '-key', join(dir, 'k.pem'), '-subj', '/CN=x', '-days', '1', '-addext', 'subjectKeyIdentifier=hash']);
+  const cert = openssl([
+    'req',
+    '-new',
+    '-x509',
+    '-key',
+    join(dir, 'k.pem'),
+    '-subj',
+    '/CN=x',
+    '-days',
+    '1',
+    '-addext',
+    'subjectKeyIdentifier=hash',
+  ]);
   rmSync(dir, { recursive: true });
   const r = openssl(['x509', '-noout', '-ext', 'subjectKeyIdentifier'], cert.out);
-  assert.match(r.out, new RegExp(skid.toString('hex').toUpperCase().replace(/(..)(?!$)/g, '$1:')));
+  assert.match(
+    r.out,
+    new RegExp(
+      skid
+        .toString('hex')
+        .toUpperCase()
+        .replace(/(..)(?!$)/g, '$1:'),
+    ),
+  );
 });
 
 test('parsing garbage keys throws invalid', () => {
-  assert.throws(() => parsePrivateKey('-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----'), invalid(/error parsing private key/));
+  assert.throws(
+    () => parsePrivateKey('-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----'),
+    invalid(/error parsing private key/),
+  );
   assert.throws(() => parsePrivateKey(Buffer.from('nope')), invalid(/error parsing private key/));
-  assert.throws(() => parsePublicKey('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----'), invalid(/error parsing public key/));
+  assert.throws(
+    () => parsePublicKey('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----'),
+    invalid(/error parsing public key/),
+  );
 });
 
 test('KeyObjectCache parses once per key id and stays bounded', () => {
@@ -183,32 +230,53 @@ test('KeyPool stops refilling after a generator failure until the next take, whi
   await pool.stop();
 });
 
-test('KeyPool keeps EC keys made in batches by the native addon: distinct, whole and usable', { skip: nativeEcdsa() === null && 'the addon is not loaded' }, async () => {
-  const pool = new KeyPool({ kinds: [{ type: 'ec', bits: 256, capacity: 40 }, { type: 'ec', bits: 384, capacity: 3 }], maxPending: 2 });
-  pool.start();
-  await pool.whenFull();
-  assert.deepEqual(pool.stats().ready, { 'ec-256': 40, 'ec-384': 3 });
-  const seen = new Set<string>();
-  for (let i = 0; i < 40; i++) {
-    const k = await pool.take('ec', 256);
-    assert.deepEqual(k.description, { type: 'ec', bits: 256, curve: 'prime256v1' });
-    // Every encoding is read back by node:crypto, and the private key matches the public one.
-    const fromSec1 = createPrivateKey({ key: k.privateDer, format: 'der', type: 'sec1' });
-    assert.ok(createPublicKey(fromSec1).export({ type: 'spki', format: 'der' }).equals(k.spki));
-    assert.ok(spkiDer(k.publicKey).equals(k.spki));
-    const sig = sign('sha256', Buffer.from('x'), k.privateKey);
-    assert.ok(verify('sha256', Buffer.from('x'), createPublicKey({ key: k.spki, format: 'der', type: 'spki' }), sig));
-    seen.add(k.spki.toString('hex'));
-  }
-  assert.equal(seen.size, 40);
-  assert.equal(pool.stats().hits, 40);
-  const p384 = await pool.take('ec', 384);
-  assert.ok(createPublicKey(createPrivateKey({ key: p384.pkcs8, format: 'der', type: 'pkcs8' })).export({ type: 'spki', format: 'der' }).equals(p384.spki));
-  await pool.stop();
-});
+test(
+  'KeyPool keeps EC keys made in batches by the native addon: distinct, whole and usable',
+  { skip: nativeEcdsa() === null && 'the addon is not loaded' },
+  async () => {
+    const pool = new KeyPool({
+      kinds: [
+        { type: 'ec', bits: 256, capacity: 40 },
+        { type: 'ec', bits: 384, capacity: 3 },
+      ],
+      maxPending: 2,
+    });
+    pool.start();
+    await pool.whenFull();
+    assert.deepEqual(pool.stats().ready, { 'ec-256': 40, 'ec-384': 3 });
+    const seen = new Set<string>();
+    for (let i = 0; i < 40; i++) {
+      const k = await pool.take('ec', 256);
+      assert.deepEqual(k.description, { type: 'ec', bits: 256, curve: 'prime256v1' });
+      // Every encoding is read back by node:crypto, and the private key matches the public one.
+      const fromSec1 = createPrivateKey({ key: k.privateDer, format: 'der', type: 'sec1' });
+      assert.ok(createPublicKey(fromSec1).export({ type: 'spki', format: 'der' }).equals(k.spki));
+      assert.ok(spkiDer(k.publicKey).equals(k.spki));
+      const sig = sign('sha256', Buffer.from('x'), k.privateKey);
+      assert.ok(verify('sha256', Buffer.from('x'), createPublicKey({ key: k.spki, format: 'der', type: 'spki' }), sig));
+      seen.add(k.spki.toString('hex'));
+    }
+    assert.equal(seen.size, 40);
+    assert.equal(pool.stats().hits, 40);
+    const p384 = await pool.take('ec', 384);
+    assert.ok(
+      createPublicKey(createPrivateKey({ key: p384.pkcs8, format: 'der', type: 'pkcs8' }))
+        .export({ type: 'spki', format: 'der' })
+        .equals(p384.spki),
+    );
+    await pool.stop();
+  },
+);
 
 test('publicKeyFromSpki imports every key type to the same key, and rejects a point off the curve', () => {
-  for (const [type, bits] of [['rsa', 2048], ['ec', 224], ['ec', 256], ['ec', 384], ['ec', 521], ['ed25519', 0]] as const) {
+  for (const [type, bits] of [
+    ['rsa', 2048],
+    ['ec', 224],
+    ['ec', 256],
+    ['ec', 384],
+    ['ec', 521],
+    ['ed25519', 0],
+  ] as const) {
     const k = generateKeySync(type, bits);
     const spki = spkiDer(k.publicKey);
     const got = publicKeyFromSpki(spki);
@@ -221,7 +289,14 @@ test('publicKeyFromSpki imports every key type to the same key, and rejects a po
 });
 
 test('generated keys carry SPKI, Vault-container and PKCS#8 encodings identical to what OpenSSL writes', () => {
-  const kinds = [['rsa', 2048, 2], ['ec', 224, 20], ['ec', 256, 300], ['ec', 384, 50], ['ec', 521, 100], ['ed25519', 0, 20]] as const;
+  const kinds = [
+    ['rsa', 2048, 2],
+    ['ec', 224, 20],
+    ['ec', 256, 300],
+    ['ec', 384, 50],
+    ['ec', 521, 100],
+    ['ed25519', 0, 20],
+  ] as const;
   for (const [type, bits, count] of kinds) {
     for (let i = 0; i < count; i++) {
       const k = generateKeySync(type, bits);
@@ -239,7 +314,10 @@ test('generated keys carry SPKI, Vault-container and PKCS#8 encodings identical 
   }
   const k = generateKeySync('ec', 256);
   assert.equal(exportPrivateKey(k, { format: 'pem' }), exportPrivateKey(k.privateKey, { format: 'pem' }));
-  assert.equal(exportPrivateKey(k, { format: 'der', privateKeyFormat: 'pkcs8' }), exportPrivateKey(k.privateKey, { format: 'der', privateKeyFormat: 'pkcs8' }));
+  assert.equal(
+    exportPrivateKey(k, { format: 'der', privateKeyFormat: 'pkcs8' }),
+    exportPrivateKey(k.privateKey, { format: 'der', privateKeyFormat: 'pkcs8' }),
+  );
   const r = openssl(['ec', '-check', '-noout'], exportPrivateKey(k, { format: 'pem' }));
   assert.match(r.out, /Key is valid|EC Key valid/i);
 });

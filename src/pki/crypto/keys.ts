@@ -15,9 +15,21 @@ import { pemDecodeAll, pemEncode } from './pem.js';
 export const RSA_BITS = [2048, 3072, 4096, 8192] as const;
 export const EC_BITS = [224, 256, 384, 521] as const;
 
-const CURVE_BY_BITS: Readonly<Record<number, string>> = { 224: 'secp224r1', 256: 'prime256v1', 384: 'secp384r1', 521: 'secp521r1' };
+const CURVE_BY_BITS: Readonly<Record<number, string>> = {
+  224: 'secp224r1',
+  256: 'prime256v1',
+  384: 'secp384r1',
+  521: 'secp521r1',
+};
 const BITS_BY_CURVE: Readonly<Record<string, number>> = {
-  secp224r1: 224, 'P-224': 224, prime256v1: 256, 'P-256': 256, secp384r1: 384, 'P-384': 384, secp521r1: 521, 'P-521': 521,
+  secp224r1: 224,
+  'P-224': 224,
+  prime256v1: 256,
+  'P-256': 256,
+  secp384r1: 384,
+  'P-384': 384,
+  secp521r1: 521,
+  'P-521': 521,
 };
 
 export function curveForBits(bits: number): string {
@@ -31,23 +43,30 @@ export function curveForBits(bits: number): string {
  * (2048 for RSA, 256 for EC); Ed25519 ignores bits. `any` is only valid on roles that sign
  * CSRs, so it resolves to bits 0 and is refused where a key must be generated.
  */
-export function resolveKeyParams(keyType: string, keyBits: number, opts: { allowAny?: boolean } = {}): { type: KeyType | 'any'; bits: number } {
+export function resolveKeyParams(
+  keyType: string,
+  keyBits: number,
+  opts: { allowAny?: boolean } = {},
+): { type: KeyType | 'any'; bits: number } {
   switch (keyType) {
     case 'rsa': {
       const bits = keyBits === 0 ? 2048 : keyBits;
       if (bits < 2048) throw new DomainError('invalid', 'RSA keys < 2048 bits are unsafe and not supported');
-      if (!(RSA_BITS as readonly number[]).includes(bits)) throw new DomainError('invalid', `unsupported bit length for RSA key: ${bits}`);
+      if (!(RSA_BITS as readonly number[]).includes(bits))
+        throw new DomainError('invalid', `unsupported bit length for RSA key: ${bits}`);
       return { type: 'rsa', bits };
     }
     case 'ec': {
       const bits = keyBits === 0 ? 256 : keyBits;
-      if (!(EC_BITS as readonly number[]).includes(bits)) throw new DomainError('invalid', `unsupported bit length for EC key: ${bits}`);
+      if (!(EC_BITS as readonly number[]).includes(bits))
+        throw new DomainError('invalid', `unsupported bit length for EC key: ${bits}`);
       return { type: 'ec', bits };
     }
     case 'ed25519':
       return { type: 'ed25519', bits: 0 };
     case 'any':
-      if (!opts.allowAny) throw new DomainError('invalid', `role key type "any" not allowed for issuing certificates, only signing`);
+      if (!opts.allowAny)
+        throw new DomainError('invalid', `role key type "any" not allowed for issuing certificates, only signing`);
       return { type: 'any', bits: 0 };
     default:
       throw new DomainError('invalid', `unknown key type "${keyType}"`);
@@ -94,14 +113,18 @@ export type PrivateKeyFormat = 'der' | 'pem' | 'pkcs8' | '';
  * PKCS#8 `PRIVATE KEY` for Ed25519 or when `private_key_format=pkcs8`; `format=der` gives
  * base64 of the same DER.
  */
-export function exportPrivateKey(key: KeyObject | GeneratedKey, opts: { format: 'pem' | 'der'; privateKeyFormat?: PrivateKeyFormat }): string {
+export function exportPrivateKey(
+  key: KeyObject | GeneratedKey,
+  opts: { format: 'pem' | 'der'; privateKeyFormat?: PrivateKeyFormat },
+): string {
   const der = exportPrivateKeyDer(key, opts.privateKeyFormat === 'pkcs8');
   if (opts.format === 'der') return der.der.toString('base64');
   return pemEncode(der.label, der.der).trimEnd();
 }
 
 export function exportPrivateKeyDer(key: KeyObject | GeneratedKey, pkcs8: boolean): { label: string; der: Buffer } {
-  if ('pkcs8' in key) return pkcs8 ? { label: 'PRIVATE KEY', der: key.pkcs8 } : { label: key.privateLabel, der: key.privateDer };
+  if ('pkcs8' in key)
+    return pkcs8 ? { label: 'PRIVATE KEY', der: key.pkcs8 } : { label: key.privateLabel, der: key.privateDer };
   const t = key.asymmetricKeyType;
   if (pkcs8 || t === 'ed25519') return { label: 'PRIVATE KEY', der: key.export({ type: 'pkcs8', format: 'der' }) };
   if (t === 'rsa') return { label: 'RSA PRIVATE KEY', der: key.export({ type: 'pkcs1', format: 'der' }) };
@@ -128,7 +151,9 @@ export function subjectKeyIdFromSpki(spki: Buffer): Buffer {
 }
 
 const PRIVATE_LABELS: Readonly<Record<string, 'pkcs1' | 'sec1' | 'pkcs8'>> = {
-  'RSA PRIVATE KEY': 'pkcs1', 'EC PRIVATE KEY': 'sec1', 'PRIVATE KEY': 'pkcs8',
+  'RSA PRIVATE KEY': 'pkcs1',
+  'EC PRIVATE KEY': 'sec1',
+  'PRIVATE KEY': 'pkcs8',
 };
 
 /** Parses an unencrypted private key from PEM (PKCS#1, SEC1, PKCS#8) or DER (tried in that order). */
@@ -204,8 +229,16 @@ export function publicKeyFromSpki(spki: Buffer): { key: KeyObject; description: 
       const c = JWK_CURVES[decodeOid(params)];
       const size = c ? Math.ceil(c.bits / 8) : 0;
       if (c && bytes.length === 1 + 2 * size && bytes[0] === 4) {
-        const jwk = { kty: 'EC', crv: c.crv, x: b64url(bytes.subarray(1, 1 + size)), y: b64url(bytes.subarray(1 + size)) };
-        return { key: createPublicKey({ key: jwk, format: 'jwk' }), description: { type: 'ec', bits: c.bits, curve: c.curve } };
+        const jwk = {
+          kty: 'EC',
+          crv: c.crv,
+          x: b64url(bytes.subarray(1, 1 + size)),
+          y: b64url(bytes.subarray(1 + size)),
+        };
+        return {
+          key: createPublicKey({ key: jwk, format: 'jwk' }),
+          description: { type: 'ec', bits: c.bits, curve: c.curve },
+        };
       }
     }
     if (algOid === '1.3.101.112' && bytes.length === 32 && !params) {
@@ -233,7 +266,9 @@ function readSpki(spki: Buffer): { algOid: string; params: DerElement | undefine
  * not), read from the DER without importing the key. The point itself is not checked here;
  * whoever uses it must (the native verifier does). Undefined for every other key.
  */
-export function ecPublicPoint(spki: Buffer): { description: KeyDescription & { curve: string }; point: Buffer } | undefined {
+export function ecPublicPoint(
+  spki: Buffer,
+): { description: KeyDescription & { curve: string }; point: Buffer } | undefined {
   const { algOid, params, unusedBits, bytes } = readSpki(spki);
   if (algOid !== '1.2.840.10045.2.1' || params?.tag !== TAG.OID || unusedBits !== 0) return undefined;
   const c = JWK_CURVES[decodeOid(params)];

@@ -3,7 +3,19 @@
  * kept so an issuer's subject can be copied byte for byte into the certificates it signs.
  */
 import {
-  TAG, decodeOid, derError, decodeString, ia5String, isPrintable, oid, parseDer, printableString, sequence, set, setOf, utf8String,
+  TAG,
+  decodeOid,
+  derError,
+  decodeString,
+  ia5String,
+  isPrintable,
+  oid,
+  parseDer,
+  printableString,
+  sequence,
+  set,
+  setOf,
+  utf8String,
 } from './der.js';
 import type { DerElement } from './der.js';
 
@@ -103,10 +115,16 @@ export interface SubjectFields {
  * CN, serialNumber, then one RDN per UID; several values of one type share a multi-valued RDN.
  */
 export function encodeSubject(f: SubjectFields): Buffer {
-  const group = (type: string, values: readonly string[] | undefined): NameInput[] => (values ?? []).map((value) => ({ type, value }));
+  const group = (type: string, values: readonly string[] | undefined): NameInput[] =>
+    (values ?? []).map((value) => ({ type, value }));
   const rdns: NameInput[][] = [
-    group('C', f.country), group('ST', f.province), group('L', f.locality), group('street', f.streetAddress),
-    group('postalCode', f.postalCode), group('O', f.organization), group('OU', f.ou),
+    group('C', f.country),
+    group('ST', f.province),
+    group('L', f.locality),
+    group('street', f.streetAddress),
+    group('postalCode', f.postalCode),
+    group('O', f.organization),
+    group('OU', f.ou),
   ];
   if (f.commonName) rdns.push([{ type: 'CN', value: f.commonName }]);
   if (f.serialNumber) rdns.push([{ type: 'serialNumber', value: f.serialNumber }]);
@@ -157,14 +175,15 @@ export function commonName(name: ParsedName): string {
 }
 
 function escapeValue(v: string): string {
-  return v.replace(/([,+"\\<>;])/g, '\\$1').replace(/^([ #])/, '\\$1').replace(/ $/, '\\ ');
+  return v
+    .replace(/([,+"\\<>;])/g, '\\$1')
+    .replace(/^([ #])/, '\\$1')
+    .replace(/ $/, '\\ ');
 }
 
 /** RFC 4514-style text, most significant RDN first as printed by `openssl -nameopt RFC2253` reversed. */
 export function nameToString(name: ParsedName): string {
-  return name.rdns
-    .map((rdn) => rdn.map((a) => `${a.type ?? a.oid}=${escapeValue(a.value)}`).join('+'))
-    .join(',');
+  return name.rdns.map((rdn) => rdn.map((a) => `${a.type ?? a.oid}=${escapeValue(a.value)}`).join('+')).join(',');
 }
 
 /** Whether two encoded Names are identical (RFC 5280 allows binary comparison for names we issued). */

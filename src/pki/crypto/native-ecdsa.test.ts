@@ -47,8 +47,16 @@ test('native verification agrees with node:crypto on every curve and hash', { sk
         const expected = verify(hash, c.data, c.key, c.sig) ? 'valid' : 'invalid';
         const what = `${curve} ${hash}: ${c.name}`;
         assert.equal(expected, c.name.startsWith('the signer') ? 'valid' : 'invalid', what);
-        assert.equal(n.verify({ curve, hash, point: c.point, data: c.data, signature: c.sig }), expected, `${what} (sync)`);
-        assert.equal(await n.verifyAsync({ curve, hash, point: c.point, data: c.data, signature: c.sig }), expected, `${what} (async)`);
+        assert.equal(
+          n.verify({ curve, hash, point: c.point, data: c.data, signature: c.sig }),
+          expected,
+          `${what} (sync)`,
+        );
+        assert.equal(
+          await n.verifyAsync({ curve, hash, point: c.point, data: c.data, signature: c.sig }),
+          expected,
+          `${what} (async)`,
+        );
       }
     }
   }
@@ -62,7 +70,13 @@ test('points that are not on the curve are reported as bad keys, not as bad sign
   const sig = sign('sha256', data, a.privateKey);
   const offCurve = Buffer.from(point);
   offCurve[offCurve.length - 1]! ^= 1;
-  const bad = [offCurve, point.subarray(0, 64), Buffer.from([0]), Buffer.alloc(0), Buffer.concat([Buffer.from([0x05]), point.subarray(1)])];
+  const bad = [
+    offCurve,
+    point.subarray(0, 64),
+    Buffer.from([0]),
+    Buffer.alloc(0),
+    Buffer.concat([Buffer.from([0x05]), point.subarray(1)]),
+  ];
   for (const p of bad) {
     const check = { curve: 'prime256v1', hash: 'sha256' as const, point: p, data, signature: sig };
     assert.equal(n.verify(check), 'bad-key', p.toString('hex'));
@@ -80,32 +94,45 @@ test('the async check copies its input, so the caller may reuse its buffers at o
   const sig = sign('sha256', data, a.privateKey);
   const pending = Array.from({ length: 16 }, () => {
     const d = Buffer.from(data);
-    const p = n.verifyAsync({ curve: 'prime256v1', hash: 'sha256', point: pointOf(a.publicKey), data: d, signature: sig });
+    const p = n.verifyAsync({
+      curve: 'prime256v1',
+      hash: 'sha256',
+      point: pointOf(a.publicKey),
+      data: d,
+      signature: sig,
+    });
     d.fill(0);
     return p;
   });
-  assert.deepEqual(await Promise.all(pending), Array.from({ length: 16 }, () => 'valid'));
+  assert.deepEqual(
+    await Promise.all(pending),
+    Array.from({ length: 16 }, () => 'valid'),
+  );
 });
 
 const scalarOf = (key: KeyObject): Buffer => Buffer.from(key.export({ format: 'jwk' }).d as string, 'base64url');
 
-test('signatures made with a loaded key verify with node:crypto on every curve and hash, sync and async', { skip }, async () => {
-  const n = nativeEcdsa!;
-  for (const curve of CURVES) {
-    const k = generateKeyPairSync('ec', { namedCurve: curve });
-    const signer = n.signer(curve, scalarOf(k.privateKey));
-    for (const hash of HASHES) {
-      const data = Buffer.from(`tbs ${curve} ${hash}`);
-      const sigs = [n.sign(signer, hash, data), await n.signAsync(signer, hash, data)];
-      for (const sig of sigs) {
-        assert.ok(sig && verify(hash, data, k.publicKey, sig), `${curve} ${hash}`);
-        assert.ok(!verify(hash, Buffer.concat([data, Buffer.from('!')]), k.publicKey, sig!));
+test(
+  'signatures made with a loaded key verify with node:crypto on every curve and hash, sync and async',
+  { skip },
+  async () => {
+    const n = nativeEcdsa!;
+    for (const curve of CURVES) {
+      const k = generateKeyPairSync('ec', { namedCurve: curve });
+      const signer = n.signer(curve, scalarOf(k.privateKey));
+      for (const hash of HASHES) {
+        const data = Buffer.from(`tbs ${curve} ${hash}`);
+        const sigs = [n.sign(signer, hash, data), await n.signAsync(signer, hash, data)];
+        for (const sig of sigs) {
+          assert.ok(sig && verify(hash, data, k.publicKey, sig), `${curve} ${hash}`);
+          assert.ok(!verify(hash, Buffer.concat([data, Buffer.from('!')]), k.publicKey, sig!));
+        }
+        // ECDSA draws a fresh nonce every time.
+        assert.notDeepEqual(sigs[0], sigs[1]);
       }
-      // ECDSA draws a fresh nonce every time.
-      assert.notDeepEqual(sigs[0], sigs[1]);
     }
-  }
-});
+  },
+);
 
 test('a scalar that is no key of the curve is refused', { skip }, () => {
   const n = nativeEcdsa!;
@@ -121,11 +148,20 @@ test('verifyThenSignAsync signs only what follows a check that holds', { skip },
   const signer = n.signer('secp384r1', scalarOf(issuer.privateKey));
   const requester = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   const info = Buffer.from('certification request info');
-  const check = { curve: 'prime256v1', hash: 'sha256' as const, point: pointOf(requester.publicKey), data: info, signature: sign('sha256', info, requester.privateKey) };
+  const check = {
+    curve: 'prime256v1',
+    hash: 'sha256' as const,
+    point: pointOf(requester.publicKey),
+    data: info,
+    signature: sign('sha256', info, requester.privateKey),
+  };
   const tbs = Buffer.from('to be signed');
   const sig = await n.verifyThenSignAsync(check, signer, 'sha384', tbs);
   assert.ok(Buffer.isBuffer(sig) && verify('sha384', tbs, issuer.publicKey, sig));
-  assert.equal(await n.verifyThenSignAsync({ ...check, data: Buffer.from('other info') }, signer, 'sha384', tbs), 'invalid');
+  assert.equal(
+    await n.verifyThenSignAsync({ ...check, data: Buffer.from('other info') }, signer, 'sha384', tbs),
+    'invalid',
+  );
   const offCurve = Buffer.from(check.point);
   offCurve[offCurve.length - 1]! ^= 1;
   assert.equal(await n.verifyThenSignAsync({ ...check, point: offCurve }, signer, 'sha384', tbs), 'bad-key');

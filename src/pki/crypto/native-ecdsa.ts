@@ -15,7 +15,14 @@ interface Addon {
   sign(signer: object, hash: number, data: Buffer): Buffer;
   signAsync(signer: object, hash: number, data: Buffer): Promise<Buffer | number>;
   verifyThenSignAsync(
-    curve: number, hash: number, point: Buffer, data: Buffer, signature: Buffer, signer: object, signHash: number, toSign: Buffer,
+    curve: number,
+    hash: number,
+    point: Buffer,
+    data: Buffer,
+    signature: Buffer,
+    signer: object,
+    signHash: number,
+    toSign: Buffer,
   ): Promise<Buffer | number>;
   generateKeysAsync(curve: number, count: number): Promise<Buffer | null>;
 }
@@ -55,7 +62,12 @@ export interface NativeEcdsa {
    * Checks `check`, then, only if it holds, signs `toSign`: one threadpool job. Answers the
    * signature, or the check's verdict when it did not hold (or 'error' if the addon failed).
    */
-  verifyThenSignAsync(check: NativeCheck, signer: NativeSigner, hash: HashName, toSign: Buffer): Promise<Buffer | Exclude<NativeVerdict, 'valid'>>;
+  verifyThenSignAsync(
+    check: NativeCheck,
+    signer: NativeSigner,
+    hash: HashName,
+    toSign: Buffer,
+  ): Promise<Buffer | Exclude<NativeVerdict, 'valid'>>;
   /**
    * `count` (1 to 256) new key pairs of `curve`, made on the libuv threadpool: each its
    * private scalar (curve size, big-endian) then its uncompressed public point. Null when
@@ -66,7 +78,8 @@ export interface NativeEcdsa {
 
 const CURVE_SIZES: Readonly<Record<string, number>> = { prime256v1: 32, secp384r1: 48, secp521r1: 66 };
 
-const verdict = (r: number): NativeVerdict => (r === 1 ? 'valid' : r === 0 ? 'invalid' : r === -1 ? 'bad-key' : 'error');
+const verdict = (r: number): NativeVerdict =>
+  r === 1 ? 'valid' : r === 0 ? 'invalid' : r === -1 ? 'bad-key' : 'error';
 
 class Signer implements NativeSigner {
   constructor(
@@ -86,7 +99,8 @@ function load(): NativeEcdsa | null {
   return {
     supportsCurve: (curve) => curveOf(curve) >= 0,
     verify: (c) => verdict(addon.verify(curveOf(c.curve), HASHES[c.hash], c.point, c.data, c.signature)),
-    verifyAsync: async (c) => verdict(await addon.verifyAsync(curveOf(c.curve), HASHES[c.hash], c.point, c.data, c.signature)),
+    verifyAsync: async (c) =>
+      verdict(await addon.verifyAsync(curveOf(c.curve), HASHES[c.hash], c.point, c.data, c.signature)),
     signer: (curve, scalar) => new Signer(curve, addon.signer(curveOf(curve), scalar)),
     sign: (s, hash, data) => addon.sign(handleOf(s), HASHES[hash], data),
     signAsync: async (s, hash, data) => {
@@ -94,7 +108,16 @@ function load(): NativeEcdsa | null {
       return Buffer.isBuffer(r) ? r : null;
     },
     verifyThenSignAsync: async (c, s, hash, toSign) => {
-      const r = await addon.verifyThenSignAsync(curveOf(c.curve), HASHES[c.hash], c.point, c.data, c.signature, handleOf(s), HASHES[hash], toSign);
+      const r = await addon.verifyThenSignAsync(
+        curveOf(c.curve),
+        HASHES[c.hash],
+        c.point,
+        c.data,
+        c.signature,
+        handleOf(s),
+        HASHES[hash],
+        toSign,
+      );
       if (Buffer.isBuffer(r)) return r;
       const v = verdict(r);
       return v === 'valid' ? 'error' : v;
@@ -106,7 +129,8 @@ function load(): NativeEcdsa | null {
       if (!out) return null;
       const step = 3 * size + 1;
       const keys: { d: Buffer; q: Buffer }[] = [];
-      for (let at = 0; at + step <= out.length; at += step) keys.push({ d: out.subarray(at, at + size), q: out.subarray(at + size, at + step) });
+      for (let at = 0; at + step <= out.length; at += step)
+        keys.push({ d: out.subarray(at, at + size), q: out.subarray(at + size, at + step) });
       return keys;
     },
   };

@@ -33,7 +33,12 @@ export class OcspCache {
     const k = OcspCache.key(id);
     const prev = this.#entries.get(k);
     this.#entries.delete(k);
-    this.#entries.set(k, { until: untilMs, serialHex: id.serialHex, ...(prev && prev.until === untilMs ? prev : {}), ...value });
+    this.#entries.set(k, {
+      until: untilMs,
+      serialHex: id.serialHex,
+      ...(prev && prev.until === untilMs ? prev : {}),
+      ...value,
+    });
     if (this.#entries.size > this.maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
   }
   /** Forgets every answer about `serialHex` (call after revoking it). */
@@ -99,7 +104,11 @@ export async function answerOcspRequest(req: OcspRequest, ctx: OcspAnswerContext
     if (cache && mine) cache.set(id, nowMs + ttl, { single });
     singles.push(single);
   }
-  const response = responder.respond(singles, { producedAt: ctx.now, nonceExtension: req.nonceExtension, includeCertificate: ctx.includeCertificate });
+  const response = responder.respond(singles, {
+    producedAt: ctx.now,
+    nonceExtension: req.nonceExtension,
+    includeCertificate: ctx.includeCertificate,
+  });
   if (wholeCacheable && matched) cache.set(first, nowMs + ttl, { response });
   return response;
 }

@@ -8,7 +8,20 @@
 import { createHash } from 'node:crypto';
 import { DomainError } from '../../shared/errors.js';
 import {
-  NULL_DER, TAG, bitString, decodeBitString, decodeOid, enumerated, explicit, generalizedTime, integer, octetString, oid, parseDer, sequence, tlv,
+  NULL_DER,
+  TAG,
+  bitString,
+  decodeBitString,
+  decodeOid,
+  enumerated,
+  explicit,
+  generalizedTime,
+  integer,
+  octetString,
+  oid,
+  parseDer,
+  sequence,
+  tlv,
 } from './der.js';
 import type { DerElement } from './der.js';
 import type { IssuerContext } from './cert-builder.js';
@@ -16,7 +29,14 @@ import { normalizeSerial, serialFromHex } from './serial.js';
 import type { HashName } from './signature.js';
 
 /** OCSPResponseStatus values (RFC 6960 4.2.1). */
-export const OCSP_STATUS = { successful: 0, malformedRequest: 1, internalError: 2, tryLater: 3, sigRequired: 5, unauthorized: 6 } as const;
+export const OCSP_STATUS = {
+  successful: 0,
+  malformedRequest: 1,
+  internalError: 2,
+  tryLater: 3,
+  sigRequired: 5,
+  unauthorized: 6,
+} as const;
 export type OcspErrorStatus = 1 | 2 | 3 | 5 | 6;
 
 export const OCSP_NONCE_OID = '1.3.6.1.5.5.7.48.1.2';
@@ -54,7 +74,10 @@ export interface OcspRequest {
 }
 
 const HASHES: ReadonlyArray<readonly [HashName, string, number]> = [
-  ['sha1', '1.3.14.3.2.26', 20], ['sha256', '2.16.840.1.101.3.4.2.1', 32], ['sha384', '2.16.840.1.101.3.4.2.2', 48], ['sha512', '2.16.840.1.101.3.4.2.3', 64],
+  ['sha1', '1.3.14.3.2.26', 20],
+  ['sha256', '2.16.840.1.101.3.4.2.1', 32],
+  ['sha384', '2.16.840.1.101.3.4.2.2', 48],
+  ['sha512', '2.16.840.1.101.3.4.2.3', 64],
 ];
 /** Hashes by the hex of their OID encoding, so a request's algorithm is identified without decoding the OID. */
 const HASH_BY_OID_DER = new Map(HASHES.map(([h, o, len]) => [oid(o).toString('hex'), { hash: h, oid: o, len }]));
@@ -75,12 +98,17 @@ function parseCertId(el: DerElement): OcspCertId {
   const issuerKeyHash = r.expect(TAG.OCTET_STRING, 'issuerKeyHash').content();
   const serial = r.expect(TAG.INTEGER, 'serialNumber');
   r.done('CertID');
-  if (known && (issuerNameHash.length !== known.len || issuerKeyHash.length !== known.len)) throw new OcspRequestError('hash length does not match the hash algorithm');
+  if (known && (issuerNameHash.length !== known.len || issuerKeyHash.length !== known.len))
+    throw new OcspRequestError('hash length does not match the hash algorithm');
   if (serial.length === 0 || serial.length > 64) throw new OcspRequestError('bad serial number');
   let s = serial.contentStart;
   while (s < serial.end - 1 && serial.buf[s] === 0) s++;
   return {
-    der: el.raw(), hash: known?.hash, hashOid: known?.oid ?? decodeOid(oidEl), issuerNameHash, issuerKeyHash,
+    der: el.raw(),
+    hash: known?.hash,
+    hashOid: known?.oid ?? decodeOid(oidEl),
+    issuerNameHash,
+    issuerKeyHash,
     serialHex: serial.buf.toString('hex', s, serial.end),
   };
 }
@@ -120,7 +148,8 @@ export function parseOcspRequest(der: Buffer, opts: { maxBytes?: number } = {}):
     const signed = r.optional(0xa0) !== undefined;
     r.done('OCSPRequest');
     const version = t.optional(0xa0);
-    if (version && !version.content().equals(Buffer.from([0x02, 0x01, 0x00]))) throw new OcspRequestError('unsupported version');
+    if (version && !version.content().equals(Buffer.from([0x02, 0x01, 0x00])))
+      throw new OcspRequestError('unsupported version');
     t.optional(0xa1); // requestorName
     const list = t.expect(TAG.SEQUENCE, 'requestList').children();
     const exts = t.optional(0xa2);
@@ -153,7 +182,8 @@ export function decodeOcspGetRequest(pathRemainder: string): Buffer {
     throw new OcspRequestError('bad URL escaping', { cause: err });
   }
   const b64 = text.trim().replace(/-/g, '+').replace(/_/g, '/').replace(/=+$/, '');
-  if (b64.length === 0 || b64.length % 4 === 1 || !/^[A-Za-z0-9+/]*$/.test(b64)) throw new OcspRequestError('request is not base64');
+  if (b64.length === 0 || b64.length % 4 === 1 || !/^[A-Za-z0-9+/]*$/.test(b64))
+    throw new OcspRequestError('request is not base64');
   return Buffer.from(b64, 'base64');
 }
 
@@ -163,9 +193,7 @@ export function ocspErrorResponse(status: OcspErrorStatus): Buffer {
 }
 
 export type OcspCertStatus =
-  | { status: 'good' }
-  | { status: 'revoked'; revocationTime: Date; reason?: number }
-  | { status: 'unknown' };
+  { status: 'good' } | { status: 'revoked'; revocationTime: Date; reason?: number } | { status: 'unknown' };
 
 export interface OcspResponderOptions {
   /** The CA whose certificates are answered for; it signs unless `signer` is given. */
@@ -207,9 +235,10 @@ export class OcspResponder {
     this.#issuerKeyBits = keyBits(opts.issuerSpki);
     this.#signer = opts.signer?.context ?? opts.issuer;
     const signerKeyBits = opts.signer ? keyBits(opts.signer.spki) : this.#issuerKeyBits;
-    this.#responderId = opts.responderId === 'byName'
-      ? explicit(1, this.#signer.nameDer)
-      : explicit(2, octetString(createHash('sha1').update(signerKeyBits).digest()));
+    this.#responderId =
+      opts.responderId === 'byName'
+        ? explicit(1, this.#signer.nameDer)
+        : explicit(2, octetString(createHash('sha1').update(signerKeyBits).digest()));
     const cert = opts.signer?.certificateDer ?? opts.issuerCertificateDer;
     this.#certs = cert ? explicit(0, sequence(cert)) : undefined;
     this.hashesFor('sha1');
@@ -219,7 +248,10 @@ export class OcspResponder {
   private hashesFor(h: HashName): { name: Buffer; key: Buffer } {
     let v = this.#hashes.get(h);
     if (!v) {
-      v = { name: createHash(h).update(this.#opts.issuer.nameDer).digest(), key: createHash(h).update(this.#issuerKeyBits).digest() };
+      v = {
+        name: createHash(h).update(this.#opts.issuer.nameDer).digest(),
+        key: createHash(h).update(this.#issuerKeyBits).digest(),
+      };
       this.#hashes.set(h, v);
     }
     return v;
@@ -239,7 +271,12 @@ export class OcspResponder {
   certIdFor(serialHex: string, hash: HashName = 'sha1'): OcspCertId {
     const h = this.hashesFor(hash);
     const hashOid = HASHES.find(([name]) => name === hash)![1];
-    const der = sequence(sequence(oid(hashOid), NULL_DER), octetString(h.name), octetString(h.key), integer(serialFromHex(serialHex)));
+    const der = sequence(
+      sequence(oid(hashOid), NULL_DER),
+      octetString(h.name),
+      octetString(h.key),
+      integer(serialFromHex(serialHex)),
+    );
     return { der, hash, hashOid, issuerNameHash: h.name, issuerKeyHash: h.key, serialHex: normalizeSerial(serialHex) };
   }
 
@@ -262,7 +299,10 @@ export class OcspResponder {
    * A complete, signed OCSPResponse (status successful) holding the given SingleResponses,
    * the nonce extension echoed when given, and the responder certificate on request.
    */
-  respond(singles: readonly Buffer[], o: { producedAt: Date; nonceExtension?: Buffer; includeCertificate?: boolean }): Buffer {
+  respond(
+    singles: readonly Buffer[],
+    o: { producedAt: Date; nonceExtension?: Buffer; includeCertificate?: boolean },
+  ): Buffer {
     const alg = this.#signer.signatureAlgorithm(this.#opts.signatureBits, this.#opts.usePss);
     const data = [this.#responderId, generalizedTime(o.producedAt), sequence(...singles)];
     if (o.nonceExtension) data.push(explicit(1, sequence(o.nonceExtension)));

@@ -20,7 +20,8 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 /** Strict base64 (whitespace ignored); throws `invalid` on anything else. */
 export function decodeBase64Strict(text: string, what = 'data'): Buffer {
   const clean = text.replace(/\s+/g, '');
-  if (clean.length === 0 || clean.length % 4 !== 0 || !BASE64.test(clean)) throw new DomainError('invalid', `${what} is not valid base64`);
+  if (clean.length === 0 || clean.length % 4 !== 0 || !BASE64.test(clean))
+    throw new DomainError('invalid', `${what} is not valid base64`);
   return Buffer.from(clean, 'base64');
 }
 

@@ -6,7 +6,11 @@
 type Target = object;
 const store = new WeakMap<Target, Map<string | symbol | undefined, Map<unknown, unknown>>>();
 
-function table(target: Target, property: string | symbol | undefined, create: boolean): Map<unknown, unknown> | undefined {
+function table(
+  target: Target,
+  property: string | symbol | undefined,
+  create: boolean,
+): Map<unknown, unknown> | undefined {
   let byProp = store.get(target);
   if (!byProp) {
     if (!create) return undefined;

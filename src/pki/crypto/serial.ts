@@ -48,7 +48,11 @@ export function formatSerial(serial: Buffer | string): string {
 export function normalizeSerial(text: string): string {
   const t = text.trim().toLowerCase();
   let hex: string;
-  if (/^[0-9a-f]{1,2}([:-][0-9a-f]{1,2})*$/.test(t)) hex = t.split(/[:-]/).map((g) => g.padStart(2, '0')).join('');
+  if (/^[0-9a-f]{1,2}([:-][0-9a-f]{1,2})*$/.test(t))
+    hex = t
+      .split(/[:-]/)
+      .map((g) => g.padStart(2, '0'))
+      .join('');
   else if (/^[0-9a-f]+$/.test(t)) hex = t.length % 2 ? '0' + t : t;
   else throw new DomainError('invalid', `invalid serial number "${text}"`);
   return serialToHex(Buffer.from(hex, 'hex'));

@@ -34,7 +34,13 @@ function signOnPool(hash: HashName | null, data: Buffer, key: SignKey): Promise<
   });
 }
 
-function algorithm(name: string, identifier: Buffer, hash: HashName | null, key: (k: KeyObject) => SignKey, ecdsa = false): SignatureAlgorithm {
+function algorithm(
+  name: string,
+  identifier: Buffer,
+  hash: HashName | null,
+  key: (k: KeyObject) => SignKey,
+  ecdsa = false,
+): SignatureAlgorithm {
   return {
     name,
     identifier,
@@ -45,16 +51,25 @@ function algorithm(name: string, identifier: Buffer, hash: HashName | null, key:
 }
 
 const HASH_OID: Readonly<Record<HashName, string>> = {
-  sha1: '1.3.14.3.2.26', sha256: '2.16.840.1.101.3.4.2.1', sha384: '2.16.840.1.101.3.4.2.2', sha512: '2.16.840.1.101.3.4.2.3',
+  sha1: '1.3.14.3.2.26',
+  sha256: '2.16.840.1.101.3.4.2.1',
+  sha384: '2.16.840.1.101.3.4.2.2',
+  sha512: '2.16.840.1.101.3.4.2.3',
 };
 const HASH_BY_OID = new Map(Object.entries(HASH_OID).map(([h, o]) => [o, h as HashName]));
 const HASH_LEN: Readonly<Record<HashName, number>> = { sha1: 20, sha256: 32, sha384: 48, sha512: 64 };
 
 const RSA_PKCS1_OID: Readonly<Record<HashName, string>> = {
-  sha1: '1.2.840.113549.1.1.5', sha256: '1.2.840.113549.1.1.11', sha384: '1.2.840.113549.1.1.12', sha512: '1.2.840.113549.1.1.13',
+  sha1: '1.2.840.113549.1.1.5',
+  sha256: '1.2.840.113549.1.1.11',
+  sha384: '1.2.840.113549.1.1.12',
+  sha512: '1.2.840.113549.1.1.13',
 };
 const ECDSA_OID: Readonly<Record<HashName, string>> = {
-  sha1: '1.2.840.10045.4.1', sha256: '1.2.840.10045.4.3.2', sha384: '1.2.840.10045.4.3.3', sha512: '1.2.840.10045.4.3.4',
+  sha1: '1.2.840.10045.4.1',
+  sha256: '1.2.840.10045.4.3.2',
+  sha384: '1.2.840.10045.4.3.3',
+  sha512: '1.2.840.10045.4.3.4',
 };
 const RSA_PSS_OID = '1.2.840.113549.1.1.10';
 const MGF1_OID = '1.2.840.113549.1.1.8';
@@ -79,7 +94,10 @@ function hashForBits(signatureBits: number): HashName {
 /** RSASSA-PSS-params with salt length = hash length and MGF1 over the same hash, as Go writes them. */
 function pssIdentifier(h: HashName): Buffer {
   const hashAlg = sequence(oid(HASH_OID[h]), NULL_DER);
-  return sequence(oid(RSA_PSS_OID), sequence(explicit(0, hashAlg), explicit(1, sequence(oid(MGF1_OID), hashAlg)), explicit(2, integer(HASH_LEN[h]))));
+  return sequence(
+    oid(RSA_PSS_OID),
+    sequence(explicit(0, hashAlg), explicit(1, sequence(oid(MGF1_OID), hashAlg)), explicit(2, integer(HASH_LEN[h]))),
+  );
 }
 
 const cache = new Map<string, SignatureAlgorithm>();
@@ -89,7 +107,10 @@ const cache = new Map<string, SignatureAlgorithm>();
  * `usePss`; ECDSA hash follows the curve (P-224/P-256 SHA-256, P-384 SHA-384, P-521
  * SHA-512) and ignores `signatureBits`; Ed25519 is pure.
  */
-export function chooseSignatureAlgorithm(key: KeyDescription, opts: { signatureBits?: number; usePss?: boolean } = {}): SignatureAlgorithm {
+export function chooseSignatureAlgorithm(
+  key: KeyDescription,
+  opts: { signatureBits?: number; usePss?: boolean } = {},
+): SignatureAlgorithm {
   const bits = opts.signatureBits ?? 0;
   const pss = opts.usePss ?? false;
   const cacheKey = key.type === 'rsa' ? `rsa:${bits}:${pss}` : key.type === 'ec' ? `ec:${key.bits}` : 'ed25519';
@@ -100,7 +121,11 @@ export function chooseSignatureAlgorithm(key: KeyDescription, opts: { signatureB
   if (key.type === 'rsa') {
     const h = hashForBits(bits);
     alg = pss
-      ? algorithm(`SHA${hashBits(h)}WithRSAPSS`, pssIdentifier(h), h, (k) => ({ key: k, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: HASH_LEN[h] }))
+      ? algorithm(`SHA${hashBits(h)}WithRSAPSS`, pssIdentifier(h), h, (k) => ({
+          key: k,
+          padding: constants.RSA_PKCS1_PSS_PADDING,
+          saltLength: HASH_LEN[h],
+        }))
       : algorithm(`SHA${hashBits(h)}WithRSA`, sequence(oid(RSA_PKCS1_OID[h]), NULL_DER), h, plain);
   } else if (key.type === 'ec') {
     const h: HashName = key.bits === 384 ? 'sha384' : key.bits === 521 ? 'sha512' : 'sha256';
@@ -152,8 +177,10 @@ export function parseSignatureAlgorithm(el: DerElement): VerifyParams {
     const mgf = p.optional(0xa1);
     if (mgf) {
       const m = mgf.children().next().children();
-      if (decodeOid(m.expect(TAG.OID)) !== MGF1_OID) throw new DomainError('invalid', 'unsupported PSS mask generation function');
-      if (hashOfAlgId(m.next()) !== hash) throw new DomainError('invalid', 'PSS MGF1 hash differs from the message hash');
+      if (decodeOid(m.expect(TAG.OID)) !== MGF1_OID)
+        throw new DomainError('invalid', 'unsupported PSS mask generation function');
+      if (hashOfAlgId(m.next()) !== hash)
+        throw new DomainError('invalid', 'PSS MGF1 hash differs from the message hash');
     }
     const salt = p.optional(0xa2);
     if (salt) saltLength = decodeSmallInt(salt.children().next());
@@ -162,13 +189,18 @@ export function parseSignatureAlgorithm(el: DerElement): VerifyParams {
 }
 
 /** The key argument node:crypto needs for `params`, or undefined when the key type cannot match. */
-function verifyKey(params: VerifyParams, publicKey: KeyObject): KeyObject | { key: KeyObject; padding: number; saltLength: number } | undefined {
+function verifyKey(
+  params: VerifyParams,
+  publicKey: KeyObject,
+): KeyObject | { key: KeyObject; padding: number; saltLength: number } | undefined {
   const t = publicKey.asymmetricKeyType;
   switch (params.kind) {
     case 'rsa':
       return t === 'rsa' ? publicKey : undefined;
     case 'rsa-pss':
-      return t === 'rsa' || t === 'rsa-pss' ? { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: params.saltLength ?? 20 } : undefined;
+      return t === 'rsa' || t === 'rsa-pss'
+        ? { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: params.saltLength ?? 20 }
+        : undefined;
     case 'ecdsa':
       return t === 'ec' ? publicKey : undefined;
     case 'ed25519':
@@ -188,7 +220,12 @@ export function verifySignature(params: VerifyParams, data: Buffer, signature: B
 }
 
 /** verifySignature on the libuv threadpool, leaving the event loop free. */
-export function verifySignatureAsync(params: VerifyParams, data: Buffer, signature: Buffer, publicKey: KeyObject): Promise<boolean> {
+export function verifySignatureAsync(
+  params: VerifyParams,
+  data: Buffer,
+  signature: Buffer,
+  publicKey: KeyObject,
+): Promise<boolean> {
   const key = verifyKey(params, publicKey);
   if (!key) return Promise.resolve(false);
   return new Promise((resolve) => {

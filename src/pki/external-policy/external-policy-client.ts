@@ -38,7 +38,10 @@ export async function postToPolicyService(ep: PolicyServiceEndpoint, body: strin
   const { socket, ready } = openTls(url, ep);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ExternalPolicyFailure(`no answer within the timeout of ${ep.timeoutMs / 1000}s`)), ep.timeoutMs);
+    timer = setTimeout(
+      () => reject(new ExternalPolicyFailure(`no answer within the timeout of ${ep.timeoutMs / 1000}s`)),
+      ep.timeoutMs,
+    );
   });
   const exchange = ready.then(() => sendRequest(socket, url, body));
   // The losing promise must not surface as an unhandled rejection.
@@ -54,7 +57,11 @@ export async function postToPolicyService(ep: PolicyServiceEndpoint, body: strin
 
 function openTls(url: URL, ep: PolicyServiceEndpoint): { socket: TLSSocket; ready: Promise<void> } {
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const pinned = ep.pinnedLeaves ? pemDecodeAll(ep.pinnedLeaves).filter((b) => b.label === 'CERTIFICATE').map((b) => b.der) : undefined;
+  const pinned = ep.pinnedLeaves
+    ? pemDecodeAll(ep.pinnedLeaves)
+        .filter((b) => b.label === 'CERTIFICATE')
+        .map((b) => b.der)
+    : undefined;
   const socket = tlsConnect({
     host,
     port: url.port === '' ? 443 : Number(url.port),
@@ -71,7 +78,11 @@ function openTls(url: URL, ep: PolicyServiceEndpoint): { socket: TLSSocket; read
         const presented = socket.getPeerCertificate().raw;
         if (!presented || !pinned.some((der) => der.equals(presented))) {
           socket.destroy();
-          reject(new ExternalPolicyFailure('the service presented a certificate that is not in trusted_leaf_certificate_bundle'));
+          reject(
+            new ExternalPolicyFailure(
+              'the service presented a certificate that is not in trusted_leaf_certificate_bundle',
+            ),
+          );
           return;
         }
       }
@@ -91,7 +102,12 @@ function sendRequest(socket: TLSSocket, url: URL, body: string): Promise<PolicyS
         host: url.hostname,
         port: url.port,
         path: `${url.pathname}${url.search}`,
-        headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          'content-length': Buffer.byteLength(body),
+          connection: 'close',
+        },
         createConnection: () => socket,
       },
       (res) => {
@@ -108,7 +124,11 @@ function sendRequest(socket: TLSSocket, url: URL, body: string): Promise<PolicyS
         });
         res.on('end', () => {
           const loc = res.headers.location;
-          resolve({ status: res.statusCode ?? 0, location: typeof loc === 'string' ? loc : undefined, body: Buffer.concat(chunks).toString('utf8') });
+          resolve({
+            status: res.statusCode ?? 0,
+            location: typeof loc === 'string' ? loc : undefined,
+            body: Buffer.concat(chunks).toString('utf8'),
+          });
         });
         res.on('error', (err) => reject(new ExternalPolicyFailure(`the answer was cut off: ${err.message}`, err)));
       },

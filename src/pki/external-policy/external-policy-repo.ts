@@ -15,7 +15,11 @@ export class ExternalPolicyRepo {
   constructor(private readonly deps: { db: Kysely<Database> }) {}
 
   async get(mountId: string): Promise<StoredExternalPolicy | undefined> {
-    const r = await this.deps.db.selectFrom('pki_external_policy').selectAll().where('mount_id', '=', mountId).executeTakeFirst();
+    const r = await this.deps.db
+      .selectFrom('pki_external_policy')
+      .selectAll()
+      .where('mount_id', '=', mountId)
+      .executeTakeFirst();
     if (!r) return undefined;
     return {
       config: {
@@ -66,10 +70,20 @@ export class ExternalPolicyRepo {
     await this.deps.db
       .updateTable('pki_external_policy')
       .set((eb) => ({
-        last_success_at: eb.case().when(eb.or([eb('last_success_at', 'is', null), eb('last_success_at', '<', iso)])).then(iso).else(eb.ref('last_success_at')).end(),
+        last_success_at: eb
+          .case()
+          .when(eb.or([eb('last_success_at', 'is', null), eb('last_success_at', '<', iso)]))
+          .then(iso)
+          .else(eb.ref('last_success_at'))
+          .end(),
         validated_at: eb
           .case()
-          .when(eb.and([eb('updated_at', '=', settingsUpdatedAt.toISOString()), eb.or([eb('validated_at', 'is', null), eb('validated_at', '<', iso)])]))
+          .when(
+            eb.and([
+              eb('updated_at', '=', settingsUpdatedAt.toISOString()),
+              eb.or([eb('validated_at', 'is', null), eb('validated_at', '<', iso)]),
+            ]),
+          )
           .then(iso)
           .else(eb.ref('validated_at'))
           .end(),

@@ -30,10 +30,17 @@ const outputFields = {
   private_key_format: { type: 'string', default: 'der' },
   remove_roots_from_chain: { type: 'bool', default: false },
 } as const;
-const issueFields = defineFields({ ...outputFields, key_type: { type: 'string', default: 'rsa' }, key_bits: { type: 'int', default: 0 } });
+const issueFields = defineFields({
+  ...outputFields,
+  key_type: { type: 'string', default: 'rsa' },
+  key_bits: { type: 'int', default: 0 },
+});
 const signFields = defineFields({ ...outputFields, csr: { type: 'string', default: '' } });
 
-type ParsedRequest = Pick<ExternalPolicyRequest, 'format' | 'privateKeyFormat' | 'removeRootsFromChain' | 'keyType' | 'keyBits' | 'csr'>;
+type ParsedRequest = Pick<
+  ExternalPolicyRequest,
+  'format' | 'privateKeyFormat' | 'removeRootsFromChain' | 'keyType' | 'keyBits' | 'csr'
+>;
 
 const outputValues = (v: FieldValues<typeof outputFields>): ParsedRequest => ({
   format: v.format,
@@ -92,7 +99,13 @@ export function externalPolicyRoutes(service: ExternalPolicyService): PkiRoute[]
       return jsonResult(r.data, r.warnings);
     } catch (err) {
       // The upstream service failed: a gateway error whose message says what went wrong.
-      if (err instanceof ExternalPolicyFailure) return { kind: 'raw', status: 502, contentType: 'application/json', body: JSON.stringify({ errors: [err.message] }) };
+      if (err instanceof ExternalPolicyFailure)
+        return {
+          kind: 'raw',
+          status: 502,
+          contentType: 'application/json',
+          body: JSON.stringify({ errors: [err.message] }),
+        };
       throw err;
     }
   };
@@ -120,11 +133,19 @@ export function externalPolicyRoutes(service: ExternalPolicyService): PkiRoute[]
       },
     },
   ];
-  const modes: [string, IssuanceMode][] = [['issue', 'issue'], ['sign', 'sign'], ['sign-intermediate', 'ica']];
+  const modes: [string, IssuanceMode][] = [
+    ['issue', 'issue'],
+    ['sign', 'sign'],
+    ['sign-intermediate', 'ica'],
+  ];
   for (const prefix of ['', 'issuer/:ref/']) {
     for (const [op, mode] of modes) {
       for (const suffix of ['', '/:policy']) {
-        routes.push({ pattern: `${prefix}external-policy/${op}${suffix}`, operations: ['update', 'create'], handler: (ctx) => run(ctx, mode) });
+        routes.push({
+          pattern: `${prefix}external-policy/${op}${suffix}`,
+          operations: ['update', 'create'],
+          handler: (ctx) => run(ctx, mode),
+        });
       }
     }
   }

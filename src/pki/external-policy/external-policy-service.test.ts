@@ -38,7 +38,11 @@ for (const kind of dbKinds()) {
     const secrets = new SecretBox(randomBytes(32));
     const root = opensslRootCa('Module Root');
     const client = opensslRootCa('Client');
-    const templateSigner = createIssuerContext({ nameDer: encodeName([{ type: 'CN', value: 't' }]), keyId: randomBytes(20), privateKey: generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey });
+    const templateSigner = createIssuerContext({
+      nameDer: encodeName([{ type: 'CN', value: 't' }]),
+      keyId: randomBytes(20),
+      privateKey: generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey,
+    });
     /** The external service: what it was sent, and what it answers (built from the request's CSR). */
     const calls: { ep: PolicyServiceEndpoint; body: Answer }[] = [];
     let answer: (req: Answer, template: string) => Answer = () => ({});
@@ -48,14 +52,42 @@ for (const kind of dbKinds()) {
       calls.push({ ep, body });
       const csr = parseCsr((body.user_request_key_values as Answer).csr as string);
       const now = clock.now();
-      const template = buildCertificate(templateSigner, { subject: [{ type: 'CN', value: 'm.example.com' }], spki: csr.spkiDer, notBefore: now, notAfter: new Date(now.getTime() + 3600_000) }).pem;
-      return { status: 200, location: undefined, body: JSON.stringify({ request_uuid: body.request_uuid, ...answer(body, template) }) };
+      const template = buildCertificate(templateSigner, {
+        subject: [{ type: 'CN', value: 'm.example.com' }],
+        spki: csr.spkiDer,
+        notBefore: now,
+        notAfter: new Date(now.getTime() + 3600_000),
+      }).pem;
+      return {
+        status: 200,
+        location: undefined,
+        body: JSON.stringify({ request_uuid: body.request_uuid, ...answer(body, template) }),
+      };
     };
 
-    const mount = (): MountInfo => ({ id: randomUUID(), path: 'pki/', type: 'pki', defaultLeaseTtlSeconds: 0, maxLeaseTtlSeconds: 0 });
+    const mount = (): MountInfo => ({
+      id: randomUUID(),
+      path: 'pki/',
+      type: 'pki',
+      defaultLeaseTtlSeconds: 0,
+      maxLeaseTtlSeconds: 0,
+    });
     const request = (m: MountInfo, over: Partial<ExternalPolicyRequest> = {}): ExternalPolicyRequest => ({
-      mount: m, mode: 'issue', policyName: 'p', issuerRef: undefined, userValues: { common_name: 'm.example.com' }, format: 'pem', privateKeyFormat: '',
-      removeRootsFromChain: false, keyType: 'ec', keyBits: 0, csr: '', actor: undefined, mountDefaultTtl: 3600, mountMaxTtl: 7200, ...over,
+      mount: m,
+      mode: 'issue',
+      policyName: 'p',
+      issuerRef: undefined,
+      userValues: { common_name: 'm.example.com' },
+      format: 'pem',
+      privateKeyFormat: '',
+      removeRootsFromChain: false,
+      keyType: 'ec',
+      keyBits: 0,
+      csr: '',
+      actor: undefined,
+      mountDefaultTtl: 3600,
+      mountMaxTtl: 7200,
+      ...over,
     });
 
     before(async () => {
@@ -74,7 +106,12 @@ for (const kind of dbKinds()) {
     async function configured(): Promise<MountInfo> {
       const m = mount();
       await ca.importBundle(m.id, `${root.keyPem}\n${root.certPem}`, { allowKeys: true });
-      await svc.updateConfig(m.id, { enabled: true, serviceUrl: 'https://policy.test/cieps', trustedCa: root.certPem, clientBundle: `${client.keyPem}\n${client.certPem}` });
+      await svc.updateConfig(m.id, {
+        enabled: true,
+        serviceUrl: 'https://policy.test/cieps',
+        trustedCa: root.certPem,
+        clientBundle: `${client.keyPem}\n${client.certPem}`,
+      });
       return m;
     }
 
@@ -84,16 +121,29 @@ for (const kind of dbKinds()) {
       assert.equal(c.hasClientKey, true);
       assert.equal(c.validatedAt, null);
       assert.equal(c.lastSuccessAt, null);
-      const row = await t.db.kysely.selectFrom('pki_external_policy').selectAll().where('mount_id', '=', m.id).executeTakeFirstOrThrow();
-      assert.equal(secrets.openString(row.sealed_client_key!, `pki-external-policy-client-key:${m.id}`).trim(), client.keyPem);
-      assert.throws(() => secrets.openString(row.sealed_client_key!, 'pki-external-policy-client-key:other-mount'), /cannot be decrypted/);
+      const row = await t.db.kysely
+        .selectFrom('pki_external_policy')
+        .selectAll()
+        .where('mount_id', '=', m.id)
+        .executeTakeFirstOrThrow();
+      assert.equal(
+        secrets.openString(row.sealed_client_key!, `pki-external-policy-client-key:${m.id}`).trim(),
+        client.keyPem,
+      );
+      assert.throws(
+        () => secrets.openString(row.sealed_client_key!, 'pki-external-policy-client-key:other-mount'),
+        /cannot be decrypted/,
+      );
 
       answer = (_req, template) => ({ certificate: template, store_certificate: true });
       clock.advance(5);
       const r = await svc.issue(request(m));
       assert.equal(calls.at(-1)!.ep.clientKeyPem?.trim(), client.keyPem);
       assert.equal(calls.at(-1)!.ep.trustedCa, root.certPem + '\n');
-      assert.equal(parseCertificate(r.data.certificate as string).issuer.der.equals(parseCertificate(root.certPem).subject.der), true);
+      assert.equal(
+        parseCertificate(r.data.certificate as string).issuer.der.equals(parseCertificate(root.certPem).subject.der),
+        true,
+      );
       c = await svc.getConfig(m.id);
       assert.deepEqual(c.lastSuccessAt, clock.now());
       assert.deepEqual(c.validatedAt, clock.now());
@@ -116,7 +166,13 @@ for (const kind of dbKinds()) {
 
     it('stores only when asked, turns error-with-certificate and generate_lease into warnings', async () => {
       const m = await configured();
-      answer = (_req, template) => ({ certificate: template, store_certificate: false, error: 'noted', generate_lease: true, warnings: ['w1'] });
+      answer = (_req, template) => ({
+        certificate: template,
+        store_certificate: false,
+        error: 'noted',
+        generate_lease: true,
+        warnings: ['w1'],
+      });
       const r = await svc.issue(request(m));
       assert.equal(r.warnings[0], 'w1');
       assert.equal(r.warnings[1], 'noted');

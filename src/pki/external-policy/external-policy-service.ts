@@ -17,10 +17,24 @@ import type { OutputFormat } from '../issuance/issuance.js';
 import type { IssuerService, SigningContext } from '../issuers/issuer-service.js';
 import type { MountInfo, TokenInfo } from '../pki-route.js';
 import {
-  DISABLED_CONFIG, ExternalPolicyFailure, buildCiepsRequest, changesService, normalizeCertificates, parseCiepsAnswer, parseClientBundle,
-  parseTemplate, resignTemplate, validateConfig,
+  DISABLED_CONFIG,
+  ExternalPolicyFailure,
+  buildCiepsRequest,
+  changesService,
+  normalizeCertificates,
+  parseCiepsAnswer,
+  parseClientBundle,
+  parseTemplate,
+  resignTemplate,
+  validateConfig,
 } from './external-policy.js';
-import type { CiepsAnswer, ConfigPatch, ExternalPolicyConfig, IssuanceMode, RequestedIssuer } from './external-policy.js';
+import type {
+  CiepsAnswer,
+  ConfigPatch,
+  ExternalPolicyConfig,
+  IssuanceMode,
+  RequestedIssuer,
+} from './external-policy.js';
 import { postToPolicyService } from './external-policy-client.js';
 import type { PolicyServiceEndpoint, PolicyServiceReply } from './external-policy-client.js';
 import type { ExternalPolicyRepo, StoredExternalPolicy } from './external-policy-repo.js';
@@ -96,7 +110,8 @@ export class ExternalPolicyService {
     if (patch.serviceUrl !== undefined) next.serviceUrl = patch.serviceUrl.trim();
     if (patch.timeoutSeconds !== undefined) next.timeoutSeconds = patch.timeoutSeconds;
     if (patch.trustedCa !== undefined) next.trustedCa = normalizeCertificates('trusted_ca', patch.trustedCa);
-    if (patch.trustedLeafBundle !== undefined) next.trustedLeafBundle = normalizeCertificates('trusted_leaf_certificate_bundle', patch.trustedLeafBundle);
+    if (patch.trustedLeafBundle !== undefined)
+      next.trustedLeafBundle = normalizeCertificates('trusted_leaf_certificate_bundle', patch.trustedLeafBundle);
     let sealedClientKey = stored?.sealedClientKey ?? null;
     if (patch.clientBundle !== undefined) {
       if (patch.clientBundle.trim() === '') {
@@ -130,7 +145,8 @@ export class ExternalPolicyService {
    */
   async issue(req: ExternalPolicyRequest): Promise<ExternalPolicyResult> {
     const stored = await this.deps.repo.get(req.mount.id);
-    if (!stored?.config.enabled) throw invalid('external policy issuance is not enabled on this mount (see config/external-policy)');
+    if (!stored?.config.enabled)
+      throw invalid('external policy issuance is not enabled on this mount (see config/external-policy)');
     const format = parseFormat(req.format);
     const pkcs8 = parsePrivateKeyFormat(req.privateKeyFormat) === 'pkcs8';
 
@@ -174,8 +190,12 @@ export class ExternalPolicyService {
     const template = parseTemplate(answer.certificate);
     const signing = await this.#signingIssuer(req.mount.id, answer, requested);
     const plan = resignTemplate({
-      mode: req.mode, template, requestSpki: spki, issuerKey: signing.context.key,
-      issuerNotAfter: signing.issuer.notAfter, leafNotAfterBehavior: signing.issuer.leafNotAfterBehavior,
+      mode: req.mode,
+      template,
+      requestSpki: spki,
+      issuerKey: signing.context.key,
+      issuerNotAfter: signing.issuer.notAfter,
+      leafNotAfterBehavior: signing.issuer.leafNotAfterBehavior,
     });
     await this.#recordAnswer(req.mount.id, stored);
     warnings.push(...plan.warnings);
@@ -183,11 +203,18 @@ export class ExternalPolicyService {
 
     if (answer.storeCertificate) {
       await this.deps.certs.store({
-        mountId: req.mount.id, serial: built.serialHex, issuerId: signing.issuer.id, der: built.der, notAfter: built.notAfter, createdAt: this.deps.clock.now(),
+        mountId: req.mount.id,
+        serial: built.serialHex,
+        issuerId: signing.issuer.id,
+        der: built.der,
+        notAfter: built.notAfter,
+        createdAt: this.deps.clock.now(),
       });
     }
     if (answer.generateLease) {
-      warnings.push('the external policy service asked for a lease; certificates issued through external-policy paths carry no lease (revoke them by serial number)');
+      warnings.push(
+        'the external policy service asked for a lease; certificates issued through external-policy paths carry no lease (revoke them by serial number)',
+      );
     }
     return { data: this.#respond(req, format, pkcs8, built, signing, key), warnings };
   }
@@ -214,12 +241,15 @@ export class ExternalPolicyService {
         chainPems: chain,
         serialNumber: formatSerial(built.serial),
         expiration: Math.floor(built.notAfter.getTime() / 1000),
-        privateKey: key && exported
-          ? {
-              pem: pemEncode(exported.label, exported.der).trimEnd(), base64: exported.der.toString('base64'), type: key.description.type,
-              bundlePem: native ? pemEncode(native.label, native.der).trimEnd() : undefined,
-            }
-          : undefined,
+        privateKey:
+          key && exported
+            ? {
+                pem: pemEncode(exported.label, exported.der).trimEnd(),
+                base64: exported.der.toString('base64'),
+                type: key.description.type,
+                bundlePem: native ? pemEncode(native.label, native.der).trimEnd() : undefined,
+              }
+            : undefined,
         issuerIsSelfSigned: () => isSelfSignedPem(signing.certificatePem),
       },
       format,
@@ -238,15 +268,24 @@ export class ExternalPolicyService {
   }
 
   /** The service's issuer_ref when it names one, else the requested issuer. */
-  async #signingIssuer(mountId: string, answer: CiepsAnswer, requested: SigningContext | undefined): Promise<SigningContext> {
+  async #signingIssuer(
+    mountId: string,
+    answer: CiepsAnswer,
+    requested: SigningContext | undefined,
+  ): Promise<SigningContext> {
     if (answer.issuerRef === '') {
-      if (!requested) throw new ExternalPolicyFailure('the answer names no issuer_ref and the mount has no default issuer');
+      if (!requested)
+        throw new ExternalPolicyFailure('the answer names no issuer_ref and the mount has no default issuer');
       return requested;
     }
     try {
       return await this.deps.issuers.getSigningContext(mountId, answer.issuerRef);
     } catch (err) {
-      if (err instanceof DomainError) throw new ExternalPolicyFailure(`issuer_ref ${JSON.stringify(answer.issuerRef)} of the answer cannot sign: ${err.message}`, err);
+      if (err instanceof DomainError)
+        throw new ExternalPolicyFailure(
+          `issuer_ref ${JSON.stringify(answer.issuerRef)} of the answer cannot sign: ${err.message}`,
+          err,
+        );
       throw err;
     }
   }
@@ -270,7 +309,9 @@ export class ExternalPolicyService {
     }
     const reply = await this.#post(ep, body);
     if (reply.status >= 300 && reply.status < 400) {
-      throw new ExternalPolicyFailure(`answered HTTP ${reply.status} (redirect to ${reply.location ?? 'nowhere'}); redirects are not followed`);
+      throw new ExternalPolicyFailure(
+        `answered HTTP ${reply.status} (redirect to ${reply.location ?? 'nowhere'}); redirects are not followed`,
+      );
     }
     if (reply.status !== 200) throw new ExternalPolicyFailure(`answered HTTP ${reply.status} instead of 200`);
     return parseCiepsAnswer(reply.body, requestUuid);
@@ -287,7 +328,13 @@ export class ExternalPolicyService {
 }
 
 function describeIssuer(s: SigningContext): RequestedIssuer {
-  return { id: s.issuer.id, name: s.issuer.name, certificatePem: s.certificatePem, urls: s.urls, leafNotAfterBehavior: s.issuer.leafNotAfterBehavior };
+  return {
+    id: s.issuer.id,
+    name: s.issuer.name,
+    certificatePem: s.certificatePem,
+    urls: s.urls,
+    leafNotAfterBehavior: s.issuer.leafNotAfterBehavior,
+  };
 }
 
 /**
@@ -296,7 +343,12 @@ function describeIssuer(s: SigningContext): RequestedIssuer {
  */
 function identityOf(actor: TokenInfo | undefined): Record<string, unknown> | undefined {
   if (!actor || actor.isRoot) return undefined;
-  return { entity_id: '', token_accessor: actor.accessor, token_display_name: actor.displayName, token_policies: actor.policies };
+  return {
+    entity_id: '',
+    token_accessor: actor.accessor,
+    token_display_name: actor.displayName,
+    token_policies: actor.policies,
+  };
 }
 
 function isSelfSignedPem(pem: string): boolean {

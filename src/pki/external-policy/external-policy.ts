@@ -81,7 +81,8 @@ export function validateServiceUrl(url: string): void {
   }
   if (u.protocol !== 'https:') throw invalid('external_service_url must use https://', 'external_service_url');
   if (u.hostname === '') throw invalid('external_service_url has no host', 'external_service_url');
-  if (u.username !== '' || u.password !== '') throw invalid('external_service_url must not carry credentials', 'external_service_url');
+  if (u.username !== '' || u.password !== '')
+    throw invalid('external_service_url must not carry credentials', 'external_service_url');
 }
 
 export function validateTimeout(seconds: number): void {
@@ -100,7 +101,8 @@ export function normalizeCertificates(field: string, pem: string): string {
     throw invalid(`${field}: ${(err as Error).message}`, field);
   }
   if (certs.length === 0) throw invalid(`${field} holds no PEM certificate`, field);
-  if (pemDecodeAll(pem).some((b) => b.label !== 'CERTIFICATE')) throw invalid(`${field} must hold only certificates`, field);
+  if (pemDecodeAll(pem).some((b) => b.label !== 'CERTIFICATE'))
+    throw invalid(`${field} must hold only certificates`, field);
   return certs.map((c) => pemEncode('CERTIFICATE', c.der)).join('');
 }
 
@@ -112,9 +114,13 @@ export function parseClientBundle(pem: string): ClientBundle {
   const field = 'vault_client_cert_bundle';
   const blocks = pemDecodeAll(pem);
   const keys = blocks.filter((b) => /PRIVATE KEY$/.test(b.label));
-  if (blocks.some((b) => b.label === 'ENCRYPTED PRIVATE KEY')) throw invalid(`${field}: encrypted private keys are not supported`, field);
+  if (blocks.some((b) => b.label === 'ENCRYPTED PRIVATE KEY'))
+    throw invalid(`${field}: encrypted private keys are not supported`, field);
   if (keys.length !== 1) throw invalid(`${field} must hold exactly one private key and its certificate`, field);
-  const certsPem = blocks.filter((b) => b.label === 'CERTIFICATE').map((b) => pemEncode('CERTIFICATE', b.der)).join('');
+  const certsPem = blocks
+    .filter((b) => b.label === 'CERTIFICATE')
+    .map((b) => pemEncode('CERTIFICATE', b.der))
+    .join('');
   const certificatesPem = normalizeCertificates(field, certsPem);
   if (certificatesPem === '') throw invalid(`${field} holds no certificate`, field);
   const key = keys[0]!;
@@ -125,7 +131,8 @@ export function parseClientBundle(pem: string): ClientBundle {
     throw invalid(`${field}: the private key cannot be read: ${(err as Error).message}`, field);
   }
   const first = parseCertificate(certificatesPem);
-  if (!samePublicKey(parsedKey.key, first.publicKey)) throw invalid(`${field}: the private key does not belong to the first certificate`, field);
+  if (!samePublicKey(parsedKey.key, first.publicKey))
+    throw invalid(`${field}: the private key does not belong to the first certificate`, field);
   return { certificatesPem, keyPem: pemEncode(key.label, key.der) };
 }
 
@@ -133,18 +140,30 @@ export function parseClientBundle(pem: string): ClientBundle {
  * Checks a configuration after a write is merged: an enabled mount needs a URL, and a
  * URL needs exactly one way of trusting the server (a CA bundle or pinned leaves).
  */
-export function validateConfig(c: Pick<ExternalPolicyConfig, 'enabled' | 'serviceUrl' | 'timeoutSeconds' | 'trustedCa' | 'trustedLeafBundle'>): void {
+export function validateConfig(
+  c: Pick<ExternalPolicyConfig, 'enabled' | 'serviceUrl' | 'timeoutSeconds' | 'trustedCa' | 'trustedLeafBundle'>,
+): void {
   validateTimeout(c.timeoutSeconds);
   if (c.serviceUrl !== '') validateServiceUrl(c.serviceUrl);
-  if (c.enabled && c.serviceUrl === '') throw invalid('external_service_url is required to enable external policy issuance', 'external_service_url');
+  if (c.enabled && c.serviceUrl === '')
+    throw invalid('external_service_url is required to enable external policy issuance', 'external_service_url');
   const ways = (c.trustedCa !== '' ? 1 : 0) + (c.trustedLeafBundle !== '' ? 1 : 0);
   if (ways > 1) throw invalid('set only one of trusted_ca and trusted_leaf_certificate_bundle', 'trusted_ca');
-  if (c.serviceUrl !== '' && ways === 0) throw invalid('one of trusted_ca or trusted_leaf_certificate_bundle is required to trust the external service', 'trusted_ca');
+  if (c.serviceUrl !== '' && ways === 0)
+    throw invalid(
+      'one of trusted_ca or trusted_leaf_certificate_bundle is required to trust the external service',
+      'trusted_ca',
+    );
 }
 
 /** Whether a write changes how the service is reached (which resets the validated status). */
 export function changesService(patch: ConfigPatch): boolean {
-  return patch.serviceUrl !== undefined || patch.trustedCa !== undefined || patch.trustedLeafBundle !== undefined || patch.clientBundle !== undefined;
+  return (
+    patch.serviceUrl !== undefined ||
+    patch.trustedCa !== undefined ||
+    patch.trustedLeafBundle !== undefined ||
+    patch.clientBundle !== undefined
+  );
 }
 
 /**
@@ -245,7 +264,15 @@ export interface CiepsAnswer {
   generateLease: boolean;
 }
 
-const ANSWER_KEYS = new Set(['request_uuid', 'error', 'warnings', 'certificate', 'issuer_ref', 'store_certificate', 'generate_lease']);
+const ANSWER_KEYS = new Set([
+  'request_uuid',
+  'error',
+  'warnings',
+  'certificate',
+  'issuer_ref',
+  'store_certificate',
+  'generate_lease',
+]);
 
 /**
  * Reads the service's JSON answer strictly, as Vault does: unknown keys, wrong types and
@@ -258,9 +285,12 @@ export function parseCiepsAnswer(text: string, expectedUuid: string): CiepsAnswe
   } catch {
     throw new ExternalPolicyFailure('the answer is not JSON');
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ExternalPolicyFailure('the answer is not a JSON object');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new ExternalPolicyFailure('the answer is not a JSON object');
   const o = raw as Record<string, unknown>;
-  const unknown = Object.keys(o).filter((k) => !ANSWER_KEYS.has(k)).sort();
+  const unknown = Object.keys(o)
+    .filter((k) => !ANSWER_KEYS.has(k))
+    .sort();
   if (unknown.length > 0) throw new ExternalPolicyFailure(`the answer has unknown keys: ${unknown.join(', ')}`);
   const str = (k: string): string => {
     const v = o[k];
@@ -288,16 +318,20 @@ export function parseCiepsAnswer(text: string, expectedUuid: string): CiepsAnswe
     generateLease: bool('generate_lease'),
   };
   if (answer.requestUuid !== expectedUuid) {
-    throw new ExternalPolicyFailure(`the answer is for request ${JSON.stringify(answer.requestUuid)}, not for this request (${expectedUuid})`);
+    throw new ExternalPolicyFailure(
+      `the answer is for request ${JSON.stringify(answer.requestUuid)}, not for this request (${expectedUuid})`,
+    );
   }
-  if (answer.certificate === '' && answer.error === '') throw new ExternalPolicyFailure('the answer has neither a certificate nor an error');
+  if (answer.certificate === '' && answer.error === '')
+    throw new ExternalPolicyFailure('the answer has neither a certificate nor an error');
   return answer;
 }
 
 /** Parses the template certificate of an answer; anything unreadable is the service's fault. */
 export function parseTemplate(pem: string): ParsedCertificate {
   const blocks = pemDecodeAll(pem);
-  if (blocks.length !== 1 || blocks[0]!.label !== 'CERTIFICATE') throw new ExternalPolicyFailure('the template must be exactly one PEM certificate');
+  if (blocks.length !== 1 || blocks[0]!.label !== 'CERTIFICATE')
+    throw new ExternalPolicyFailure('the template must be exactly one PEM certificate');
   try {
     return parseCertificate(blocks[0]!.der);
   } catch (err) {
@@ -306,14 +340,28 @@ export function parseTemplate(pem: string): ParsedCertificate {
 }
 
 /** Extensions that belong to the signing issuer; the template's are replaced (CIEPS docs). */
-const ISSUER_BOUND = new Set<string>([EXT.authorityKeyIdentifier, EXT.authorityInfoAccess, EXT.crlDistributionPoints, EXT.freshestCrl]);
+const ISSUER_BOUND = new Set<string>([
+  EXT.authorityKeyIdentifier,
+  EXT.authorityInfoAccess,
+  EXT.crlDistributionPoints,
+  EXT.freshestCrl,
+]);
 
 /**
  * The template's signature algorithm when the issuer key can sign with it; otherwise
  * undefined, and the issuer's default is used.
  */
-export function templateSignatureOptions(alg: VerifyParams, issuerKey: KeyDescription): { signatureBits: number; usePss: boolean } | undefined {
-  if (issuerKey.type !== 'rsa' || (alg.kind !== 'rsa' && alg.kind !== 'rsa-pss') || alg.hash === null || alg.hash === 'sha1') return undefined;
+export function templateSignatureOptions(
+  alg: VerifyParams,
+  issuerKey: KeyDescription,
+): { signatureBits: number; usePss: boolean } | undefined {
+  if (
+    issuerKey.type !== 'rsa' ||
+    (alg.kind !== 'rsa' && alg.kind !== 'rsa-pss') ||
+    alg.hash === null ||
+    alg.hash === 'sha1'
+  )
+    return undefined;
   return { signatureBits: Number(alg.hash.slice(3)), usePss: alg.kind === 'rsa-pss' };
 }
 
@@ -341,16 +389,24 @@ export interface ResignInput {
  */
 export function resignTemplate(i: ResignInput): { template: CertificateTemplate; warnings: string[] } {
   const t = i.template;
-  if (!t.spkiDer.equals(i.requestSpki)) throw new ExternalPolicyFailure('the template certifies a different public key than the one in the request');
-  if (i.mode === 'ica' && !isCa(t)) throw new ExternalPolicyFailure('a sign-intermediate template must be a CA certificate (Basic Constraints CA:TRUE)');
-  if (i.mode !== 'ica' && isCa(t)) throw new ExternalPolicyFailure('the template is a CA certificate; use sign-intermediate for CA certificates');
-  if (t.notAfter.getTime() <= t.notBefore.getTime()) throw new ExternalPolicyFailure('the template\'s notAfter is not after its notBefore');
+  if (!t.spkiDer.equals(i.requestSpki))
+    throw new ExternalPolicyFailure('the template certifies a different public key than the one in the request');
+  if (i.mode === 'ica' && !isCa(t))
+    throw new ExternalPolicyFailure(
+      'a sign-intermediate template must be a CA certificate (Basic Constraints CA:TRUE)',
+    );
+  if (i.mode !== 'ica' && isCa(t))
+    throw new ExternalPolicyFailure('the template is a CA certificate; use sign-intermediate for CA certificates');
+  if (t.notAfter.getTime() <= t.notBefore.getTime())
+    throw new ExternalPolicyFailure("the template's notAfter is not after its notBefore");
   const warnings: string[] = [];
   let notAfter = t.notAfter;
   if (notAfter.getTime() > i.issuerNotAfter.getTime()) {
     const behavior = i.mode === 'ica' ? 'truncate' : i.leafNotAfterBehavior;
     if (behavior === 'err') {
-      throw invalid(`cannot satisfy request, as the template's NotAfter (${t.notAfter.toISOString()}) is beyond the expiration of the CA certificate at ${i.issuerNotAfter.toISOString()}`);
+      throw invalid(
+        `cannot satisfy request, as the template's NotAfter (${t.notAfter.toISOString()}) is beyond the expiration of the CA certificate at ${i.issuerNotAfter.toISOString()}`,
+      );
     }
     if (behavior !== 'permit') {
       notAfter = i.issuerNotAfter;

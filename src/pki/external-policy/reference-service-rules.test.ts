@@ -3,7 +3,12 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { decide, globMatches, parseRules } from './reference-service-rules.js';
 
-const names = (commonName: string, dnsNames: string[] = [], ttlSeconds = 0) => ({ commonName, dnsNames, ipSans: [], ttlSeconds });
+const names = (commonName: string, dnsNames: string[] = [], ttlSeconds = 0) => ({
+  commonName,
+  dnsNames,
+  ipSans: [],
+  ttlSeconds,
+});
 
 describe('reference policy service rules', () => {
   it('matches globs label by label', () => {
@@ -20,7 +25,9 @@ describe('reference policy service rules', () => {
   });
 
   it('parses the shipped example and rejects malformed rules with a reason', () => {
-    const example = parseRules(readFileSync(new URL('../../../../docs/examples/external-policy-rules.json', import.meta.url), 'utf8'));
+    const example = parseRules(
+      readFileSync(new URL('../../../../docs/examples/external-policy-rules.json', import.meta.url), 'utf8'),
+    );
     assert.equal(example.defaultPolicy, 'web');
     assert.deepEqual([...example.policies.keys()], ['web', 'mtls', 'intermediates', 'retired']);
     assert.equal(example.policies.get('web')!.maxTtlSeconds, 720 * 3600);
@@ -36,14 +43,16 @@ describe('reference policy service rules', () => {
   });
 
   it('decides: names, modes, deny, TTL cap and issuer', () => {
-    const rules = parseRules(JSON.stringify({
-      default_policy: 'web',
-      policies: {
-        web: { allowed_names: ['*.example.com'], ttl: '1h', max_ttl: '2h', warnings: ['w'] },
-        pinned: { allowed_names: ['*.example.com'], issuer: 'other' },
-        off: { deny: 'closed' },
-      },
-    }));
+    const rules = parseRules(
+      JSON.stringify({
+        default_policy: 'web',
+        policies: {
+          web: { allowed_names: ['*.example.com'], ttl: '1h', max_ttl: '2h', warnings: ['w'] },
+          pinned: { allowed_names: ['*.example.com'], issuer: 'other' },
+          off: { deny: 'closed' },
+        },
+      }),
+    );
     const allowed = decide(rules, '', 'issue', names('a.example.com', ['B.example.com']), 'req-issuer');
     assert.ok(allowed.allow);
     assert.equal(allowed.policy, 'web');
@@ -64,8 +73,12 @@ describe('reference policy service rules', () => {
       ['web', 'issue', names('a.evil.test'), 'name "a.evil.test" is not allowed by policy "web"'],
       ['web', 'issue', names(''), 'the request names nothing to certify (common_name or alt_names)'],
     ];
-    for (const [policy, mode, n, message] of denials) assert.deepEqual(decide(rules, policy, mode, n, ''), { allow: false, message });
-    assert.deepEqual(decide({ ...rules, defaultPolicy: '' }, '', 'issue', names('a.example.com'), ''), { allow: false, message: 'a policy name is required (external-policy/<op>/<policy>)' });
+    for (const [policy, mode, n, message] of denials)
+      assert.deepEqual(decide(rules, policy, mode, n, ''), { allow: false, message });
+    assert.deepEqual(decide({ ...rules, defaultPolicy: '' }, '', 'issue', names('a.example.com'), ''), {
+      allow: false,
+      message: 'a policy name is required (external-policy/<op>/<policy>)',
+    });
     const withIp = decide(rules, 'web', 'issue', { ...names('a.example.com'), ipSans: ['10.0.0.1'] }, '');
     assert.deepEqual(withIp, { allow: false, message: 'policy "web" does not allow IP SANs' });
   });

@@ -31,7 +31,18 @@ export interface PolicyRules {
   defaultPolicy: string;
 }
 
-const RULE_KEYS = new Set(['allowed_names', 'allow_ip_sans', 'max_ttl', 'ttl', 'issuer', 'warnings', 'deny', 'issuance_modes', 'store_certificate', 'ext_key_usage']);
+const RULE_KEYS = new Set([
+  'allowed_names',
+  'allow_ip_sans',
+  'max_ttl',
+  'ttl',
+  'issuer',
+  'warnings',
+  'deny',
+  'issuance_modes',
+  'store_certificate',
+  'ext_key_usage',
+]);
 const MODES = new Set(['issue', 'sign', 'ica']);
 
 export class RulesError extends Error {}
@@ -45,13 +56,15 @@ export function parseRules(text: string): PolicyRules {
     throw new RulesError(`the rules file is not JSON: ${(err as Error).message}`);
   }
   if (!isRecord(doc)) throw new RulesError('the rules file must hold a JSON object');
-  for (const k of Object.keys(doc)) if (k !== 'policies' && k !== 'default_policy') throw new RulesError(`unknown top-level key "${k}"`);
+  for (const k of Object.keys(doc))
+    if (k !== 'policies' && k !== 'default_policy') throw new RulesError(`unknown top-level key "${k}"`);
   if (!isRecord(doc.policies)) throw new RulesError('"policies" must be an object of policy name to rule');
   const policies = new Map<string, PolicyRule>();
   for (const [name, raw] of Object.entries(doc.policies)) policies.set(name, parseRule(name, raw));
   const defaultPolicy = doc.default_policy ?? '';
   if (typeof defaultPolicy !== 'string') throw new RulesError('"default_policy" must be a string');
-  if (defaultPolicy !== '' && !policies.has(defaultPolicy)) throw new RulesError(`default_policy "${defaultPolicy}" is not defined under "policies"`);
+  if (defaultPolicy !== '' && !policies.has(defaultPolicy))
+    throw new RulesError(`default_policy "${defaultPolicy}" is not defined under "policies"`);
   return { policies, defaultPolicy };
 }
 
@@ -62,7 +75,8 @@ function parseRule(name: string, raw: unknown): PolicyRule {
   const strings = (k: string, def: string[]): string[] => {
     const v = raw[k];
     if (v === undefined) return def;
-    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw new RulesError(`${where}: "${k}" must be a list of strings`);
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string'))
+      throw new RulesError(`${where}: "${k}" must be a list of strings`);
     return v as string[];
   };
   const str = (k: string): string => {
@@ -80,7 +94,8 @@ function parseRule(name: string, raw: unknown): PolicyRule {
   const duration = (k: string, def: number): number => {
     const v = raw[k];
     if (v === undefined) return def;
-    if (typeof v !== 'string' && typeof v !== 'number') throw new RulesError(`${where}: "${k}" must be a duration such as "24h"`);
+    if (typeof v !== 'string' && typeof v !== 'number')
+      throw new RulesError(`${where}: "${k}" must be a duration such as "24h"`);
     try {
       return parseDurationSeconds(v, k);
     } catch (err) {
@@ -101,13 +116,20 @@ function parseRule(name: string, raw: unknown): PolicyRule {
     storeCertificate: bool('store_certificate', true),
     extKeyUsage: strings('ext_key_usage', ['ServerAuth', 'ClientAuth']),
   };
-  for (const m of rule.issuanceModes) if (!MODES.has(m)) throw new RulesError(`${where}: unknown issuance mode "${m}" (issue, sign or ica)`);
+  for (const m of rule.issuanceModes)
+    if (!MODES.has(m)) throw new RulesError(`${where}: unknown issuance mode "${m}" (issue, sign or ica)`);
   return rule;
 }
 
 /** `*` matches one or more characters other than a dot; everything else literally, case-insensitively. */
 export function globMatches(pattern: string, name: string): boolean {
-  const re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^.]+')}$`, 'i');
+  const re = new RegExp(
+    `^${pattern
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('[^.]+')}$`,
+    'i',
+  );
   return re.test(name);
 }
 
@@ -135,19 +157,29 @@ export type Decision =
     };
 
 /** Decides one request: which policy applies, whether the names and mode are allowed, and the TTL. */
-export function decide(rules: PolicyRules, policyName: string, mode: string, names: RequestedNames, requestedIssuerId: string): Decision {
+export function decide(
+  rules: PolicyRules,
+  policyName: string,
+  mode: string,
+  names: RequestedNames,
+  requestedIssuerId: string,
+): Decision {
   const name = policyName === '' ? rules.defaultPolicy : policyName;
   if (name === '') return { allow: false, message: 'a policy name is required (external-policy/<op>/<policy>)' };
   const rule = rules.policies.get(name);
   if (!rule) return { allow: false, message: `unknown policy "${name}"` };
   if (rule.deny !== '') return { allow: false, message: rule.deny };
-  if (!rule.issuanceModes.includes(mode)) return { allow: false, message: `policy "${name}" does not allow ${mode === 'ica' ? 'sign-intermediate' : mode}` };
+  if (!rule.issuanceModes.includes(mode))
+    return { allow: false, message: `policy "${name}" does not allow ${mode === 'ica' ? 'sign-intermediate' : mode}` };
   const all = [...(names.commonName !== '' ? [names.commonName] : []), ...names.dnsNames];
-  if (all.length === 0 && names.ipSans.length === 0) return { allow: false, message: 'the request names nothing to certify (common_name or alt_names)' };
+  if (all.length === 0 && names.ipSans.length === 0)
+    return { allow: false, message: 'the request names nothing to certify (common_name or alt_names)' };
   for (const n of all) {
-    if (!rule.allowedNames.some((p) => globMatches(p, n))) return { allow: false, message: `name "${n}" is not allowed by policy "${name}"` };
+    if (!rule.allowedNames.some((p) => globMatches(p, n)))
+      return { allow: false, message: `name "${n}" is not allowed by policy "${name}"` };
   }
-  if (names.ipSans.length > 0 && !rule.allowIpSans) return { allow: false, message: `policy "${name}" does not allow IP SANs` };
+  if (names.ipSans.length > 0 && !rule.allowIpSans)
+    return { allow: false, message: `policy "${name}" does not allow IP SANs` };
   const warnings = [...rule.warnings];
   let ttlSeconds = names.ttlSeconds > 0 ? names.ttlSeconds : rule.ttlSeconds;
   if (ttlSeconds > rule.maxTtlSeconds) {
@@ -156,14 +188,22 @@ export function decide(rules: PolicyRules, policyName: string, mode: string, nam
   }
   const dnsNames = [...new Set(all.map((n) => n.toLowerCase()))];
   return {
-    allow: true, policy: name, rule, commonName: names.commonName, dnsNames, ipSans: names.ipSans, ttlSeconds,
-    issuerRef: rule.issuer !== '' ? rule.issuer : requestedIssuerId, warnings,
+    allow: true,
+    policy: name,
+    rule,
+    commonName: names.commonName,
+    dnsNames,
+    ipSans: names.ipSans,
+    ttlSeconds,
+    issuerRef: rule.issuer !== '' ? rule.issuer : requestedIssuerId,
+    warnings,
   };
 }
 
 /** A comma list or a JSON list of strings, as Vault clients send them. */
 export function listValue(v: unknown): string[] {
-  const items = typeof v === 'string' ? v.split(',') : Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  const items =
+    typeof v === 'string' ? v.split(',') : Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
   return items.map((s) => s.trim()).filter((s) => s !== '');
 }
 

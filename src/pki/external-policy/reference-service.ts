@@ -78,7 +78,12 @@ export async function startReferencePolicyService(opts: ReferenceServiceOptions)
   };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, opts: ReferenceServiceOptions, signer: IssuerContext): Promise<void> {
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: ReferenceServiceOptions,
+  signer: IssuerContext,
+): Promise<void> {
   const send = (status: number, body: unknown): void => {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
@@ -125,7 +130,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: Reference
     return answer({ error: d.message });
   }
   const now = (opts.clock ?? systemClock).now().getTime();
-  const sans: GeneralName[] = [...d.dnsNames.map((value): GeneralName => ({ type: 'dns', value })), ...d.ipSans.map((value): GeneralName => ({ type: 'ip', value }))];
+  const sans: GeneralName[] = [
+    ...d.dnsNames.map((value): GeneralName => ({ type: 'dns', value })),
+    ...d.ipSans.map((value): GeneralName => ({ type: 'ip', value })),
+  ];
   const ca = mode === 'ica';
   let pem: string;
   try {
@@ -142,8 +150,16 @@ async function handle(req: IncomingMessage, res: ServerResponse, opts: Reference
   } catch (err) {
     return answer({ error: `the certificate cannot be built: ${(err as Error).message}` });
   }
-  opts.log?.(`allow policy=${JSON.stringify(d.policy)} mode=${mode} names=${d.dnsNames.join(',')} ttl=${d.ttlSeconds}s issuer=${d.issuerRef}`);
-  answer({ certificate: pem, issuer_ref: d.issuerRef, warnings: d.warnings, store_certificate: d.rule.storeCertificate, generate_lease: false });
+  opts.log?.(
+    `allow policy=${JSON.stringify(d.policy)} mode=${mode} names=${d.dnsNames.join(',')} ttl=${d.ttlSeconds}s issuer=${d.issuerRef}`,
+  );
+  answer({
+    certificate: pem,
+    issuer_ref: d.issuerRef,
+    warnings: d.warnings,
+    store_certificate: d.rule.storeCertificate,
+    generate_lease: false,
+  });
 }
 
 /** Names from the request parameters; a CSR's own names only when the request gives none. */
@@ -162,7 +178,11 @@ function requestedNames(user: Record<string, unknown>, csr: ParsedCsr): Requeste
 
 function throwawaySigner(): IssuerContext {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-  return createIssuerContext({ nameDer: encodeName([{ type: 'CN', value: 'reference policy service template' }]), keyId: randomBytes(20), privateKey });
+  return createIssuerContext({
+    nameDer: encodeName([{ type: 'CN', value: 'reference policy service template' }]),
+    keyId: randomBytes(20),
+    privateKey,
+  });
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

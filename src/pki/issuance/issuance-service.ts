@@ -25,7 +25,13 @@ import type { RoleService } from '../roles/role-service.js';
 import { leaseEnvelope } from '../sys/lease.js';
 import type { LeaseService } from '../sys/lease-service.js';
 import {
-  certificateData, checkCertMetadata, checkSignatureBits, csrNames, parseFormat, parsePrivateKeyFormat, subjectAltNames,
+  certificateData,
+  checkCertMetadata,
+  checkSignatureBits,
+  csrNames,
+  parseFormat,
+  parsePrivateKeyFormat,
+  subjectAltNames,
 } from './issuance.js';
 import type { IssueInput, OutputFormat } from './issuance.js';
 
@@ -103,7 +109,8 @@ export class IssuanceService {
   /** Generates a key and issues a certificate for it. The private key is returned, never stored or logged. */
   async issue(req: IssueRequest): Promise<IssueResult> {
     const role = await this.deps.roles.forIssuance(req.mount.id, req.roleName);
-    if (role.key_type === 'any') throw invalid('role key type "any" not allowed for issuing certificates, only signing', 'key_type');
+    if (role.key_type === 'any')
+      throw invalid('role key type "any" not allowed for issuing certificates, only signing', 'key_type');
     const key = resolveKeyParams(role.key_type, role.key_bits);
     const prepared = await this.#prepare(req, role, undefined);
     const generated = await this.#generate(key.type as KeyType, key.bits);
@@ -147,7 +154,11 @@ export class IssuanceService {
   }
 
   /** Everything checked before any key is made or signed: names, validity, format, metadata. */
-  async #prepare(req: IssueRequest, role: PkiRole, csr: Omit<ParsedCsr, 'signatureValid'> | undefined): Promise<Prepared> {
+  async #prepare(
+    req: IssueRequest,
+    role: PkiRole,
+    csr: Omit<ParsedCsr, 'signatureValid'> | undefined,
+  ): Promise<Prepared> {
     const input = req.input;
     const format = parseFormat(input.format);
     parsePrivateKeyFormat(input.private_key_format);
@@ -158,17 +169,28 @@ export class IssuanceService {
     }
     const names = resolveNames(
       {
-        commonName: input.common_name, altNames: input.alt_names, ipSans: input.ip_sans, uriSans: input.uri_sans, otherSans: input.other_sans,
-        userIds: input.user_ids, serialNumber: input.serial_number, excludeCnFromSans: input.exclude_cn_from_sans,
+        commonName: input.common_name,
+        altNames: input.alt_names,
+        ipSans: input.ip_sans,
+        uriSans: input.uri_sans,
+        otherSans: input.other_sans,
+        userIds: input.user_ids,
+        serialNumber: input.serial_number,
+        excludeCnFromSans: input.exclude_cn_from_sans,
       },
       role,
       csr ? csrNames(csr) : undefined,
     );
     const signing = await this.#signingContext(req.mount.id, req.issuerRef ?? role.issuer_ref);
     const validity = computeValidity({
-      now: this.deps.clock.now(), ttl: input.ttl, notAfter: input.not_after, role,
-      mountDefaultTtl: req.mountDefaultTtl, mountMaxTtl: req.mountMaxTtl,
-      issuerNotAfter: signing.issuer.notAfter, leafNotAfterBehavior: signing.issuer.leafNotAfterBehavior,
+      now: this.deps.clock.now(),
+      ttl: input.ttl,
+      notAfter: input.not_after,
+      role,
+      mountDefaultTtl: req.mountDefaultTtl,
+      mountMaxTtl: req.mountMaxTtl,
+      issuerNotAfter: signing.issuer.notAfter,
+      leafNotAfterBehavior: signing.issuer.leafNotAfterBehavior,
     });
     return { format, names, signing, validity, warnings: [...names.warnings, ...validity.warnings] };
   }
@@ -184,27 +206,43 @@ export class IssuanceService {
     const { names, signing, validity } = p;
     const input = req.input;
     const derived = roleDerived(role);
-    const built = await buildCertificateAsync(signing.context, {
-      subject: encodeSubject({
-        commonName: names.commonName, country: role.country, province: role.province, locality: role.locality,
-        streetAddress: role.street_address, postalCode: role.postal_code, organization: role.organization, ou: role.ou,
-        serialNumber: names.serialNumber, userIds: names.userIds,
-      }),
-      spki,
-      notBefore: validity.notBefore,
-      notAfter: validity.notAfter,
-      basicConstraints: role.basic_constraints_valid_for_non_ca ? { ca: false } : undefined,
-      keyUsage: role.key_usage,
-      extKeyUsage: derived.extKeyUsage,
-      subjectAltNames: subjectAltNames(names),
-      policies: derived.policies,
-      signatureBits: input.signature_bits !== 0 ? input.signature_bits : role.signature_bits,
-      usePss: input.use_pss || role.use_pss,
-    }, requestCheck);
+    const built = await buildCertificateAsync(
+      signing.context,
+      {
+        subject: encodeSubject({
+          commonName: names.commonName,
+          country: role.country,
+          province: role.province,
+          locality: role.locality,
+          streetAddress: role.street_address,
+          postalCode: role.postal_code,
+          organization: role.organization,
+          ou: role.ou,
+          serialNumber: names.serialNumber,
+          userIds: names.userIds,
+        }),
+        spki,
+        notBefore: validity.notBefore,
+        notAfter: validity.notAfter,
+        basicConstraints: role.basic_constraints_valid_for_non_ca ? { ca: false } : undefined,
+        keyUsage: role.key_usage,
+        extKeyUsage: derived.extKeyUsage,
+        subjectAltNames: subjectAltNames(names),
+        policies: derived.policies,
+        signatureBits: input.signature_bits !== 0 ? input.signature_bits : role.signature_bits,
+        usePss: input.use_pss || role.use_pss,
+      },
+      requestCheck,
+    );
 
     const lease = await this.recordIssued({
-      mount: req.mount, path: req.path, tokenAccessor: req.tokenAccessor, issuerId: signing.issuer.id,
-      cert: built, role: { name: req.roleName, noStore: role.no_store }, metadata: input.cert_metadata,
+      mount: req.mount,
+      path: req.path,
+      tokenAccessor: req.tokenAccessor,
+      issuerId: signing.issuer.id,
+      cert: built,
+      role: { name: req.roleName, noStore: role.no_store },
+      metadata: input.cert_metadata,
     });
 
     const chain = input.remove_roots_from_chain ? this.#withoutRoots(signing) : signing.caChainPems;
@@ -239,15 +277,34 @@ export class IssuanceService {
       ? { serial: r.cert.serialHex, issuerId: r.issuerId, certificate: r.cert.der.toString('base64') }
       : { serial: r.cert.serialHex };
     const lease = this.deps.leases.prepare({
-      mount: r.mount, path: r.path, kind: CERT_LEASE_KIND, data,
-      ttlSeconds: (r.cert.notAfter.getTime() - now.getTime()) / 1000, tokenAccessor: r.tokenAccessor,
+      mount: r.mount,
+      path: r.path,
+      kind: CERT_LEASE_KIND,
+      data,
+      ttlSeconds: (r.cert.notAfter.getTime() - now.getTime()) / 1000,
+      tokenAccessor: r.tokenAccessor,
     });
-    const cert = { mountId: r.mount.id, serial: r.cert.serialHex, issuerId: r.issuerId, der: r.cert.der, notAfter: r.cert.notAfter, createdAt: now };
+    const cert = {
+      mountId: r.mount.id,
+      serial: r.cert.serialHex,
+      issuerId: r.issuerId,
+      der: r.cert.der,
+      notAfter: r.cert.notAfter,
+      createdAt: now,
+    };
     await this.deps.certs.record({
       cert: noStore ? undefined : cert,
-      metadata: r.metadata !== ''
-        ? { mountId: r.mount.id, serial: r.cert.serialHex, issuerId: r.issuerId, role: r.role?.name ?? '', notAfter: r.cert.notAfter, metadata: r.metadata }
-        : undefined,
+      metadata:
+        r.metadata !== ''
+          ? {
+              mountId: r.mount.id,
+              serial: r.cert.serialHex,
+              issuerId: r.issuerId,
+              role: r.role?.name ?? '',
+              notAfter: r.cert.notAfter,
+              metadata: r.metadata,
+            }
+          : undefined,
       lease,
     });
     return leaseEnvelope(lease);
@@ -290,7 +347,6 @@ export class IssuanceService {
     return ctx;
   }
 }
-
 
 function isSelfSignedPem(pem: string): boolean {
   try {

@@ -53,19 +53,25 @@ export function parsePrivateKeyFormat(v: string): 'der' | 'pkcs8' {
 }
 
 export function checkSignatureBits(bits: number): void {
-  if (![0, 256, 384, 512].includes(bits)) throw invalid(`unsupported hash signature algorithm: ${bits}`, 'signature_bits');
+  if (![0, 256, 384, 512].includes(bits))
+    throw invalid(`unsupported hash signature algorithm: ${bits}`, 'signature_bits');
 }
 
 /** cert_metadata must be base64 (reference 4.2). */
 export function checkCertMetadata(v: string): void {
-  if (v !== '' && !/^[A-Za-z0-9+/]*={0,2}$/.test(v.replace(/\s+/g, ''))) throw invalid('cert_metadata must be base64-encoded', 'cert_metadata');
+  if (v !== '' && !/^[A-Za-z0-9+/]*={0,2}$/.test(v.replace(/\s+/g, '')))
+    throw invalid('cert_metadata must be base64-encoded', 'cert_metadata');
 }
 
 /** The names a CSR asks for, for role checks (use_csr_common_name / use_csr_sans). */
 export function csrNames(csr: Pick<ParsedCsr, 'subject' | 'extensions'>): CsrNames {
   const out: CsrNames = {
     commonName: commonName(csr.subject),
-    dns: [], emails: [], ips: [], uris: [], otherSans: [],
+    dns: [],
+    emails: [],
+    ips: [],
+    uris: [],
+    otherSans: [],
     userIds: nameValues(csr.subject, 'UID'),
     serialNumber: nameValues(csr.subject, 'serialNumber')[0] ?? '',
   };

@@ -54,7 +54,10 @@ export function privilegedSigningRoutes(service: PrivilegedSigningService): PkiR
   };
   const verbatim = async (ctx: PkiRequestContext): Promise<PkiResult> => {
     const parsed = SIGN_VERBATIM_FIELDS.parse(ctx.body, pathParams(ctx));
-    return result(await service.signVerbatim({ ...request(ctx), roleName: ctx.params.role }, parsed.values), parsed.warnings);
+    return result(
+      await service.signVerbatim({ ...request(ctx), roleName: ctx.params.role }, parsed.values),
+      parsed.warnings,
+    );
   };
   return [
     { pattern: 'root/sign-intermediate', operations: [...write], handler: intermediate },

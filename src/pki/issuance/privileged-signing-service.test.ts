@@ -32,19 +32,53 @@ import { PrivilegedSigningService } from './privileged-signing-service.js';
 import type { PrivilegedRequest } from './privileged-signing-service.js';
 
 const root = (over: Partial<RootRequest> = {}): RootRequest => ({
-  commonName: 'Module Root', altNames: [], ipSans: [], uriSans: [], otherSans: [], excludeCnFromSans: false, ou: [], organization: [],
-  country: [], locality: [], province: [], streetAddress: [], postalCode: [], serialNumber: '', type: 'internal', keyType: 'ec', keyBits: 256,
-  keyName: '', keyRef: 'default', managedKeyName: '', managedKeyId: '', ttl: 86400 * 100, notAfter: '', format: 'pem', privateKeyFormat: 'der',
-  signatureBits: 0, usePss: false, maxPathLength: -1, keyUsage: [], permittedDnsDomains: [], notBeforeDuration: 30, issuerName: '', ...over,
+  commonName: 'Module Root',
+  altNames: [],
+  ipSans: [],
+  uriSans: [],
+  otherSans: [],
+  excludeCnFromSans: false,
+  ou: [],
+  organization: [],
+  country: [],
+  locality: [],
+  province: [],
+  streetAddress: [],
+  postalCode: [],
+  serialNumber: '',
+  type: 'internal',
+  keyType: 'ec',
+  keyBits: 256,
+  keyName: '',
+  keyRef: 'default',
+  managedKeyName: '',
+  managedKeyId: '',
+  ttl: 86400 * 100,
+  notAfter: '',
+  format: 'pem',
+  privateKeyFormat: 'der',
+  signatureBits: 0,
+  usePss: false,
+  maxPathLength: -1,
+  keyUsage: [],
+  permittedDnsDomains: [],
+  notBeforeDuration: 30,
+  issuerName: '',
+  ...over,
 });
 
 /** Role fields as the roles/:name route parses them. */
-const roleInput = (body: Record<string, unknown>) => ROLE_FIELDS.parse(body).values as Parameters<RoleService['write']>[2];
+const roleInput = (body: Record<string, unknown>) =>
+  ROLE_FIELDS.parse(body).values as Parameters<RoleService['write']>[2];
 
 /** A CSR for a fresh EC key, made with the engine's own builder (the e2e tests use openssl ones). */
 function csr(cn: string, opts: { ca?: boolean } = {}): string {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-  return buildCsr({ subjectDer: encodeName([{ type: 'CN', value: cn }]), privateKey, extensions: opts.ca ? [basicConstraintsExt(true)] : [] }).pem;
+  return buildCsr({
+    subjectDer: encodeName([{ type: 'CN', value: cn }]),
+    privateKey,
+    extensions: opts.ca ? [basicConstraintsExt(true)] : [],
+  }).pem;
 }
 
 for (const kind of dbKinds()) {
@@ -58,16 +92,32 @@ for (const kind of dbKinds()) {
     const clock = new ManualClock(new Date('2030-01-01T00:00:00Z'));
     const limits = { defaultTtlSeconds: 86400, maxTtlSeconds: 86400 * 365 };
     let n = 0;
-    const mount = (): MountInfo => ({ id: `m-${++n}`, path: `pki${n}/`, type: 'pki', defaultLeaseTtlSeconds: 0, maxLeaseTtlSeconds: 0 });
+    const mount = (): MountInfo => ({
+      id: `m-${++n}`,
+      path: `pki${n}/`,
+      type: 'pki',
+      defaultLeaseTtlSeconds: 0,
+      maxLeaseTtlSeconds: 0,
+    });
     const request = (m: MountInfo, path: string, issuerRef?: string): PrivilegedRequest => ({
-      mount: m, path, issuerRef, tokenAccessor: undefined, mountDefaultTtl: limits.defaultTtlSeconds, mountMaxTtl: limits.maxTtlSeconds,
+      mount: m,
+      path,
+      issuerRef,
+      tokenAccessor: undefined,
+      mountDefaultTtl: limits.defaultTtlSeconds,
+      mountMaxTtl: limits.maxTtlSeconds,
     });
 
     before(async () => {
       t = await createTestDb(kind);
       const db = t.db.kysely;
       const config = new MountConfigService({ repo: new MountConfigRepo({ db }), clock });
-      const keys = new KeyService({ repo: new KeyRepo({ db }), config, secrets: new SecretBox(randomBytes(32)), clock });
+      const keys = new KeyService({
+        repo: new KeyRepo({ db }),
+        config,
+        secrets: new SecretBox(randomBytes(32)),
+        clock,
+      });
       const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config, clock });
       ca = new CaService({ issuers, clock });
       leases = new LeaseService({ db, repo: new LeaseRepo({ db }), clock, jobs: new JobQueue({ db: t.db, clock }) });
@@ -90,8 +140,14 @@ for (const kind of dbKinds()) {
       assert.deepEqual({ leaseId: out.leaseId, leaseDuration: out.leaseDuration }, { leaseId: '', leaseDuration: 0 });
       assert.deepEqual(await certs.listSerials(m.id), [r.certificate.serialHex, cert.serialHex].sort());
 
-      const long = await service.signIntermediate(request(m, 'root/sign-intermediate'), SIGN_INTERMEDIATE_FIELDS.parse({ csr: csr('Int'), ttl: '200d' }).values);
-      assert.equal(parseCertificate(long.data.certificate as string).notAfter.getTime(), r.certificate.notAfter.getTime());
+      const long = await service.signIntermediate(
+        request(m, 'root/sign-intermediate'),
+        SIGN_INTERMEDIATE_FIELDS.parse({ csr: csr('Int'), ttl: '200d' }).values,
+      );
+      assert.equal(
+        parseCertificate(long.data.certificate as string).notAfter.getTime(),
+        r.certificate.notAfter.getTime(),
+      );
       assert.match(long.warnings.join('\n'), /truncated/);
     });
 
@@ -116,7 +172,10 @@ for (const kind of dbKinds()) {
       await roles.write(m.id, 'keep', roleInput({ ttl: '2h' }));
       await roles.write(m.id, 'drop', roleInput({ ttl: '2h', no_store: true }));
 
-      const withRole = await service.signVerbatim({ ...request(m, 'sign-verbatim/keep'), roleName: 'keep' }, SIGN_VERBATIM_FIELDS.parse({ csr: csr('a'), cert_metadata: 'bWV0YQ==' }).values);
+      const withRole = await service.signVerbatim(
+        { ...request(m, 'sign-verbatim/keep'), roleName: 'keep' },
+        SIGN_VERBATIM_FIELDS.parse({ csr: csr('a'), cert_metadata: 'bWV0YQ==' }).values,
+      );
       assert.match(withRole.leaseId, /^pki\d+\/sign-verbatim\/keep\//);
       assert.equal(withRole.leaseDuration, 7200);
       const lease = await leases.lookup(withRole.leaseId);
@@ -124,20 +183,43 @@ for (const kind of dbKinds()) {
       const serial = parseCertificate(withRole.data.certificate as string).serialHex;
       assert.equal((await certs.metadata(m.id, serial))?.metadata, 'bWV0YQ==');
 
-      const noStore = await service.signVerbatim({ ...request(m, 'sign-verbatim/drop'), roleName: 'drop' }, SIGN_VERBATIM_FIELDS.parse({ csr: csr('b'), cert_metadata: 'Yg==' }).values);
+      const noStore = await service.signVerbatim(
+        { ...request(m, 'sign-verbatim/drop'), roleName: 'drop' },
+        SIGN_VERBATIM_FIELDS.parse({ csr: csr('b'), cert_metadata: 'Yg==' }).values,
+      );
       const noStoreSerial = parseCertificate(noStore.data.certificate as string).serialHex;
       assert.notEqual(noStore.leaseId, '');
       assert.ok(!(await certs.listSerials(m.id)).includes(noStoreSerial));
       assert.equal((await certs.metadata(m.id, noStoreSerial))?.role, 'drop');
 
-      const noRole = await service.signVerbatim({ ...request(m, 'sign-verbatim'), roleName: undefined }, SIGN_VERBATIM_FIELDS.parse({ csr: csr('c') }).values);
-      assert.deepEqual({ leaseId: noRole.leaseId, leaseDuration: noRole.leaseDuration }, { leaseId: '', leaseDuration: 0 });
-      assert.ok((await certs.listSerials(m.id)).includes(parseCertificate(noRole.data.certificate as string).serialHex));
+      const noRole = await service.signVerbatim(
+        { ...request(m, 'sign-verbatim'), roleName: undefined },
+        SIGN_VERBATIM_FIELDS.parse({ csr: csr('c') }).values,
+      );
+      assert.deepEqual(
+        { leaseId: noRole.leaseId, leaseDuration: noRole.leaseDuration },
+        { leaseId: '', leaseDuration: 0 },
+      );
+      assert.ok(
+        (await certs.listSerials(m.id)).includes(parseCertificate(noRole.data.certificate as string).serialHex),
+      );
 
       const stored = await certs.listSerials(m.id);
       const metadata = await certs.metadataSerials(m.id);
-      await assert.rejects(service.signVerbatim({ ...request(m, 'sign-verbatim'), roleName: undefined }, SIGN_VERBATIM_FIELDS.parse({ csr: csr('d', { ca: true }) }).values), /CA certificate/);
-      await assert.rejects(service.signVerbatim({ ...request(m, 'sign-verbatim'), roleName: undefined }, SIGN_VERBATIM_FIELDS.parse({ csr: csr('e'), cert_metadata: 'Yg==' }).values), /needs a role/);
+      await assert.rejects(
+        service.signVerbatim(
+          { ...request(m, 'sign-verbatim'), roleName: undefined },
+          SIGN_VERBATIM_FIELDS.parse({ csr: csr('d', { ca: true }) }).values,
+        ),
+        /CA certificate/,
+      );
+      await assert.rejects(
+        service.signVerbatim(
+          { ...request(m, 'sign-verbatim'), roleName: undefined },
+          SIGN_VERBATIM_FIELDS.parse({ csr: csr('e'), cert_metadata: 'Yg==' }).values,
+        ),
+        /needs a role/,
+      );
       assert.deepEqual(await certs.listSerials(m.id), stored);
       assert.deepEqual(await certs.metadataSerials(m.id), metadata);
     });

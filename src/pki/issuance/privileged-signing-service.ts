@@ -19,12 +19,25 @@ import type { MountInfo } from '../pki-route.js';
 import { computeValidity } from '../roles/role-policy.js';
 import type { ValidityInput } from '../roles/role-policy.js';
 import type { RoleService } from '../roles/role-service.js';
-import { certificateData, checkCertMetadata, checkSignatureBits, parseFormat, parsePrivateKeyFormat } from './issuance.js';
+import {
+  certificateData,
+  checkCertMetadata,
+  checkSignatureBits,
+  parseFormat,
+  parsePrivateKeyFormat,
+} from './issuance.js';
 import type { OutputFormat } from './issuance.js';
 import type { IssuanceService, IssueResult } from './issuance-service.js';
 import {
-  copiedCsrExtensions, intermediateKeyUsage, intermediatePathLength, nameConstraintsFrom, notAfterBehavior, parseSkid,
-  signatureOptionsOf, subjectWithUserIds, verbatimUsages,
+  copiedCsrExtensions,
+  intermediateKeyUsage,
+  intermediatePathLength,
+  nameConstraintsFrom,
+  notAfterBehavior,
+  parseSkid,
+  signatureOptionsOf,
+  subjectWithUserIds,
+  verbatimUsages,
 } from './privileged-signing.js';
 import type { SignIntermediateInput, SignVerbatimInput } from './privileged-signing.js';
 
@@ -49,7 +62,13 @@ export interface PrivilegedRequest {
  */
 export class PrivilegedSigningService {
   constructor(
-    private readonly deps: { issuers: IssuerService; roles: RoleService; certs: CertService; issuance: IssuanceService; clock: Clock },
+    private readonly deps: {
+      issuers: IssuerService;
+      roles: RoleService;
+      certs: CertService;
+      issuance: IssuanceService;
+      clock: Clock;
+    },
   ) {}
 
   /** Signs a CA CSR as an intermediate of the selected issuer; the result is stored under certs. */
@@ -74,14 +93,23 @@ export class PrivilegedSigningService {
       keyUsage = intermediateKeyUsage(csr.extensions.keyUsage ?? v.key_usage);
     } else {
       const cn = v.common_name !== '' ? v.common_name : commonName(csr.subject);
-      if (cn === '') throw invalid('the common_name field is required (or must be the subject CN of the CSR)', 'common_name');
+      if (cn === '')
+        throw invalid('the common_name field is required (or must be the subject CN of the CSR)', 'common_name');
       const r = { ...subjectRequest(v), commonName: cn };
       subject = subjectDer(r);
       sans = caSubjectAltNames(r);
       keyUsage = intermediateKeyUsage(v.key_usage);
     }
 
-    const validity = this.#validity(req, signing, v.ttl, v.not_after, v.not_before_duration, v.enforce_leaf_not_after_behavior, warnings);
+    const validity = this.#validity(
+      req,
+      signing,
+      v.ttl,
+      v.not_after,
+      v.not_before_duration,
+      v.enforce_leaf_not_after_behavior,
+      warnings,
+    );
     const built = await buildCertificateAsync(signing.context, {
       subject,
       spki: csr.spkiDer,
@@ -97,14 +125,25 @@ export class PrivilegedSigningService {
       usePss: v.use_pss,
     });
     if (subject.length <= 2) warnings.push('the subject of the signed intermediate is empty');
-    if (path.pathLen === 0) warnings.push('the signed intermediate has a max path length of 0: it cannot sign further CA certificates');
-    if (!signing.urls.issuingCertificates?.length && !signing.urls.crlDistributionPoints?.length && !signing.urls.ocspServers?.length) {
-      warnings.push('no authority information access URLs are configured (config/urls); clients may be unable to fetch the chain or revocation status');
+    if (path.pathLen === 0)
+      warnings.push('the signed intermediate has a max path length of 0: it cannot sign further CA certificates');
+    if (
+      !signing.urls.issuingCertificates?.length &&
+      !signing.urls.crlDistributionPoints?.length &&
+      !signing.urls.ocspServers?.length
+    ) {
+      warnings.push(
+        'no authority information access URLs are configured (config/urls); clients may be unable to fetch the chain or revocation status',
+      );
     }
     // Signed intermediates are always stored (reference 16.13), without a lease.
     await this.#storeWithoutLease(req, built, signing);
     const certificatePem = built.pem.trimEnd();
-    return { data: this.#data(built, signing, signer, format, [certificatePem, ...signing.caChainPems]), warnings, ...NO_LEASE };
+    return {
+      data: this.#data(built, signing, signer, format, [certificatePem, ...signing.caChainPems]),
+      warnings,
+      ...NO_LEASE,
+    };
   }
 
   /**
@@ -130,8 +169,16 @@ export class PrivilegedSigningService {
       );
     }
     // With different key types the issuer's default signature algorithm is used.
-    const built = resignCertificate(signing.context, cert, sameKeyType ? signatureOptionsOf(cert.signatureAlgorithm) : {});
-    return { data: { certificate: built.pem.trimEnd(), issuing_ca: signing.certificatePem }, warnings: [], ...NO_LEASE };
+    const built = resignCertificate(
+      signing.context,
+      cert,
+      sameKeyType ? signatureOptionsOf(cert.signatureAlgorithm) : {},
+    );
+    return {
+      data: { certificate: built.pem.trimEnd(), issuing_ca: signing.certificatePem },
+      warnings: [],
+      ...NO_LEASE,
+    };
   }
 
   /**
@@ -139,7 +186,10 @@ export class PrivilegedSigningService {
    * ttl, max_ttl, issuer_ref, generate_lease, no_store, no_store_metadata and
    * not_before_duration apply; nothing else of it does.
    */
-  async signVerbatim(req: PrivilegedRequest & { roleName: string | undefined }, v: SignVerbatimInput): Promise<IssueResult> {
+  async signVerbatim(
+    req: PrivilegedRequest & { roleName: string | undefined },
+    v: SignVerbatimInput,
+  ): Promise<IssueResult> {
     const format = parseFormat(v.format);
     parsePrivateKeyFormat(v.private_key_format);
     checkSignatureBits(v.signature_bits);
@@ -147,17 +197,30 @@ export class PrivilegedSigningService {
     const role = req.roleName ? await this.deps.roles.forIssuance(req.mount.id, req.roleName) : undefined;
     if (v.cert_metadata !== '') {
       if (!role) throw invalid('cert_metadata needs a role on sign-verbatim: use sign-verbatim/:role', 'cert_metadata');
-      if (role.no_store_metadata) throw invalid('cert_metadata cannot be stored: the role has no_store_metadata set', 'cert_metadata');
+      if (role.no_store_metadata)
+        throw invalid('cert_metadata cannot be stored: the role has no_store_metadata set', 'cert_metadata');
     }
     const csr = await this.#csr(v.csr);
     if (csr.extensions.basicConstraints?.ca === true) {
-      throw invalid('the CSR requests a CA certificate (Basic Constraints CA:TRUE); sign-verbatim does not issue CA certificates, use sign-intermediate', 'csr');
+      throw invalid(
+        'the CSR requests a CA certificate (Basic Constraints CA:TRUE); sign-verbatim does not issue CA certificates, use sign-intermediate',
+        'csr',
+      );
     }
     const usages = verbatimUsages(csr.extensions, v);
-    const signing = await this.deps.issuers.getSigningContext(req.mount.id, req.issuerRef ?? role?.issuer_ref ?? 'default');
+    const signing = await this.deps.issuers.getSigningContext(
+      req.mount.id,
+      req.issuerRef ?? role?.issuer_ref ?? 'default',
+    );
     const warnings: string[] = [];
     const validity = this.#validity(
-      req, signing, v.ttl, v.not_after, role?.not_before_duration ?? 30, v.enforce_leaf_not_after_behavior, warnings,
+      req,
+      signing,
+      v.ttl,
+      v.not_after,
+      role?.not_before_duration ?? 30,
+      v.enforce_leaf_not_after_behavior,
+      warnings,
       role ? { ttl: role.ttl, max_ttl: role.max_ttl } : undefined,
     );
     const built = await buildCertificateAsync(signing.context, {
@@ -175,17 +238,34 @@ export class PrivilegedSigningService {
     // one it is stored with no lease (docs/decisions/0009-privileged-signing.md).
     const lease = role
       ? await this.deps.issuance.recordIssued({
-          mount: req.mount, path: req.path, tokenAccessor: req.tokenAccessor, issuerId: signing.issuer.id, cert: built,
-          role: { name: req.roleName!, noStore: role.no_store }, metadata: v.cert_metadata,
+          mount: req.mount,
+          path: req.path,
+          tokenAccessor: req.tokenAccessor,
+          issuerId: signing.issuer.id,
+          cert: built,
+          role: { name: req.roleName!, noStore: role.no_store },
+          metadata: v.cert_metadata,
         })
       : await this.#storeWithoutLease(req, built, signing);
     const signer = parseCertificate(signing.issuer.certificateDer);
-    const chain = v.remove_roots_from_chain ? signing.caChainPems.filter((p) => !isSelfSigned(parseCertificate(p))) : signing.caChainPems;
+    const chain = v.remove_roots_from_chain
+      ? signing.caChainPems.filter((p) => !isSelfSigned(parseCertificate(p)))
+      : signing.caChainPems;
     return { data: this.#data(built, signing, signer, format, chain), warnings, ...lease };
   }
 
-  async #storeWithoutLease(req: PrivilegedRequest, built: BuiltCertificate, signing: SigningContext): Promise<typeof NO_LEASE> {
-    const cert = { mountId: req.mount.id, serial: built.serialHex, issuerId: signing.issuer.id, der: built.der, notAfter: built.notAfter };
+  async #storeWithoutLease(
+    req: PrivilegedRequest,
+    built: BuiltCertificate,
+    signing: SigningContext,
+  ): Promise<typeof NO_LEASE> {
+    const cert = {
+      mountId: req.mount.id,
+      serial: built.serialHex,
+      issuerId: signing.issuer.id,
+      der: built.der,
+      notAfter: built.notAfter,
+    };
     await this.deps.certs.store({ ...cert, createdAt: this.deps.clock.now() });
     return NO_LEASE;
   }
@@ -215,24 +295,42 @@ export class PrivilegedSigningService {
     role: { ttl: number; max_ttl: number } | undefined = undefined,
   ): { notBefore: Date; notAfter: Date } {
     const input: ValidityInput = {
-      now: this.deps.clock.now(), ttl, notAfter,
+      now: this.deps.clock.now(),
+      ttl,
+      notAfter,
       role: { ttl: role?.ttl ?? 0, max_ttl: role?.max_ttl ?? 0, not_after: '', not_before_duration: notBeforeDuration },
-      mountDefaultTtl: req.mountDefaultTtl, mountMaxTtl: req.mountMaxTtl,
-      issuerNotAfter: signing.issuer.notAfter, leafNotAfterBehavior: notAfterBehavior(enforce, signing.issuer.leafNotAfterBehavior),
+      mountDefaultTtl: req.mountDefaultTtl,
+      mountMaxTtl: req.mountMaxTtl,
+      issuerNotAfter: signing.issuer.notAfter,
+      leafNotAfterBehavior: notAfterBehavior(enforce, signing.issuer.leafNotAfterBehavior),
     };
     const v = computeValidity(input);
     warnings.push(...v.warnings);
-    if (input.leafNotAfterBehavior === 'truncate' && computeValidity({ ...input, leafNotAfterBehavior: 'permit' }).notAfter > signing.issuer.notAfter) {
-      warnings.push(`the requested notAfter is beyond the expiration of the signing certificate; it was truncated to ${signing.issuer.notAfter.toISOString()}`);
+    if (
+      input.leafNotAfterBehavior === 'truncate' &&
+      computeValidity({ ...input, leafNotAfterBehavior: 'permit' }).notAfter > signing.issuer.notAfter
+    ) {
+      warnings.push(
+        `the requested notAfter is beyond the expiration of the signing certificate; it was truncated to ${signing.issuer.notAfter.toISOString()}`,
+      );
     }
     return v;
   }
 
-  #data(built: BuiltCertificate, signing: SigningContext, signer: ParsedCertificate, format: OutputFormat, chain: string[]): Record<string, unknown> {
+  #data(
+    built: BuiltCertificate,
+    signing: SigningContext,
+    signer: ParsedCertificate,
+    format: OutputFormat,
+    chain: string[],
+  ): Record<string, unknown> {
     return certificateData(
       {
-        certificatePem: built.pem.trimEnd(), issuingCaPem: signing.certificatePem, chainPems: chain,
-        serialNumber: formatSerial(built.serial), expiration: Math.floor(built.notAfter.getTime() / 1000),
+        certificatePem: built.pem.trimEnd(),
+        issuingCaPem: signing.certificatePem,
+        chainPems: chain,
+        serialNumber: formatSerial(built.serial),
+        expiration: Math.floor(built.notAfter.getTime() / 1000),
         issuerIsSelfSigned: () => isSelfSigned(signer),
       },
       format,

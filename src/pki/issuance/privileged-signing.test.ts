@@ -4,8 +4,17 @@ import { decodeName, encodeName, nameValues } from '../crypto/names.js';
 import { EXT } from '../crypto/extensions.js';
 import { certificateData, pemBundle } from './issuance.js';
 import {
-  SIGN_INTERMEDIATE_FIELDS, SIGN_VERBATIM_FIELDS, copiedCsrExtensions, intermediateKeyUsage, intermediatePathLength, nameConstraintsFrom,
-  notAfterBehavior, parseSkid, signatureOptionsOf, subjectWithUserIds, verbatimUsages,
+  SIGN_INTERMEDIATE_FIELDS,
+  SIGN_VERBATIM_FIELDS,
+  copiedCsrExtensions,
+  intermediateKeyUsage,
+  intermediatePathLength,
+  nameConstraintsFrom,
+  notAfterBehavior,
+  parseSkid,
+  signatureOptionsOf,
+  subjectWithUserIds,
+  verbatimUsages,
 } from './privileged-signing.js';
 
 describe('intermediate path length', () => {
@@ -36,8 +45,16 @@ describe('intermediate path length', () => {
 describe('intermediate key usage', () => {
   it('always has CertSign and CRLSign and adds known names once, case-insensitively', () => {
     assert.deepEqual(intermediateKeyUsage([]), ['CertSign', 'CRLSign']);
-    assert.deepEqual(intermediateKeyUsage(['digitalsignature', 'KeyUsageCertSign', 'crlsign', 'Bogus']), ['CertSign', 'CRLSign', 'digitalsignature']);
-    assert.deepEqual(intermediateKeyUsage(['NonRepudiation', 'ContentCommitment']), ['CertSign', 'CRLSign', 'NonRepudiation']);
+    assert.deepEqual(intermediateKeyUsage(['digitalsignature', 'KeyUsageCertSign', 'crlsign', 'Bogus']), [
+      'CertSign',
+      'CRLSign',
+      'digitalsignature',
+    ]);
+    assert.deepEqual(intermediateKeyUsage(['NonRepudiation', 'ContentCommitment']), [
+      'CertSign',
+      'CRLSign',
+      'NonRepudiation',
+    ]);
   });
 });
 
@@ -54,7 +71,13 @@ describe('name constraints', () => {
   const parse = (body: Record<string, unknown>) => SIGN_INTERMEDIATE_FIELDS.parse({ csr: 'x', ...body }).values;
   it('is undefined when no list is given, and carries every list otherwise', () => {
     assert.equal(nameConstraintsFrom(parse({})), undefined);
-    const c = nameConstraintsFrom(parse({ permitted_dns_domains: '.a.com,b.com', excluded_ip_ranges: ['10.0.0.0/8'], permitted_uri_domains: 'x.org' }))!;
+    const c = nameConstraintsFrom(
+      parse({
+        permitted_dns_domains: '.a.com,b.com',
+        excluded_ip_ranges: ['10.0.0.0/8'],
+        permitted_uri_domains: 'x.org',
+      }),
+    )!;
     assert.deepEqual(c.permittedDnsDomains, ['.a.com', 'b.com']);
     assert.deepEqual(c.excludedIpRanges, ['10.0.0.0/8']);
     assert.deepEqual(c.permittedUriDomains, ['x.org']);
@@ -67,8 +90,19 @@ describe('name constraints', () => {
 describe('copied CSR extensions', () => {
   it('drops Basic Constraints and what the signer writes itself, keeps the rest in order', () => {
     const ext = (oid: string) => ({ oid, critical: false, value: Buffer.from([5, 0]) });
-    const all = [EXT.basicConstraints, EXT.keyUsage, EXT.subjectKeyIdentifier, EXT.subjectAltName, EXT.authorityInfoAccess, '1.2.3.4', EXT.crlDistributionPoints].map(ext);
-    assert.deepEqual(copiedCsrExtensions(all).map((e) => e.oid), [EXT.keyUsage, EXT.subjectAltName, '1.2.3.4']);
+    const all = [
+      EXT.basicConstraints,
+      EXT.keyUsage,
+      EXT.subjectKeyIdentifier,
+      EXT.subjectAltName,
+      EXT.authorityInfoAccess,
+      '1.2.3.4',
+      EXT.crlDistributionPoints,
+    ].map(ext);
+    assert.deepEqual(
+      copiedCsrExtensions(all).map((e) => e.oid),
+      [EXT.keyUsage, EXT.subjectAltName, '1.2.3.4'],
+    );
   });
 });
 
@@ -84,21 +118,43 @@ describe('not-after behaviour', () => {
 describe('sign-verbatim usages', () => {
   const defaults = SIGN_VERBATIM_FIELDS.parse({ csr: 'x' }).values;
   it('uses the request values only for what the CSR lacks', () => {
-    assert.deepEqual(verbatimUsages({ keyUsage: undefined, extKeyUsage: undefined }, defaults), { keyUsage: ['DigitalSignature', 'KeyAgreement', 'KeyEncipherment'], extKeyUsage: [] });
-    assert.deepEqual(verbatimUsages({ keyUsage: ['CertSign'], extKeyUsage: ['1.3.6.1.5.5.7.3.1'] }, defaults), { keyUsage: undefined, extKeyUsage: undefined });
+    assert.deepEqual(verbatimUsages({ keyUsage: undefined, extKeyUsage: undefined }, defaults), {
+      keyUsage: ['DigitalSignature', 'KeyAgreement', 'KeyEncipherment'],
+      extKeyUsage: [],
+    });
+    assert.deepEqual(verbatimUsages({ keyUsage: ['CertSign'], extKeyUsage: ['1.3.6.1.5.5.7.3.1'] }, defaults), {
+      keyUsage: undefined,
+      extKeyUsage: undefined,
+    });
   });
   it('orders EKU names the Vault way, case-insensitively, then custom OIDs', () => {
-    const v = { key_usage: [''], ext_key_usage: ['timestamping', 'SERVERAUTH', 'ExtKeyUsageClientAuth'], ext_key_usage_oids: ['1.2.3.4'] };
-    assert.deepEqual(verbatimUsages({ keyUsage: undefined, extKeyUsage: undefined }, v), { keyUsage: [], extKeyUsage: ['ServerAuth', 'ClientAuth', 'TimeStamping', '1.2.3.4'] });
+    const v = {
+      key_usage: [''],
+      ext_key_usage: ['timestamping', 'SERVERAUTH', 'ExtKeyUsageClientAuth'],
+      ext_key_usage_oids: ['1.2.3.4'],
+    };
+    assert.deepEqual(verbatimUsages({ keyUsage: undefined, extKeyUsage: undefined }, v), {
+      keyUsage: [],
+      extKeyUsage: ['ServerAuth', 'ClientAuth', 'TimeStamping', '1.2.3.4'],
+    });
   });
   it('refuses malformed OIDs', () => {
-    assert.throws(() => verbatimUsages({ keyUsage: undefined, extKeyUsage: undefined }, { ...defaults, ext_key_usage_oids: ['1.2.x'] }), /not a valid OID/);
+    assert.throws(
+      () =>
+        verbatimUsages({ keyUsage: undefined, extKeyUsage: undefined }, { ...defaults, ext_key_usage_oids: ['1.2.x'] }),
+      /not a valid OID/,
+    );
   });
 });
 
 describe('subject with user ids', () => {
   it('appends UID attributes not already present, keeping the original bytes otherwise', () => {
-    const subject = decodeName(encodeName([{ type: 'CN', value: 'a' }, { type: 'UID', value: 'u1' }]));
+    const subject = decodeName(
+      encodeName([
+        { type: 'CN', value: 'a' },
+        { type: 'UID', value: 'u1' },
+      ]),
+    );
     assert.equal(subjectWithUserIds(subject, []), subject.der);
     assert.equal(subjectWithUserIds(subject, ['u1']), subject.der);
     const out = decodeName(subjectWithUserIds(subject, ['u2', 'u1', 'u2']));

@@ -78,15 +78,25 @@ export type SignVerbatimInput = ReturnType<typeof SIGN_VERBATIM_FIELDS.parse>['v
  * at or beyond the signer's limit is lowered to one less than it (a larger value could
  * never be used). A signer with pathLen 0 cannot sign CAs at all.
  */
-export function intermediatePathLength(requested: number, signerPathLen: number | undefined): { pathLen: number | undefined; warnings: string[] } {
-  if (signerPathLen === 0) throw invalid('signing certificate has a max path length of zero, and cannot issue further CA certificates', 'max_path_length');
-  if (requested < -1) throw invalid(`max_path_length must be -1 (no limit) or at least 0, got ${requested}`, 'max_path_length');
+export function intermediatePathLength(
+  requested: number,
+  signerPathLen: number | undefined,
+): { pathLen: number | undefined; warnings: string[] } {
+  if (signerPathLen === 0)
+    throw invalid(
+      'signing certificate has a max path length of zero, and cannot issue further CA certificates',
+      'max_path_length',
+    );
+  if (requested < -1)
+    throw invalid(`max_path_length must be -1 (no limit) or at least 0, got ${requested}`, 'max_path_length');
   if (signerPathLen === undefined) return { pathLen: requested >= 0 ? requested : undefined, warnings: [] };
   if (requested < 0) return { pathLen: signerPathLen - 1, warnings: [] };
   if (requested >= signerPathLen) {
     return {
       pathLen: signerPathLen - 1,
-      warnings: [`max_path_length ${requested} is not below the signing certificate's path length ${signerPathLen}; using ${signerPathLen - 1}`],
+      warnings: [
+        `max_path_length ${requested} is not below the signing certificate's path length ${signerPathLen}; using ${signerPathLen - 1}`,
+      ],
     };
   }
   return { pathLen: requested, warnings: [] };
@@ -107,7 +117,8 @@ export function intermediateKeyUsage(requested: readonly string[]): string[] {
 export function parseSkid(text: string): Buffer | undefined {
   const hex = text.replace(/[\s:-]/g, '');
   if (hex === '') return undefined;
-  if (!/^([0-9a-fA-F]{2})+$/.test(hex)) throw invalid(`skid must be hex bytes (optionally separated by ':'), got "${text}"`, 'skid');
+  if (!/^([0-9a-fA-F]{2})+$/.test(hex))
+    throw invalid(`skid must be hex bytes (optionally separated by ':'), got "${text}"`, 'skid');
   return Buffer.from(hex, 'hex');
 }
 
@@ -123,14 +134,23 @@ export function nameConstraintsFrom(v: SignIntermediateInput): NameConstraints |
     excludedUriDomains: v.excluded_uri_domains,
   };
   for (const r of [...v.permitted_ip_ranges, ...v.excluded_ip_ranges]) {
-    if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(r)) throw invalid(`IP ranges of name constraints must be in CIDR form (e.g. 10.0.0.0/8), got "${r}"`, 'permitted_ip_ranges');
+    if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(r))
+      throw invalid(
+        `IP ranges of name constraints must be in CIDR form (e.g. 10.0.0.0/8), got "${r}"`,
+        'permitted_ip_ranges',
+      );
   }
   return Object.values(c).some((l: readonly string[]) => l.length > 0) ? c : undefined;
 }
 
 /** Extensions the signer always writes itself, so a CSR's copy of them is never carried over. */
 const SIGNER_OWNED = new Set<string>([
-  EXT.basicConstraints, EXT.subjectKeyIdentifier, EXT.authorityKeyIdentifier, EXT.authorityInfoAccess, EXT.crlDistributionPoints, EXT.freshestCrl,
+  EXT.basicConstraints,
+  EXT.subjectKeyIdentifier,
+  EXT.authorityKeyIdentifier,
+  EXT.authorityInfoAccess,
+  EXT.crlDistributionPoints,
+  EXT.freshestCrl,
 ]);
 
 /** CSR extensions to copy into the certificate: all but Basic Constraints and the signer-owned ones. */
@@ -142,7 +162,10 @@ export function copiedCsrExtensions(all: readonly RawExtension[]): RawExtension[
  * Validity behaviour of the privileged paths: the result is truncated to the signer's
  * notAfter, unless `enforce_leaf_not_after_behavior` asks for the issuer's own rule.
  */
-export function notAfterBehavior(enforce: boolean, issuerBehavior: 'err' | 'truncate' | 'permit'): 'err' | 'truncate' | 'permit' {
+export function notAfterBehavior(
+  enforce: boolean,
+  issuerBehavior: 'err' | 'truncate' | 'permit',
+): 'err' | 'truncate' | 'permit' {
   return enforce ? issuerBehavior : 'truncate';
 }
 
@@ -154,14 +177,20 @@ export function verbatimUsages(
   csr: { keyUsage: readonly string[] | undefined; extKeyUsage: readonly string[] | undefined },
   v: Pick<SignVerbatimInput, 'key_usage' | 'ext_key_usage' | 'ext_key_usage_oids'>,
 ): { keyUsage: string[] | undefined; extKeyUsage: string[] | undefined } {
-  for (const o of v.ext_key_usage_oids) if (!isValidOid(o)) throw invalid(`ext_key_usage_oids: "${o}" is not a valid OID`, 'ext_key_usage_oids');
+  for (const o of v.ext_key_usage_oids)
+    if (!isValidOid(o)) throw invalid(`ext_key_usage_oids: "${o}" is not a valid OID`, 'ext_key_usage_oids');
   const keyUsage = csr.keyUsage === undefined ? v.key_usage.filter((n) => n.trim() !== '') : undefined;
-  const extKeyUsage = csr.extKeyUsage === undefined
-    ? leafExtKeyUsages({
-        server_flag: false, client_flag: false, code_signing_flag: false, email_protection_flag: false,
-        ext_key_usage: v.ext_key_usage.filter((n) => n.trim() !== ''), ext_key_usage_oids: v.ext_key_usage_oids,
-      })
-    : undefined;
+  const extKeyUsage =
+    csr.extKeyUsage === undefined
+      ? leafExtKeyUsages({
+          server_flag: false,
+          client_flag: false,
+          code_signing_flag: false,
+          email_protection_flag: false,
+          ext_key_usage: v.ext_key_usage.filter((n) => n.trim() !== ''),
+          ext_key_usage_oids: v.ext_key_usage_oids,
+        })
+      : undefined;
   return { keyUsage, extKeyUsage };
 }
 
@@ -170,8 +199,14 @@ export function subjectWithUserIds(subject: ParsedName, userIds: readonly string
   const present = new Set(nameValues(subject, 'UID'));
   const extra = [...new Set(userIds)].filter((u) => u !== '' && !present.has(u));
   if (extra.length === 0) return subject.der;
-  const rdns = parseDer(subject.der).children().rest().map((e) => e.raw());
-  const added = parseDer(encodeName(extra.map((value) => ({ type: 'UID', value })))).children().rest().map((e) => e.raw());
+  const rdns = parseDer(subject.der)
+    .children()
+    .rest()
+    .map((e) => e.raw());
+  const added = parseDer(encodeName(extra.map((value) => ({ type: 'UID', value }))))
+    .children()
+    .rest()
+    .map((e) => e.raw());
   return sequence(...rdns, ...added);
 }
 
@@ -179,7 +214,10 @@ export function subjectWithUserIds(subject: ParsedName, userIds: readonly string
  * sign-self-issued keeps the submitted certificate's signature hash (and PSS) when the
  * signer's key is of the same type; SHA-1 is never written again (SHA-256 instead).
  */
-export function signatureOptionsOf(alg: { kind: string; hash: string | null }): { signatureBits: number; usePss: boolean } {
+export function signatureOptionsOf(alg: { kind: string; hash: string | null }): {
+  signatureBits: number;
+  usePss: boolean;
+} {
   const bits = alg.hash === 'sha384' ? 384 : alg.hash === 'sha512' ? 512 : 0;
   return { signatureBits: bits, usePss: alg.kind === 'rsa-pss' };
 }

@@ -51,7 +51,9 @@ export function authorityRoutes(issuers: IssuerService): PkiRoute[] {
     if (serial === 'ca' || serial === 'ca_chain') der = (await issuers.defaultIssuer(ctx.mount.id))?.certificateDer;
     else der = (await issuers.storedCertificate(ctx.mount.id, normalizeSerial(serial)))?.der;
     if (!der) return emptyResult();
-    return pem ? { kind: 'raw', contentType: PEM_CHAIN, body: pemEncode('CERTIFICATE', der) } : { kind: 'raw', contentType: PKIX_CERT, body: der };
+    return pem
+      ? { kind: 'raw', contentType: PEM_CHAIN, body: pemEncode('CERTIFICATE', der) }
+      : { kind: 'raw', contentType: PKIX_CERT, body: der };
   };
 
   return [
@@ -70,7 +72,9 @@ export function authorityRoutes(issuers: IssuerService): PkiRoute[] {
       unauthenticated: true,
       handler: async (ctx) => {
         const issuer = await issuers.defaultIssuer(ctx.mount.id);
-        return issuer ? { kind: 'raw', contentType: PEM_CHAIN, body: pemEncode('CERTIFICATE', issuer.certificateDer) } : emptyResult();
+        return issuer
+          ? { kind: 'raw', contentType: PEM_CHAIN, body: pemEncode('CERTIFICATE', issuer.certificateDer) }
+          : emptyResult();
       },
     },
     {
@@ -85,10 +89,30 @@ export function authorityRoutes(issuers: IssuerService): PkiRoute[] {
       },
     },
     { pattern: 'cert/ca', operations: ['read'], unauthenticated: true, handler: (ctx) => certJson(ctx, 'ca') },
-    { pattern: 'cert/ca_chain', operations: ['read'], unauthenticated: true, handler: (ctx) => certJson(ctx, 'ca_chain') },
-    { pattern: 'cert/:serial', operations: ['read'], unauthenticated: true, handler: (ctx) => certJson(ctx, ctx.params.serial ?? '') },
-    { pattern: 'cert/:serial/raw', operations: ['read'], unauthenticated: true, handler: (ctx) => certRaw(ctx, ctx.params.serial ?? '', false) },
-    { pattern: 'cert/:serial/raw/pem', operations: ['read'], unauthenticated: true, handler: (ctx) => certRaw(ctx, ctx.params.serial ?? '', true) },
+    {
+      pattern: 'cert/ca_chain',
+      operations: ['read'],
+      unauthenticated: true,
+      handler: (ctx) => certJson(ctx, 'ca_chain'),
+    },
+    {
+      pattern: 'cert/:serial',
+      operations: ['read'],
+      unauthenticated: true,
+      handler: (ctx) => certJson(ctx, ctx.params.serial ?? ''),
+    },
+    {
+      pattern: 'cert/:serial/raw',
+      operations: ['read'],
+      unauthenticated: true,
+      handler: (ctx) => certRaw(ctx, ctx.params.serial ?? '', false),
+    },
+    {
+      pattern: 'cert/:serial/raw/pem',
+      operations: ['read'],
+      unauthenticated: true,
+      handler: (ctx) => certRaw(ctx, ctx.params.serial ?? '', true),
+    },
     {
       pattern: 'certs',
       operations: ['list'],

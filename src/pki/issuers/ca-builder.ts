@@ -36,7 +36,8 @@ export function buildRootCertificate(spec: RootSpec): BuiltCertificate {
     basicConstraints: { ca: true, pathLen: spec.maxPathLength >= 0 ? spec.maxPathLength : undefined },
     keyUsage: spec.keyUsage,
     subjectAltNames: spec.subjectAltNames,
-    nameConstraints: spec.permittedDnsDomains.length > 0 ? { permittedDnsDomains: spec.permittedDnsDomains } : undefined,
+    nameConstraints:
+      spec.permittedDnsDomains.length > 0 ? { permittedDnsDomains: spec.permittedDnsDomains } : undefined,
     signatureBits: spec.signatureBits,
     usePss: spec.usePss,
   });
@@ -59,5 +60,10 @@ export function buildIntermediateCsr(spec: CsrSpec): { der: Buffer; pem: string 
   if (spec.addBasicConstraints) exts.push(basicConstraintsExt(true));
   const ku = spec.keyUsage.length > 0 ? keyUsageExt(spec.keyUsage) : undefined;
   if (ku) exts.push(ku);
-  return buildCsr({ subjectDer: spec.subjectDer, privateKey: spec.privateKey, extensions: exts, signatureBits: spec.signatureBits });
+  return buildCsr({
+    subjectDer: spec.subjectDer,
+    privateKey: spec.privateKey,
+    extensions: exts,
+    signatureBits: spec.signatureBits,
+  });
 }

@@ -43,7 +43,11 @@ export const CA_SUBJECT_FIELDS = {
 } as const;
 
 type CaSubjectValues = {
-  [K in keyof typeof CA_SUBJECT_FIELDS]: K extends 'exclude_cn_from_sans' ? boolean : K extends 'common_name' | 'serial_number' ? string : string[];
+  [K in keyof typeof CA_SUBJECT_FIELDS]: K extends 'exclude_cn_from_sans'
+    ? boolean
+    : K extends 'common_name' | 'serial_number'
+      ? string
+      : string[];
 };
 
 export function subjectRequest(v: CaSubjectValues): CaSubjectRequest {
@@ -101,7 +105,8 @@ export interface IntermediateRequest extends CaSubjectRequest, KeyRequest {
 /** `:type` of the generate paths; `kms` needs managed keys, which this server does not have. */
 export function parseGenerateType(v: string): GenerateType {
   if (v === 'internal' || v === 'exported' || v === 'existing') return v;
-  if (v === 'kms') throw invalid('managed keys are not supported by this server; use "internal", "exported" or "existing"');
+  if (v === 'kms')
+    throw invalid('managed keys are not supported by this server; use "internal", "exported" or "existing"');
   throw invalid(`the "exported" path parameter must be "internal", "existing", exported" or "kms"`);
 }
 
@@ -113,7 +118,10 @@ export function parseFormat(v: string): OutputFormat {
 export function parsePrivateKeyFormat(v: string): PrivateKeyFormat {
   if (v === '' || v === 'der') return 'der';
   if (v === 'pem' || v === 'pkcs8') return v;
-  throw invalid(`invalid private_key_format specified: ${JSON.stringify(v)}; must be "der", "pem" or "pkcs8"`, 'private_key_format');
+  throw invalid(
+    `invalid private_key_format specified: ${JSON.stringify(v)}; must be "der", "pem" or "pkcs8"`,
+    'private_key_format',
+  );
 }
 
 /** Managed (KMS) keys are an enterprise feature this server does not offer. */
@@ -145,7 +153,8 @@ export function parseOtherSan(text: string): GeneralName {
   const oid = text.slice(0, semi);
   const type = text.slice(semi + 1, colon).toUpperCase();
   if (!isValidOid(oid)) throw invalid(`invalid OID in other_sans: ${oid}`, 'other_sans');
-  if (type !== 'UTF8' && type !== 'UTF-8') throw invalid(`only UTF8 other_sans types are supported, got ${type}`, 'other_sans');
+  if (type !== 'UTF8' && type !== 'UTF-8')
+    throw invalid(`only UTF8 other_sans types are supported, got ${type}`, 'other_sans');
   return { type: 'otherName', oid, value: text.slice(colon + 1), raw: Buffer.alloc(0) };
 }
 
@@ -163,7 +172,8 @@ export function subjectAltNames(r: CaSubjectRequest): GeneralName[] {
     if (!list.includes(n)) list.push(n);
   };
   // The CN becomes a SAN only when it is an e-mail address or a host name ("Root CA" is neither).
-  if (r.commonName !== '' && !r.excludeCnFromSans && (r.commonName.includes('@') || HOSTNAME.test(r.commonName))) add(r.commonName);
+  if (r.commonName !== '' && !r.excludeCnFromSans && (r.commonName.includes('@') || HOSTNAME.test(r.commonName)))
+    add(r.commonName);
   for (const n of r.altNames) add(n);
   for (const ip of r.ipSans) {
     try {
@@ -190,7 +200,13 @@ export function subjectAltNames(r: CaSubjectRequest): GeneralName[] {
 
 /** Key usages of a CA certificate: CertSign and CRLSign always, DigitalSignature when asked for. */
 export function caKeyUsage(requested: readonly string[]): string[] {
-  const wantsDigital = requested.some((u) => u.trim().toLowerCase().replace(/^keyusage/, '') === 'digitalsignature');
+  const wantsDigital = requested.some(
+    (u) =>
+      u
+        .trim()
+        .toLowerCase()
+        .replace(/^keyusage/, '') === 'digitalsignature',
+  );
   return wantsDigital ? ['DigitalSignature', 'CertSign', 'CRLSign'] : ['CertSign', 'CRLSign'];
 }
 
@@ -213,7 +229,9 @@ export function rootValidity(
   } else {
     let ttl = r.ttl === undefined || r.ttl === 0 ? mount.defaultTtlSeconds : r.ttl;
     if (ttl > mount.maxTtlSeconds) {
-      warnings.push(`TTL of ${ttl}s is greater than the mount's maximum of ${mount.maxTtlSeconds}s; capping to the maximum`);
+      warnings.push(
+        `TTL of ${ttl}s is greater than the mount's maximum of ${mount.maxTtlSeconds}s; capping to the maximum`,
+      );
       ttl = mount.maxTtlSeconds;
     }
     notAfter = new Date(now.getTime() + ttl * 1000);

@@ -12,7 +12,13 @@ import { exportPrivateKey } from '../crypto/keys.js';
 import { formatSerial } from '../crypto/serial.js';
 import type { PkiRequestContext, PkiRoute } from '../pki-route.js';
 import { defineFields } from '../vault-fields.js';
-import { CA_SUBJECT_FIELDS, parseFormat, parseGenerateType, parsePrivateKeyFormat, subjectRequest } from './ca-request.js';
+import {
+  CA_SUBJECT_FIELDS,
+  parseFormat,
+  parseGenerateType,
+  parsePrivateKeyFormat,
+  subjectRequest,
+} from './ca-request.js';
 import type { KeyRequest, OutputFormat, PrivateKeyFormat } from './ca-request.js';
 import type { CaService, ImportResult } from './ca-service.js';
 import { certificatePem } from './issuer-service.js';
@@ -52,7 +58,15 @@ const intermediateFields = defineFields({
 const bundleFields = defineFields({ pem_bundle: { type: 'string', required: true } });
 const setSignedFields = defineFields({ certificate: { type: 'string', required: true } });
 
-function keyRequest(v: { exported: string; key_type: string; key_bits: number; key_name: string; key_ref: string; managed_key_name: string; managed_key_id: string }): KeyRequest {
+function keyRequest(v: {
+  exported: string;
+  key_type: string;
+  key_bits: number;
+  key_name: string;
+  key_ref: string;
+  managed_key_name: string;
+  managed_key_id: string;
+}): KeyRequest {
   return {
     type: parseGenerateType(v.exported),
     keyType: v.key_type,
@@ -65,9 +79,14 @@ function keyRequest(v: { exported: string; key_type: string; key_bits: number; k
 }
 
 /** Vault's `format`: PEM text, or base64 DER. */
-const encodeCert = (der: Buffer, format: OutputFormat): string => (format === 'der' ? der.toString('base64') : certificatePem(der));
+const encodeCert = (der: Buffer, format: OutputFormat): string =>
+  format === 'der' ? der.toString('base64') : certificatePem(der);
 
-function privateKeyFields(key: KeyObject | undefined, format: OutputFormat, pkf: PrivateKeyFormat): Record<string, string> {
+function privateKeyFields(
+  key: KeyObject | undefined,
+  format: OutputFormat,
+  pkf: PrivateKeyFormat,
+): Record<string, string> {
   if (!key) return {};
   return {
     private_key: exportPrivateKey(key, { format: format === 'der' ? 'der' : 'pem', privateKeyFormat: pkf }),
@@ -75,7 +94,11 @@ function privateKeyFields(key: KeyObject | undefined, format: OutputFormat, pkf:
   };
 }
 
-async function generateRoot(ca: CaService, ctx: PkiRequestContext, opts: { rotate: boolean }): Promise<ReturnType<typeof jsonResult>> {
+async function generateRoot(
+  ca: CaService,
+  ctx: PkiRequestContext,
+  opts: { rotate: boolean },
+): Promise<ReturnType<typeof jsonResult>> {
   const { values: v, warnings } = rootFields.parse(ctx.body, ctx.params);
   const format = parseFormat(v.format);
   const pkf = parsePrivateKeyFormat(v.private_key_format);
@@ -111,7 +134,11 @@ async function generateRoot(ca: CaService, ctx: PkiRequestContext, opts: { rotat
   return jsonResult(data, warnings, r.warnings);
 }
 
-async function generateIntermediate(ca: CaService, ctx: PkiRequestContext, crossSign: boolean): Promise<ReturnType<typeof jsonResult>> {
+async function generateIntermediate(
+  ca: CaService,
+  ctx: PkiRequestContext,
+  crossSign: boolean,
+): Promise<ReturnType<typeof jsonResult>> {
   const params = crossSign ? { ...ctx.params, exported: 'existing' } : ctx.params;
   const { values: v, warnings } = intermediateFields.parse(ctx.body, params);
   const format = parseFormat(v.format);
@@ -133,7 +160,11 @@ async function generateIntermediate(ca: CaService, ctx: PkiRequestContext, cross
     ...pk,
   };
   // cross-sign sends no `exported`; the replaced-parameter warning would only confuse.
-  return jsonResult(data, crossSign ? warnings.filter((w) => !w.includes('captured from the endpoint')) : warnings, r.warnings);
+  return jsonResult(
+    data,
+    crossSign ? warnings.filter((w) => !w.includes('captured from the endpoint')) : warnings,
+    r.warnings,
+  );
 }
 
 const importData = (r: ImportResult) => ({
@@ -156,12 +187,36 @@ export function caRoutes(ca: CaService): PkiRoute[] {
     },
   });
   return [
-    { pattern: 'root/generate/:exported', operations: [...write], handler: (ctx) => generateRoot(ca, ctx, { rotate: false }) },
-    { pattern: 'issuers/generate/root/:exported', operations: [...write], handler: (ctx) => generateRoot(ca, ctx, { rotate: false }) },
-    { pattern: 'root/rotate/:exported', operations: [...write], handler: (ctx) => generateRoot(ca, ctx, { rotate: true }) },
-    { pattern: 'intermediate/generate/:exported', operations: [...write], handler: (ctx) => generateIntermediate(ca, ctx, false) },
-    { pattern: 'issuers/generate/intermediate/:exported', operations: [...write], handler: (ctx) => generateIntermediate(ca, ctx, false) },
-    { pattern: 'intermediate/cross-sign', operations: [...write], handler: (ctx) => generateIntermediate(ca, ctx, true) },
+    {
+      pattern: 'root/generate/:exported',
+      operations: [...write],
+      handler: (ctx) => generateRoot(ca, ctx, { rotate: false }),
+    },
+    {
+      pattern: 'issuers/generate/root/:exported',
+      operations: [...write],
+      handler: (ctx) => generateRoot(ca, ctx, { rotate: false }),
+    },
+    {
+      pattern: 'root/rotate/:exported',
+      operations: [...write],
+      handler: (ctx) => generateRoot(ca, ctx, { rotate: true }),
+    },
+    {
+      pattern: 'intermediate/generate/:exported',
+      operations: [...write],
+      handler: (ctx) => generateIntermediate(ca, ctx, false),
+    },
+    {
+      pattern: 'issuers/generate/intermediate/:exported',
+      operations: [...write],
+      handler: (ctx) => generateIntermediate(ca, ctx, false),
+    },
+    {
+      pattern: 'intermediate/cross-sign',
+      operations: [...write],
+      handler: (ctx) => generateIntermediate(ca, ctx, true),
+    },
     importRoute('config/ca', true),
     importRoute('issuers/import/bundle', true),
     importRoute('issuers/import/cert', false),

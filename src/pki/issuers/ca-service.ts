@@ -66,14 +66,21 @@ export class CaService {
   }
 
   /** A new key (generated outside the transaction) or an existing one for `existing`. */
-  async #keyFor(mountId: string, req: KeyRequest): Promise<{ prepared: PreparedKey | undefined; existing: PkiKey | undefined; privateKey: KeyObject }> {
+  async #keyFor(
+    mountId: string,
+    req: KeyRequest,
+  ): Promise<{ prepared: PreparedKey | undefined; existing: PkiKey | undefined; privateKey: KeyObject }> {
     rejectManagedKeys(req);
     const keys = this.#issuers.keys;
     if (req.type === 'existing') {
       const existing = await keys.resolve(mountId, req.keyRef === '' ? 'default' : req.keyRef);
       return { prepared: undefined, existing, privateKey: await keys.privateKey(mountId, existing.id) };
     }
-    const prepared = await keys.prepareGenerated(mountId, { keyType: req.keyType, keyBits: req.keyBits, keyName: req.keyName });
+    const prepared = await keys.prepareGenerated(mountId, {
+      keyType: req.keyType,
+      keyBits: req.keyBits,
+      keyName: req.keyName,
+    });
     return { prepared, existing: undefined, privateKey: prepared.privateKey };
   }
 
@@ -106,9 +113,14 @@ export class CaService {
       usePss: req.usePss,
     });
     const parsed = parseCertificate(certificate.der);
-    if (subject.length <= 2) warnings.push('the subject of the generated root is empty; set common_name or other subject fields');
-    if (!urls) warnings.push('no authority information access URLs are configured (config/urls); clients may be unable to fetch the chain or revocation status');
-    if (req.maxPathLength === 0) warnings.push('max_path_length is 0: this root cannot sign intermediate CAs that issue further CAs');
+    if (subject.length <= 2)
+      warnings.push('the subject of the generated root is empty; set common_name or other subject fields');
+    if (!urls)
+      warnings.push(
+        'no authority information access URLs are configured (config/urls); clients may be unable to fetch the chain or revocation status',
+      );
+    if (req.maxPathLength === 0)
+      warnings.push('max_path_length is 0: this root cannot sign intermediate CAs that issue further CAs');
 
     const issuer = await this.#issuers.transaction(async (tx) => {
       const key = existing ?? prepared!.key;
@@ -121,7 +133,16 @@ export class CaService {
         updateDefault: true,
       });
       await this.#issuers.storeCertificate(
-        { mountId, serial: certificate.serialHex, issuerId, der: certificate.der, notAfter: certificate.notAfter, revokedAt: null, revocationIssuerId: '', createdAt: now },
+        {
+          mountId,
+          serial: certificate.serialHex,
+          issuerId,
+          der: certificate.der,
+          notAfter: certificate.notAfter,
+          revokedAt: null,
+          revocationIssuerId: '',
+          createdAt: now,
+        },
         tx,
       );
       await this.#issuers.rebuildChains(tx, mountId);
@@ -163,8 +184,14 @@ export class CaService {
     });
     if (prepared) await this.#issuers.transaction((tx) => this.#issuers.keys.insert(tx, prepared));
     const warnings: string[] = [];
-    if (subject.length <= 2) warnings.push('the subject of the requested intermediate is empty; set common_name or other subject fields');
-    return { csr, key: existing ?? prepared!.key, privateKey: req.type === 'exported' ? privateKey : undefined, warnings };
+    if (subject.length <= 2)
+      warnings.push('the subject of the requested intermediate is empty; set common_name or other subject fields');
+    return {
+      csr,
+      key: existing ?? prepared!.key,
+      privateKey: req.type === 'exported' ? privateKey : undefined,
+      warnings,
+    };
   }
 
   /**
@@ -175,46 +202,63 @@ export class CaService {
     const bundle = parseImportBundle(pemBundle, opts);
     const keys = this.#issuers.keys;
     const prepared = bundle.keys.map((k) => keys.prepareExisting(mountId, k, ''));
-    return this.#issuers.transaction(async (tx) => {
-      const out: ImportResult = { importedIssuers: [], importedKeys: [], existingIssuers: [], existingKeys: [], mapping: {}, warnings: [] };
-      const keyIds = new Map<string, string>();
-      for (const p of prepared) {
-        const found = await keys.byPublicKey(mountId, p.key.publicKeySha256, tx);
-        if (found) {
-          if (!out.existingKeys.includes(found.id)) out.existingKeys.push(found.id);
-          keyIds.set(found.publicKeySha256, found.id);
-        } else {
-          await keys.insert(tx, p);
-          out.importedKeys.push(p.key.id);
-          keyIds.set(p.key.publicKeySha256, p.key.id);
+    return this.#issuers
+      .transaction(async (tx) => {
+        const out: ImportResult = {
+          importedIssuers: [],
+          importedKeys: [],
+          existingIssuers: [],
+          existingKeys: [],
+          mapping: {},
+          warnings: [],
+        };
+        const keyIds = new Map<string, string>();
+        for (const p of prepared) {
+          const found = await keys.byPublicKey(mountId, p.key.publicKeySha256, tx);
+          if (found) {
+            if (!out.existingKeys.includes(found.id)) out.existingKeys.push(found.id);
+            keyIds.set(found.publicKeySha256, found.id);
+          } else {
+            await keys.insert(tx, p);
+            out.importedKeys.push(p.key.id);
+            keyIds.set(p.key.publicKeySha256, p.key.id);
+          }
         }
-      }
-      const newWithKey: PkiIssuer[] = [];
-      for (const cert of bundle.certificates) {
-        const issuer = await this.#importCertificate(tx, mountId, cert, out);
-        if (issuer) {
-          out.mapping[issuer.id] = issuer.keyId;
-          if (issuer.keyId !== '' && out.importedIssuers.includes(issuer.id)) newWithKey.push(issuer);
+        const newWithKey: PkiIssuer[] = [];
+        for (const cert of bundle.certificates) {
+          const issuer = await this.#importCertificate(tx, mountId, cert, out);
+          if (issuer) {
+            out.mapping[issuer.id] = issuer.keyId;
+            if (issuer.keyId !== '' && out.importedIssuers.includes(issuer.id)) newWithKey.push(issuer);
+          }
         }
-      }
-      await this.#issuers.rebuildChains(tx, mountId);
-      await this.#updateDefaultAfterImport(tx, mountId, newWithKey);
-      if (bundle.certificates.length > 0 && Object.values(out.mapping).every((k) => k === '')) {
-        out.warnings.push('none of the imported issuers has its private key in this mount; they cannot sign until the key is imported');
-      }
-      return out;
-    }).then((out) => {
-      this.#issuers.notifyIssuersChanged(mountId);
-      return out;
-    });
+        await this.#issuers.rebuildChains(tx, mountId);
+        await this.#updateDefaultAfterImport(tx, mountId, newWithKey);
+        if (bundle.certificates.length > 0 && Object.values(out.mapping).every((k) => k === '')) {
+          out.warnings.push(
+            'none of the imported issuers has its private key in this mount; they cannot sign until the key is imported',
+          );
+        }
+        return out;
+      })
+      .then((out) => {
+        this.#issuers.notifyIssuersChanged(mountId);
+        return out;
+      });
   }
 
-  async #importCertificate(tx: Executor, mountId: string, cert: ParsedCertificate, out: ImportResult): Promise<PkiIssuer | undefined> {
+  async #importCertificate(
+    tx: Executor,
+    mountId: string,
+    cert: ParsedCertificate,
+    out: ImportResult,
+  ): Promise<PkiIssuer | undefined> {
     const keys = this.#issuers.keys;
     const key = await keys.byPublicKey(mountId, sha256Hex(spkiDer(cert.publicKey)), tx);
     const existing = await this.#issuers.byCertificateSha256(tx, mountId, sha256Hex(cert.der));
     if (existing) {
-      if (!out.existingIssuers.includes(existing.id) && !out.importedIssuers.includes(existing.id)) out.existingIssuers.push(existing.id);
+      if (!out.existingIssuers.includes(existing.id) && !out.importedIssuers.includes(existing.id))
+        out.existingIssuers.push(existing.id);
       if (existing.keyId === '' && key) {
         await this.#issuers.linkKey(tx, mountId, existing, key.id);
         return { ...existing, keyId: key.id };
@@ -236,11 +280,15 @@ export class CaService {
     if (newWithKey.length === 0) return;
     const cfg = await this.#issuers.getIssuersConfigIn(tx, mountId);
     if (cfg.defaultIssuerId === '') await this.#issuers.setDefaultIn(tx, mountId, newWithKey[0]!.id);
-    else if (cfg.defaultFollowsLatestIssuer && newWithKey.length === 1) await this.#issuers.setDefaultIn(tx, mountId, newWithKey[0]!.id);
+    else if (cfg.defaultFollowsLatestIssuer && newWithKey.length === 1)
+      await this.#issuers.setDefaultIn(tx, mountId, newWithKey[0]!.id);
   }
 
   /** root/replace: makes `ref` (default `next`) the default issuer. */
-  async replaceDefault(mountId: string, ref: string): Promise<{ defaultIssuerId: string; defaultFollowsLatestIssuer: boolean }> {
+  async replaceDefault(
+    mountId: string,
+    ref: string,
+  ): Promise<{ defaultIssuerId: string; defaultFollowsLatestIssuer: boolean }> {
     const r = await this.#issuers.setIssuersConfig(mountId, { defaultRef: ref === '' ? 'next' : ref });
     return r.config;
   }

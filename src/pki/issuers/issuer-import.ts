@@ -25,16 +25,20 @@ const KEY_TYPES: Readonly<Record<string, 'pkcs1' | 'sec1' | 'pkcs8'>> = {
 /** Parses and checks a bundle; throws `invalid` with the reason and never half-parses. */
 export function parseImportBundle(text: string, opts: { allowKeys: boolean }): ImportBundle {
   if (text.trim().length < 75) {
-    throw invalid('provided data for import was too short; perhaps a path was passed to the API rather than the contents of a file');
+    throw invalid(
+      'provided data for import was too short; perhaps a path was passed to the API rather than the contents of a file',
+    );
   }
   const blocks = pemDecodeAll(text);
-  if (blocks.length === 0) throw invalid('no PEM blocks found in the provided data; expected PEM-encoded certificates and keys');
+  if (blocks.length === 0)
+    throw invalid('no PEM blocks found in the provided data; expected PEM-encoded certificates and keys');
   const certificates: ParsedCertificate[] = [];
   const keys: KeyObject[] = [];
   for (const b of blocks) {
     if (b.label === 'CERTIFICATE') {
       const cert = parseCertificate(b.der);
-      if (!isCa(cert)) throw invalid('refusing to import non-CA certificate: the certificate lacks CA:TRUE basic constraints');
+      if (!isCa(cert))
+        throw invalid('refusing to import non-CA certificate: the certificate lacks CA:TRUE basic constraints');
       certificates.push(cert);
     } else if (KEY_TYPES[b.label]) {
       if (!opts.allowKeys) throw invalid('private keys found in the PEM bundle but not allowed by this endpoint');
@@ -54,6 +58,7 @@ export function parseImportBundle(text: string, opts: { allowKeys: boolean }): I
       throw invalid(`unsupported PEM block type in bundle: ${b.label}`);
     }
   }
-  if (certificates.length === 0 && keys.length === 0) throw invalid('no certificates or keys found in the provided PEM bundle');
+  if (certificates.length === 0 && keys.length === 0)
+    throw invalid('no certificates or keys found in the provided PEM bundle');
   return { certificates, keys };
 }

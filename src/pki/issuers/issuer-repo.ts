@@ -53,8 +53,10 @@ function toIssuer(r: Selectable<PkiIssuersTable>): PkiIssuer {
 const aiaJson = (i: PkiIssuer): string => JSON.stringify(i.aia);
 
 function nameConflict(err: unknown, name: string): never {
-  if (isUniqueViolation(err, 'pki_issuers_mount_id_name_key')) throw conflict(`issuer name already in use: ${name}`, 'issuer_name');
-  if (isUniqueViolation(err, 'pki_issuers_mount_id_certificate_sha256_key')) throw conflict('this issuer certificate already exists in the mount');
+  if (isUniqueViolation(err, 'pki_issuers_mount_id_name_key'))
+    throw conflict(`issuer name already in use: ${name}`, 'issuer_name');
+  if (isUniqueViolation(err, 'pki_issuers_mount_id_certificate_sha256_key'))
+    throw conflict('this issuer certificate already exists in the mount');
   throw err;
 }
 
@@ -69,7 +71,11 @@ export class IssuerRepo {
   }
 
   async nextSeq(ex: Executor, mountId: string): Promise<number> {
-    const r = await ex.selectFrom('pki_issuers').select((eb) => eb.fn.max('seq').as('m')).where('mount_id', '=', mountId).executeTakeFirst();
+    const r = await ex
+      .selectFrom('pki_issuers')
+      .select((eb) => eb.fn.max('seq').as('m'))
+      .where('mount_id', '=', mountId)
+      .executeTakeFirst();
     return Number(r?.m ?? 0) + 1;
   }
 
@@ -132,11 +138,22 @@ export class IssuerRepo {
   }
 
   async setChain(ex: Executor, mountId: string, id: string, chain: string[]): Promise<void> {
-    await ex.updateTable('pki_issuers').set({ ca_chain: JSON.stringify(chain) }).where('mount_id', '=', mountId).where('id', '=', id).execute();
+    await ex
+      .updateTable('pki_issuers')
+      .set({ ca_chain: JSON.stringify(chain) })
+      .where('mount_id', '=', mountId)
+      .where('id', '=', id)
+      .execute();
   }
 
   async setKey(ex: Executor, mountId: string, id: string, keyId: string): Promise<void> {
-    await ex.updateTable('pki_issuers').set({ key_id: keyId }).where('mount_id', '=', mountId).where('id', '=', id).where('key_id', 'is', null).execute();
+    await ex
+      .updateTable('pki_issuers')
+      .set({ key_id: keyId })
+      .where('mount_id', '=', mountId)
+      .where('id', '=', id)
+      .where('key_id', 'is', null)
+      .execute();
   }
 
   /** Marks the issuer revoked and takes away its issuing usage; false when it already was. */
@@ -152,33 +169,63 @@ export class IssuerRepo {
   }
 
   async byId(ex: Executor, mountId: string, id: string): Promise<PkiIssuer | undefined> {
-    const r = await ex.selectFrom('pki_issuers').selectAll().where('mount_id', '=', mountId).where('id', '=', id).executeTakeFirst();
+    const r = await ex
+      .selectFrom('pki_issuers')
+      .selectAll()
+      .where('mount_id', '=', mountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return r ? toIssuer(r) : undefined;
   }
 
   async byName(ex: Executor, mountId: string, name: string): Promise<PkiIssuer | undefined> {
-    const r = await ex.selectFrom('pki_issuers').selectAll().where('mount_id', '=', mountId).where('name', '=', name).executeTakeFirst();
+    const r = await ex
+      .selectFrom('pki_issuers')
+      .selectAll()
+      .where('mount_id', '=', mountId)
+      .where('name', '=', name)
+      .executeTakeFirst();
     return r ? toIssuer(r) : undefined;
   }
 
   async byCertificateSha256(ex: Executor, mountId: string, sha: string): Promise<PkiIssuer | undefined> {
-    const r = await ex.selectFrom('pki_issuers').selectAll().where('mount_id', '=', mountId).where('certificate_sha256', '=', sha).executeTakeFirst();
+    const r = await ex
+      .selectFrom('pki_issuers')
+      .selectAll()
+      .where('mount_id', '=', mountId)
+      .where('certificate_sha256', '=', sha)
+      .executeTakeFirst();
     return r ? toIssuer(r) : undefined;
   }
 
   async byIds(ex: Executor, mountId: string, ids: readonly string[]): Promise<PkiIssuer[]> {
     if (ids.length === 0) return [];
-    const rows = await ex.selectFrom('pki_issuers').selectAll().where('mount_id', '=', mountId).where('id', 'in', [...ids]).execute();
+    const rows = await ex
+      .selectFrom('pki_issuers')
+      .selectAll()
+      .where('mount_id', '=', mountId)
+      .where('id', 'in', [...ids])
+      .execute();
     return rows.map(toIssuer);
   }
 
   async list(ex: Executor, mountId: string): Promise<PkiIssuer[]> {
-    const rows = await ex.selectFrom('pki_issuers').selectAll().where('mount_id', '=', mountId).orderBy('seq').orderBy('id').execute();
+    const rows = await ex
+      .selectFrom('pki_issuers')
+      .selectAll()
+      .where('mount_id', '=', mountId)
+      .orderBy('seq')
+      .orderBy('id')
+      .execute();
     return rows.map(toIssuer);
   }
 
   async delete(ex: Executor, mountId: string, id: string): Promise<boolean> {
-    const r = await ex.deleteFrom('pki_issuers').where('mount_id', '=', mountId).where('id', '=', id).executeTakeFirst();
+    const r = await ex
+      .deleteFrom('pki_issuers')
+      .where('mount_id', '=', mountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
 
@@ -210,7 +257,12 @@ export class IssuerRepo {
   }
 
   async certificate(ex: Executor, mountId: string, serial: string): Promise<StoredCertificate | undefined> {
-    const r = await ex.selectFrom('pki_certs').selectAll().where('mount_id', '=', mountId).where('serial', '=', serial).executeTakeFirst();
+    const r = await ex
+      .selectFrom('pki_certs')
+      .selectAll()
+      .where('mount_id', '=', mountId)
+      .where('serial', '=', serial)
+      .executeTakeFirst();
     if (!r) return undefined;
     return {
       mountId: r.mount_id,
@@ -225,7 +277,12 @@ export class IssuerRepo {
   }
 
   async certificateSerials(ex: Executor, mountId: string): Promise<string[]> {
-    const rows = await ex.selectFrom('pki_certs').select('serial').where('mount_id', '=', mountId).orderBy('serial').execute();
+    const rows = await ex
+      .selectFrom('pki_certs')
+      .select('serial')
+      .where('mount_id', '=', mountId)
+      .orderBy('serial')
+      .execute();
     return rows.map((r) => r.serial);
   }
 

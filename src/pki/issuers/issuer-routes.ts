@@ -64,7 +64,11 @@ export async function issuerData(issuers: IssuerService, i: PkiIssuer): Promise<
   return data;
 }
 
-function toUpdate(v: ReturnType<typeof updateFields.parse>['values'], supplied: ReadonlySet<string>, all: boolean): IssuerUpdate {
+function toUpdate(
+  v: ReturnType<typeof updateFields.parse>['values'],
+  supplied: ReadonlySet<string>,
+  all: boolean,
+): IssuerUpdate {
   const pick = <T>(name: string, value: T): T | undefined => (all || supplied.has(name) ? value : undefined);
   return {
     issuerName: pick('issuer_name', v.issuer_name),
@@ -94,7 +98,15 @@ export function issuerRoutes(issuers: IssuerService, ca: CaService): PkiRoute[] 
         return jsonResult({
           keys: list.map((i) => i.id),
           key_info: Object.fromEntries(
-            list.map((i) => [i.id, { issuer_name: i.name, is_default: i.id === defaultIssuerId, key_id: i.keyId, serial_number: formatSerial(i.serial) }]),
+            list.map((i) => [
+              i.id,
+              {
+                issuer_name: i.name,
+                is_default: i.id === defaultIssuerId,
+                key_id: i.keyId,
+                serial_number: formatSerial(i.serial),
+              },
+            ]),
           ),
         });
       },
@@ -110,7 +122,9 @@ export function issuerRoutes(issuers: IssuerService, ca: CaService): PkiRoute[] 
       handler: async (ctx) => {
         const { values: v, supplied, warnings } = parseInput(ctx, updateFields);
         // A merge patch sets a field to null to remove it, which puts back its default.
-        const reset = Object.keys(ctx.body).filter((k) => ctx.body[k] === null && Object.hasOwn(updateFields.schema, k));
+        const reset = Object.keys(ctx.body).filter(
+          (k) => ctx.body[k] === null && Object.hasOwn(updateFields.schema, k),
+        );
         const changed = new Set<string>([...supplied, ...reset]);
         const r = await issuers.update(ctx.mount.id, v.issuer_ref, toUpdate(v, changed, ctx.operation !== 'patch'));
         return jsonResult(await issuerData(issuers, r.issuer), warnings, r.warnings);
@@ -121,7 +135,8 @@ export function issuerRoutes(issuers: IssuerService, ca: CaService): PkiRoute[] 
       operations: ['delete'],
       handler: async (ctx) => {
         const r = await issuers.delete(ctx.mount.id, refFields.parse({}, ctx.params).values.issuer_ref);
-        if (r.wasDefault) return jsonResult(null, ['the deleted issuer was the default issuer; set a new default with config/issuers']);
+        if (r.wasDefault)
+          return jsonResult(null, ['the deleted issuer was the default issuer; set a new default with config/issuers']);
         return emptyResult();
       },
     },
@@ -131,7 +146,12 @@ export function issuerRoutes(issuers: IssuerService, ca: CaService): PkiRoute[] 
       unauthenticated: true,
       handler: async (ctx) => {
         const i = await resolveParam(ctx.mount.id, ctx.params);
-        return jsonResult({ issuer_id: i.id, issuer_name: i.name, certificate: certificatePem(i.certificateDer), ca_chain: await issuers.chainPems(i) });
+        return jsonResult({
+          issuer_id: i.id,
+          issuer_name: i.name,
+          certificate: certificatePem(i.certificateDer),
+          ca_chain: await issuers.chainPems(i),
+        });
       },
     },
     {
@@ -149,7 +169,11 @@ export function issuerRoutes(issuers: IssuerService, ca: CaService): PkiRoute[] 
       unauthenticated: true,
       handler: async (ctx) => {
         const i = await resolveParam(ctx.mount.id, ctx.params);
-        return { kind: 'raw', contentType: 'application/pem-certificate-chain', body: pemEncode('CERTIFICATE', i.certificateDer) };
+        return {
+          kind: 'raw',
+          contentType: 'application/pem-certificate-chain',
+          body: pemEncode('CERTIFICATE', i.certificateDer),
+        };
       },
     },
     {
@@ -165,8 +189,15 @@ export function issuerRoutes(issuers: IssuerService, ca: CaService): PkiRoute[] 
       operations: ['update', 'create'],
       handler: async (ctx) => {
         const { values: v, warnings } = parseInput(ctx, configFields);
-        const r = await issuers.setIssuersConfig(ctx.mount.id, { defaultRef: v.default, defaultFollowsLatestIssuer: v.default_follows_latest_issuer });
-        return jsonResult({ default: r.config.defaultIssuerId, default_follows_latest_issuer: r.config.defaultFollowsLatestIssuer }, warnings, r.warnings);
+        const r = await issuers.setIssuersConfig(ctx.mount.id, {
+          defaultRef: v.default,
+          defaultFollowsLatestIssuer: v.default_follows_latest_issuer,
+        });
+        return jsonResult(
+          { default: r.config.defaultIssuerId, default_follows_latest_issuer: r.config.defaultFollowsLatestIssuer },
+          warnings,
+          r.warnings,
+        );
       },
     },
     {
@@ -175,7 +206,10 @@ export function issuerRoutes(issuers: IssuerService, ca: CaService): PkiRoute[] 
       handler: async (ctx) => {
         const { values: v, warnings } = parseInput(ctx, replaceFields);
         const c = await ca.replaceDefault(ctx.mount.id, v.default);
-        return jsonResult({ default: c.defaultIssuerId, default_follows_latest_issuer: c.defaultFollowsLatestIssuer }, warnings);
+        return jsonResult(
+          { default: c.defaultIssuerId, default_follows_latest_issuer: c.defaultFollowsLatestIssuer },
+          warnings,
+        );
       },
     },
   ];

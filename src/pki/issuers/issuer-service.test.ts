@@ -23,10 +23,39 @@ import { IssuerService } from './issuer-service.js';
 
 function rootRequest(over: Partial<RootRequest> = {}): RootRequest {
   return {
-    commonName: 'Service Root', altNames: [], ipSans: [], uriSans: [], otherSans: [], excludeCnFromSans: false, ou: [], organization: [],
-    country: [], locality: [], province: [], streetAddress: [], postalCode: [], serialNumber: '', type: 'internal', keyType: 'ec', keyBits: 256,
-    keyName: '', keyRef: 'default', managedKeyName: '', managedKeyId: '', ttl: 86400 * 30, notAfter: '', format: 'pem', privateKeyFormat: 'der',
-    signatureBits: 0, usePss: false, maxPathLength: -1, keyUsage: [], permittedDnsDomains: [], notBeforeDuration: 30, issuerName: '', ...over,
+    commonName: 'Service Root',
+    altNames: [],
+    ipSans: [],
+    uriSans: [],
+    otherSans: [],
+    excludeCnFromSans: false,
+    ou: [],
+    organization: [],
+    country: [],
+    locality: [],
+    province: [],
+    streetAddress: [],
+    postalCode: [],
+    serialNumber: '',
+    type: 'internal',
+    keyType: 'ec',
+    keyBits: 256,
+    keyName: '',
+    keyRef: 'default',
+    managedKeyName: '',
+    managedKeyId: '',
+    ttl: 86400 * 30,
+    notAfter: '',
+    format: 'pem',
+    privateKeyFormat: 'der',
+    signatureBits: 0,
+    usePss: false,
+    maxPathLength: -1,
+    keyUsage: [],
+    permittedDnsDomains: [],
+    notBeforeDuration: 30,
+    issuerName: '',
+    ...over,
   };
 }
 
@@ -65,7 +94,10 @@ for (const kind of dbKinds()) {
 
     it('gives issuance a context whose certificates chain to the root under openssl, with the mount URLs', async () => {
       const mountId = 'mount-ctx';
-      await config.updateUrls(mountId, { issuingCertificates: ['http://aia.example.com/ca'], crlDistributionPoints: ['http://aia.example.com/crl'] });
+      await config.updateUrls(mountId, {
+        issuingCertificates: ['http://aia.example.com/ca'],
+        crlDistributionPoints: ['http://aia.example.com/crl'],
+      });
       const root = await ca.generateRoot(mountId, limits, rootRequest({ issuerName: 'root' }));
       const ctx = await issuers.getSigningContext(mountId, 'default');
       assert.equal(ctx.issuer.id, root.issuer.id);
@@ -78,8 +110,12 @@ for (const kind of dbKinds()) {
       const leafKey = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
       const now = clock.now();
       const leaf = buildCertificate(ctx.context, {
-        subject: [{ type: 'CN', value: 'leaf.example.com' }], spki: spkiDer(leafKey.publicKey), notBefore: now,
-        notAfter: new Date(now.getTime() + 3600_000), keyUsage: ['DigitalSignature'], extKeyUsage: ['ServerAuth'],
+        subject: [{ type: 'CN', value: 'leaf.example.com' }],
+        spki: spkiDer(leafKey.publicKey),
+        notBefore: now,
+        notAfter: new Date(now.getTime() + 3600_000),
+        keyUsage: ['DigitalSignature'],
+        extKeyUsage: ['ServerAuth'],
         subjectAltNames: [{ type: 'dns', value: 'leaf.example.com' }],
       });
       assert.match(opensslVerify(leaf.pem, ctx.caChainPems), /OK/);
@@ -101,15 +137,23 @@ for (const kind of dbKinds()) {
     it('chains an intermediate to its root and refuses issuers without a key or usage', async () => {
       const mountId = 'mount-chain';
       const root = await ca.generateRoot(mountId, limits, rootRequest({ type: 'exported', issuerName: 'root' }));
-      const inter = await ca.generateIntermediate(mountId, { ...rootRequest({ commonName: 'Int' }), addBasicConstraints: false, keyUsage: [] });
+      const inter = await ca.generateIntermediate(mountId, {
+        ...rootRequest({ commonName: 'Int' }),
+        addBasicConstraints: false,
+        keyUsage: [],
+      });
       // Sign the CSR with the root's context, as sign-intermediate will.
       const rootCtx = await issuers.getSigningContext(mountId, 'root');
       const { parseCsr } = await import('../crypto/csr.js');
       const csr = parseCsr(inter.csr.pem);
       const now = clock.now();
       const cert = buildCertificate(rootCtx.context, {
-        subject: csr.subject.der, spki: csr.spkiDer, notBefore: now, notAfter: new Date(now.getTime() + 86400_000),
-        basicConstraints: { ca: true }, keyUsage: ['CertSign', 'CRLSign'],
+        subject: csr.subject.der,
+        spki: csr.spkiDer,
+        notBefore: now,
+        notAfter: new Date(now.getTime() + 86400_000),
+        basicConstraints: { ca: true },
+        keyUsage: ['CertSign', 'CRLSign'],
       });
       const imported = await ca.importBundle(mountId, cert.pem, { allowKeys: false });
       const intId = imported.importedIssuers[0]!;
@@ -118,7 +162,10 @@ for (const kind of dbKinds()) {
       assert.deepEqual(ctx.caChainPems, [cert.pem.trimEnd(), root.certificate.pem.trimEnd()]);
       const leafKey = generateKeyPairSync('ed25519');
       const leaf = buildCertificate(ctx.context, {
-        subject: [{ type: 'CN', value: 'deep.example.com' }], spki: spkiDer(leafKey.publicKey), notBefore: now, notAfter: new Date(now.getTime() + 3600_000),
+        subject: [{ type: 'CN', value: 'deep.example.com' }],
+        spki: spkiDer(leafKey.publicKey),
+        notBefore: now,
+        notAfter: new Date(now.getTime() + 3600_000),
       });
       assert.match(opensslVerify(leaf.pem, ctx.caChainPems), /OK/);
 
@@ -127,7 +174,10 @@ for (const kind of dbKinds()) {
       assert.ok(await issuers.getSigningContext(mountId, intId, { usage: 'crl-signing' }));
       const other = await ca.importBundle('mount-keyless', root.certificate.pem, { allowKeys: false });
       await assert.rejects(issuers.getSigningContext('mount-keyless', other.importedIssuers[0]!), /no private key/);
-      await assert.rejects(issuers.getSigningContext(mountId, 'missing'), /unable to find PKI issuer for reference: missing/);
+      await assert.rejects(
+        issuers.getSigningContext(mountId, 'missing'),
+        /unable to find PKI issuer for reference: missing/,
+      );
     });
 
     it('tells listeners about changes and revokes issuers out of issuing', async () => {
@@ -148,7 +198,11 @@ for (const kind of dbKinds()) {
 
     it('seals private keys at rest, bound to the key id', async () => {
       const r = await ca.generateRoot('mount-sealed', limits, rootRequest({ type: 'exported' }));
-      const row = await t.db.kysely.selectFrom('pki_keys').selectAll().where('id', '=', r.key.id).executeTakeFirstOrThrow();
+      const row = await t.db.kysely
+        .selectFrom('pki_keys')
+        .selectAll()
+        .where('id', '=', r.key.id)
+        .executeTakeFirstOrThrow();
       assert.doesNotMatch(row.sealed_private_key, /PRIVATE KEY/);
       const pem = secrets.open(row.sealed_private_key, `pki-key:${r.key.id}`).toString('utf8');
       assert.match(pem, /^-----BEGIN EC PRIVATE KEY-----/);

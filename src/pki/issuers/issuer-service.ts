@@ -65,7 +65,13 @@ export class IssuerService {
   readonly #signing = new BoundedCache<{ at: number; ctx: SigningContext }>(1024);
   readonly #signingCacheMs: number;
 
-  constructor(deps: { repo: IssuerRepo; keys: KeyService; config: MountConfigService; clock: Clock; signingCacheMs?: number }) {
+  constructor(deps: {
+    repo: IssuerRepo;
+    keys: KeyService;
+    config: MountConfigService;
+    clock: Clock;
+    signingCacheMs?: number;
+  }) {
     this.#signingCacheMs = deps.signingCacheMs ?? 1000;
     deps.config.onChange((mountId) => this.#invalidate(mountId));
     this.#repo = deps.repo;
@@ -105,7 +111,10 @@ export class IssuerService {
   }
 
   async list(mountId: string): Promise<{ issuers: PkiIssuer[]; defaultIssuerId: string }> {
-    const [issuers, defaults] = await Promise.all([this.#repo.list(this.#repo.executor, mountId), this.#config.getDefaults(mountId)]);
+    const [issuers, defaults] = await Promise.all([
+      this.#repo.list(this.#repo.executor, mountId),
+      this.#config.getDefaults(mountId),
+    ]);
     return { issuers, defaultIssuerId: defaults.defaultIssuerId };
   }
 
@@ -113,7 +122,8 @@ export class IssuerService {
   async chainPems(issuer: PkiIssuer, ex: Executor = this.#repo.executor): Promise<string[]> {
     const missing = issuer.caChain.filter((id) => id !== issuer.id && !this.#pems.has(id));
     if (!this.#pems.has(issuer.id)) this.#pems.set(issuer.id, certificatePem(issuer.certificateDer));
-    for (const i of await this.#repo.byIds(ex, issuer.mountId, missing)) this.#pems.set(i.id, certificatePem(i.certificateDer));
+    for (const i of await this.#repo.byIds(ex, issuer.mountId, missing))
+      this.#pems.set(i.id, certificatePem(i.certificateDer));
     const chain = issuer.caChain.length > 0 ? issuer.caChain : [issuer.id];
     return chain.map((id) => this.#pems.get(id)).filter((p): p is string => p !== undefined);
   }
@@ -174,7 +184,9 @@ export class IssuerService {
   async rebuildChains(tx: Executor, mountId: string): Promise<void> {
     const issuers = await this.#repo.list(tx, mountId);
     const parsed = new Map<string, ParsedCertificate>(issuers.map((i) => [i.id, parseCertificate(i.certificateDer)]));
-    const chains = buildChains(issuers, (child, parent) => verifyCertificateSignature(parsed.get(child.id)!, parsed.get(parent.id)!.publicKey));
+    const chains = buildChains(issuers, (child, parent) =>
+      verifyCertificateSignature(parsed.get(child.id)!, parsed.get(parent.id)!.publicKey),
+    );
     for (const i of issuers) {
       const next = chains.get(i.id) ?? [i.id];
       if (JSON.stringify(next) !== JSON.stringify(i.caChain)) await this.#repo.setChain(tx, mountId, i.id, next);
@@ -250,7 +262,10 @@ export class IssuerService {
   }
 
   /** config/issuers write: `default` must resolve to an existing issuer; omitted values are kept. */
-  async setIssuersConfig(mountId: string, patch: { defaultRef?: string; defaultFollowsLatestIssuer?: boolean }): Promise<{ config: IssuersConfig; warnings: string[] }> {
+  async setIssuersConfig(
+    mountId: string,
+    patch: { defaultRef?: string; defaultFollowsLatestIssuer?: boolean },
+  ): Promise<{ config: IssuersConfig; warnings: string[] }> {
     if (patch.defaultRef !== undefined && (patch.defaultRef.trim() === '' || patch.defaultRef === 'default')) {
       throw invalid("Invalid issuer specification; must be non-empty and can't be 'default'.", 'default');
     }
@@ -258,12 +273,19 @@ export class IssuerService {
       const warnings: string[] = [];
       if (patch.defaultRef !== undefined) {
         const issuer = await this.resolve(mountId, patch.defaultRef, tx);
-        if (issuer.keyId === '') warnings.push(`issuer ${issuer.id} has no key; it cannot issue certificates or sign CRLs as the default issuer`);
+        if (issuer.keyId === '')
+          warnings.push(
+            `issuer ${issuer.id} has no key; it cannot issue certificates or sign CRLs as the default issuer`,
+          );
         await this.#config.setDefaultIssuer(tx, mountId, issuer.id);
       }
-      if (patch.defaultFollowsLatestIssuer !== undefined) await this.#config.setDefaultFollowsLatestIssuer(tx, mountId, patch.defaultFollowsLatestIssuer);
+      if (patch.defaultFollowsLatestIssuer !== undefined)
+        await this.#config.setDefaultFollowsLatestIssuer(tx, mountId, patch.defaultFollowsLatestIssuer);
       const d = await this.#config.getDefaults(mountId, tx);
-      return { config: { defaultIssuerId: d.defaultIssuerId, defaultFollowsLatestIssuer: d.defaultFollowsLatestIssuer }, warnings };
+      return {
+        config: { defaultIssuerId: d.defaultIssuerId, defaultFollowsLatestIssuer: d.defaultFollowsLatestIssuer },
+        warnings,
+      };
     }).then((r) => {
       this.#invalidate(mountId);
       return r;
@@ -275,7 +297,11 @@ export class IssuerService {
    * IssuerContext (cached per issuer, key and URL set), its chain PEMs and the effective
    * AIA/CRL URLs. Throws `invalid` when the issuer lacks a key or the requested usage.
    */
-  async getSigningContext(mountId: string, issuerRef: string, opts: { usage?: IssuerUsage } = {}): Promise<SigningContext> {
+  async getSigningContext(
+    mountId: string,
+    issuerRef: string,
+    opts: { usage?: IssuerUsage } = {},
+  ): Promise<SigningContext> {
     const usage = opts.usage ?? 'issuing-certificates';
     const cacheKey = `${mountId}|${issuerRef}|${usage}`;
     const nowMs = this.#clock.now().getTime();
@@ -297,7 +323,8 @@ export class IssuerService {
     });
     if (!issuer) throw refNotFound('issuer', issuerRef);
     if (issuer.keyId === '') throw invalid(`issuer ${issuer.id} has no private key in this mount and cannot sign`);
-    if (!hasUsage(issuer, usage)) throw invalid(`issuer ${issuer.id} is not allowed to sign: it lacks the ${usage} usage`);
+    if (!hasUsage(issuer, usage))
+      throw invalid(`issuer ${issuer.id} is not allowed to sign: it lacks the ${usage} usage`);
     let urls = aiaIsEmpty(issuer.aia) ? settings.urls : issuer.aia;
     if (urls.enableTemplating) urls = expandAiaUrls(urls, { issuerId: issuer.id, cluster: settings.cluster });
     const authority: AuthorityUrls = {
@@ -310,15 +337,30 @@ export class IssuerService {
     let context = this.#contexts.get(cacheKey);
     if (!context) {
       const privateKey = await this.#keys.privateKey(mountId, issuer.keyId);
-      context = createIssuerContext({ nameDer: issuer.subjectDer, keyId: Buffer.from(issuer.subjectKeyId, 'hex'), privateKey, urls: authority });
+      context = createIssuerContext({
+        nameDer: issuer.subjectDer,
+        keyId: Buffer.from(issuer.subjectKeyId, 'hex'),
+        privateKey,
+        urls: authority,
+      });
       this.#contexts.set(cacheKey, context);
     }
     const caChainPems = await this.chainPems(issuer);
-    return { issuer, context, certificatePem: caChainPems[0] ?? certificatePem(issuer.certificateDer), caChainPems, urls: authority };
+    return {
+      issuer,
+      context,
+      certificatePem: caChainPems[0] ?? certificatePem(issuer.certificateDer),
+      caChainPems,
+      urls: authority,
+    };
   }
 
   /** Per-issuer AIA when any of its lists is set, else config/urls; templates expanded for this issuer. */
-  async effectiveUrls(mountId: string, issuer: Pick<PkiIssuer, 'id' | 'aia'>, ex: Executor = this.#repo.executor): Promise<AiaUrls> {
+  async effectiveUrls(
+    mountId: string,
+    issuer: Pick<PkiIssuer, 'id' | 'aia'>,
+    ex: Executor = this.#repo.executor,
+  ): Promise<AiaUrls> {
     const base = aiaIsEmpty(issuer.aia) ? await this.#config.getUrls(mountId, ex) : issuer.aia;
     if (!base.enableTemplating) return base;
     return expandAiaUrls(base, { issuerId: issuer.id, cluster: await this.#config.getCluster(mountId, ex) });
@@ -331,14 +373,22 @@ export class IssuerService {
   async update(mountId: string, ref: string, patch: IssuerUpdate): Promise<{ issuer: PkiIssuer; warnings: string[] }> {
     return this.transaction(async (tx) => {
       const current = await this.resolve(mountId, ref, tx);
-      const next = applyIssuerUpdate(current, patch, () => parseCertificate(current.certificateDer).extensions.keyUsage?.includes('CRLSign') === true);
+      const next = applyIssuerUpdate(
+        current,
+        patch,
+        () => parseCertificate(current.certificateDer).extensions.keyUsage?.includes('CRLSign') === true,
+      );
       const warnings: string[] = [];
       let chainChanged = false;
       if (patch.manualChain !== undefined) {
         const ids: string[] = [];
         for (const [i, r] of patch.manualChain.entries()) {
           const id = r === 'self' ? current.id : (await this.resolve(mountId, r, tx)).id;
-          if (i === 0 && id !== current.id) throw invalid(`expected the first issuer of manual_chain to be this issuer (or "self"), got ${r}`, 'manual_chain');
+          if (i === 0 && id !== current.id)
+            throw invalid(
+              `expected the first issuer of manual_chain to be this issuer (or "self"), got ${r}`,
+              'manual_chain',
+            );
           if (!ids.includes(id)) ids.push(id);
         }
         next.manualChain = ids.length > 0 ? ids : null;

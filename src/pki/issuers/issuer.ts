@@ -53,7 +53,10 @@ export interface PkiIssuer {
 export function parseLeafNotAfterBehavior(v: string): LeafNotAfterBehavior {
   const s = v.trim().toLowerCase();
   if (s === 'err' || s === 'truncate' || s === 'permit') return s;
-  throw invalid(`Unknown value for field 'leaf_not_after_behavior'. Possible values are 'err', 'truncate', 'permit'. Got ${v}`, 'leaf_not_after_behavior');
+  throw invalid(
+    `Unknown value for field 'leaf_not_after_behavior'. Possible values are 'err', 'truncate', 'permit'. Got ${v}`,
+    'leaf_not_after_behavior',
+  );
 }
 
 /** Parses usage names; `read-only` is always implied. Sorted alphabetically as current Vault shows them. */
@@ -110,7 +113,10 @@ export interface ChainNode {
  * signature verifies), breadth first up to the roots, each issuer once. A manual chain
  * replaces the computed one.
  */
-export function buildChains(nodes: readonly ChainNode[], verifies: (child: ChainNode, parent: ChainNode) => boolean): Map<string, string[]> {
+export function buildChains(
+  nodes: readonly ChainNode[],
+  verifies: (child: ChainNode, parent: ChainNode) => boolean,
+): Map<string, string[]> {
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const parentsCache = new Map<string, ChainNode[]>();
   const parentsOf = (n: ChainNode): ChainNode[] => {
@@ -128,7 +134,10 @@ export function buildChains(nodes: readonly ChainNode[], verifies: (child: Chain
   const out = new Map<string, string[]>();
   for (const n of nodes) {
     if (n.manualChain && n.manualChain.length > 0) {
-      out.set(n.id, n.manualChain.filter((id) => byId.has(id)));
+      out.set(
+        n.id,
+        n.manualChain.filter((id) => byId.has(id)),
+      );
       continue;
     }
     const chain = [n.id];
@@ -169,24 +178,36 @@ export interface IssuerUpdate {
  * carries the CRLSign key usage, which `crl-signing` requires; a revoked issuer cannot
  * regain `issuing-certificates`.
  */
-export function applyIssuerUpdate(current: PkiIssuer, patch: IssuerUpdate, certAllowsCrlSigning: () => boolean): PkiIssuer {
+export function applyIssuerUpdate(
+  current: PkiIssuer,
+  patch: IssuerUpdate,
+  certAllowsCrlSigning: () => boolean,
+): PkiIssuer {
   const next: PkiIssuer = { ...current, aia: { ...current.aia } };
   if (patch.issuerName !== undefined) {
     validateObjectName('issuer', patch.issuerName);
     next.name = patch.issuerName;
   }
-  if (patch.leafNotAfterBehavior !== undefined) next.leafNotAfterBehavior = parseLeafNotAfterBehavior(patch.leafNotAfterBehavior);
+  if (patch.leafNotAfterBehavior !== undefined)
+    next.leafNotAfterBehavior = parseLeafNotAfterBehavior(patch.leafNotAfterBehavior);
   if (patch.usage !== undefined) {
     next.usage = parseUsage(patch.usage);
     if (next.usage.includes('crl-signing') && !certAllowsCrlSigning()) {
       throw invalid('Unable to set crl-signing usage: the issuer certificate lacks the CRLSign key usage', 'usage');
     }
-    if (current.revokedAt && next.usage.includes('issuing-certificates') && !current.usage.includes('issuing-certificates')) {
+    if (
+      current.revokedAt &&
+      next.usage.includes('issuing-certificates') &&
+      !current.usage.includes('issuing-certificates')
+    ) {
       throw invalid('Unable to re-enable issuing-certificates usage on a revoked issuer', 'usage');
     }
   }
   if (patch.revocationSignatureAlgorithm !== undefined) {
-    next.revocationSignatureAlgorithm = parseRevocationSignatureAlgorithm(patch.revocationSignatureAlgorithm, current.keyType);
+    next.revocationSignatureAlgorithm = parseRevocationSignatureAlgorithm(
+      patch.revocationSignatureAlgorithm,
+      current.keyType,
+    );
   }
   const aia = next.aia;
   if (patch.issuingCertificates !== undefined) aia.issuingCertificates = patch.issuingCertificates;

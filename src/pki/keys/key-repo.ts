@@ -25,7 +25,17 @@ function toKey(r: Selectable<PkiKeysTable>): PkiKey {
   };
 }
 
-const COLUMNS = ['id', 'mount_id', 'name', 'key_type', 'key_bits', 'public_key_sha256', 'subject_key_id', 'created_at', 'sealed_private_key'] as const;
+const COLUMNS = [
+  'id',
+  'mount_id',
+  'name',
+  'key_type',
+  'key_bits',
+  'public_key_sha256',
+  'subject_key_id',
+  'created_at',
+  'sealed_private_key',
+] as const;
 
 export class KeyRepo {
   readonly #db: Kysely<Database>;
@@ -55,19 +65,31 @@ export class KeyRepo {
         })
         .execute();
     } catch (err) {
-      if (isUniqueViolation(err, 'pki_keys_mount_id_name_key')) throw conflict(`key name ${k.name} already in use`, 'key_name');
-      if (isUniqueViolation(err, 'pki_keys_mount_id_public_key_sha256_key')) throw conflict('this key already exists in the mount');
+      if (isUniqueViolation(err, 'pki_keys_mount_id_name_key'))
+        throw conflict(`key name ${k.name} already in use`, 'key_name');
+      if (isUniqueViolation(err, 'pki_keys_mount_id_public_key_sha256_key'))
+        throw conflict('this key already exists in the mount');
       throw err;
     }
   }
 
   async byId(ex: Executor, mountId: string, id: string): Promise<PkiKey | undefined> {
-    const r = await ex.selectFrom('pki_keys').select(COLUMNS).where('mount_id', '=', mountId).where('id', '=', id).executeTakeFirst();
+    const r = await ex
+      .selectFrom('pki_keys')
+      .select(COLUMNS)
+      .where('mount_id', '=', mountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return r ? toKey(r) : undefined;
   }
 
   async byName(ex: Executor, mountId: string, name: string): Promise<PkiKey | undefined> {
-    const r = await ex.selectFrom('pki_keys').select(COLUMNS).where('mount_id', '=', mountId).where('name', '=', name).executeTakeFirst();
+    const r = await ex
+      .selectFrom('pki_keys')
+      .select(COLUMNS)
+      .where('mount_id', '=', mountId)
+      .where('name', '=', name)
+      .executeTakeFirst();
     return r ? toKey(r) : undefined;
   }
 
@@ -82,20 +104,37 @@ export class KeyRepo {
   }
 
   async sealedPrivateKey(ex: Executor, mountId: string, id: string): Promise<string | undefined> {
-    const r = await ex.selectFrom('pki_keys').select('sealed_private_key').where('mount_id', '=', mountId).where('id', '=', id).executeTakeFirst();
+    const r = await ex
+      .selectFrom('pki_keys')
+      .select('sealed_private_key')
+      .where('mount_id', '=', mountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return r?.sealed_private_key;
   }
 
   async list(ex: Executor, mountId: string): Promise<PkiKey[]> {
-    const rows = await ex.selectFrom('pki_keys').select(COLUMNS).where('mount_id', '=', mountId).orderBy('created_at').orderBy('id').execute();
+    const rows = await ex
+      .selectFrom('pki_keys')
+      .select(COLUMNS)
+      .where('mount_id', '=', mountId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
     return rows.map(toKey);
   }
 
   async rename(ex: Executor, mountId: string, id: string, name: string): Promise<void> {
     try {
-      await ex.updateTable('pki_keys').set({ name: name === '' ? null : name }).where('mount_id', '=', mountId).where('id', '=', id).execute();
+      await ex
+        .updateTable('pki_keys')
+        .set({ name: name === '' ? null : name })
+        .where('mount_id', '=', mountId)
+        .where('id', '=', id)
+        .execute();
     } catch (err) {
-      if (isUniqueViolation(err, 'pki_keys_mount_id_name_key')) throw conflict(`key name ${name} already in use`, 'key_name');
+      if (isUniqueViolation(err, 'pki_keys_mount_id_name_key'))
+        throw conflict(`key name ${name} already in use`, 'key_name');
       throw err;
     }
   }
@@ -113,7 +152,13 @@ export class KeyRepo {
 
   /** Whether any issuer of the mount uses the key. */
   async inUse(ex: Executor, mountId: string, id: string): Promise<boolean> {
-    const r = await ex.selectFrom('pki_issuers').select('id').where('mount_id', '=', mountId).where('key_id', '=', id).limit(1).executeTakeFirst();
+    const r = await ex
+      .selectFrom('pki_issuers')
+      .select('id')
+      .where('mount_id', '=', mountId)
+      .where('key_id', '=', id)
+      .limit(1)
+      .executeTakeFirst();
     return r !== undefined;
   }
 

@@ -26,7 +26,10 @@ const importFields = defineFields({
 });
 
 const refFields = defineFields({ key_ref: { type: 'string', required: true } });
-const updateFields = defineFields({ key_ref: { type: 'string', required: true }, key_name: { type: 'string', default: '' } });
+const updateFields = defineFields({
+  key_ref: { type: 'string', required: true },
+  key_name: { type: 'string', default: '' },
+});
 const configFields = defineFields({ default: { type: 'string', default: '' } });
 
 export const keyData = (k: PkiKey) => ({
@@ -58,8 +61,13 @@ export function keyRoutes(keys: KeyService): PkiRoute[] {
         if (v.exported === 'kms' || v.managed_key_name !== '' || v.managed_key_id !== '') {
           throw invalid('managed keys (kms, managed_key_name, managed_key_id) are not supported by this server');
         }
-        if (v.exported !== 'internal' && v.exported !== 'exported') throw invalid('invalid type: must be "internal", "exported" or "kms"');
-        const { key, privateKey } = await keys.generate(ctx.mount.id, { keyType: v.key_type, keyBits: v.key_bits, keyName: v.key_name });
+        if (v.exported !== 'internal' && v.exported !== 'exported')
+          throw invalid('invalid type: must be "internal", "exported" or "kms"');
+        const { key, privateKey } = await keys.generate(ctx.mount.id, {
+          keyType: v.key_type,
+          keyBits: v.key_bits,
+          keyName: v.key_name,
+        });
         const data: Record<string, unknown> = { key_id: key.id, key_name: key.name, key_type: key.type };
         if (v.exported === 'exported') data.private_key = exportPrivateKey(privateKey, { format: 'pem' });
         return jsonResult(data, warnings);
@@ -97,7 +105,8 @@ export function keyRoutes(keys: KeyService): PkiRoute[] {
       handler: async (ctx) => {
         const { values: v } = refFields.parse({}, ctx.params);
         const r = await keys.delete(ctx.mount.id, v.key_ref);
-        if (r.wasDefault) return jsonResult(null, ['the deleted key was the default key; set a new default with config/keys']);
+        if (r.wasDefault)
+          return jsonResult(null, ['the deleted key was the default key; set a new default with config/keys']);
         return emptyResult();
       },
     },

@@ -6,7 +6,15 @@ import type { SecretBox } from '../../secrets/secret-box.js';
 import type { Clock } from '../../shared/clock.js';
 import { invalid, notFound } from '../../shared/errors.js';
 import { uuid } from '../../shared/ids.js';
-import { curveForBits, describeKey, exportPrivateKeyDer, parsePrivateKey, resolveKeyParams, spkiDer, subjectKeyIdFromSpki } from '../crypto/keys.js';
+import {
+  curveForBits,
+  describeKey,
+  exportPrivateKeyDer,
+  parsePrivateKey,
+  resolveKeyParams,
+  spkiDer,
+  subjectKeyIdFromSpki,
+} from '../crypto/keys.js';
 import { pemDecodeAll, pemEncode } from '../crypto/pem.js';
 import type { Executor, MountConfigService } from '../config/mount-config-service.js';
 import { BoundedCache } from './bounded-cache.js';
@@ -23,7 +31,10 @@ const generateKeyPairAsync = promisify(generateKeyPair);
  * freshly generated KeyObject while that job is finalised can block the thread on Node 20).
  */
 async function generatePrivateKey(type: KeyType, bits: number): Promise<KeyObject> {
-  const enc = { privateKeyEncoding: { type: 'pkcs8', format: 'der' }, publicKeyEncoding: { type: 'spki', format: 'der' } } as const;
+  const enc = {
+    privateKeyEncoding: { type: 'pkcs8', format: 'der' },
+    publicKeyEncoding: { type: 'spki', format: 'der' },
+  } as const;
   const pair =
     type === 'rsa'
       ? await generateKeyPairAsync('rsa', { modulusLength: bits, publicExponent: 0x10001, ...enc })
@@ -62,7 +73,10 @@ export class KeyService {
    * Generates key material outside any transaction (RSA takes a while). Validates
    * `key_type`/`key_bits` the way Vault does; Ed25519 bits are stored as 0.
    */
-  async prepareGenerated(mountId: string, opts: { keyType: string; keyBits: number; keyName: string }): Promise<PreparedKey> {
+  async prepareGenerated(
+    mountId: string,
+    opts: { keyType: string; keyBits: number; keyName: string },
+  ): Promise<PreparedKey> {
     validateObjectName('key', opts.keyName);
     const params = resolveKeyParams(opts.keyType, opts.keyBits);
     const privateKey = await generatePrivateKey(params.type as KeyType, params.bits);
@@ -156,7 +170,11 @@ export class KeyService {
     return this.#repo.byId(ex, mountId, id);
   }
 
-  async byPublicKey(mountId: string, publicKeySha256: string, ex: Executor = this.#repo.executor): Promise<PkiKey | undefined> {
+  async byPublicKey(
+    mountId: string,
+    publicKeySha256: string,
+    ex: Executor = this.#repo.executor,
+  ): Promise<PkiKey | undefined> {
     return this.#repo.byPublicKey(ex, mountId, publicKeySha256);
   }
 
@@ -205,7 +223,8 @@ export class KeyService {
 
   /** config/keys: sets the default key from a reference. */
   async setDefault(mountId: string, ref: string): Promise<string> {
-    if (ref.trim() === '' || ref === 'default') throw invalid("Invalid key specification; must be non-empty and can't be 'default'.");
+    if (ref.trim() === '' || ref === 'default')
+      throw invalid("Invalid key specification; must be non-empty and can't be 'default'.");
     return this.#config.transaction(async (tx) => {
       const key = await this.resolve(mountId, ref, tx);
       await this.#config.setDefaultKey(tx, mountId, key.id);

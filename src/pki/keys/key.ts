@@ -52,7 +52,11 @@ export interface RefLookups<T> {
  * The one `default | id | name` resolution of issuer and key references: the literal
  * `default` is the configured default; a UUID that exists wins over a name; else a name.
  */
-export async function resolveRef<T>(kind: 'issuer' | 'key', ref: string, lookups: RefLookups<T>): Promise<T | undefined> {
+export async function resolveRef<T>(
+  kind: 'issuer' | 'key',
+  ref: string,
+  lookups: RefLookups<T>,
+): Promise<T | undefined> {
   const r = ref.trim();
   if (r === '') throw invalid(`missing ${kind} reference`);
   if (r === 'default') {

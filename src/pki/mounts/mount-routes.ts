@@ -114,7 +114,13 @@ async function tuneHandler(mounts: MountService, ctx: SystemRequestContext, path
   const description = typeof ctx.body['description'] === 'string' ? ctx.body['description'] : undefined;
   const options = isRecord(ctx.body['options']) ? stringMap(ctx.body['options']) : undefined;
   await getOrInvalid(mounts, path);
-  await mounts.tune(path, { description, defaultLeaseTtl: t.defaultLeaseTtl, maxLeaseTtl: t.maxLeaseTtl, config: t.extras, options });
+  await mounts.tune(path, {
+    description,
+    defaultLeaseTtl: t.defaultLeaseTtl,
+    maxLeaseTtl: t.maxLeaseTtl,
+    config: t.extras,
+    options,
+  });
   ctx.request.log.info({ mountPath: path }, 'secrets engine tuned');
   return { kind: 'empty' };
 }
@@ -124,21 +130,36 @@ async function getOrInvalid(mounts: MountService, path: string): Promise<Mount> 
   try {
     return await mounts.get(path);
   } catch (err) {
-    if (isDomainError(err) && err.kind === 'not_found') throw invalid(`No secret engine mount at ${path.replace(/\/+$/, '')}/`, 'path');
+    if (isDomainError(err) && err.kind === 'not_found')
+      throw invalid(`No secret engine mount at ${path.replace(/\/+$/, '')}/`, 'path');
     throw err;
   }
 }
 
-function parseTunables(input: Record<string, unknown>): { defaultLeaseTtl?: number; maxLeaseTtl?: number; extras: MountConfigExtras } {
+function parseTunables(input: Record<string, unknown>): {
+  defaultLeaseTtl?: number;
+  maxLeaseTtl?: number;
+  extras: MountConfigExtras;
+} {
   const { values, supplied } = TUNE_FIELDS.parse(input);
   const extras: MountConfigExtras = {};
   if (supplied.has('force_no_cache')) extras.force_no_cache = values.force_no_cache;
   if (supplied.has('listing_visibility')) extras.listing_visibility = values.listing_visibility;
-  for (const k of ['passthrough_request_headers', 'allowed_response_headers', 'audit_non_hmac_request_keys', 'audit_non_hmac_response_keys', 'delegated_auth_accessors'] as const) {
+  for (const k of [
+    'passthrough_request_headers',
+    'allowed_response_headers',
+    'audit_non_hmac_request_keys',
+    'audit_non_hmac_response_keys',
+    'delegated_auth_accessors',
+  ] as const) {
     if (supplied.has(k)) extras[k] = values[k];
   }
   if (supplied.has('plugin_version')) extras.plugin_version = values.plugin_version;
-  return { defaultLeaseTtl: ttlValue('default_lease_ttl', values.default_lease_ttl), maxLeaseTtl: ttlValue('max_lease_ttl', values.max_lease_ttl), extras };
+  return {
+    defaultLeaseTtl: ttlValue('default_lease_ttl', values.default_lease_ttl),
+    maxLeaseTtl: ttlValue('max_lease_ttl', values.max_lease_ttl),
+    extras,
+  };
 }
 
 /** A TTL as Vault takes it on mounts: seconds, a duration string, or "system" (0) for the server value. */

@@ -6,7 +6,14 @@ import { addSeconds } from '../../shared/clock.js';
 import { notFound } from '../../shared/errors.js';
 import { uuid } from '../../shared/ids.js';
 import type { MountInfo } from '../pki-route.js';
-import { assertMountType, assertNoPathConflict, assertTtlsConsistent, matchMount, normalizeMountPath, toMountInfo } from './mount.js';
+import {
+  assertMountType,
+  assertNoPathConflict,
+  assertTtlsConsistent,
+  matchMount,
+  normalizeMountPath,
+  toMountInfo,
+} from './mount.js';
 import type { Mount, MountConfigExtras } from './mount.js';
 import type { MountRepo } from './mount-repo.js';
 
@@ -125,7 +132,10 @@ export class MountService {
       updatedAt: now,
     };
     await this.deps.db.transaction().execute(async (trx) => {
-      assertNoPathConflict(path, (await this.deps.repo.list(trx)).map((m) => m.path));
+      assertNoPathConflict(
+        path,
+        (await this.deps.repo.list(trx)).map((m) => m.path),
+      );
       await this.deps.repo.insert(mount, trx);
     });
     this.cache = undefined;

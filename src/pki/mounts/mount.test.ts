@@ -1,6 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { SYSTEM_MAX_LEASE_TTL, assertNoPathConflict, assertTtlsConsistent, effectiveTtls, matchMount, mountAccessor, normalizeMountPath } from './mount.js';
+import {
+  SYSTEM_MAX_LEASE_TTL,
+  assertNoPathConflict,
+  assertTtlsConsistent,
+  effectiveTtls,
+  matchMount,
+  mountAccessor,
+  normalizeMountPath,
+} from './mount.js';
 
 describe('mount rules', () => {
   it('normalizes mount paths and refuses reserved or malformed ones', () => {
@@ -19,9 +27,18 @@ describe('mount rules', () => {
   });
 
   it('falls back to the system TTLs and keeps the default under a tuned-down max', () => {
-    assert.deepEqual(effectiveTtls({ defaultLeaseTtl: 0, maxLeaseTtl: 0 }), { defaultLeaseTtl: SYSTEM_MAX_LEASE_TTL, maxLeaseTtl: SYSTEM_MAX_LEASE_TTL });
-    assert.deepEqual(effectiveTtls({ defaultLeaseTtl: 0, maxLeaseTtl: 3600 }), { defaultLeaseTtl: 3600, maxLeaseTtl: 3600 });
-    assert.deepEqual(effectiveTtls({ defaultLeaseTtl: 60, maxLeaseTtl: 0 }), { defaultLeaseTtl: 60, maxLeaseTtl: SYSTEM_MAX_LEASE_TTL });
+    assert.deepEqual(effectiveTtls({ defaultLeaseTtl: 0, maxLeaseTtl: 0 }), {
+      defaultLeaseTtl: SYSTEM_MAX_LEASE_TTL,
+      maxLeaseTtl: SYSTEM_MAX_LEASE_TTL,
+    });
+    assert.deepEqual(effectiveTtls({ defaultLeaseTtl: 0, maxLeaseTtl: 3600 }), {
+      defaultLeaseTtl: 3600,
+      maxLeaseTtl: 3600,
+    });
+    assert.deepEqual(effectiveTtls({ defaultLeaseTtl: 60, maxLeaseTtl: 0 }), {
+      defaultLeaseTtl: 60,
+      maxLeaseTtl: SYSTEM_MAX_LEASE_TTL,
+    });
     assert.throws(() => assertTtlsConsistent(7200, 3600), { kind: 'invalid' });
     assert.throws(() => assertTtlsConsistent(SYSTEM_MAX_LEASE_TTL + 1, 0), { kind: 'invalid' });
     assert.doesNotThrow(() => assertTtlsConsistent(3600, 3600));

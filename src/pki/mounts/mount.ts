@@ -77,7 +77,10 @@ export function assertNoPathConflict(path: string, existing: readonly string[]):
 }
 
 /** Effective TTLs after falling back to the system values. */
-export function effectiveTtls(m: Pick<Mount, 'defaultLeaseTtl' | 'maxLeaseTtl'>): { defaultLeaseTtl: number; maxLeaseTtl: number } {
+export function effectiveTtls(m: Pick<Mount, 'defaultLeaseTtl' | 'maxLeaseTtl'>): {
+  defaultLeaseTtl: number;
+  maxLeaseTtl: number;
+} {
   const maxLeaseTtl = m.maxLeaseTtl > 0 ? m.maxLeaseTtl : SYSTEM_MAX_LEASE_TTL;
   const base = m.defaultLeaseTtl > 0 ? m.defaultLeaseTtl : SYSTEM_DEFAULT_LEASE_TTL;
   // An untuned default never exceeds a tuned-down max.
@@ -107,7 +110,13 @@ export function toMountInfo(m: Mount): MountInfo {
   let info = infos.get(m);
   if (!info) {
     const ttl = effectiveTtls(m);
-    info = Object.freeze({ id: m.id, path: `${m.path}/`, type: m.type, defaultLeaseTtlSeconds: ttl.defaultLeaseTtl, maxLeaseTtlSeconds: ttl.maxLeaseTtl });
+    info = Object.freeze({
+      id: m.id,
+      path: `${m.path}/`,
+      type: m.type,
+      defaultLeaseTtlSeconds: ttl.defaultLeaseTtl,
+      maxLeaseTtlSeconds: ttl.maxLeaseTtl,
+    });
     infos.set(m, info);
   }
   return info;
@@ -117,7 +126,10 @@ export function toMountInfo(m: Mount): MountInfo {
  * Finds the mount serving a path relative to /v1: the longest mount path that equals the
  * path or is followed by `/`. Returns the rest without a leading slash.
  */
-export function matchMount<M extends Pick<Mount, 'path'>>(mounts: readonly M[], path: string): { mount: M; rest: string } | undefined {
+export function matchMount<M extends Pick<Mount, 'path'>>(
+  mounts: readonly M[],
+  path: string,
+): { mount: M; rest: string } | undefined {
   const p = path.replace(/^\/+/, '');
   let best: M | undefined;
   for (const m of mounts) {

@@ -12,12 +12,19 @@ import type { OcspAnswer, OcspService } from './ocsp-service.js';
 
 export const OCSP_RESPONSE_TYPE = 'application/ocsp-response';
 
-const HTTP_STATUS: Record<OcspAnswer['status'], number> = { successful: 200, malformedRequest: 400, unauthorized: 401, internalError: 500 };
+const HTTP_STATUS: Record<OcspAnswer['status'], number> = {
+  successful: 200,
+  malformedRequest: 400,
+  unauthorized: 401,
+  internalError: 500,
+};
 
 export function ocspRoutes(ocsp: OcspService): PkiRoute[] {
   const reply = (ctx: PkiRequestContext, a: OcspAnswer): PkiResult => {
-    if (a.status === 'internalError') ctx.request.log.error({ err: a.error, mountId: ctx.mount.id }, 'OCSP request failed');
-    if (a.status === 'successful' && a.dates && a.nowMs !== undefined) void ctx.reply.headers(cacheHeaders({ nowMs: a.nowMs, dates: a.dates, hasNonce: a.hasNonce === true }));
+    if (a.status === 'internalError')
+      ctx.request.log.error({ err: a.error, mountId: ctx.mount.id }, 'OCSP request failed');
+    if (a.status === 'successful' && a.dates && a.nowMs !== undefined)
+      void ctx.reply.headers(cacheHeaders({ nowMs: a.nowMs, dates: a.dates, hasNonce: a.hasNonce === true }));
     return { kind: 'raw', status: HTTP_STATUS[a.status], contentType: OCSP_RESPONSE_TYPE, body: a.body };
   };
 

@@ -8,7 +8,15 @@ import type { PkiIssuer } from '../issuers/issuer.js';
 import { parseCertificate } from '../crypto/cert-parser.js';
 import { BatchQueue } from '../../shared/batch-queue.js';
 import { BoundedCache } from '../keys/bounded-cache.js';
-import { CertIdMatcher, MAX_OCSP_REQUEST_BYTES, answerDates, answerWindow, chooseResponder, ocspSignatureOptions, reuseUntil } from './ocsp.js';
+import {
+  CertIdMatcher,
+  MAX_OCSP_REQUEST_BYTES,
+  answerDates,
+  answerWindow,
+  chooseResponder,
+  ocspSignatureOptions,
+  reuseUntil,
+} from './ocsp.js';
 import type { AnswerDates, OcspSettings, ResponderCandidate } from './ocsp.js';
 
 /** The outcome of one OCSP request, in OCSP's own terms (the route maps it to HTTP). */
@@ -84,7 +92,15 @@ export class OcspService {
    */
   readonly #reads = new BatchQueue<StatusRead>((batch) => this.#readStatuses(batch), 1024);
 
-  constructor(private readonly deps: { issuers: IssuerService; sources: OcspSources; clock: Clock; refreshMs?: number; maxCachedAnswers?: number }) {
+  constructor(
+    private readonly deps: {
+      issuers: IssuerService;
+      sources: OcspSources;
+      clock: Clock;
+      refreshMs?: number;
+      maxCachedAnswers?: number;
+    },
+  ) {
     this.#refreshMs = deps.refreshMs ?? 1000;
     this.#answers = new BoundedCache<CachedAnswer>(deps.maxCachedAnswers ?? 100_000);
   }
@@ -128,9 +144,12 @@ export class OcspService {
     const choice = chooseResponder(matching, { recordedIssuerId: stored?.issuerId || undefined, defaultIssuer });
     if (choice.kind === 'unauthorized') return failure('unauthorized');
     const issuer = choice.candidate.issuer;
-    const status: OcspCertStatus = choice.kind === 'unknown'
-      ? { status: 'unknown' }
-      : stored?.status === 'revoked' && stored.revokedAt ? { status: 'revoked', revocationTime: stored.revokedAt, reason: 0 } : { status: 'good' };
+    const status: OcspCertStatus =
+      choice.kind === 'unknown'
+        ? { status: 'unknown' }
+        : stored?.status === 'revoked' && stored.revokedAt
+          ? { status: 'revoked', revocationTime: stored.revokedAt, reason: 0 }
+          : { status: 'good' };
     const revokedAtMs = status.status === 'revoked' ? status.revocationTime.getTime() : 0;
     const now = this.deps.clock.now();
     const key = `${mountId}|${issuer.id}|${status.status === 'unknown' ? 'u' : 'k'}|${hex(id)}`;
@@ -147,7 +166,14 @@ export class OcspService {
     const single = responder.singleResponse(id, status, { thisUpdate, nextUpdate });
     const response = responder.respond([single], { producedAt: now, nonceExtension: request.nonceExtension });
     const dates = answerDates(thisUpdate, nextUpdate);
-    if (!hasNonce) this.#answers.set(key, { response, revokedAtMs, thisUpdateMs: thisUpdate.getTime(), dates, reuseUntilMs: reuseUntil(thisUpdate, nextUpdate) });
+    if (!hasNonce)
+      this.#answers.set(key, {
+        response,
+        revokedAtMs,
+        thisUpdateMs: thisUpdate.getTime(),
+        dates,
+        reuseUntilMs: reuseUntil(thisUpdate, nextUpdate),
+      });
     return { status: 'successful', body: response, nowMs: now.getTime(), dates, hasNonce };
   }
 
@@ -176,7 +202,10 @@ export class OcspService {
     const nowMs = this.deps.clock.now().getTime();
     const hit = this.#mounts.get(mountId);
     if (hit && nowMs - hit.at < this.#refreshMs && nowMs >= hit.at) return hit;
-    const [{ issuers, defaultIssuerId }, settings] = await Promise.all([this.deps.issuers.list(mountId), this.deps.sources.settings(mountId)]);
+    const [{ issuers, defaultIssuerId }, settings] = await Promise.all([
+      this.deps.issuers.list(mountId),
+      this.deps.sources.settings(mountId),
+    ]);
     const candidates = issuers.map((issuer): Candidate => ({
       issuerId: issuer.id,
       hasKey: issuer.keyId !== '',
@@ -186,7 +215,8 @@ export class OcspService {
     }));
     const next = { at: nowMs, candidates, defaultIssuerId, settings };
     // A changed issuer set or window invalidates what was signed under the old one.
-    if (hit && (hit.settings.expirySeconds !== settings.expirySeconds || signature(hit) !== signature(next))) this.#answers.deletePrefix(`${mountId}|`);
+    if (hit && (hit.settings.expirySeconds !== settings.expirySeconds || signature(hit) !== signature(next)))
+      this.#answers.deletePrefix(`${mountId}|`);
     this.#mounts.set(mountId, next);
     return next;
   }
@@ -221,7 +251,11 @@ export class OcspService {
 
 /** What signed answers depend on in the issuer list: who may sign, with which key and algorithm. */
 function signature(m: MountResponders): string {
-  return m.candidates.map((c) => `${c.issuerId}:${c.issuer.keyId}:${c.ocspSigning}:${c.issuer.revocationSignatureAlgorithm}`).join(',') + `|${m.defaultIssuerId}`;
+  return (
+    m.candidates
+      .map((c) => `${c.issuerId}:${c.issuer.keyId}:${c.ocspSigning}:${c.issuer.revocationSignatureAlgorithm}`)
+      .join(',') + `|${m.defaultIssuerId}`
+  );
 }
 
 function spkiOf(issuer: PkiIssuer): Buffer {

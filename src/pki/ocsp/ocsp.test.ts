@@ -1,11 +1,26 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { CertIdMatcher, MAX_REUSE_MS, NO_NEXT_UPDATE_REUSE_MS, answerDates, answerWindow, cacheHeaders, chooseResponder, ocspSettings, ocspSignatureOptions, reuseUntil } from './ocsp.js';
+import {
+  CertIdMatcher,
+  MAX_REUSE_MS,
+  NO_NEXT_UPDATE_REUSE_MS,
+  answerDates,
+  answerWindow,
+  cacheHeaders,
+  chooseResponder,
+  ocspSettings,
+  ocspSignatureOptions,
+  reuseUntil,
+} from './ocsp.js';
 import type { ResponderCandidate } from './ocsp.js';
 import { TAG, decodeBitString, parseDer } from '../crypto/der.js';
 
-const c = (issuerId: string, hasKey = true, ocspSigning = true): ResponderCandidate => ({ issuerId, hasKey, ocspSigning });
+const c = (issuerId: string, hasKey = true, ocspSigning = true): ResponderCandidate => ({
+  issuerId,
+  hasKey,
+  ocspSigning,
+});
 
 test('chooseResponder: the recorded issuer, else the first that may sign; unauthorized or unknown otherwise', () => {
   const a = c('a');
@@ -35,8 +50,14 @@ test('ocspSettings: ocsp_disable and ocsp_expiry of config/crl', () => {
 
 test('answerWindow: nextUpdate is thisUpdate + ocsp_expiry, none for 0', () => {
   const now = new Date('2026-03-01T00:00:00Z');
-  assert.deepEqual(answerWindow(now, { disabled: false, expirySeconds: 3600 }), { thisUpdate: now, nextUpdate: new Date('2026-03-01T01:00:00Z') });
-  assert.deepEqual(answerWindow(now, { disabled: false, expirySeconds: 0 }), { thisUpdate: now, nextUpdate: undefined });
+  assert.deepEqual(answerWindow(now, { disabled: false, expirySeconds: 3600 }), {
+    thisUpdate: now,
+    nextUpdate: new Date('2026-03-01T01:00:00Z'),
+  });
+  assert.deepEqual(answerWindow(now, { disabled: false, expirySeconds: 0 }), {
+    thisUpdate: now,
+    nextUpdate: undefined,
+  });
 });
 
 test('reuseUntil: half the validity, at most an hour; a minute without nextUpdate', () => {
@@ -57,11 +78,19 @@ test('cacheHeaders: cacheable until nextUpdate without a nonce; never with one o
     expires: 'Sun, 01 Mar 2026 12:00:00 GMT',
   });
   assert.deepEqual(cacheHeaders({ nowMs, dates, hasNonce: true }), { 'cache-control': 'no-cache, no-store' });
-  assert.deepEqual(cacheHeaders({ nowMs, dates: answerDates(thisUpdate, undefined), hasNonce: false }), { 'cache-control': 'no-cache, no-store' });
+  assert.deepEqual(cacheHeaders({ nowMs, dates: answerDates(thisUpdate, undefined), hasNonce: false }), {
+    'cache-control': 'no-cache, no-store',
+  });
 });
 
 test('ocspSignatureOptions: the hash of revocation_signature_algorithm; PSS signs as PKCS#1 v1.5', () => {
-  for (const [alg, bits] of [['', 0], ['SHA256WithRSA', 256], ['SHA384WithRSAPSS', 384], ['ECDSAWithSHA512', 512], ['PureEd25519', 0]] as const) {
+  for (const [alg, bits] of [
+    ['', 0],
+    ['SHA256WithRSA', 256],
+    ['SHA384WithRSAPSS', 384],
+    ['ECDSAWithSHA512', 512],
+    ['PureEd25519', 0],
+  ] as const) {
     assert.deepEqual(ocspSignatureOptions(alg), { signatureBits: bits }, alg);
   }
 });
@@ -75,9 +104,16 @@ test('CertIdMatcher: name and key hashes under the CertID hash algorithm', () =>
   const keyBits = decodeBitString(r.expect(TAG.BIT_STRING, 'key')).bytes;
   const m = new CertIdMatcher(name, spki);
   for (const hash of ['sha1', 'sha256', 'sha384', 'sha512'] as const) {
-    const id = { hash, issuerNameHash: createHash(hash).update(name).digest(), issuerKeyHash: createHash(hash).update(keyBits).digest() };
+    const id = {
+      hash,
+      issuerNameHash: createHash(hash).update(name).digest(),
+      issuerKeyHash: createHash(hash).update(keyBits).digest(),
+    };
     assert.ok(m.matches(id), hash);
-    assert.ok(!m.matches({ ...id, issuerKeyHash: createHash(hash).update(spki).digest() }), `${hash}: hash of the whole SPKI`);
+    assert.ok(
+      !m.matches({ ...id, issuerKeyHash: createHash(hash).update(spki).digest() }),
+      `${hash}: hash of the whole SPKI`,
+    );
     assert.ok(!m.matches({ ...id, issuerNameHash: createHash(hash).update('other').digest() }), `${hash}: other name`);
   }
   assert.ok(!m.matches({ hash: undefined, issuerNameHash: Buffer.alloc(20), issuerKeyHash: Buffer.alloc(20) }));

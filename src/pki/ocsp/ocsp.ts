@@ -47,7 +47,10 @@ export type ResponderChoice<C extends ResponderCandidate> =
  * else the first with a key and `ocsp-signing`. Matching issuers that may not sign give
  * `unauthorized`; no match at all gives `unknown` from the default issuer when it may sign.
  */
-export function chooseResponder<C extends ResponderCandidate>(matching: readonly C[], opts: { recordedIssuerId?: string; defaultIssuer?: C }): ResponderChoice<C> {
+export function chooseResponder<C extends ResponderCandidate>(
+  matching: readonly C[],
+  opts: { recordedIssuerId?: string; defaultIssuer?: C },
+): ResponderChoice<C> {
   const usable = (c: C | undefined): c is C => c !== undefined && c.hasKey && c.ocspSigning;
   if (matching.length > 0) {
     const recorded = matching.find((c) => c.issuerId === opts.recordedIssuerId);
@@ -59,7 +62,10 @@ export function chooseResponder<C extends ResponderCandidate>(matching: readonly
 
 /** thisUpdate and nextUpdate of an answer signed at `now`. */
 export function answerWindow(now: Date, settings: OcspSettings): { thisUpdate: Date; nextUpdate: Date | undefined } {
-  return { thisUpdate: now, nextUpdate: settings.expirySeconds > 0 ? new Date(now.getTime() + settings.expirySeconds * 1000) : undefined };
+  return {
+    thisUpdate: now,
+    nextUpdate: settings.expirySeconds > 0 ? new Date(now.getTime() + settings.expirySeconds * 1000) : undefined,
+  };
 }
 
 /** How long an answer without nextUpdate is reused: such an answer says newer information is always available. */
@@ -87,7 +93,11 @@ export interface AnswerDates {
 }
 
 export function answerDates(thisUpdate: Date, nextUpdate: Date | undefined): AnswerDates {
-  return { lastModified: thisUpdate.toUTCString(), expires: nextUpdate?.toUTCString(), nextUpdateMs: nextUpdate?.getTime() };
+  return {
+    lastModified: thisUpdate.toUTCString(),
+    expires: nextUpdate?.toUTCString(),
+    nextUpdateMs: nextUpdate?.getTime(),
+  };
 }
 
 /**
@@ -96,9 +106,14 @@ export function answerDates(thisUpdate: Date, nextUpdate: Date | undefined): Ans
  */
 export function cacheHeaders(o: { nowMs: number; dates: AnswerDates; hasNonce: boolean }): Record<string, string> {
   const { dates } = o;
-  if (o.hasNonce || dates.nextUpdateMs === undefined || dates.expires === undefined) return { 'cache-control': 'no-cache, no-store' };
+  if (o.hasNonce || dates.nextUpdateMs === undefined || dates.expires === undefined)
+    return { 'cache-control': 'no-cache, no-store' };
   const maxAge = Math.max(0, Math.floor((dates.nextUpdateMs - o.nowMs) / 1000));
-  return { 'cache-control': `max-age=${maxAge}, public, no-transform, must-revalidate`, 'last-modified': dates.lastModified, expires: dates.expires };
+  return {
+    'cache-control': `max-age=${maxAge}, public, no-transform, must-revalidate`,
+    'last-modified': dates.lastModified,
+    expires: dates.expires,
+  };
 }
 
 /**
@@ -122,7 +137,10 @@ export class CertIdMatcher {
   readonly #hashes = new Map<HashName, { name: Buffer; key: Buffer }>();
   readonly #keyBits: Buffer;
   /** `nameDer`: the issuer's subject; `spkiDer`: its SubjectPublicKeyInfo (the key hash covers only the key bits). */
-  constructor(private readonly nameDer: Buffer, spkiDer: Buffer) {
+  constructor(
+    private readonly nameDer: Buffer,
+    spkiDer: Buffer,
+  ) {
     const r = parseDer(spkiDer).children();
     r.expect(TAG.SEQUENCE, 'AlgorithmIdentifier');
     this.#keyBits = decodeBitString(r.expect(TAG.BIT_STRING, 'subjectPublicKey')).bytes;
@@ -132,7 +150,10 @@ export class CertIdMatcher {
     if (!id.hash) return false;
     let h = this.#hashes.get(id.hash);
     if (!h) {
-      h = { name: createHash(id.hash).update(this.nameDer).digest(), key: createHash(id.hash).update(this.#keyBits).digest() };
+      h = {
+        name: createHash(id.hash).update(this.nameDer).digest(),
+        key: createHash(id.hash).update(this.#keyBits).digest(),
+      };
       this.#hashes.set(id.hash, h);
     }
     return h.key.equals(id.issuerKeyHash) && h.name.equals(id.issuerNameHash);

@@ -7,7 +7,15 @@ import type { RevokedEntry } from '../crypto/crl.js';
 import type { RawExtension } from '../crypto/extensions.js';
 import type { PkiIssuer } from '../issuers/issuer.js';
 import type { IssuerService } from '../issuers/issuer-service.js';
-import { applyCrlConfig, autoRebuildDue, crlGroups, crlSignatureOptions, crlTimes, DELTA_OVERLAP_SECONDS, revokedIssuerEntries } from './revocation.js';
+import {
+  applyCrlConfig,
+  autoRebuildDue,
+  crlGroups,
+  crlSignatureOptions,
+  crlTimes,
+  DELTA_OVERLAP_SECONDS,
+  revokedIssuerEntries,
+} from './revocation.js';
 import type { CrlConfig, CrlConfigPatch, CrlGroup, CrlKind, StoredCrl } from './revocation.js';
 import type { Executor, RevocationRepo } from './revocation-repo.js';
 
@@ -47,7 +55,15 @@ export class CrlService {
   readonly #runs = new Map<string, MountRuns>();
   readonly #configListeners: ((mountId: string) => void)[] = [];
 
-  constructor(private readonly deps: { repo: RevocationRepo; issuers: IssuerService; jobs: JobQueue; clock: Clock; logger?: Logger }) {}
+  constructor(
+    private readonly deps: {
+      repo: RevocationRepo;
+      issuers: IssuerService;
+      jobs: JobQueue;
+      clock: Clock;
+      logger?: Logger;
+    },
+  ) {}
 
   async getConfig(mountId: string, ex: Executor = this.deps.repo.executor): Promise<CrlConfig> {
     return this.deps.repo.getConfig(ex, mountId);
@@ -65,13 +81,16 @@ export class CrlService {
       const r = applyCrlConfig(current, patch);
       await this.deps.repo.putConfig(tx, mountId, r.config, this.deps.clock.now());
       // The automatic rebuild job looks at the CRLs at once, then keeps itself scheduled.
-      if (r.config.autoRebuild && !current.autoRebuild) await this.#scheduleAutoRebuild(tx, mountId, this.deps.clock.now());
+      if (r.config.autoRebuild && !current.autoRebuild)
+        await this.#scheduleAutoRebuild(tx, mountId, this.deps.clock.now());
       return r;
     });
     for (const l of this.#configListeners) l(mountId);
     let warnings: string[] = [];
     if (rebuild) {
-      warnings = (await this.request(mountId, { complete: true, delta: config.enableDelta, issuers: 'all' })).map((w, i) => `Warning ${i + 1} during CRL rebuild: ${w}`);
+      warnings = (await this.request(mountId, { complete: true, delta: config.enableDelta, issuers: 'all' })).map(
+        (w, i) => `Warning ${i + 1} during CRL rebuild: ${w}`,
+      );
     }
     return { config, warnings };
   }
@@ -102,7 +121,11 @@ export class CrlService {
       mergeRequest(r.next.req, req);
       return r.next.promise;
     }
-    const mine: RebuildRequest = { complete: req.complete, delta: req.delta, issuers: req.issuers === 'all' ? 'all' : new Set(req.issuers) };
+    const mine: RebuildRequest = {
+      complete: req.complete,
+      delta: req.delta,
+      issuers: req.issuers === 'all' ? 'all' : new Set(req.issuers),
+    };
     const run = async (): Promise<string[]> => {
       await r.current?.catch(() => undefined);
       r.next = undefined;
@@ -143,12 +166,22 @@ export class CrlService {
     const now = this.deps.clock.now();
     await this.#scheduleAutoRebuild(tx, mountId, addSeconds(now, t.expirySeconds - t.gracePeriodSeconds));
     if (config.enableDelta) {
-      await this.deps.jobs.enqueue(tx, { kind: CRL_DELTA_JOB, payload: { mountId }, runAt: addSeconds(now, t.deltaIntervalSeconds), dedupeKey: `${CRL_DELTA_JOB}:${mountId}` });
+      await this.deps.jobs.enqueue(tx, {
+        kind: CRL_DELTA_JOB,
+        payload: { mountId },
+        runAt: addSeconds(now, t.deltaIntervalSeconds),
+        dedupeKey: `${CRL_DELTA_JOB}:${mountId}`,
+      });
     }
   }
 
   async #scheduleAutoRebuild(ex: Executor, mountId: string, at: Date): Promise<void> {
-    await this.deps.jobs.enqueue(ex, { kind: CRL_AUTO_REBUILD_JOB, payload: { mountId }, runAt: at, dedupeKey: `${CRL_AUTO_REBUILD_JOB}:${mountId}` });
+    await this.deps.jobs.enqueue(ex, {
+      kind: CRL_AUTO_REBUILD_JOB,
+      payload: { mountId },
+      runAt: at,
+      dedupeKey: `${CRL_AUTO_REBUILD_JOB}:${mountId}`,
+    });
   }
 
   /** Job: rebuilds complete CRLs that are within their grace period (or missing), then queues the next run. */
@@ -169,7 +202,10 @@ export class CrlService {
     if (due.size > 0) await this.request(mountId, { complete: true, delta: config.enableDelta, issuers: due });
     const after = await this.deps.repo.crlHeaders(this.deps.repo.executor, mountId);
     const next = after.filter((h) => h.kind === 'complete').map((h) => autoRebuildDue(h.nextUpdate, t).getTime());
-    const at = next.length > 0 ? new Date(Math.max(now.getTime() + 1000, Math.min(...next))) : addSeconds(now, t.expirySeconds - t.gracePeriodSeconds);
+    const at =
+      next.length > 0
+        ? new Date(Math.max(now.getTime() + 1000, Math.min(...next)))
+        : addSeconds(now, t.expirySeconds - t.gracePeriodSeconds);
     await this.#scheduleAutoRebuild(this.deps.repo.executor, mountId, at);
   }
 
@@ -191,24 +227,39 @@ export class CrlService {
     const groups = crlGroups(issuers);
     const warnings: string[] = [];
     for (const g of groups) {
-      if (req.issuers !== 'all' && !g.issuerIds.some((id) => (req.issuers as Set<string>).has(id)) && !(g.issuerIds.includes(defaultIssuerId) && req.issuers.has(''))) continue;
+      if (
+        req.issuers !== 'all' &&
+        !g.issuerIds.some((id) => (req.issuers as Set<string>).has(id)) &&
+        !(g.issuerIds.includes(defaultIssuerId) && req.issuers.has(''))
+      )
+        continue;
       const orphans = g.issuerIds.includes(defaultIssuerId);
       try {
         if (req.complete) await this.#buildOne(mountId, g, issuers, config, 'complete', orphans);
-        if (config.enableDelta && (req.delta || req.complete)) await this.#buildOne(mountId, g, issuers, config, 'delta', orphans);
+        if (config.enableDelta && (req.delta || req.complete))
+          await this.#buildOne(mountId, g, issuers, config, 'delta', orphans);
       } catch (err) {
         warnings.push(`issuer ${g.signer.id}: ${(err as Error).message}`);
       }
     }
     if (req.issuers === 'all') {
       // Issuers gone or no longer allowed to sign CRLs serve none.
-      await this.deps.repo.deleteCrls(this.deps.repo.executor, mountId, { keepIssuers: groups.flatMap((g) => g.issuerIds).concat(['']) });
+      await this.deps.repo.deleteCrls(this.deps.repo.executor, mountId, {
+        keepIssuers: groups.flatMap((g) => g.issuerIds).concat(['']),
+      });
       if (!config.enableDelta) await this.deps.repo.deleteCrls(this.deps.repo.executor, mountId, { kind: 'delta' });
     }
     return warnings;
   }
 
-  async #buildOne(mountId: string, g: CrlGroup, issuers: readonly PkiIssuer[], config: CrlConfig, kind: CrlKind, orphans: boolean): Promise<void> {
+  async #buildOne(
+    mountId: string,
+    g: CrlGroup,
+    issuers: readonly PkiIssuer[],
+    config: CrlConfig,
+    kind: CrlKind,
+    orphans: boolean,
+  ): Promise<void> {
     const repo = this.deps.repo;
     const ex = repo.executor;
     const t = crlTimes(config);
@@ -218,7 +269,8 @@ export class CrlService {
       const now = this.deps.clock.now();
       const started = performance.now();
       const headers = (await repo.crlHeaders(ex, mountId)).filter((h) => g.issuerIds.includes(h.issuerId));
-      const base = kind === 'delta' ? headers.find((h) => h.issuerId === g.signer.id && h.kind === 'complete') : undefined;
+      const base =
+        kind === 'delta' ? headers.find((h) => h.issuerId === g.signer.id && h.kind === 'complete') : undefined;
       if (kind === 'delta' && !base) return;
       const since = base ? new Date(base.watermark.getTime()) : undefined;
       let entries: RevokedEntry[] = [];
@@ -228,11 +280,14 @@ export class CrlService {
         const fromIssuers = revokedIssuerEntries(issuers, g).filter((e) => !since || e.revokedAt >= since);
         if (fromIssuers.length > 0) {
           const seen = new Set(rows.map((r) => r.serial));
-          for (const e of fromIssuers) if (!seen.has(e.serial)) entries.push({ serial: e.serial, revocationDate: e.revokedAt });
+          for (const e of fromIssuers)
+            if (!seen.has(e.serial)) entries.push({ serial: e.serial, revocationDate: e.revokedAt });
         }
       }
       if (config.maxCrlEntries !== -1 && entries.length > config.maxCrlEntries) {
-        throw new Error(`error building CRL: refusing to build CRL with ${entries.length} entries; maximum allowed is ${config.maxCrlEntries} (max_crl_entries)`);
+        throw new Error(
+          `error building CRL: refusing to build CRL with ${entries.length} entries; maximum allowed is ${config.maxCrlEntries} (max_crl_entries)`,
+        );
       }
       const read = performance.now();
       const number = headers.reduce((m, h) => Math.max(m, h.crlNumber), 0) + 1;
@@ -264,7 +319,10 @@ export class CrlService {
       if (kept || attempt >= 4) {
         const ms = (a: number, b: number) => Math.round(b - a);
         const timings = { readMs: ms(started, read), signMs: ms(read, signed), storeMs: ms(signed, performance.now()) };
-        this.deps.logger?.info({ mountId, issuerId: g.signer.id, kind, crlNumber: number, entries: entries.length, ...timings }, 'CRL rebuilt');
+        this.deps.logger?.info(
+          { mountId, issuerId: g.signer.id, kind, crlNumber: number, entries: entries.length, ...timings },
+          'CRL rebuilt',
+        );
         return;
       }
       // Another node stored a CRL with this number meanwhile: build again over a fresh read.

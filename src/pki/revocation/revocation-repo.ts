@@ -40,14 +40,28 @@ export class RevocationRepo {
 
   /** Compiled once: OCSP reads it on every request. */
   private readonly certStateQuery = new ParamQuery((mountId: string, serial: string) =>
-    this.deps.db.selectFrom('pki_certs').select(['serial', 'issuer_id', 'not_after', 'revoked_at']).where('mount_id', '=', mountId).where('serial', '=', serial),
+    this.deps.db
+      .selectFrom('pki_certs')
+      .select(['serial', 'issuer_id', 'not_after', 'revoked_at'])
+      .where('mount_id', '=', mountId)
+      .where('serial', '=', serial),
   );
 
   /** Compiled once per IN-list size; a list is padded to the next size by repeating its last serial. */
   private readonly certStatesQueries = new Map(
-    [1, 4, 16, 64].map((n) => [n, new ParamQuery((mountId: string, ...serials: string[]) =>
-      this.deps.db.selectFrom('pki_certs').select(['serial', 'issuer_id', 'not_after', 'revoked_at']).where('mount_id', '=', mountId).where('serial', 'in', serials),
-    )] as const),
+    [1, 4, 16, 64].map(
+      (n) =>
+        [
+          n,
+          new ParamQuery((mountId: string, ...serials: string[]) =>
+            this.deps.db
+              .selectFrom('pki_certs')
+              .select(['serial', 'issuer_id', 'not_after', 'revoked_at'])
+              .where('mount_id', '=', mountId)
+              .where('serial', 'in', serials),
+          ),
+        ] as const,
+    ),
   );
 
   /** certState of many serials (distinct, storage form) in a few compiled queries. */
@@ -58,7 +72,12 @@ export class RevocationRepo {
       const size = [1, 4, 16, 64].find((n) => n >= part.length)!;
       const padded = [...part, ...Array<string>(size - part.length).fill(part[part.length - 1]!)];
       for (const r of await this.certStatesQueries.get(size)!.execute(this.deps.db, mountId, ...padded)) {
-        out.push({ serial: r.serial, issuerId: r.issuer_id ?? '', notAfter: new Date(r.not_after), revokedAt: r.revoked_at ? new Date(r.revoked_at) : null });
+        out.push({
+          serial: r.serial,
+          issuerId: r.issuer_id ?? '',
+          notAfter: new Date(r.not_after),
+          revokedAt: r.revoked_at ? new Date(r.revoked_at) : null,
+        });
       }
     }
     return out;
@@ -66,11 +85,23 @@ export class RevocationRepo {
 
   async certState(ex: Executor, mountId: string, serial: string): Promise<CertState | undefined> {
     const r = await this.certStateQuery.first(ex, mountId, serial);
-    return r ? { serial: r.serial, issuerId: r.issuer_id ?? '', notAfter: new Date(r.not_after), revokedAt: r.revoked_at ? new Date(r.revoked_at) : null } : undefined;
+    return r
+      ? {
+          serial: r.serial,
+          issuerId: r.issuer_id ?? '',
+          notAfter: new Date(r.not_after),
+          revokedAt: r.revoked_at ? new Date(r.revoked_at) : null,
+        }
+      : undefined;
   }
 
   async certDer(ex: Executor, mountId: string, serial: string): Promise<Buffer | undefined> {
-    const r = await ex.selectFrom('pki_certs').select('certificate_der').where('mount_id', '=', mountId).where('serial', '=', serial).executeTakeFirst();
+    const r = await ex
+      .selectFrom('pki_certs')
+      .select('certificate_der')
+      .where('mount_id', '=', mountId)
+      .where('serial', '=', serial)
+      .executeTakeFirst();
     return r?.certificate_der;
   }
 
@@ -78,7 +109,12 @@ export class RevocationRepo {
    * Stamps `at` on those of `serials` not yet revoked and not expired at `at`, attributing
    * each to its issuer; returns what this call revoked (serial and issuer id, '' if none).
    */
-  async markRevoked(ex: Executor, mountId: string, serials: readonly string[], at: Date): Promise<{ serial: string; issuerId: string }[]> {
+  async markRevoked(
+    ex: Executor,
+    mountId: string,
+    serials: readonly string[],
+    at: Date,
+  ): Promise<{ serial: string; issuerId: string }[]> {
     const out: { serial: string; issuerId: string }[] = [];
     const iso = at.toISOString();
     for (const chunk of fixedChunks(serials)) {
@@ -108,14 +144,25 @@ export class RevocationRepo {
         .where('serial', 'in', chunk)
         .execute();
       for (const r of rows) {
-        out.set(r.serial, { serial: r.serial, issuerId: r.issuer_id ?? '', notAfter: new Date(r.not_after), revokedAt: r.revoked_at ? new Date(r.revoked_at) : null });
+        out.set(r.serial, {
+          serial: r.serial,
+          issuerId: r.issuer_id ?? '',
+          notAfter: new Date(r.not_after),
+          revokedAt: r.revoked_at ? new Date(r.revoked_at) : null,
+        });
       }
     }
     return out;
   }
 
   /** Revokes an issuer's own certificate row, if stored, attributing it to the issuer's parent. */
-  async markIssuerCertRevoked(ex: Executor, mountId: string, serial: string, parentIssuerId: string | null, at: Date): Promise<void> {
+  async markIssuerCertRevoked(
+    ex: Executor,
+    mountId: string,
+    serial: string,
+    parentIssuerId: string | null,
+    at: Date,
+  ): Promise<void> {
     await ex
       .updateTable('pki_certs')
       .set({ revoked_at: at.toISOString(), revocation_issuer_id: parentIssuerId })
@@ -129,12 +176,20 @@ export class RevocationRepo {
    * Revoked rows attributed to `issuerIds` (and, with `orphans`, to no issuer), optionally
    * only those revoked at or after `since`. Reads the covering index pki_certs_revoked_idx.
    */
-  async revokedRows(ex: Executor, mountId: string, issuerIds: readonly string[], opts: { orphans: boolean; since?: Date }): Promise<RevokedRow[]> {
+  async revokedRows(
+    ex: Executor,
+    mountId: string,
+    issuerIds: readonly string[],
+    opts: { orphans: boolean; since?: Date },
+  ): Promise<RevokedRow[]> {
     // One query per issuer (and one for unattributed rows), each an index range scan.
     const parts: RevokedRow[][] = [];
     for (const issuerId of [...issuerIds, ...(opts.orphans ? [null] : [])]) {
       let q = ex.selectFrom('pki_certs').select(['serial', 'revoked_at']).where('mount_id', '=', mountId);
-      q = issuerId === null ? q.where('revocation_issuer_id', 'is', null) : q.where('revocation_issuer_id', '=', issuerId);
+      q =
+        issuerId === null
+          ? q.where('revocation_issuer_id', 'is', null)
+          : q.where('revocation_issuer_id', '=', issuerId);
       q = opts.since ? q.where('revoked_at', '>=', opts.since.toISOString()) : q.where('revoked_at', 'is not', null);
       parts.push((await q.execute()) as RevokedRow[]);
     }
@@ -154,14 +209,24 @@ export class RevocationRepo {
   }
 
   async listRevokedSerials(ex: Executor, mountId: string, opts: { after?: string; limit?: number }): Promise<string[]> {
-    let q = ex.selectFrom('pki_certs').select('serial').where('mount_id', '=', mountId).where('revoked_at', 'is not', null).orderBy('serial');
+    let q = ex
+      .selectFrom('pki_certs')
+      .select('serial')
+      .where('mount_id', '=', mountId)
+      .where('revoked_at', 'is not', null)
+      .orderBy('serial');
     if (opts.after) q = q.where('serial', '>', opts.after);
     if (opts.limit !== undefined && opts.limit > 0) q = q.limit(opts.limit);
     return (await q.execute()).map((r) => r.serial);
   }
 
   async getConfig(ex: Executor, mountId: string): Promise<CrlConfig> {
-    const r = await ex.selectFrom('pki_settings').select('value').where('mount_id', '=', mountId).where('name', '=', CRL_SETTING).executeTakeFirst();
+    const r = await ex
+      .selectFrom('pki_settings')
+      .select('value')
+      .where('mount_id', '=', mountId)
+      .where('name', '=', CRL_SETTING)
+      .executeTakeFirst();
     return { ...DEFAULT_CRL_CONFIG, ...(r ? (JSON.parse(r.value) as Partial<CrlConfig>) : {}) };
   }
 
@@ -189,7 +254,18 @@ export class RevocationRepo {
   async crlHeaders(ex: Executor, mountId: string): Promise<Omit<StoredCrl, 'der'>[]> {
     const rows = await ex
       .selectFrom('pki_crls')
-      .select(['mount_id', 'issuer_id', 'kind', 'crl_number', 'base_crl_number', 'this_update', 'next_update', 'watermark', 'entry_count', 'created_at'])
+      .select([
+        'mount_id',
+        'issuer_id',
+        'kind',
+        'crl_number',
+        'base_crl_number',
+        'this_update',
+        'next_update',
+        'watermark',
+        'entry_count',
+        'created_at',
+      ])
       .where('mount_id', '=', mountId)
       .execute();
     return rows.map((r) => toStoredCrl({ ...r, der: Buffer.alloc(0) }));
@@ -199,7 +275,12 @@ export class RevocationRepo {
    * Stores a CRL for each of `issuerIds` unless a CRL with a number at least as high is
    * already stored there (another node built a newer one). Returns whether ours was kept.
    */
-  async putCrl(ex: Executor, crl: Omit<StoredCrl, 'issuerId'>, issuerIds: readonly string[], at: Date): Promise<boolean> {
+  async putCrl(
+    ex: Executor,
+    crl: Omit<StoredCrl, 'issuerId'>,
+    issuerIds: readonly string[],
+    at: Date,
+  ): Promise<boolean> {
     let kept = true;
     for (const issuerId of issuerIds) {
       const row = {
@@ -239,7 +320,11 @@ export class RevocationRepo {
     return kept;
   }
 
-  async deleteCrls(ex: Executor, mountId: string, opts: { kind?: CrlKind; keepIssuers?: readonly string[] } = {}): Promise<void> {
+  async deleteCrls(
+    ex: Executor,
+    mountId: string,
+    opts: { kind?: CrlKind; keepIssuers?: readonly string[] } = {},
+  ): Promise<void> {
     let q = ex.deleteFrom('pki_crls').where('mount_id', '=', mountId);
     if (opts.kind) q = q.where('kind', '=', opts.kind);
     if (opts.keepIssuers && opts.keepIssuers.length > 0) q = q.where('issuer_id', 'not in', opts.keepIssuers);

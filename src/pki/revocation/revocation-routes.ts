@@ -26,7 +26,11 @@ const PKIX_CRL = 'application/pkix-crl';
 const PEM_FILE = 'application/x-pem-file';
 
 const revokeFields = defineFields({ serial_number: { type: 'string' }, certificate: { type: 'string' } });
-const revokeWithKeyFields = defineFields({ serial_number: { type: 'string' }, certificate: { type: 'string' }, private_key: { type: 'string' } });
+const revokeWithKeyFields = defineFields({
+  serial_number: { type: 'string' },
+  certificate: { type: 'string' },
+  private_key: { type: 'string' },
+});
 const refFields = defineFields({ issuer_ref: { type: 'string', required: true } });
 const pageFields = defineFields({ after: { type: 'string', default: '' }, limit: { type: 'int', default: 0 } });
 
@@ -74,14 +78,16 @@ const crlConfigData = (c: CrlConfig): Record<string, unknown> => ({
 });
 
 /** Stringish durations: Vault keeps the text; a bare number is seconds. */
-const durationText = (v: string | undefined): string | undefined => (v === undefined ? undefined : /^\d+$/.test(v.trim()) ? `${v.trim()}s` : v.trim());
+const durationText = (v: string | undefined): string | undefined =>
+  v === undefined ? undefined : /^\d+$/.test(v.trim()) ? `${v.trim()}s` : v.trim();
 
 function extensionList(v: unknown, field: string): RawExtension[] {
   if (v === '' || v === null || v === undefined) return [];
   if (!Array.isArray(v)) throw invalid(`${field} must be a list of objects with id, critical and value`, field);
   return v.map((e: unknown, i: number) => {
     const o = e as { id?: unknown; critical?: unknown; value?: unknown };
-    if (typeof o !== 'object' || o === null || typeof o.id !== 'string' || !/^\d+(\.\d+)+$/.test(o.id)) throw invalid(`${field}[${i}]: id must be a dotted OID`, field);
+    if (typeof o !== 'object' || o === null || typeof o.id !== 'string' || !/^\d+(\.\d+)+$/.test(o.id))
+      throw invalid(`${field}[${i}]: id must be a dotted OID`, field);
     const value = Buffer.from(typeof o.value === 'string' ? o.value : '', 'base64');
     return { oid: o.id, critical: o.critical === true || o.critical === 'true', value };
   });
@@ -92,40 +98,66 @@ function revokedList(v: unknown): RevokedEntry[] {
   if (!Array.isArray(v)) throw invalid('revoked_certs must be a list of objects', 'revoked_certs');
   return v.map((e: unknown, i: number) => {
     const o = e as { serial_number?: unknown; revocation_time?: unknown; extensions?: unknown };
-    if (typeof o !== 'object' || o === null || typeof o.serial_number !== 'string') throw invalid(`revoked_certs[${i}]: serial_number is required`, 'revoked_certs');
+    if (typeof o !== 'object' || o === null || typeof o.serial_number !== 'string')
+      throw invalid(`revoked_certs[${i}]: serial_number is required`, 'revoked_certs');
     let at: number;
     const t = o.revocation_time;
     if (typeof t === 'number' || (typeof t === 'string' && /^\d+$/.test(t))) at = Number(t) * 1000;
     else if (typeof t === 'string' && t !== '') at = Date.parse(t);
     else throw invalid(`revoked_certs[${i}]: revocation_time is required (Unix seconds or RFC 3339)`, 'revoked_certs');
-    if (!Number.isFinite(at)) throw invalid(`revoked_certs[${i}]: invalid revocation_time ${String(t)}`, 'revoked_certs');
-    return { serial: normalizeSerial(o.serial_number), revocationDate: at, extensions: extensionList(o.extensions, `revoked_certs[${i}].extensions`) };
+    if (!Number.isFinite(at))
+      throw invalid(`revoked_certs[${i}]: invalid revocation_time ${String(t)}`, 'revoked_certs');
+    return {
+      serial: normalizeSerial(o.serial_number),
+      revocationDate: at,
+      extensions: extensionList(o.extensions, `revoked_certs[${i}].extensions`),
+    };
   });
 }
 
 export function revocationRoutes(revocation: RevocationService, crls: CrlService, issuers: IssuerService): PkiRoute[] {
-  const revoke = (requireKey: boolean) => async (ctx: PkiRequestContext): Promise<PkiResult> => {
-    const { values, warnings } = requireKey ? parseInput(ctx, revokeWithKeyFields) : parseInput(ctx, revokeFields);
-    const input = { serialNumber: values.serial_number, certificate: values.certificate, privateKey: (values as { private_key?: string }).private_key };
-    const r = await revocation.revoke(ctx.mount.id, input, { requireKey });
-    if (r.kind === 'expired') return { kind: 'json', data: null, warnings: [...warnings, r.warning] };
-    return jsonResult({ ...revocationTimeFields(r.revokedAt), state: 'revoked' }, warnings, r.warnings);
-  };
+  const revoke =
+    (requireKey: boolean) =>
+    async (ctx: PkiRequestContext): Promise<PkiResult> => {
+      const { values, warnings } = requireKey ? parseInput(ctx, revokeWithKeyFields) : parseInput(ctx, revokeFields);
+      const input = {
+        serialNumber: values.serial_number,
+        certificate: values.certificate,
+        privateKey: (values as { private_key?: string }).private_key,
+      };
+      const r = await revocation.revoke(ctx.mount.id, input, { requireKey });
+      if (r.kind === 'expired') return { kind: 'json', data: null, warnings: [...warnings, r.warning] };
+      return jsonResult({ ...revocationTimeFields(r.revokedAt), state: 'revoked' }, warnings, r.warnings);
+    };
 
   /** Raw DER/PEM: 204 when nothing is built. */
   const crlRaw = async (ctx: PkiRequestContext, ref: string, kind: CrlKind, pem: boolean): Promise<PkiResult> => {
     const crl = await crls.fetch(ctx.mount.id, ref, kind);
     if (!crl) return emptyResult();
-    return pem ? { kind: 'raw', contentType: PEM_FILE, body: crlToPem(crl.der) } : { kind: 'raw', contentType: PKIX_CRL, body: crl.der };
+    return pem
+      ? { kind: 'raw', contentType: PEM_FILE, body: crlToPem(crl.der) }
+      : { kind: 'raw', contentType: PKIX_CRL, body: crl.der };
   };
   /** JSON forms: cert/crl and cert/delta-crl put the PEM in `certificate` (a Vault quirk), issuer/:ref/crl in `crl`. */
-  const crlJson = async (ctx: PkiRequestContext, ref: string, kind: CrlKind, field: 'certificate' | 'crl'): Promise<PkiResult> => {
+  const crlJson = async (
+    ctx: PkiRequestContext,
+    ref: string,
+    kind: CrlKind,
+    field: 'certificate' | 'crl',
+  ): Promise<PkiResult> => {
     const crl = await crls.fetch(ctx.mount.id, ref, kind);
     const pem = crl ? crlToPem(crl.der) : '';
-    return jsonResult(field === 'certificate' ? { certificate: pem, revocation_time: 0, revocation_time_rfc3339: '' } : { crl: pem });
+    return jsonResult(
+      field === 'certificate' ? { certificate: pem, revocation_time: 0, revocation_time_rfc3339: '' } : { crl: pem },
+    );
   };
   const issuerRef = (ctx: PkiRequestContext): string => refFields.parse({}, ctx.params).values.issuer_ref;
-  const fetchRoute = (pattern: string, handler: (ctx: PkiRequestContext) => Promise<PkiResult>): PkiRoute => ({ pattern, operations: ['read'], unauthenticated: true, handler });
+  const fetchRoute = (pattern: string, handler: (ctx: PkiRequestContext) => Promise<PkiResult>): PkiRoute => ({
+    pattern,
+    operations: ['read'],
+    unauthenticated: true,
+    handler,
+  });
 
   return [
     { pattern: 'revoke', operations: ['update', 'create'], handler: revoke(false) },
@@ -148,7 +180,11 @@ export function revocationRoutes(revocation: RevocationService, crls: CrlService
         return jsonResult({ keys: serials.map((s) => formatSerial(s)) });
       },
     },
-    { pattern: 'config/crl', operations: ['read'], handler: async (ctx) => jsonResult(crlConfigData(await crls.getConfig(ctx.mount.id))) },
+    {
+      pattern: 'config/crl',
+      operations: ['read'],
+      handler: async (ctx) => jsonResult(crlConfigData(await crls.getConfig(ctx.mount.id))),
+    },
     {
       pattern: 'config/crl',
       operations: ['update', 'create'],
@@ -174,15 +210,25 @@ export function revocationRoutes(revocation: RevocationService, crls: CrlService
     {
       pattern: 'crl/rotate',
       operations: ['read'],
-      handler: async (ctx) => jsonResult({ success: true }, await crls.request(ctx.mount.id, { complete: true, delta: true, issuers: 'all' })),
+      handler: async (ctx) =>
+        jsonResult(
+          { success: true },
+          await crls.request(ctx.mount.id, { complete: true, delta: true, issuers: 'all' }),
+        ),
     },
     {
       pattern: 'crl/rotate-delta',
       operations: ['read'],
       handler: async (ctx) => {
         const config = await crls.getConfig(ctx.mount.id);
-        if (!config.enableDelta) return jsonResult({ success: true }, ['requested rebuild of delta CRL when delta CRL is not enabled; this is a no-op']);
-        return jsonResult({ success: true }, await crls.request(ctx.mount.id, { complete: false, delta: true, issuers: 'all' }));
+        if (!config.enableDelta)
+          return jsonResult({ success: true }, [
+            'requested rebuild of delta CRL when delta CRL is not enabled; this is a no-op',
+          ]);
+        return jsonResult(
+          { success: true },
+          await crls.request(ctx.mount.id, { complete: false, delta: true, issuers: 'all' }),
+        );
       },
     },
     {
@@ -190,9 +236,11 @@ export function revocationRoutes(revocation: RevocationService, crls: CrlService
       operations: ['update', 'create'],
       handler: async (ctx) => {
         const { values: v, warnings } = parseInput(ctx, signListFields);
-        if (v.format !== 'pem' && v.format !== 'der') throw invalid(`unknown format value: ${v.format}; must be pem or der`, 'format');
+        if (v.format !== 'pem' && v.format !== 'der')
+          throw invalid(`unknown format value: ${v.format}; must be pem or der`, 'format');
         if (v.crl_number < 0) throw invalid('crl_number must be non-negative', 'crl_number');
-        if (v.delta_crl_base_number < -1) throw invalid('delta_crl_base_number must be -1 (a complete CRL) or non-negative', 'delta_crl_base_number');
+        if (v.delta_crl_base_number < -1)
+          throw invalid('delta_crl_base_number must be -1 (a complete CRL) or non-negative', 'delta_crl_base_number');
         const extensions = extensionList(v.extensions, 'extensions');
         const reserved = extensions.find((e) => RESERVED_CRL_EXTENSIONS.includes(e.oid));
         if (reserved) throw invalid(`extension ${reserved.oid} is not allowed: it is set by the engine`, 'extensions');

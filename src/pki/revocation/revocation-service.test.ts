@@ -56,7 +56,10 @@ for (const kind of dbKinds()) {
       assert.equal(revoked.status, 'revoked');
       assert.equal(revoked.revokedAt?.getTime(), r.kind === 'revoked' ? r.revokedAt.getTime() : NaN);
       const issuer = (await v('GET', `${m.mount}/issuer/default`)).json.data;
-      const rootStatus = await revocation.status(m.mountId, (await v('GET', `${m.mount}/issuers?list=true`)).json.data.key_info[issuer.issuer_id].serial_number);
+      const rootStatus = await revocation.status(
+        m.mountId,
+        (await v('GET', `${m.mount}/issuers?list=true`)).json.data.key_info[issuer.issuer_id].serial_number,
+      );
       assert.equal(rootStatus.status, 'good');
     });
 
@@ -107,7 +110,10 @@ for (const kind of dbKinds()) {
       assert.match(second.json.warnings[0], /refusing to build CRL with 2 entries/);
       assert.equal((await revocation.status(m.mountId, b)).status, 'revoked');
       const crl = parseCrl((await crls.fetch(m.mountId, 'default', 'complete'))!.der);
-      assert.deepEqual(crl.entries.map((e) => e.serialHex), [normalizeSerial(a)]);
+      assert.deepEqual(
+        crl.entries.map((e) => e.serialHex),
+        [normalizeSerial(a)],
+      );
     });
   });
 }

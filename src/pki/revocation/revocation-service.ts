@@ -36,7 +36,8 @@ interface Pending {
 
 const MAX_BATCH = 2000;
 
-const notFoundSerial = (serial: string) => invalid(`certificate with serial ${formatSerial(serial)} not found.`, 'serial_number');
+const notFoundSerial = (serial: string) =>
+  invalid(`certificate with serial ${formatSerial(serial)} not found.`, 'serial_number');
 
 /** Expired certificates are not added to CRLs; Vault answers 200 with only this warning. */
 const expiredOutcome = (serial: string): Outcome => ({
@@ -59,7 +60,15 @@ export class RevocationService {
   readonly #issuerCache = new Map<string, { at: number; issuers: PkiIssuer[] }>();
   readonly #batches = new BatchQueue<Pending>((batch) => this.#write(batch), MAX_BATCH);
 
-  constructor(private readonly deps: { repo: RevocationRepo; crls: CrlService; issuers: IssuerService; certs: CertService; clock: Clock }) {
+  constructor(
+    private readonly deps: {
+      repo: RevocationRepo;
+      crls: CrlService;
+      issuers: IssuerService;
+      certs: CertService;
+      clock: Clock;
+    },
+  ) {
     deps.issuers.onIssuersChanged((mountId) => {
       this.#issuerCache.delete(mountId);
       deps.crls.rebuildInBackground(mountId);
@@ -84,33 +93,54 @@ export class RevocationService {
   async statusMany(mountId: string, serials: readonly string[]): Promise<Map<string, RevocationStatus>> {
     const out = new Map<string, RevocationStatus>();
     for (const row of await this.deps.repo.certStates(mountId, serials)) {
-      out.set(row.serial, { serial: row.serial, status: row.revokedAt ? 'revoked' : 'good', issuerId: row.issuerId, revokedAt: row.revokedAt, notAfter: row.notAfter });
+      out.set(row.serial, {
+        serial: row.serial,
+        status: row.revokedAt ? 'revoked' : 'good',
+        issuerId: row.issuerId,
+        revokedAt: row.revokedAt,
+        notAfter: row.notAfter,
+      });
     }
     const missing = serials.filter((s) => !out.has(s));
     if (missing.length > 0) {
       const issuers = await this.#issuers(mountId);
       for (const serial of missing) {
         const issuer = issuers.find((i) => i.serial === serial);
-        out.set(serial, issuer
-          ? { serial, status: issuer.revokedAt ? 'revoked' : 'good', issuerId: issuer.caChain[1] ?? issuer.id, revokedAt: issuer.revokedAt, notAfter: issuer.notAfter }
-          : { serial, status: 'unknown', issuerId: '', revokedAt: null, notAfter: null });
+        out.set(
+          serial,
+          issuer
+            ? {
+                serial,
+                status: issuer.revokedAt ? 'revoked' : 'good',
+                issuerId: issuer.caChain[1] ?? issuer.id,
+                revokedAt: issuer.revokedAt,
+                notAfter: issuer.notAfter,
+              }
+            : { serial, status: 'unknown', issuerId: '', revokedAt: null, notAfter: null },
+        );
       }
     }
     return out;
   }
 
   /** revoke and revoke-with-key: exactly one of serial or certificate; with a key, it must match. */
-  async revoke(mountId: string, input: RevokeInput, opts: { requireKey: boolean }): Promise<RevokeOutcome & { warnings: string[] }> {
+  async revoke(
+    mountId: string,
+    input: RevokeInput,
+    opts: { requireKey: boolean },
+  ): Promise<RevokeOutcome & { warnings: string[] }> {
     const hasSerial = input.serialNumber !== undefined && input.serialNumber !== '';
     const hasCert = input.certificate !== undefined && input.certificate !== '';
     if (hasSerial && hasCert) throw invalid('Must provide either the certificate or the serial to revoke; not both.');
     if (!hasSerial && !hasCert) throw invalid('The serial number or certificate to revoke must be provided.');
-    if (opts.requireKey && !input.privateKey) throw invalid('private key must be provided to revoke with proof of possession', 'private_key');
+    if (opts.requireKey && !input.privateKey)
+      throw invalid('private key must be provided to revoke with proof of possession', 'private_key');
     const key = opts.requireKey ? parsePrivateKey(input.privateKey!).key : undefined;
 
     if (hasCert) {
       const cert = parseCertificate(input.certificate!);
-      if (key && !samePublicKey(key, cert.publicKey)) throw invalid("the private key does not match the certificate's public key", 'private_key');
+      if (key && !samePublicKey(key, cert.publicKey))
+        throw invalid("the private key does not match the certificate's public key", 'private_key');
       return this.#revokeCertificate(mountId, cert);
     }
     const serial = normalizeSerial(input.serialNumber!);
@@ -118,7 +148,8 @@ export class RevocationService {
     if (key) {
       const der = await this.deps.repo.certDer(this.deps.repo.executor, mountId, serial);
       if (!der) throw notFoundSerial(serial);
-      if (!samePublicKey(key, parseCertificate(der).publicKey)) throw invalid("the private key does not match the certificate's public key", 'private_key');
+      if (!samePublicKey(key, parseCertificate(der).publicKey))
+        throw invalid("the private key does not match the certificate's public key", 'private_key');
     }
     // The hot path: the batch looks the serial up along with its neighbours.
     return this.#enqueue(mountId, serial);
@@ -129,7 +160,11 @@ export class RevocationService {
     const d = lease.data as CertLeaseData;
     try {
       if (d.certificate !== undefined) {
-        await this.#revokeCertificate(lease.mountId, parseCertificate(Buffer.from(d.certificate, 'base64')), d.issuerId);
+        await this.#revokeCertificate(
+          lease.mountId,
+          parseCertificate(Buffer.from(d.certificate, 'base64')),
+          d.issuerId,
+        );
         return;
       }
       const row = await this.deps.repo.certState(this.deps.repo.executor, lease.mountId, d.serial);
@@ -154,7 +189,13 @@ export class RevocationService {
       const changed = await this.deps.issuers.markRevoked(mountId, issuer.id, tx);
       const stored = (await this.deps.issuers.byId(mountId, issuer.id, tx))!;
       // A root has no parent: its own certificate row is marked, attributed to no CRL ('').
-      await this.deps.repo.markIssuerCertRevoked(tx, mountId, issuer.serial, issuer.caChain[1] ?? '', stored.revokedAt ?? this.deps.clock.now());
+      await this.deps.repo.markIssuerCertRevoked(
+        tx,
+        mountId,
+        issuer.serial,
+        issuer.caChain[1] ?? '',
+        stored.revokedAt ?? this.deps.clock.now(),
+      );
       return changed;
     });
     this.#issuerCache.delete(mountId);
@@ -174,13 +215,25 @@ export class RevocationService {
     await this.deps.crls.drain();
   }
 
-  async #revokeCertificate(mountId: string, cert: ParsedCertificate, knownIssuerId?: string): Promise<RevokeOutcome & { warnings: string[] }> {
+  async #revokeCertificate(
+    mountId: string,
+    cert: ParsedCertificate,
+    knownIssuerId?: string,
+  ): Promise<RevokeOutcome & { warnings: string[] }> {
     const issuers = await this.#issuers(mountId);
     this.#refuseIssuer(issuers, cert.serialHex, cert.der);
     let issuerId = knownIssuerId;
     if (issuerId === undefined) {
-      const signer = issuers.find((i) => i.subjectDer.equals(cert.issuer.der) && verifyCertificateSignature(cert, parseCertificate(i.certificateDer).publicKey));
-      if (!signer) throw invalid('unable to verify signature on presented cert from any present issuer in this mount; cannot revoke', 'certificate');
+      const signer = issuers.find(
+        (i) =>
+          i.subjectDer.equals(cert.issuer.der) &&
+          verifyCertificateSignature(cert, parseCertificate(i.certificateDer).publicKey),
+      );
+      if (!signer)
+        throw invalid(
+          'unable to verify signature on presented cert from any present issuer in this mount; cannot revoke',
+          'certificate',
+        );
       issuerId = signer.id;
     }
     const ex = this.deps.repo.executor;
@@ -188,13 +241,23 @@ export class RevocationService {
     if (row) {
       const der = await this.deps.repo.certDer(ex, mountId, cert.serialHex);
       if (der && !der.equals(cert.der)) {
-        throw invalid('certificate with same serial but unequal value already present in this cluster\'s storage; refusing to revoke', 'certificate');
+        throw invalid(
+          "certificate with same serial but unequal value already present in this cluster's storage; refusing to revoke",
+          'certificate',
+        );
       }
     } else {
       if (cert.notAfter.getTime() > this.deps.clock.now().getTime()) {
         // Not stored (no_store): keep it now, so the revocation has its certificate.
         try {
-          await this.deps.certs.store({ mountId, serial: cert.serialHex, issuerId, der: cert.der, notAfter: cert.notAfter, createdAt: this.deps.clock.now() });
+          await this.deps.certs.store({
+            mountId,
+            serial: cert.serialHex,
+            issuerId,
+            der: cert.der,
+            notAfter: cert.notAfter,
+            createdAt: this.deps.clock.now(),
+          });
         } catch (err) {
           if (!isDomainError(err) || err.kind !== 'conflict') throw err;
         }
@@ -216,7 +279,11 @@ export class RevocationService {
       if (list) list.push(p);
       else byMount.set(p.mountId, [p]);
     }
-    await Promise.all([...byMount].map(([mountId, items]) => this.#writeMount(mountId, items).catch((err: unknown) => items.forEach((p) => p.reject(err)))));
+    await Promise.all(
+      [...byMount].map(([mountId, items]) =>
+        this.#writeMount(mountId, items).catch((err: unknown) => items.forEach((p) => p.reject(err))),
+      ),
+    );
   }
 
   async #writeMount(mountId: string, items: Pending[]): Promise<void> {
@@ -226,7 +293,11 @@ export class RevocationService {
     const { newly, states, config } = await repo.transaction(async (tx) => {
       const newly = new Map((await repo.markRevoked(tx, mountId, serials, at)).map((r) => [r.serial, r.issuerId]));
       // Unknown, already revoked or expired: read why (rare).
-      const states = await repo.statesIn(tx, mountId, serials.filter((s) => !newly.has(s)));
+      const states = await repo.statesIn(
+        tx,
+        mountId,
+        serials.filter((s) => !newly.has(s)),
+      );
       const config = await this.deps.crls.getConfig(mountId, tx);
       if (newly.size > 0 && config.autoRebuild) await this.deps.crls.scheduleAfterRevocation(tx, mountId, config);
       return { newly, states, config };
@@ -234,14 +305,28 @@ export class RevocationService {
     let warnings: string[] = [];
     if (newly.size > 0) {
       this.#emit(mountId, [...newly.keys()]);
-      if (!config.autoRebuild) warnings = await this.deps.crls.request(mountId, { complete: true, delta: false, issuers: new Set(newly.values()) });
+      if (!config.autoRebuild)
+        warnings = await this.deps.crls.request(mountId, {
+          complete: true,
+          delta: false,
+          issuers: new Set(newly.values()),
+        });
     }
     for (const p of items) {
       const issuerId = newly.get(p.serial);
       const state = states.get(p.serial);
-      if (issuerId !== undefined) p.resolve({ kind: 'revoked', serial: p.serial, revokedAt: at, issuerId, newlyRevoked: true, warnings });
+      if (issuerId !== undefined)
+        p.resolve({ kind: 'revoked', serial: p.serial, revokedAt: at, issuerId, newlyRevoked: true, warnings });
       else if (!state) p.reject(notFoundSerial(p.serial));
-      else if (state.revokedAt) p.resolve({ kind: 'revoked', serial: p.serial, revokedAt: state.revokedAt, issuerId: state.issuerId, newlyRevoked: false, warnings: [] });
+      else if (state.revokedAt)
+        p.resolve({
+          kind: 'revoked',
+          serial: p.serial,
+          revokedAt: state.revokedAt,
+          issuerId: state.issuerId,
+          newlyRevoked: false,
+          warnings: [],
+        });
       else p.resolve(expiredOutcome(p.serial));
     }
   }

@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PkiIssuer } from '../issuers/issuer.js';
-import { applyCrlConfig, autoRebuildDue, crlGroups, crlSignatureOptions, crlTimes, DEFAULT_CRL_CONFIG, revocationTimeFields, revokedIssuerEntries } from './revocation.js';
+import {
+  applyCrlConfig,
+  autoRebuildDue,
+  crlGroups,
+  crlSignatureOptions,
+  crlTimes,
+  DEFAULT_CRL_CONFIG,
+  revocationTimeFields,
+  revokedIssuerEntries,
+} from './revocation.js';
 
 const issuer = (id: string, seq: number, over: Partial<PkiIssuer> = {}): PkiIssuer =>
   ({
@@ -28,15 +37,36 @@ describe('config/crl rules', () => {
   });
 
   it('max_crl_entries: -1 disables, 0 and other negatives keep the value', () => {
-    for (const [given, want] of [[-1, -1], [0, 100_000], [-5, 100_000], [10, 10]] as const) {
-      assert.equal(applyCrlConfig(DEFAULT_CRL_CONFIG, { maxCrlEntries: given }).config.maxCrlEntries, want, String(given));
+    for (const [given, want] of [
+      [-1, -1],
+      [0, 100_000],
+      [-5, 100_000],
+      [10, 10],
+    ] as const) {
+      assert.equal(
+        applyCrlConfig(DEFAULT_CRL_CONFIG, { maxCrlEntries: given }).config.maxCrlEntries,
+        want,
+        String(given),
+      );
     }
   });
 
   const refused: [string, Parameters<typeof applyCrlConfig>[1], RegExp][] = [
-    ['delta without auto rebuild', { enableDelta: true }, /Delta CRLs cannot be enabled when auto rebuilding is disabled/],
-    ['grace period not shorter than expiry', { autoRebuild: true, autoRebuildGracePeriod: '72h' }, /grace period \(72h\) must be strictly shorter than CRL expiry \(72h\)/],
-    ['delta interval not shorter than expiry', { autoRebuild: true, enableDelta: true, deltaRebuildInterval: '80h' }, /delta rebuild window/],
+    [
+      'delta without auto rebuild',
+      { enableDelta: true },
+      /Delta CRLs cannot be enabled when auto rebuilding is disabled/,
+    ],
+    [
+      'grace period not shorter than expiry',
+      { autoRebuild: true, autoRebuildGracePeriod: '72h' },
+      /grace period \(72h\) must be strictly shorter than CRL expiry \(72h\)/,
+    ],
+    [
+      'delta interval not shorter than expiry',
+      { autoRebuild: true, enableDelta: true, deltaRebuildInterval: '80h' },
+      /delta rebuild window/,
+    ],
     ['negative ocsp_expiry', { ocspExpiry: '-1s' }, /ocsp_expiry must be greater than or equal to 0/],
     ['unparsable expiry', { expiry: 'later' }, /invalid expiry/],
     ['zero expiry', { expiry: '0s' }, /positive/],
@@ -44,11 +74,18 @@ describe('config/crl rules', () => {
     ['cross-cluster revocation', { crossClusterRevocation: true }, /Vault Enterprise/],
   ];
   for (const [name, patch, msg] of refused) {
-    it(`refuses ${name}`, () => assert.throws(() => applyCrlConfig(DEFAULT_CRL_CONFIG, patch), (e: Error) => msg.test(e.message)));
+    it(`refuses ${name}`, () =>
+      assert.throws(
+        () => applyCrlConfig(DEFAULT_CRL_CONFIG, patch),
+        (e: Error) => msg.test(e.message),
+      ));
   }
 
   it('a grace period at least as long as expiry is fine while auto_rebuild is off', () => {
-    assert.equal(applyCrlConfig(DEFAULT_CRL_CONFIG, { autoRebuildGracePeriod: '100h' }).config.autoRebuildGracePeriod, '100h');
+    assert.equal(
+      applyCrlConfig(DEFAULT_CRL_CONFIG, { autoRebuildGracePeriod: '100h' }).config.autoRebuildGracePeriod,
+      '100h',
+    );
   });
 
   it('forces a rebuild when disable changes, auto rebuild turns off or delta toggles', () => {
@@ -74,15 +111,27 @@ describe('CRL groups', () => {
     const d = issuer('d', 4);
     const e = issuer('e', 5, { keyId: '' });
     const groups = crlGroups([d, c, b, a, e]);
-    assert.deepEqual(groups.map((g) => [g.issuerIds, g.signer.id]), [[['a', 'b', 'c'], 'b'], [['d'], 'd']]);
+    assert.deepEqual(
+      groups.map((g) => [g.issuerIds, g.signer.id]),
+      [
+        [['a', 'b', 'c'], 'b'],
+        [['d'], 'd'],
+      ],
+    );
   });
 
   it('lists a revoked issuer on its parent CRL only, never on its own', () => {
     const root = issuer('root', 1);
-    const int = issuer('int', 2, { caChain: ['int', 'root'], revokedAt: new Date('2026-01-01T00:00:00Z'), serial: 'abcd' });
+    const int = issuer('int', 2, {
+      caChain: ['int', 'root'],
+      revokedAt: new Date('2026-01-01T00:00:00Z'),
+      serial: 'abcd',
+    });
     const revokedRoot = issuer('r2', 3, { revokedAt: new Date('2026-01-01T00:00:00Z') });
     const [rootGroup, intGroup, r2Group] = crlGroups([root, int, revokedRoot]);
-    assert.deepEqual(revokedIssuerEntries([root, int, revokedRoot], rootGroup!), [{ serial: 'abcd', revokedAt: int.revokedAt }]);
+    assert.deepEqual(revokedIssuerEntries([root, int, revokedRoot], rootGroup!), [
+      { serial: 'abcd', revokedAt: int.revokedAt },
+    ]);
     assert.deepEqual(revokedIssuerEntries([root, int, revokedRoot], intGroup!), []);
     assert.deepEqual(revokedIssuerEntries([root, int, revokedRoot], r2Group!), []);
   });
@@ -90,7 +139,10 @@ describe('CRL groups', () => {
 
 describe('formatting', () => {
   it('answers revocation times as Unix seconds and RFC 3339', () => {
-    assert.deepEqual(revocationTimeFields(new Date('2026-01-01T00:00:10.120Z')), { revocation_time: 1767225610, revocation_time_rfc3339: '2026-01-01T00:00:10.120Z' });
+    assert.deepEqual(revocationTimeFields(new Date('2026-01-01T00:00:10.120Z')), {
+      revocation_time: 1767225610,
+      revocation_time_rfc3339: '2026-01-01T00:00:10.120Z',
+    });
   });
 
   it('maps revocation_signature_algorithm to hash size and padding', () => {

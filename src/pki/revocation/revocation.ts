@@ -87,24 +87,42 @@ export function applyCrlConfig(current: CrlConfig, patch: CrlConfigPatch): { con
     ['ocsp_expiry', next.ocspExpiry],
     ['auto_rebuild_grace_period', next.autoRebuildGracePeriod],
     ['delta_rebuild_interval', next.deltaRebuildInterval],
-  ] as const) checkDuration(field, v);
+  ] as const)
+    checkDuration(field, v);
   const t = crlTimes(next);
   if (t.expirySeconds <= 0) throw invalid(`CRL expiry must be a positive duration, got ${next.expiry}`, 'expiry');
   if (next.autoRebuild && t.gracePeriodSeconds >= t.expirySeconds) {
-    throw invalid(`CRL auto-rebuilding grace period (${next.autoRebuildGracePeriod}) must be strictly shorter than CRL expiry (${next.expiry})`, 'auto_rebuild_grace_period');
+    throw invalid(
+      `CRL auto-rebuilding grace period (${next.autoRebuildGracePeriod}) must be strictly shorter than CRL expiry (${next.expiry})`,
+      'auto_rebuild_grace_period',
+    );
   }
   if (next.enableDelta && !next.autoRebuild) {
-    throw invalid('Delta CRLs cannot be enabled when auto rebuilding is disabled as the complete CRL is always regenerated!', 'enable_delta');
+    throw invalid(
+      'Delta CRLs cannot be enabled when auto rebuilding is disabled as the complete CRL is always regenerated!',
+      'enable_delta',
+    );
   }
   if (next.enableDelta && t.deltaIntervalSeconds >= t.expirySeconds) {
-    throw invalid(`CRL delta rebuild window (${next.deltaRebuildInterval}) must be strictly shorter than CRL expiry (${next.expiry})`, 'delta_rebuild_interval');
+    throw invalid(
+      `CRL delta rebuild window (${next.deltaRebuildInterval}) must be strictly shorter than CRL expiry (${next.expiry})`,
+      'delta_rebuild_interval',
+    );
   }
-  if (next.enableDelta && t.deltaIntervalSeconds <= 0) throw invalid('delta_rebuild_interval must be a positive duration', 'delta_rebuild_interval');
+  if (next.enableDelta && t.deltaIntervalSeconds <= 0)
+    throw invalid('delta_rebuild_interval must be a positive duration', 'delta_rebuild_interval');
   if (next.unifiedCrl) throw invalid('unified_crl can only be enabled on Vault Enterprise', 'unified_crl');
-  if (next.unifiedCrlOnExistingPaths) throw invalid('unified_crl_on_existing_paths cannot be enabled if unified_crl is disabled', 'unified_crl_on_existing_paths');
-  if (next.crossClusterRevocation) throw invalid('cross-cluster revocation can only be enabled on Vault Enterprise', 'cross_cluster_revocation');
+  if (next.unifiedCrlOnExistingPaths)
+    throw invalid(
+      'unified_crl_on_existing_paths cannot be enabled if unified_crl is disabled',
+      'unified_crl_on_existing_paths',
+    );
+  if (next.crossClusterRevocation)
+    throw invalid('cross-cluster revocation can only be enabled on Vault Enterprise', 'cross_cluster_revocation');
   const rebuild =
-    next.disable !== current.disable || (current.autoRebuild && !next.autoRebuild) || next.enableDelta !== current.enableDelta;
+    next.disable !== current.disable ||
+    (current.autoRebuild && !next.autoRebuild) ||
+    next.enableDelta !== current.enableDelta;
   return { config: next, rebuild };
 }
 
@@ -177,7 +195,10 @@ export function crlGroups(issuers: readonly PkiIssuer[]): CrlGroup[] {
  * issuer of its computed chain) belongs to the group. A root is its own parent and is
  * never listed (reference 5.2: an issuer cannot be added to its own CRL).
  */
-export function revokedIssuerEntries(issuers: readonly PkiIssuer[], group: CrlGroup): { serial: string; revokedAt: Date }[] {
+export function revokedIssuerEntries(
+  issuers: readonly PkiIssuer[],
+  group: CrlGroup,
+): { serial: string; revokedAt: Date }[] {
   const members = new Set(group.issuerIds);
   const out: { serial: string; revokedAt: Date }[] = [];
   for (const i of issuers) {

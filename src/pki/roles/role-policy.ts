@@ -45,9 +45,21 @@ export function isHostname(name: string): boolean {
 }
 
 /** Name matching of reference 16.2 for a DNS name or e-mail address. */
-export function nameAllowed(name: string, role: Pick<PkiRole,
-  'allow_wildcard_certificates' | 'enforce_hostnames' | 'allow_any_name' | 'allow_localhost' | 'allow_subdomains' | 'allowed_domains' |
-  'allow_bare_domains' | 'allow_glob_domains'> & Partial<Pick<PkiRole, 'allowed_domains_template'>>): boolean {
+export function nameAllowed(
+  name: string,
+  role: Pick<
+    PkiRole,
+    | 'allow_wildcard_certificates'
+    | 'enforce_hostnames'
+    | 'allow_any_name'
+    | 'allow_localhost'
+    | 'allow_subdomains'
+    | 'allowed_domains'
+    | 'allow_bare_domains'
+    | 'allow_glob_domains'
+  > &
+    Partial<Pick<PkiRole, 'allowed_domains_template'>>,
+): boolean {
   if (name === '') return false;
   let reduced = name;
   let email = false;
@@ -84,7 +96,11 @@ export function nameAllowed(name: string, role: Pick<PkiRole,
   }
   for (const d of role.allowed_domains) {
     if (d === '' || (role.allowed_domains_template === true && isIdentityTemplate(d))) continue;
-    if (role.allow_bare_domains && (name.toLowerCase() === d.toLowerCase() || (email && reduced.toLowerCase() === d.toLowerCase()))) return true;
+    if (
+      role.allow_bare_domains &&
+      (name.toLowerCase() === d.toLowerCase() || (email && reduced.toLowerCase() === d.toLowerCase()))
+    )
+      return true;
     if (role.allow_subdomains) {
       if (reduced.endsWith(`.${d}`)) return true;
       if (isWildcard && reduced.toLowerCase() === d.toLowerCase()) return true;
@@ -95,7 +111,10 @@ export function nameAllowed(name: string, role: Pick<PkiRole,
 }
 
 /** CN checks of reference 16.3; returns the error message or undefined. */
-export function commonNameError(cn: string, role: Parameters<typeof nameAllowed>[1] & Pick<PkiRole, 'cn_validations'>): string | undefined {
+export function commonNameError(
+  cn: string,
+  role: Parameters<typeof nameAllowed>[1] & Pick<PkiRole, 'cn_validations'>,
+): string | undefined {
   if (role.cn_validations.length === 1 && role.cn_validations[0] === 'disabled') return undefined;
   const err = `common name ${cn} not allowed by this role`;
   if (!nameAllowed(cn, role)) return err;
@@ -112,7 +131,8 @@ export function parseOtherSanSpec(spec: string, field = 'other_sans'): { oid: st
   const colon = rest.indexOf(':');
   if (colon < 0) throw invalid(`other_sans value "${spec}" must be of the form <oid>;UTF8:<value>`, field);
   const type = rest.slice(0, colon).trim().toLowerCase();
-  if (type !== 'utf8' && type !== 'utf-8') throw invalid(`only utf8 other SANs are supported; found non-supported type in other SAN "${spec}"`, field);
+  if (type !== 'utf8' && type !== 'utf-8')
+    throw invalid(`only utf8 other SANs are supported; found non-supported type in other SAN "${spec}"`, field);
   if (!/^[0-2](\.\d+)+$/.test(oid)) throw invalid(`other SAN "${spec}" has an invalid OID "${oid}"`, field);
   return { oid, value: rest.slice(colon + 1) };
 }
@@ -128,24 +148,40 @@ export function checkOtherSans(requested: readonly { oid: string; value: string 
   for (const r of requested) {
     const globs = byOid.get(r.oid);
     if (!globs) throw invalid(`other SAN OID ${r.oid} not allowed by this role`, 'other_sans');
-    if (!globs.some((g) => g === '*' || globMatch(g, r.value))) throw invalid(`other SAN ${r.value} not allowed for OID ${r.oid} by this role`, 'other_sans');
+    if (!globs.some((g) => g === '*' || globMatch(g, r.value)))
+      throw invalid(`other SAN ${r.value} not allowed for OID ${r.oid} by this role`, 'other_sans');
   }
 }
 
 export function checkIpSans(ips: readonly string[], role: Pick<PkiRole, 'allow_ip_sans'>, source: 'API' | 'CSR'): void {
   for (const ip of ips) if (isIP(ip) === 0) throw invalid(`the value "${ip}" is not a valid IP address`, 'ip_sans');
   if (ips.length > 0 && !role.allow_ip_sans) {
-    throw invalid(`IP Subject Alternative Names are not allowed in this role, but was provided some via the ${source}: ${ips.join(', ')}`, 'ip_sans');
+    throw invalid(
+      `IP Subject Alternative Names are not allowed in this role, but was provided some via the ${source}: ${ips.join(', ')}`,
+      'ip_sans',
+    );
   }
 }
 
-export function checkUriSans(uris: readonly string[], role: Pick<PkiRole, 'allowed_uri_sans'> & Partial<Pick<PkiRole, 'allowed_uri_sans_template'>>, source: 'API' | 'CSR'): void {
+export function checkUriSans(
+  uris: readonly string[],
+  role: Pick<PkiRole, 'allowed_uri_sans'> & Partial<Pick<PkiRole, 'allowed_uri_sans_template'>>,
+  source: 'API' | 'CSR',
+): void {
   if (uris.length === 0) return;
-  if (role.allowed_uri_sans.length === 0) throw invalid(`URI Subject Alternative Names are not allowed in this role, but were provided via the ${source}: ${uris.join(', ')}`, 'uri_sans');
-  const usable = role.allowed_uri_sans_template === true ? role.allowed_uri_sans.filter((g) => !isIdentityTemplate(g)) : role.allowed_uri_sans;
+  if (role.allowed_uri_sans.length === 0)
+    throw invalid(
+      `URI Subject Alternative Names are not allowed in this role, but were provided via the ${source}: ${uris.join(', ')}`,
+      'uri_sans',
+    );
+  const usable =
+    role.allowed_uri_sans_template === true
+      ? role.allowed_uri_sans.filter((g) => !isIdentityTemplate(g))
+      : role.allowed_uri_sans;
   for (const u of uris) {
     if (!URL.canParse(u)) throw invalid(`the value "${u}" is not a valid URI`, 'uri_sans');
-    if (!usable.some((g) => globMatch(g, u))) throw invalid(`URI Subject Alternative Name ${u} not allowed by this role`, 'uri_sans');
+    if (!usable.some((g) => globMatch(g, u)))
+      throw invalid(`URI Subject Alternative Name ${u} not allowed by this role`, 'uri_sans');
   }
 }
 
@@ -164,11 +200,13 @@ function listAllows(allowed: readonly string[], v: string): boolean {
 }
 
 export function checkUserIds(ids: readonly string[], role: Pick<PkiRole, 'allowed_user_ids'>): void {
-  for (const id of ids) if (!listAllows(role.allowed_user_ids, id)) throw invalid(`user_id ${id} is not allowed by this role`, 'user_ids');
+  for (const id of ids)
+    if (!listAllows(role.allowed_user_ids, id)) throw invalid(`user_id ${id} is not allowed by this role`, 'user_ids');
 }
 
 export function checkSubjectSerial(serial: string, role: Pick<PkiRole, 'allowed_serial_numbers'>): void {
-  if (serial !== '' && !listAllows(role.allowed_serial_numbers, serial)) throw invalid(`serial_number ${serial} not allowed by this role`, 'serial_number');
+  if (serial !== '' && !listAllows(role.allowed_serial_numbers, serial))
+    throw invalid(`serial_number ${serial} not allowed by this role`, 'serial_number');
 }
 
 /** SANs and subject values a CSR asks for. */
@@ -218,11 +256,15 @@ export function resolveNames(req: NameRequest, role: PkiRole, csr?: CsrNames): C
   let cn = '';
   if (csr && role.use_csr_common_name) {
     cn = csr.commonName;
-    if (req.commonName !== '' && cn !== '') warnings.push('the common_name field was provided but the role is set with "use_csr_common_name" set to true');
+    if (req.commonName !== '' && cn !== '')
+      warnings.push('the common_name field was provided but the role is set with "use_csr_common_name" set to true');
   }
   if (cn === '') cn = req.commonName;
   if (cn === '' && role.require_cn) {
-    throw invalid('the common_name field is required, or must be provided in a CSR with "use_csr_common_name" set to true, unless "require_cn" is set to false', 'common_name');
+    throw invalid(
+      'the common_name field is required, or must be provided in a CSR with "use_csr_common_name" set to true, unless "require_cn" is set to false',
+      'common_name',
+    );
   }
 
   const fromCsr = csr !== undefined && role.use_csr_sans;
@@ -236,7 +278,8 @@ export function resolveNames(req: NameRequest, role: PkiRole, csr?: CsrNames): C
     }
   }
   if (fromCsr) {
-    if (req.altNames.length > 0) warnings.push('the alt_names field was provided but the role is set with "use_csr_sans" set to true');
+    if (req.altNames.length > 0)
+      warnings.push('the alt_names field was provided but the role is set with "use_csr_sans" set to true');
   } else {
     for (const n of uniq(req.altNames).sort()) {
       if (n.includes('@')) emails.push(n);
@@ -244,9 +287,13 @@ export function resolveNames(req: NameRequest, role: PkiRole, csr?: CsrNames): C
         // Vault converts with IDNA and drops what is not a host name afterwards, whatever
         // enforce_hostnames says (reference 16.1 step 4); the drop is named in a warning.
         const a = toAscii(n);
-        if (a === undefined) throw invalid(`subject alternate name ${n} could not be converted to ASCII (IDNA)`, 'alt_names');
+        if (a === undefined)
+          throw invalid(`subject alternate name ${n} could not be converted to ASCII (IDNA)`, 'alt_names');
         if (HOSTNAME_RE.test(a)) dns.push(a);
-        else warnings.push(`alt_names entry "${n}" is not a valid host name or e-mail address and was left out of the certificate`);
+        else
+          warnings.push(
+            `alt_names entry "${n}" is not a valid host name or e-mail address and was left out of the certificate`,
+          );
       }
     }
   }
@@ -257,8 +304,10 @@ export function resolveNames(req: NameRequest, role: PkiRole, csr?: CsrNames): C
     const err = commonNameError(cn, role);
     if (err) throw invalid(err, 'common_name');
   }
-  for (const d of dns) if (!nameAllowed(d, role)) throw invalid(`subject alternate name ${d} not allowed by this role`, 'alt_names');
-  for (const e of emails) if (!nameAllowed(e, role)) throw invalid(`email address ${e} not allowed by this role`, 'alt_names');
+  for (const d of dns)
+    if (!nameAllowed(d, role)) throw invalid(`subject alternate name ${d} not allowed by this role`, 'alt_names');
+  for (const e of emails)
+    if (!nameAllowed(e, role)) throw invalid(`email address ${e} not allowed by this role`, 'alt_names');
 
   const otherSans = req.otherSans.map((s) => parseOtherSanSpec(s));
   if (fromCsr) otherSans.push(...csr.otherSans);
@@ -296,17 +345,26 @@ export function computeValidity(v: ValidityInput): { notBefore: Date; notAfter: 
   const warnings: string[] = [];
   const na = v.role.not_after !== '' ? v.role.not_after : v.notAfter;
   let ttl = v.ttl;
-  if (ttl > 0 && na !== '') throw invalid('Either ttl or not_after should be provided. Both should not be provided in the same request.', 'ttl');
+  if (ttl > 0 && na !== '')
+    throw invalid(
+      'Either ttl or not_after should be provided. Both should not be provided in the same request.',
+      'ttl',
+    );
   const max = v.role.max_ttl > 0 ? v.role.max_ttl : v.mountMaxTtl;
   // The spec's limit rule: a requested ttl beyond the maximum is refused. Defaults (role
   // ttl, mount default) are clamped with Vault's warning, so a role with a short max_ttl
   // still issues without an explicit ttl.
   if (ttl > max) {
-    throw invalid(`ttl of ${ttl}s (${formatSeconds(ttl)}) is longer than the maximum of ${max}s (${formatSeconds(max)}) allowed by the ${v.role.max_ttl > 0 ? "role's max_ttl" : "mount's max lease TTL"}`, 'ttl');
+    throw invalid(
+      `ttl of ${ttl}s (${formatSeconds(ttl)}) is longer than the maximum of ${max}s (${formatSeconds(max)}) allowed by the ${v.role.max_ttl > 0 ? "role's max_ttl" : "mount's max lease TTL"}`,
+      'ttl',
+    );
   }
   if (ttl === 0) ttl = v.role.ttl > 0 ? v.role.ttl : v.mountDefaultTtl;
   if (ttl > max) {
-    warnings.push(`TTL "${formatSeconds(ttl)}" is longer than permitted maxTTL "${formatSeconds(max)}", so maxTTL is being used`);
+    warnings.push(
+      `TTL "${formatSeconds(ttl)}" is longer than permitted maxTTL "${formatSeconds(max)}", so maxTTL is being used`,
+    );
     ttl = max;
   }
   let notAfter: Date;
@@ -328,7 +386,11 @@ export function computeValidity(v: ValidityInput): { notBefore: Date; notAfter: 
   }
   const backdate = v.role.not_before_duration > 0 ? v.role.not_before_duration : 30;
   const notBefore = new Date(v.now.getTime() - backdate * 1000);
-  if (notBefore.getTime() >= notAfter.getTime()) throw invalid(`the certificate would expire (${notAfter.toISOString()}) before it becomes valid (${notBefore.toISOString()})`, 'not_after');
+  if (notBefore.getTime() >= notAfter.getTime())
+    throw invalid(
+      `the certificate would expire (${notAfter.toISOString()}) before it becomes valid (${notBefore.toISOString()})`,
+      'not_after',
+    );
   return { notBefore, notAfter, warnings };
 }
 
@@ -339,12 +401,41 @@ export function formatSeconds(s: number): string {
   return `${h}h${m}m${s % 60}s`;
 }
 
-const EKU_FLAG_ORDER = ['Any', 'ServerAuth', 'ClientAuth', 'CodeSigning', 'EmailProtection', 'IPSECEndSystem', 'IPSECTunnel', 'IPSECUser',
-  'TimeStamping', 'OCSPSigning', 'MicrosoftServerGatedCrypto', 'NetscapeServerGatedCrypto'];
+const EKU_FLAG_ORDER = [
+  'Any',
+  'ServerAuth',
+  'ClientAuth',
+  'CodeSigning',
+  'EmailProtection',
+  'IPSECEndSystem',
+  'IPSECTunnel',
+  'IPSECUser',
+  'TimeStamping',
+  'OCSPSigning',
+  'MicrosoftServerGatedCrypto',
+  'NetscapeServerGatedCrypto',
+];
 
 /** Extended key usages of a leaf: flags and names in Vault's order, then custom OIDs (reference 16.9). */
-export function leafExtKeyUsages(role: Pick<PkiRole, 'server_flag' | 'client_flag' | 'code_signing_flag' | 'email_protection_flag' | 'ext_key_usage' | 'ext_key_usage_oids'>): string[] {
-  const wanted = new Set(role.ext_key_usage.map((n) => n.trim().toLowerCase().replace(/^extkeyusage/, '')));
+export function leafExtKeyUsages(
+  role: Pick<
+    PkiRole,
+    | 'server_flag'
+    | 'client_flag'
+    | 'code_signing_flag'
+    | 'email_protection_flag'
+    | 'ext_key_usage'
+    | 'ext_key_usage_oids'
+  >,
+): string[] {
+  const wanted = new Set(
+    role.ext_key_usage.map((n) =>
+      n
+        .trim()
+        .toLowerCase()
+        .replace(/^extkeyusage/, ''),
+    ),
+  );
   if (role.server_flag) wanted.add('serverauth');
   if (role.client_flag) wanted.add('clientauth');
   if (role.code_signing_flag) wanted.add('codesigning');

@@ -23,13 +23,23 @@ export class RoleRepo {
   }
 
   async find(ex: Executor, mountId: string, name: string): Promise<StoredRole | undefined> {
-    const r = await ex.selectFrom('pki_roles').select(['name', 'config', 'version']).where('mount_id', '=', mountId).where('name', '=', name).executeTakeFirst();
+    const r = await ex
+      .selectFrom('pki_roles')
+      .select(['name', 'config', 'version'])
+      .where('mount_id', '=', mountId)
+      .where('name', '=', name)
+      .executeTakeFirst();
     return r ? { name: r.name, role: JSON.parse(r.config) as PkiRole, version: Number(r.version) } : undefined;
   }
 
   /** The row's version only: a cheap freshness check for caches. */
   async version(ex: Executor, mountId: string, name: string): Promise<number | undefined> {
-    const r = await ex.selectFrom('pki_roles').select('version').where('mount_id', '=', mountId).where('name', '=', name).executeTakeFirst();
+    const r = await ex
+      .selectFrom('pki_roles')
+      .select('version')
+      .where('mount_id', '=', mountId)
+      .where('name', '=', name)
+      .executeTakeFirst();
     return r ? Number(r.version) : undefined;
   }
 

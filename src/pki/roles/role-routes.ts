@@ -33,7 +33,11 @@ export function roleRoutes(roles: RoleService): PkiRoute[] {
         const input = parseInput(ctx, ROLE_FIELDS);
         const values: Record<string, unknown> = {};
         for (const k of ROLE_FIELD_NAMES) values[k] = input.values[k];
-        const { role, warnings } = await roles.write(ctx.mount.id, ctx.params.name ?? '', values as Parameters<RoleService['write']>[2]);
+        const { role, warnings } = await roles.write(
+          ctx.mount.id,
+          ctx.params.name ?? '',
+          values as Parameters<RoleService['write']>[2],
+        );
         return jsonResult(roleData(role), warnings, input.warnings);
       },
     },
@@ -44,7 +48,8 @@ export function roleRoutes(roles: RoleService): PkiRoute[] {
         const input = parseInput(ctx, ROLE_FIELDS);
         const changes: Record<string, unknown> = {};
         // A merge patch sets a field to null to remove it, which puts back its default.
-        for (const k of ROLE_FIELD_NAMES) if (input.supplied.has(k) || ctx.body[k] === null) changes[k] = input.values[k];
+        for (const k of ROLE_FIELD_NAMES)
+          if (input.supplied.has(k) || ctx.body[k] === null) changes[k] = input.values[k];
         const { role, warnings } = await roles.patch(ctx.mount.id, ctx.params.name ?? '', changes);
         return jsonResult(roleData(role), warnings, input.warnings);
       },
@@ -59,4 +64,3 @@ export function roleRoutes(roles: RoleService): PkiRoute[] {
     },
   ];
 }
-

@@ -2,7 +2,7 @@ import type { Clock } from '../../shared/clock.js';
 import { invalid, notFound } from '../../shared/errors.js';
 import type { IssuerService } from '../issuers/issuer-service.js';
 import { normalizeRole, validateRoleName } from './role.js';
-import type { PkiRole , ROLE_FIELD_NAMES} from './role.js';
+import type { PkiRole, ROLE_FIELD_NAMES } from './role.js';
 import type { Executor, RoleRepo } from './role-repo.js';
 
 /**
@@ -32,7 +32,11 @@ export class RoleService {
   }
 
   /** PATCH roles/:name: only the supplied fields change. */
-  async patch(mountId: string, name: string, changes: Partial<RoleInput>): Promise<{ role: PkiRole; warnings: string[] }> {
+  async patch(
+    mountId: string,
+    name: string,
+    changes: Partial<RoleInput>,
+  ): Promise<{ role: PkiRole; warnings: string[] }> {
     return this.deps.repo.transaction(async (tx) => {
       const current = await this.deps.repo.find(tx, mountId, name);
       if (!current) throw invalid('Unable to fetch role entry to patch');
@@ -89,6 +93,9 @@ export class RoleService {
     } catch {
       found = false;
     }
-    if (!found) warnings.push(`Issuing Certificate was set to ${role.issuer_ref} but no issuing certificate configured with that name or ID`);
+    if (!found)
+      warnings.push(
+        `Issuing Certificate was set to ${role.issuer_ref} but no issuing certificate configured with that name or ID`,
+      );
   }
 }

@@ -138,18 +138,23 @@ export function normalizeRole(input: Record<RoleFieldName, unknown>): { role: Pk
   r.key_type = String(r.key_type).trim().toLowerCase();
   const key = resolveKeyParams(r.key_type, r.key_bits, { allowAny: true });
   r.key_bits = key.bits;
-  if (![0, 256, 384, 512].includes(r.signature_bits)) throw invalid(`unsupported hash signature algorithm: ${r.signature_bits}`, 'signature_bits');
+  if (![0, 256, 384, 512].includes(r.signature_bits))
+    throw invalid(`unsupported hash signature algorithm: ${r.signature_bits}`, 'signature_bits');
   if (r.key_type === 'rsa' && r.signature_bits === 0) r.signature_bits = 256;
   if (r.key_type === 'ed25519' || r.key_type === 'any') r.signature_bits = r.key_type === 'any' ? r.signature_bits : 0;
 
-  for (const o of r.ext_key_usage_oids) if (!DOTTED_OID.test(o)) throw invalid(`ext_key_usage_oids value "${o}" is not a valid OID`, 'ext_key_usage_oids');
+  for (const o of r.ext_key_usage_oids)
+    if (!DOTTED_OID.test(o)) throw invalid(`ext_key_usage_oids value "${o}" is not a valid OID`, 'ext_key_usage_oids');
   if (!(r.allowed_other_sans.length === 1 && r.allowed_other_sans[0] === '*')) {
     for (const s of r.allowed_other_sans) parseOtherSanSpec(s, 'allowed_other_sans');
   }
   r.cn_validations = normalizeCnValidations(r.cn_validations);
   r.serial_number_source = r.serial_number_source === '' ? 'json-csr' : r.serial_number_source;
   if (r.serial_number_source !== 'json-csr' && r.serial_number_source !== 'json') {
-    throw invalid(`serial_number_source must be "json-csr" or "json", got "${r.serial_number_source}"`, 'serial_number_source');
+    throw invalid(
+      `serial_number_source must be "json-csr" or "json", got "${r.serial_number_source}"`,
+      'serial_number_source',
+    );
   }
   r.policy_identifiers = normalizePolicyIdentifiers(r.policy_identifiers);
   if (r.not_after !== '' && Number.isNaN(parseRfc3339(r.not_after))) {
@@ -158,9 +163,13 @@ export function normalizeRole(input: Record<RoleFieldName, unknown>): { role: Pk
   if (r.issuer_ref.trim() === '') r.issuer_ref = 'default';
   if (r.no_store && r.generate_lease) {
     r.generate_lease = false;
-    warnings.push('no_store is set, so generate_lease was set to false; issue and sign still give every certificate a lease');
+    warnings.push(
+      'no_store is set, so generate_lease was set to false; issue and sign still give every certificate a lease',
+    );
   } else if (r.generate_lease) {
-    warnings.push('generate_lease has no effect here: issue and sign give every certificate a lease, whatever this flag says');
+    warnings.push(
+      'generate_lease has no effect here: issue and sign give every certificate a lease, whatever this flag says',
+    );
   }
   return { role: r, warnings };
 }
@@ -171,11 +180,13 @@ export function normalizeCnValidations(values: readonly string[]): string[] {
   if (v.length === 0) return ['email', 'hostname'];
   const seen = new Set<string>();
   for (const s of v) {
-    if (s !== 'email' && s !== 'hostname' && s !== 'disabled') throw invalid(`cn_validations value incorrect: unknown type: ${s}`, 'cn_validations');
+    if (s !== 'email' && s !== 'hostname' && s !== 'disabled')
+      throw invalid(`cn_validations value incorrect: unknown type: ${s}`, 'cn_validations');
     if (seen.has(s)) throw invalid(`cn_validations value incorrect: duplicate value: ${s}`, 'cn_validations');
     seen.add(s);
   }
-  if (seen.has('disabled') && seen.size > 1) throw invalid('cn_validations value incorrect: cannot specify disabled along with other values', 'cn_validations');
+  if (seen.has('disabled') && seen.size > 1)
+    throw invalid('cn_validations value incorrect: cannot specify disabled along with other values', 'cn_validations');
   return v;
 }
 
@@ -193,7 +204,14 @@ export function normalizePolicyIdentifiers(v: unknown): string[] {
       } catch (err) {
         throw invalid(`policy_identifiers could not be parsed: ${(err as Error).message}`, 'policy_identifiers');
       }
-    } else items = t === '' ? [] : t.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    } else
+      items =
+        t === ''
+          ? []
+          : t
+              .split(',')
+              .map((s) => s.trim())
+              .filter((s) => s !== '');
   } else throw invalid('policy_identifiers must be a list of OIDs', 'policy_identifiers');
   for (const p of items) parsePolicyIdentifier(p);
   return items;
@@ -207,10 +225,16 @@ export function parsePolicyIdentifier(p: string): { oid: string; cps?: string; n
     } catch {
       throw invalid(`policy_identifiers entry ${p} could not be parsed`, 'policy_identifiers');
     }
-    if (typeof o.oid !== 'string' || !DOTTED_OID.test(o.oid)) throw invalid(`policy_identifiers entry ${p} has no valid oid`, 'policy_identifiers');
-    return { oid: o.oid, ...(typeof o.cps === 'string' && o.cps ? { cps: o.cps } : {}), ...(typeof o.notice === 'string' && o.notice ? { notice: o.notice } : {}) };
+    if (typeof o.oid !== 'string' || !DOTTED_OID.test(o.oid))
+      throw invalid(`policy_identifiers entry ${p} has no valid oid`, 'policy_identifiers');
+    return {
+      oid: o.oid,
+      ...(typeof o.cps === 'string' && o.cps ? { cps: o.cps } : {}),
+      ...(typeof o.notice === 'string' && o.notice ? { notice: o.notice } : {}),
+    };
   }
-  if (!DOTTED_OID.test(p.trim())) throw invalid(`policy_identifiers value "${p}" is not a valid OID`, 'policy_identifiers');
+  if (!DOTTED_OID.test(p.trim()))
+    throw invalid(`policy_identifiers value "${p}" is not a valid OID`, 'policy_identifiers');
   return { oid: p.trim() };
 }
 

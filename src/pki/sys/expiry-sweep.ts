@@ -18,7 +18,11 @@ export function expiryBucket(expiresAt: Date): number {
   return Math.ceil(expiresAt.getTime() / 1000 / BUCKET_SECONDS);
 }
 
-export async function scheduleExpirySweep(jobs: JobQueue, ex: Kysely<Database> | Transaction<Database>, expiresAt: Date): Promise<void> {
+export async function scheduleExpirySweep(
+  jobs: JobQueue,
+  ex: Kysely<Database> | Transaction<Database>,
+  expiresAt: Date,
+): Promise<void> {
   const bucket = expiryBucket(expiresAt);
   await jobs.enqueue(ex, {
     kind: EXPIRY_SWEEP_JOB,

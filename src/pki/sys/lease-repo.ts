@@ -23,15 +23,18 @@ export class LeaseRepo {
 
   /** Several leases in a few multi-row INSERTs (one transaction's worth, e.g. a group commit). */
   async insertMany(ex: Executor, leases: readonly Lease[]): Promise<void> {
-    await this.#insert.run(ex, leases.map((l) => ({
-      id: l.id,
-      mount_id: l.mountId,
-      kind: l.kind,
-      data: JSON.stringify(l.data ?? null),
-      token_accessor: l.tokenAccessor,
-      issued_at: l.issuedAt.toISOString(),
-      expires_at: l.expiresAt.toISOString(),
-    })));
+    await this.#insert.run(
+      ex,
+      leases.map((l) => ({
+        id: l.id,
+        mount_id: l.mountId,
+        kind: l.kind,
+        data: JSON.stringify(l.data ?? null),
+        token_accessor: l.tokenAccessor,
+        issued_at: l.issuedAt.toISOString(),
+        expires_at: l.expiresAt.toISOString(),
+      })),
+    );
   }
 
   async find(id: string): Promise<Lease | undefined> {
@@ -52,7 +55,11 @@ export class LeaseRepo {
 
   async listByTokens(accessors: readonly string[]): Promise<Lease[]> {
     if (accessors.length === 0) return [];
-    const rows = await this.deps.db.selectFrom('pki_leases').selectAll().where('token_accessor', 'in', accessors).execute();
+    const rows = await this.deps.db
+      .selectFrom('pki_leases')
+      .selectAll()
+      .where('token_accessor', 'in', accessors)
+      .execute();
     return rows.map(toLease);
   }
 
@@ -62,7 +69,10 @@ export class LeaseRepo {
   }
 
   async deleteExpired(now: Date): Promise<number> {
-    const res = await this.deps.db.deleteFrom('pki_leases').where('expires_at', '<=', now.toISOString()).executeTakeFirst();
+    const res = await this.deps.db
+      .deleteFrom('pki_leases')
+      .where('expires_at', '<=', now.toISOString())
+      .executeTakeFirst();
     return Number(res.numDeletedRows);
   }
 

@@ -38,7 +38,10 @@ export class LeaseService {
    * Records a lease and returns its id and duration for the response envelope. Pass the
    * caller's transaction so the lease exists exactly when the secret does.
    */
-  async create(input: CreateLeaseInput, ex?: Kysely<Database> | Transaction<Database>): Promise<{ leaseId: string; leaseDuration: number }> {
+  async create(
+    input: CreateLeaseInput,
+    ex?: Kysely<Database> | Transaction<Database>,
+  ): Promise<{ leaseId: string; leaseDuration: number }> {
     const lease = this.prepare(input);
     await this.insertMany(ex ?? this.deps.db, [lease]);
     return leaseEnvelope(lease);

@@ -35,6 +35,12 @@ export function leaseTtl(l: Pick<Lease, 'expiresAt'>, now: Date): number {
 }
 
 /** The lease fields of a response envelope: the id and the whole lifetime in seconds. */
-export function leaseEnvelope(l: Pick<Lease, 'id' | 'issuedAt' | 'expiresAt'>): { leaseId: string; leaseDuration: number } {
-  return { leaseId: l.id, leaseDuration: Math.max(0, Math.floor((l.expiresAt.getTime() - l.issuedAt.getTime()) / 1000)) };
+export function leaseEnvelope(l: Pick<Lease, 'id' | 'issuedAt' | 'expiresAt'>): {
+  leaseId: string;
+  leaseDuration: number;
+} {
+  return {
+    leaseId: l.id,
+    leaseDuration: Math.max(0, Math.floor((l.expiresAt.getTime() - l.issuedAt.getTime()) / 1000)),
+  };
 }

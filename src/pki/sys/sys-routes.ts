@@ -21,8 +21,17 @@ import type { SystemRequestContext, SystemResult, SystemRoute } from './system-r
 export const VAULT_COMPAT_VERSION = '1.15.0+strongroom';
 
 const HEALTH_FIELDS = defineFields({ activecode: { type: 'int', default: 200 } });
-const LEASE_FIELDS = defineFields({ lease_id: { type: 'string', default: '' }, increment: { type: 'duration', default: 0 }, sync: { type: 'bool', default: true } });
-const CAPS_FIELDS = defineFields({ paths: { type: 'commaList' }, path: { type: 'commaList' }, token: { type: 'string', default: '' }, accessor: { type: 'string', default: '' } });
+const LEASE_FIELDS = defineFields({
+  lease_id: { type: 'string', default: '' },
+  increment: { type: 'duration', default: 0 },
+  sync: { type: 'bool', default: true },
+});
+const CAPS_FIELDS = defineFields({
+  paths: { type: 'commaList' },
+  path: { type: 'commaList' },
+  token: { type: 'string', default: '' },
+  accessor: { type: 'string', default: '' },
+});
 
 export interface SysRouteDeps {
   clock: Clock;
@@ -36,7 +45,12 @@ export interface SysRouteDeps {
 
 export function sysRoutes(deps: SysRouteDeps): SystemRoute[] {
   const clusterId = uuidFrom(deps.clusterSeed);
-  const sys = (pattern: string, operations: SystemRoute['operations'], handler: SystemRoute['handler'], extra: Partial<SystemRoute> = {}): SystemRoute => ({
+  const sys = (
+    pattern: string,
+    operations: SystemRoute['operations'],
+    handler: SystemRoute['handler'],
+    extra: Partial<SystemRoute> = {},
+  ): SystemRoute => ({
     pattern,
     operations,
     handler,
@@ -82,48 +96,62 @@ export function sysRoutes(deps: SysRouteDeps): SystemRoute[] {
     const prefix = ctx.params['prefix'] ? `${(ctx.params['prefix'] as string).replace(/\/+$/, '')}/` : '';
     return { kind: 'json', data: { keys: leaseListKeys(await deps.leases.listIds(prefix), prefix) } };
   };
-  const leaseId = (ctx: SystemRequestContext): string => ctx.params['id'] ?? LEASE_FIELDS.parse(ctx.body).values.lease_id;
+  const leaseId = (ctx: SystemRequestContext): string =>
+    ctx.params['id'] ?? LEASE_FIELDS.parse(ctx.body).values.lease_id;
   const revoke = async (ctx: SystemRequestContext): Promise<SystemResult> => {
     await deps.leases.revoke(leaseId(ctx));
     return { kind: 'empty' };
   };
   const renew = async (ctx: SystemRequestContext): Promise<SystemResult> => deps.leases.renew(leaseId(ctx));
-  const revokePrefix = (force: boolean) => async (ctx: SystemRequestContext): Promise<SystemResult> => {
-    await deps.leases.revokePrefix(ctx.params['prefix'] as string, force);
-    return { kind: 'empty' };
-  };
+  const revokePrefix =
+    (force: boolean) =>
+    async (ctx: SystemRequestContext): Promise<SystemResult> => {
+      await deps.leases.revokePrefix(ctx.params['prefix'] as string, force);
+      return { kind: 'empty' };
+    };
 
-  const capabilities = (mode: 'self' | 'token' | 'accessor') => async (ctx: SystemRequestContext): Promise<SystemResult> => {
-    const v = CAPS_FIELDS.parse(ctx.body).values;
-    const paths = [...(v.paths ?? []), ...(v.path ?? [])];
-    if (paths.length === 0) throw invalid('"paths" must be provided', 'paths');
-    let policies: readonly string[];
-    if (mode === 'self') {
-      if (!ctx.caller) throw forbidden('permission denied');
-      policies = ctx.caller.info.policies;
-    } else if (mode === 'token') {
-      const auth = v.token ? await deps.tokens.authenticate(v.token, { spendUse: false }) : undefined;
-      if (!auth) throw invalid('invalid token', 'token');
-      policies = auth.info.policies;
-    } else {
-      policies = (await deps.tokens.findValidByAccessor(v.accessor)).policies;
-    }
-    const acl = await deps.policies.aclFor(policies);
-    const data: Record<string, unknown> = {};
-    let all: string[] = [];
-    for (const p of paths) {
-      const caps = acl.capabilitiesOf(p);
-      data[p] = [...caps].sort();
-      all = [...new Set([...all, ...caps])];
-    }
-    data['capabilities'] = all.sort();
-    return { kind: 'json', data, copyToTopLevel: true };
-  };
+  const capabilities =
+    (mode: 'self' | 'token' | 'accessor') =>
+    async (ctx: SystemRequestContext): Promise<SystemResult> => {
+      const v = CAPS_FIELDS.parse(ctx.body).values;
+      const paths = [...(v.paths ?? []), ...(v.path ?? [])];
+      if (paths.length === 0) throw invalid('"paths" must be provided', 'paths');
+      let policies: readonly string[];
+      if (mode === 'self') {
+        if (!ctx.caller) throw forbidden('permission denied');
+        policies = ctx.caller.info.policies;
+      } else if (mode === 'token') {
+        const auth = v.token ? await deps.tokens.authenticate(v.token, { spendUse: false }) : undefined;
+        if (!auth) throw invalid('invalid token', 'token');
+        policies = auth.info.policies;
+      } else {
+        policies = (await deps.tokens.findValidByAccessor(v.accessor)).policies;
+      }
+      const acl = await deps.policies.aclFor(policies);
+      const data: Record<string, unknown> = {};
+      let all: string[] = [];
+      for (const p of paths) {
+        const caps = acl.capabilitiesOf(p);
+        data[p] = [...caps].sort();
+        all = [...new Set([...all, ...caps])];
+      }
+      data['capabilities'] = all.sort();
+      return { kind: 'json', data, copyToTopLevel: true };
+    };
 
   return [
     sys('sys/health', ['read'], health, { unauthenticated: true }),
-    sys('sys/auth', ['read'], async () => ({ kind: 'json', data: { 'token/': tokenAuthEntry(clusterId) }, copyToTopLevel: true })),
-    sys('sys/init', ['read'], async () => ({ kind: 'raw', status: 200, contentType: 'application/json', body: '{"initialized":true}' }), { unauthenticated: true }),
+    sys('sys/auth', ['read'], async () => ({
+      kind: 'json',
+      data: { 'token/': tokenAuthEntry(clusterId) },
+      copyToTopLevel: true,
+    })),
+    sys(
+      'sys/init',
+      ['read'],
+      async () => ({ kind: 'raw', status: 200, contentType: 'application/json', body: '{"initialized":true}' }),
+      { unauthenticated: true },
+    ),
     sys('sys/seal-status', ['read'], async () => sealStatus(clusterId, deps.storageType), { unauthenticated: true }),
     sys('sys/leases/lookup', ['update'], leaseLookup),
     sys('sys/leases/lookup', ['list'], leaseList),

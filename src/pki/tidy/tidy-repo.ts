@@ -56,7 +56,11 @@ export class TidyRepo {
   }
 
   /** Starts a run unless one is active (the conditional write is what keeps one run per mount across nodes). */
-  async tryStart(ex: Executor, mountId: string, run: { runId: string; params: TidyParams; at: Date }): Promise<boolean> {
+  async tryStart(
+    ex: Executor,
+    mountId: string,
+    run: { runId: string; params: TidyParams; at: Date },
+  ): Promise<boolean> {
     const at = run.at.toISOString();
     const r = await ex
       .updateTable('pki_tidy')
@@ -80,11 +84,23 @@ export class TidyRepo {
   }
 
   async setJob(ex: Executor, mountId: string, runId: string, jobId: string): Promise<void> {
-    await ex.updateTable('pki_tidy').set({ job_id: jobId }).where('mount_id', '=', mountId).where('run_id', '=', runId).execute();
+    await ex
+      .updateTable('pki_tidy')
+      .set({ job_id: jobId })
+      .where('mount_id', '=', mountId)
+      .where('run_id', '=', runId)
+      .execute();
   }
 
   /** Records progress of a run still Running; false when it was asked to cancel or is no longer the mount's run. */
-  async progress(ex: Executor, mountId: string, runId: string, counts: TidyCounts, message: string | null, now: Date): Promise<boolean> {
+  async progress(
+    ex: Executor,
+    mountId: string,
+    runId: string,
+    counts: TidyCounts,
+    message: string | null,
+    now: Date,
+  ): Promise<boolean> {
     const r = await ex
       .updateTable('pki_tidy')
       .set({ counts: JSON.stringify(counts), message, updated_at: now.toISOString() })
@@ -111,7 +127,14 @@ export class TidyRepo {
     ex: Executor,
     mountId: string,
     runId: string,
-    end: { state: 'Finished' | 'Error' | 'Cancelled'; at: Date; counts: TidyCounts; message: string | null; error: string | null; lastAutoTidy: Date | undefined },
+    end: {
+      state: 'Finished' | 'Error' | 'Cancelled';
+      at: Date;
+      counts: TidyCounts;
+      message: string | null;
+      error: string | null;
+      lastAutoTidy: Date | undefined;
+    },
   ): Promise<boolean> {
     const at = end.at.toISOString();
     const r = await ex
@@ -138,7 +161,13 @@ export class TidyRepo {
   }
 
   /** Writes the auto-tidy configuration; `resetLastRun` restarts the interval (auto-tidy was just enabled). */
-  async saveAutoConfig(ex: Executor, mountId: string, config: AutoTidyConfig, now: Date, resetLastRun: boolean): Promise<void> {
+  async saveAutoConfig(
+    ex: Executor,
+    mountId: string,
+    config: AutoTidyConfig,
+    now: Date,
+    resetLastRun: boolean,
+  ): Promise<void> {
     await ex
       .updateTable('pki_tidy')
       .set({
@@ -152,8 +181,14 @@ export class TidyRepo {
   }
 
   /** Mounts with auto-tidy enabled, with what deciding whether a run is due needs. */
-  async autoEnabled(ex: Executor): Promise<{ mountId: string; config: AutoTidyConfig; state: TidyState; lastAutoTidy: Date | null }[]> {
-    const rows = await ex.selectFrom('pki_tidy').select(['mount_id', 'auto_config', 'state', 'last_auto_tidy_at']).where('auto_enabled', '=', 1).execute();
+  async autoEnabled(
+    ex: Executor,
+  ): Promise<{ mountId: string; config: AutoTidyConfig; state: TidyState; lastAutoTidy: Date | null }[]> {
+    const rows = await ex
+      .selectFrom('pki_tidy')
+      .select(['mount_id', 'auto_config', 'state', 'last_auto_tidy_at'])
+      .where('auto_enabled', '=', 1)
+      .execute();
     return rows.map((r) => ({
       mountId: r.mount_id,
       config: toConfig(r.auto_config),
@@ -164,7 +199,11 @@ export class TidyRepo {
 
   /** Every mount's stored auto-tidy configuration. */
   async autoConfigs(ex: Executor): Promise<{ mountId: string; config: AutoTidyConfig }[]> {
-    const rows = await ex.selectFrom('pki_tidy').select(['mount_id', 'auto_config']).where('auto_config', 'is not', null).execute();
+    const rows = await ex
+      .selectFrom('pki_tidy')
+      .select(['mount_id', 'auto_config'])
+      .where('auto_config', 'is not', null)
+      .execute();
     return rows.map((r) => ({ mountId: r.mount_id, config: toConfig(r.auto_config) }));
   }
 

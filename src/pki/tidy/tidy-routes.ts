@@ -49,13 +49,15 @@ const autoTidyFields = defineFields({
   publish_stored_certificate_count_metrics: { type: 'bool' },
 });
 
-const STARTED = "Tidy operation successfully started. Any information from the operation will be printed to Vault's server logs.";
+const STARTED =
+  "Tidy operation successfully started. Any information from the operation will be printed to Vault's server logs.";
 const RUNNING = 'Tidy operation already in progress.';
 const NO_TARGETS = `Manual tidy requested but no tidy operations were set. Enable at least one tidy operation to be run (${TIDY_FLAGS.join(' / ')}).`;
 const NOT_RUNNING = 'Tidy operation cannot be cancelled as none is currently running.';
 
 type DurationValue = string | number | undefined;
-const duration = (v: unknown): DurationValue => (typeof v === 'number' || typeof v === 'string' ? v : v === undefined ? undefined : String(v));
+const duration = (v: unknown): DurationValue =>
+  typeof v === 'number' || typeof v === 'string' ? v : v === undefined ? undefined : String(v);
 
 function flagsOf(v: FieldValues<typeof FLAG_FIELDS>): Partial<Record<TidyFlag, boolean>> {
   const out: Partial<Record<TidyFlag, boolean>> = {};
@@ -144,7 +146,11 @@ export function tidyRoutes(tidy: TidyService): PkiRoute[] {
       operations: ['update', 'create'],
       handler: async (ctx) => {
         const { values: v, warnings } = parseInput(ctx, tidyFields);
-        const r = await tidy.start(ctx.mount.id, { flags: flagsOf(v), tidyRevocationList: v.tidy_revocation_list, ...buffersOf(v) });
+        const r = await tidy.start(ctx.mount.id, {
+          flags: flagsOf(v),
+          tidyRevocationList: v.tidy_revocation_list,
+          ...buffersOf(v),
+        });
         const anyFlag = TIDY_FLAGS.some((f) => r.params.flags[f]);
         const message = !r.started ? RUNNING : anyFlag ? STARTED : NO_TARGETS;
         return { kind: 'json', data: null, warnings: [...warnings, message], status: 202 };

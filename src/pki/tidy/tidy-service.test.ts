@@ -29,7 +29,12 @@ for (const kind of dbKinds()) {
     const tidyService = (batchSize: number) => {
       const db = t.db.kysely;
       const config = new MountConfigService({ repo: new MountConfigRepo({ db }), clock });
-      const keys = new KeyService({ repo: new KeyRepo({ db }), config, secrets: new SecretBox(randomBytes(32)), clock });
+      const keys = new KeyService({
+        repo: new KeyRepo({ db }),
+        config,
+        secrets: new SecretBox(randomBytes(32)),
+        clock,
+      });
       const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config, clock });
       return new TidyService({
         repo: new TidyRepo({ db }),
@@ -46,15 +51,29 @@ for (const kind of dbKinds()) {
     const store = async (mountId: string, n: number, notAfter: string): Promise<string[]> => {
       const serials = Array.from({ length: n }, () => randomBytes(20).toString('hex'));
       for (const serial of serials) {
-        await certs.store({ mountId, serial, issuerId: 'i1', der: randomBytes(100), notAfter: new Date(notAfter), createdAt: new Date('2030-01-01T00:00:00Z') });
+        await certs.store({
+          mountId,
+          serial,
+          issuerId: 'i1',
+          der: randomBytes(100),
+          notAfter: new Date(notAfter),
+          createdAt: new Date('2030-01-01T00:00:00Z'),
+        });
       }
       return serials;
     };
     /** The queued job of the mount's current run (jobs are run by hand here, so older ones stay queued). */
     const queuedTidyJob = async (tidy: TidyService, mountId: string): Promise<TidyJobPayload> => {
       const runId = (await tidy.status(mountId)).status.runId;
-      const rows = await t.db.kysely.selectFrom('jobs').select('payload').where('kind', '=', TIDY_JOB).where('status', '=', 'queued').execute();
-      const payloads = rows.map((r) => JSON.parse(r.payload) as TidyJobPayload).filter((p) => p.mountId === mountId && p.runId === runId);
+      const rows = await t.db.kysely
+        .selectFrom('jobs')
+        .select('payload')
+        .where('kind', '=', TIDY_JOB)
+        .where('status', '=', 'queued')
+        .execute();
+      const payloads = rows
+        .map((r) => JSON.parse(r.payload) as TidyJobPayload)
+        .filter((p) => p.mountId === mountId && p.runId === runId);
       assert.equal(payloads.length, 1);
       return payloads[0]!;
     };
@@ -77,7 +96,11 @@ for (const kind of dbKinds()) {
       const stopping = new AbortController();
       stopping.abort();
       await assert.rejects(tidy.runJob(payload, stopping.signal), { name: 'AbortError' });
-      assert.equal((await tidy.status('m1')).status.state, 'Running', 'an interrupted run stays active for its job to resume');
+      assert.equal(
+        (await tidy.status('m1')).status.state,
+        'Running',
+        'an interrupted run stays active for its job to resume',
+      );
       assert.equal((await tidy.start('m1', { flags: { tidy_cert_store: true } })).started, false);
 
       await tidy.runJob(payload);

@@ -7,8 +7,25 @@ import type { CertService } from '../certs/cert-service.js';
 import { parseCertificate, verifyCertificateSignature } from '../crypto/cert-parser.js';
 import type { IssuerService } from '../issuers/issuer-service.js';
 import type { PkiIssuer } from '../issuers/issuer.js';
-import { anyTarget, applyAutoTidyPatch, autoTidyDue, isActive, progressMessage, tidyCutoff, tidyParamsFromRequest, zeroCounts } from './tidy.js';
-import type { AutoTidyConfig, AutoTidyPatch, CrlRebuild, TidyCounts, TidyParams, TidyRequest, TidyStatus } from './tidy.js';
+import {
+  anyTarget,
+  applyAutoTidyPatch,
+  autoTidyDue,
+  isActive,
+  progressMessage,
+  tidyCutoff,
+  tidyParamsFromRequest,
+  zeroCounts,
+} from './tidy.js';
+import type {
+  AutoTidyConfig,
+  AutoTidyPatch,
+  CrlRebuild,
+  TidyCounts,
+  TidyParams,
+  TidyRequest,
+  TidyStatus,
+} from './tidy.js';
 import type { TidyRepo } from './tidy-repo.js';
 
 export const TIDY_JOB = 'pki.tidy';
@@ -107,7 +124,10 @@ export class TidyService {
   /** GET tidy-status (any node). */
   async status(mountId: string): Promise<TidyStatusView> {
     const ex = this.deps.repo.executor;
-    const [row, config] = await Promise.all([this.deps.repo.status(ex, mountId), this.deps.repo.autoConfig(ex, mountId)]);
+    const [row, config] = await Promise.all([
+      this.deps.repo.status(ex, mountId),
+      this.deps.repo.autoConfig(ex, mountId),
+    ]);
     const status: TidyStatus = row ?? {
       state: 'Inactive',
       runId: null,
@@ -132,21 +152,27 @@ export class TidyService {
   /** POST config/auto-tidy: only the supplied fields change; turning it on starts the interval now. */
   async updateAutoTidyConfig(mountId: string, patch: AutoTidyPatch): Promise<AutoTidyConfig> {
     const now = this.deps.clock.now();
-    return this.deps.repo.transaction(async (tx) => {
-      await this.deps.repo.ensureRow(tx, mountId, now);
-      const { config, becameEnabled } = applyAutoTidyPatch(await this.deps.repo.autoConfig(tx, mountId), patch);
-      await this.deps.repo.saveAutoConfig(tx, mountId, config, now, becameEnabled);
-      return config;
-    }).then(async (config) => {
-      if (config.enabled) await this.scheduleAutoTidyCheck();
-      return config;
-    });
+    return this.deps.repo
+      .transaction(async (tx) => {
+        await this.deps.repo.ensureRow(tx, mountId, now);
+        const { config, becameEnabled } = applyAutoTidyPatch(await this.deps.repo.autoConfig(tx, mountId), patch);
+        await this.deps.repo.saveAutoConfig(tx, mountId, config, now, becameEnabled);
+        return config;
+      })
+      .then(async (config) => {
+        if (config.enabled) await this.scheduleAutoTidyCheck();
+        return config;
+      });
   }
 
   /** Stored and revoked certificate counts of the mounts whose auto-tidy config asks to publish them as metrics. */
   async publishedStoredCounts(): Promise<{ mountId: string; total: number; revoked: number }[]> {
-    const mounts = (await this.deps.repo.autoConfigs(this.deps.repo.executor)).filter((m) => m.config.publishStoredCertificateCountMetrics);
-    return Promise.all(mounts.map(async (m) => ({ mountId: m.mountId, ...(await this.deps.certs.countStored(m.mountId)) })));
+    const mounts = (await this.deps.repo.autoConfigs(this.deps.repo.executor)).filter(
+      (m) => m.config.publishStoredCertificateCountMetrics,
+    );
+    return Promise.all(
+      mounts.map(async (m) => ({ mountId: m.mountId, ...(await this.deps.certs.countStored(m.mountId)) })),
+    );
   }
 
   /** Removes the mount's tidy row (the mount was disabled). */
@@ -164,7 +190,11 @@ export class TidyService {
     if ((await this.deps.repo.autoEnabled(this.deps.repo.executor)).length === 0) return;
     const every = AUTO_TIDY_CHECK_SECONDS * 1000;
     const at = new Date((Math.floor(this.deps.clock.now().getTime() / every) + 1) * every);
-    await this.deps.jobs.enqueue(this.deps.repo.executor, { kind: AUTO_TIDY_JOB, runAt: at, dedupeKey: `${AUTO_TIDY_JOB}@${at.toISOString()}` });
+    await this.deps.jobs.enqueue(this.deps.repo.executor, {
+      kind: AUTO_TIDY_JOB,
+      runAt: at,
+      dedupeKey: `${AUTO_TIDY_JOB}@${at.toISOString()}`,
+    });
   }
 
   /** The periodic check: starts a run on every mount whose auto-tidy is due. Returns the mounts started. */
@@ -212,7 +242,12 @@ export class TidyService {
       }
     }
     const at = this.deps.clock.now();
-    await this.deps.repo.finish(ex, mountId, runId, { ...end, at, counts: run.counts, lastAutoTidy: end.state === 'Finished' ? at : undefined });
+    await this.deps.repo.finish(ex, mountId, runId, {
+      ...end,
+      at,
+      counts: run.counts,
+      lastAutoTidy: end.state === 'Finished' ? at : undefined,
+    });
     log.info({ state: end.state, ...run.counts }, 'tidy ended');
   }
 }
@@ -224,7 +259,14 @@ class TidyRun {
   readonly #now: Date;
 
   constructor(
-    private readonly deps: { repo: TidyRepo; certs: CertService; issuers: IssuerService; clock: Clock; logger: Logger; rebuildCrl: CrlRebuild },
+    private readonly deps: {
+      repo: TidyRepo;
+      certs: CertService;
+      issuers: IssuerService;
+      clock: Clock;
+      logger: Logger;
+      rebuildCrl: CrlRebuild;
+    },
     private readonly mountId: string,
     private readonly runId: string,
     private readonly params: TidyParams,
@@ -260,14 +302,24 @@ class TidyRun {
     if (message !== undefined) this.message = message;
     // One statement: it saves progress only while the run is still Running, so a cancel
     // request (or a newer run) shows up as nothing updated.
-    if (!(await this.deps.repo.progress(this.deps.repo.executor, this.mountId, this.runId, this.counts, this.message, this.deps.clock.now()))) {
+    if (
+      !(await this.deps.repo.progress(
+        this.deps.repo.executor,
+        this.mountId,
+        this.runId,
+        this.counts,
+        this.message,
+        this.deps.clock.now(),
+      ))
+    ) {
       throw new Cancelled();
     }
   }
 
   /** Between certificates when pause_duration is set (then one certificate per batch). */
   async #pause(): Promise<void> {
-    if (this.params.pauseDuration > 0) await sleep(this.params.pauseDuration * 1000, undefined, { signal: this.signal });
+    if (this.params.pauseDuration > 0)
+      await sleep(this.params.pauseDuration * 1000, undefined, { signal: this.signal });
   }
 
   get #size(): number {
@@ -275,7 +327,12 @@ class TidyRun {
   }
 
   /** Deletes in batches with `remove` until it removes less than a batch, counting into `counter`. */
-  async #drain(total: number, step: Parameters<typeof progressMessage>[0], counter: keyof TidyCounts, remove: (limit: number) => Promise<number>): Promise<number> {
+  async #drain(
+    total: number,
+    step: Parameters<typeof progressMessage>[0],
+    counter: keyof TidyCounts,
+    remove: (limit: number) => Promise<number>,
+  ): Promise<number> {
     let removed = 0;
     for (;;) {
       await this.#checkpoint(progressMessage(step, removed, total));
@@ -292,20 +349,26 @@ class TidyRun {
     const cutoff = tidyCutoff(this.#now, this.params.safetyBuffer);
     // Revoked certificates stay for tidy_revoked_certs: their entries feed the CRL.
     const total = await this.deps.certs.countExpired(this.mountId, cutoff, false);
-    await this.#drain(total, 'cert_store', 'cert_store_deleted_count', (limit) => this.deps.certs.deleteExpired(this.mountId, cutoff, false, limit));
+    await this.#drain(total, 'cert_store', 'cert_store_deleted_count', (limit) =>
+      this.deps.certs.deleteExpired(this.mountId, cutoff, false, limit),
+    );
   }
 
   async #revokedCerts(): Promise<void> {
     const cutoff = tidyCutoff(this.#now, this.params.safetyBuffer);
     const total = await this.deps.certs.countExpired(this.mountId, cutoff, true);
-    const removed = await this.#drain(total, 'revoked', 'revoked_cert_deleted_count', (limit) => this.deps.certs.deleteExpired(this.mountId, cutoff, true, limit));
+    const removed = await this.#drain(total, 'revoked', 'revoked_cert_deleted_count', (limit) =>
+      this.deps.certs.deleteExpired(this.mountId, cutoff, true, limit),
+    );
     if (removed > 0) await this.deps.rebuildCrl(this.mountId);
   }
 
   async #certMetadata(): Promise<void> {
     const cutoff = tidyCutoff(this.#now, this.params.safetyBuffer);
     const total = await this.deps.certs.countExpiredMetadata(this.mountId, cutoff);
-    await this.#drain(total, 'metadata', 'cert_metadata_deleted_count', (limit) => this.deps.certs.deleteExpiredMetadata(this.mountId, cutoff, limit));
+    await this.#drain(total, 'metadata', 'cert_metadata_deleted_count', (limit) =>
+      this.deps.certs.deleteExpiredMetadata(this.mountId, cutoff, limit),
+    );
   }
 
   /**
@@ -320,7 +383,12 @@ class TidyRun {
     let checked = 0;
     for (;;) {
       await this.#checkpoint(progressMessage('associations', checked, checked));
-      const rows = await this.deps.certs.revokedWithoutIssuer(this.mountId, issuers.map((i) => i.id), after, this.#size);
+      const rows = await this.deps.certs.revokedWithoutIssuer(
+        this.mountId,
+        issuers.map((i) => i.id),
+        after,
+        this.#size,
+      );
       for (const row of rows) {
         after = row.serial;
         checked++;
@@ -345,13 +413,19 @@ class TidyRun {
     for (const issuer of issuers) {
       if (issuer.notAfter.getTime() >= cutoff.getTime()) continue;
       if (issuer.id === defaultIssuerId) {
-        this.deps.logger.warn({ mountId: this.mountId, issuerId: issuer.id }, 'expired issuer is past the safety buffer but is the default issuer; not removed');
+        this.deps.logger.warn(
+          { mountId: this.mountId, issuerId: issuer.id },
+          'expired issuer is past the safety buffer but is the default issuer; not removed',
+        );
         continue;
       }
       const r = await this.deps.issuers.delete(this.mountId, issuer.id);
       if (r.deleted) {
         removed++;
-        this.deps.logger.info({ mountId: this.mountId, issuerId: issuer.id, issuerName: issuer.name, keyId: issuer.keyId }, 'tidy removed an expired issuer');
+        this.deps.logger.info(
+          { mountId: this.mountId, issuerId: issuer.id, issuerName: issuer.name, keyId: issuer.keyId },
+          'tidy removed an expired issuer',
+        );
       }
     }
     if (removed > 0) await this.deps.rebuildCrl(this.mountId);
@@ -359,7 +433,10 @@ class TidyRun {
 }
 
 /** The mount issuer whose subject is the certificate's issuer name and whose key verifies its signature. */
-function findSigner(der: Buffer, candidates: readonly { issuer: PkiIssuer; parsed: ReturnType<typeof parseCertificate> }[]): PkiIssuer | undefined {
+function findSigner(
+  der: Buffer,
+  candidates: readonly { issuer: PkiIssuer; parsed: ReturnType<typeof parseCertificate> }[],
+): PkiIssuer | undefined {
   let cert: ReturnType<typeof parseCertificate>;
   try {
     cert = parseCertificate(der);

@@ -11,18 +11,38 @@ import {
 } from './tidy.js';
 import { isDomainError } from '../../shared/errors.js';
 
-const invalidWith = (re: RegExp) => (err: unknown) => isDomainError(err) && err.kind === 'invalid' && re.test(err.message);
+const invalidWith = (re: RegExp) => (err: unknown) =>
+  isDomainError(err) && err.kind === 'invalid' && re.test(err.message);
 
 describe('tidy rules', () => {
   it('formats pause durations as Go does', () => {
-    const cases: [number, string][] = [[0, '0s'], [5, '5s'], [60, '1m0s'], [90, '1m30s'], [3600, '1h0m0s'], [3725, '1h2m5s'], [90000, '25h0m0s']];
+    const cases: [number, string][] = [
+      [0, '0s'],
+      [5, '5s'],
+      [60, '1m0s'],
+      [90, '1m30s'],
+      [3600, '1h0m0s'],
+      [3725, '1h2m5s'],
+      [90000, '25h0m0s'],
+    ];
     for (const [s, text] of cases) assert.equal(formatGoDuration(s), text);
   });
 
   it('reads signed durations in seconds or Go syntax', () => {
-    const cases: [string | number, number][] = [[60, 60], ['60', 60], ['72h', 259200], ['-72h', -259200], [-1, -1], ['1h30m', 5400], ['0s', 0]];
+    const cases: [string | number, number][] = [
+      [60, 60],
+      ['60', 60],
+      ['72h', 259200],
+      ['-72h', -259200],
+      [-1, -1],
+      ['1h30m', 5400],
+      ['0s', 0],
+    ];
     for (const [raw, want] of cases) assert.equal(signedDurationSeconds('x', raw), want, String(raw));
-    assert.throws(() => signedDurationSeconds('safety_buffer', 'soon'), invalidWith(/error converting input "soon" for field "safety_buffer"/));
+    assert.throws(
+      () => signedDurationSeconds('safety_buffer', 'soon'),
+      invalidWith(/error converting input "soon" for field "safety_buffer"/),
+    );
   });
 
   it('fills defaults, honours the deprecated tidy_revocation_list, and refuses non-positive buffers', () => {
@@ -34,8 +54,14 @@ describe('tidy rules', () => {
       [p.safetyBuffer, p.issuerSafetyBuffer, p.acmeAccountSafetyBuffer, p.revocationQueueSafetyBuffer, p.pauseDuration],
       [259200, 31536000, 2592000, 172800, 0],
     );
-    assert.throws(() => tidyParamsFromRequest({ flags: {}, safetyBuffer: 0 }), invalidWith(/^safety_buffer must be greater than zero$/));
-    assert.throws(() => tidyParamsFromRequest({ flags: {}, pauseDuration: '-1s' }), invalidWith(/^received invalid, negative pause_duration$/));
+    assert.throws(
+      () => tidyParamsFromRequest({ flags: {}, safetyBuffer: 0 }),
+      invalidWith(/^safety_buffer must be greater than zero$/),
+    );
+    assert.throws(
+      () => tidyParamsFromRequest({ flags: {}, pauseDuration: '-1s' }),
+      invalidWith(/^received invalid, negative pause_duration$/),
+    );
     assert.equal(tidyParamsFromRequest({ flags: {}, pauseDuration: '1m30s' }).pauseDuration, 90);
   });
 
@@ -49,8 +75,14 @@ describe('tidy rules', () => {
     assert.equal(again.becameEnabled, false);
     assert.equal(again.config.flags.tidy_cert_store, true);
     assert.equal(again.config.safetyBuffer, 60);
-    assert.throws(() => applyAutoTidyPatch(base, { flags: {}, enabled: true }), invalidWith(/no tidy operations were requested/));
-    assert.throws(() => applyAutoTidyPatch(base, { flags: {}, intervalDuration: -1 }), invalidWith(/interval_duration must be greater than or equal to zero/));
+    assert.throws(
+      () => applyAutoTidyPatch(base, { flags: {}, enabled: true }),
+      invalidWith(/no tidy operations were requested/),
+    );
+    assert.throws(
+      () => applyAutoTidyPatch(base, { flags: {}, intervalDuration: -1 }),
+      invalidWith(/interval_duration must be greater than or equal to zero/),
+    );
   });
 
   it('is due when enabled, idle, and the interval since the last run has passed', () => {

@@ -79,7 +79,8 @@ export interface TidyStatus {
   lastAutoTidyFinished: Date | null;
 }
 
-export const noFlags = (): Record<TidyFlag, boolean> => Object.fromEntries(TIDY_FLAGS.map((f) => [f, false])) as Record<TidyFlag, boolean>;
+export const noFlags = (): Record<TidyFlag, boolean> =>
+  Object.fromEntries(TIDY_FLAGS.map((f) => [f, false])) as Record<TidyFlag, boolean>;
 export const zeroCounts = (): TidyCounts => Object.fromEntries(TIDY_COUNTERS.map((c) => [c, 0])) as TidyCounts;
 
 /** Vault's defaults: 72h, 365 days, 30 days, 48h, no pause. */
@@ -115,7 +116,11 @@ export type DurationInput = string | number;
  * so "-5s" is a clear "must be greater than zero" rather than a conversion error.
  */
 export function signedDurationSeconds(field: string, raw: DurationInput): number {
-  const fail = () => invalid(`Field validation failed: error converting input ${JSON.stringify(raw)} for field "${field}": not a valid duration`, field);
+  const fail = () =>
+    invalid(
+      `Field validation failed: error converting input ${JSON.stringify(raw)} for field "${field}": not a valid duration`,
+      field,
+    );
   if (typeof raw === 'number') {
     if (!Number.isFinite(raw)) throw fail();
     return Math.trunc(raw);
@@ -142,7 +147,12 @@ export interface TidyRequest {
   pauseDuration?: string;
 }
 
-function positiveBuffer(field: string, raw: DurationInput | undefined, fallback: number, message: (v: DurationInput) => string): number {
+function positiveBuffer(
+  field: string,
+  raw: DurationInput | undefined,
+  fallback: number,
+  message: (v: DurationInput) => string,
+): number {
   if (raw === undefined) return fallback;
   const v = signedDurationSeconds(field, raw);
   if (v < 1) throw invalid(message(raw), field);
@@ -169,8 +179,18 @@ export function tidyParamsFromRequest(req: TidyRequest): TidyParams {
   const gtZero = (name: string) => () => `${name} must be greater than zero`;
   return {
     flags,
-    safetyBuffer: positiveBuffer('safety_buffer', req.safetyBuffer, DEFAULT_TIDY_PARAMS.safetyBuffer, gtZero('safety_buffer')),
-    issuerSafetyBuffer: positiveBuffer('issuer_safety_buffer', req.issuerSafetyBuffer, DEFAULT_TIDY_PARAMS.issuerSafetyBuffer, gtZero('issuer_safety_buffer')),
+    safetyBuffer: positiveBuffer(
+      'safety_buffer',
+      req.safetyBuffer,
+      DEFAULT_TIDY_PARAMS.safetyBuffer,
+      gtZero('safety_buffer'),
+    ),
+    issuerSafetyBuffer: positiveBuffer(
+      'issuer_safety_buffer',
+      req.issuerSafetyBuffer,
+      DEFAULT_TIDY_PARAMS.issuerSafetyBuffer,
+      gtZero('issuer_safety_buffer'),
+    ),
     revocationQueueSafetyBuffer: positiveBuffer(
       'revocation_queue_safety_buffer',
       req.revocationQueueSafetyBuffer,
@@ -202,13 +222,26 @@ export interface AutoTidyPatch extends Omit<TidyRequest, 'tidyRevocationList'> {
  * messages. `becameEnabled` tells whether this write turned auto-tidy on (its interval then
  * counts from now, not from a run long ago).
  */
-export function applyAutoTidyPatch(current: AutoTidyConfig, patch: AutoTidyPatch): { config: AutoTidyConfig; becameEnabled: boolean } {
+export function applyAutoTidyPatch(
+  current: AutoTidyConfig,
+  patch: AutoTidyPatch,
+): { config: AutoTidyConfig; becameEnabled: boolean } {
   const next: AutoTidyConfig = { ...current, flags: { ...current.flags } };
   if (patch.enabled !== undefined) next.enabled = patch.enabled;
   const atLeastOne = (name: string) => (v: DurationInput) => `given ${name} must be at least one second; got: ${v}`;
   const startup = (name: string) => (v: DurationInput) => `${name} must be at least 1 second: parsed: ${v}`;
-  next.minStartupBackoff = positiveBuffer('min_startup_backoff_duration', patch.minStartupBackoff, next.minStartupBackoff, startup('min_startup_backoff_duration'));
-  next.maxStartupBackoff = positiveBuffer('max_startup_backoff_duration', patch.maxStartupBackoff, next.maxStartupBackoff, startup('max_startup_backoff_duration'));
+  next.minStartupBackoff = positiveBuffer(
+    'min_startup_backoff_duration',
+    patch.minStartupBackoff,
+    next.minStartupBackoff,
+    startup('min_startup_backoff_duration'),
+  );
+  next.maxStartupBackoff = positiveBuffer(
+    'max_startup_backoff_duration',
+    patch.maxStartupBackoff,
+    next.maxStartupBackoff,
+    startup('max_startup_backoff_duration'),
+  );
   if (next.minStartupBackoff > next.maxStartupBackoff) {
     throw invalid(
       `max_startup_backoff_duration ${formatGoDuration(next.maxStartupBackoff)} must be greater or equal to min_startup_backoff_duration ${formatGoDuration(next.minStartupBackoff)}`,
@@ -217,25 +250,49 @@ export function applyAutoTidyPatch(current: AutoTidyConfig, patch: AutoTidyPatch
   }
   if (patch.intervalDuration !== undefined) {
     const v = signedDurationSeconds('interval_duration', patch.intervalDuration);
-    if (v < 0) throw invalid(`given interval_duration must be greater than or equal to zero seconds; got: ${patch.intervalDuration}`, 'interval_duration');
+    if (v < 0)
+      throw invalid(
+        `given interval_duration must be greater than or equal to zero seconds; got: ${patch.intervalDuration}`,
+        'interval_duration',
+      );
     next.intervalDuration = v;
   }
   for (const f of TIDY_FLAGS) if (patch.flags[f] !== undefined) next.flags[f] = patch.flags[f] === true;
-  next.safetyBuffer = positiveBuffer('safety_buffer', patch.safetyBuffer, next.safetyBuffer, atLeastOne('safety_buffer'));
-  next.issuerSafetyBuffer = positiveBuffer('issuer_safety_buffer', patch.issuerSafetyBuffer, next.issuerSafetyBuffer, atLeastOne('safety_buffer'));
+  next.safetyBuffer = positiveBuffer(
+    'safety_buffer',
+    patch.safetyBuffer,
+    next.safetyBuffer,
+    atLeastOne('safety_buffer'),
+  );
+  next.issuerSafetyBuffer = positiveBuffer(
+    'issuer_safety_buffer',
+    patch.issuerSafetyBuffer,
+    next.issuerSafetyBuffer,
+    atLeastOne('safety_buffer'),
+  );
   next.revocationQueueSafetyBuffer = positiveBuffer(
     'revocation_queue_safety_buffer',
     patch.revocationQueueSafetyBuffer,
     next.revocationQueueSafetyBuffer,
     atLeastOne('revocation_queue_safety_buffer'),
   );
-  next.acmeAccountSafetyBuffer = positiveBuffer('acme_account_safety_buffer', patch.acmeAccountSafetyBuffer, next.acmeAccountSafetyBuffer, atLeastOne('acme_account_safety_buffer'));
-  next.pauseDuration = pauseSeconds(patch.pauseDuration, (e) => `unable to parse given pause_duration: ${e}`) ?? next.pauseDuration;
+  next.acmeAccountSafetyBuffer = positiveBuffer(
+    'acme_account_safety_buffer',
+    patch.acmeAccountSafetyBuffer,
+    next.acmeAccountSafetyBuffer,
+    atLeastOne('acme_account_safety_buffer'),
+  );
+  next.pauseDuration =
+    pauseSeconds(patch.pauseDuration, (e) => `unable to parse given pause_duration: ${e}`) ?? next.pauseDuration;
   if (next.enabled && !anyTarget(next.flags)) {
-    throw invalid(`Auto-tidy enabled but no tidy operations were requested. Enable at least one tidy operation to be run (${TIDY_FLAGS.join(' / ')}).`);
+    throw invalid(
+      `Auto-tidy enabled but no tidy operations were requested. Enable at least one tidy operation to be run (${TIDY_FLAGS.join(' / ')}).`,
+    );
   }
-  if (patch.maintainStoredCertificateCounts !== undefined) next.maintainStoredCertificateCounts = patch.maintainStoredCertificateCounts;
-  if (patch.publishStoredCertificateCountMetrics !== undefined) next.publishStoredCertificateCountMetrics = patch.publishStoredCertificateCountMetrics;
+  if (patch.maintainStoredCertificateCounts !== undefined)
+    next.maintainStoredCertificateCounts = patch.maintainStoredCertificateCounts;
+  if (patch.publishStoredCertificateCountMetrics !== undefined)
+    next.publishStoredCertificateCountMetrics = patch.publishStoredCertificateCountMetrics;
   if (next.publishStoredCertificateCountMetrics && !next.maintainStoredCertificateCounts) {
     throw invalid(
       'Can not publish a running storage metrics count to metrics without first maintaining that count.  Enable `maintain_stored_certificate_counts` to enable `publish_stored_certificate_count_metrics`.',
@@ -246,7 +303,12 @@ export function applyAutoTidyPatch(current: AutoTidyConfig, patch: AutoTidyPatch
 }
 
 /** Whether auto-tidy should start a run now: enabled, idle, and the interval since the last run has passed. */
-export function autoTidyDue(config: Pick<AutoTidyConfig, 'enabled' | 'intervalDuration'>, state: TidyState, lastFinished: Date | null, now: Date): boolean {
+export function autoTidyDue(
+  config: Pick<AutoTidyConfig, 'enabled' | 'intervalDuration'>,
+  state: TidyState,
+  lastFinished: Date | null,
+  now: Date,
+): boolean {
   if (!config.enabled || isActive(state)) return false;
   if (lastFinished === null) return true;
   return now.getTime() - lastFinished.getTime() >= config.intervalDuration * 1000;
@@ -274,7 +336,11 @@ export function formatGoDuration(seconds: number): string {
 }
 
 /** The tidy-status message while a step runs, as Vault words it. */
-export function progressMessage(step: 'cert_store' | 'revoked' | 'metadata' | 'issuers' | 'associations', done: number, total: number): string {
+export function progressMessage(
+  step: 'cert_store' | 'revoked' | 'metadata' | 'issuers' | 'associations',
+  done: number,
+  total: number,
+): string {
   switch (step) {
     case 'cert_store':
       return `Tidying certificate store: checking entry ${done} of ${total}`;

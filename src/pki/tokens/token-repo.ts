@@ -65,10 +65,19 @@ export class TokenRepo {
 
   /** Makes the children of a token orphans (revoke-orphan). */
   async orphanChildren(accessor: string, ex: Executor = this.deps.db): Promise<void> {
-    await ex.updateTable('pki_tokens').set({ parent_accessor: null, orphan: 1 }).where('parent_accessor', '=', accessor).execute();
+    await ex
+      .updateTable('pki_tokens')
+      .set({ parent_accessor: null, orphan: 1 })
+      .where('parent_accessor', '=', accessor)
+      .execute();
   }
 
-  async updateExpiry(accessor: string, expiresAt: Date | null, renewedAt: Date, ex: Executor = this.deps.db): Promise<boolean> {
+  async updateExpiry(
+    accessor: string,
+    expiresAt: Date | null,
+    renewedAt: Date,
+    ex: Executor = this.deps.db,
+  ): Promise<boolean> {
     const res = await ex
       .updateTable('pki_tokens')
       .set({ expires_at: expiresAt ? expiresAt.toISOString() : null, last_renewal_at: renewedAt.toISOString() })
@@ -93,7 +102,12 @@ export class TokenRepo {
     const rows = await this.deps.db
       .selectFrom('pki_tokens')
       .select('accessor')
-      .where((eb) => eb.or([eb.and([eb('expires_at', 'is not', null), eb('expires_at', '<=', now.toISOString())]), eb('num_uses', '<', 0)]))
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('expires_at', 'is not', null), eb('expires_at', '<=', now.toISOString())]),
+          eb('num_uses', '<', 0),
+        ]),
+      )
       .orderBy('expires_at')
       .limit(limit)
       .execute();

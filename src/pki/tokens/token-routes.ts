@@ -28,12 +28,23 @@ const CREATE_FIELDS = defineFields({
   entity_alias: { type: 'string' },
   role_name: { type: 'string' },
 });
-const TOKEN_FIELD = defineFields({ token: { type: 'string', default: '' }, increment: { type: 'duration', default: 0 } });
-const ACCESSOR_FIELD = defineFields({ accessor: { type: 'string', default: '' }, increment: { type: 'duration', default: 0 } });
+const TOKEN_FIELD = defineFields({
+  token: { type: 'string', default: '' },
+  increment: { type: 'duration', default: 0 },
+});
+const ACCESSOR_FIELD = defineFields({
+  accessor: { type: 'string', default: '' },
+  increment: { type: 'duration', default: 0 },
+});
 const INCREMENT_FIELD = defineFields({ increment: { type: 'duration', default: 0 } });
 
 export function tokenRoutes(tokens: TokenService, clock: Clock): SystemRoute[] {
-  const route = (pattern: string, operations: SystemRoute['operations'], handler: SystemRoute['handler'], extra: Partial<SystemRoute> = {}): SystemRoute => ({
+  const route = (
+    pattern: string,
+    operations: SystemRoute['operations'],
+    handler: SystemRoute['handler'],
+    extra: Partial<SystemRoute> = {},
+  ): SystemRoute => ({
     pattern,
     operations,
     handler,
@@ -51,34 +62,47 @@ export function tokenRoutes(tokens: TokenService, clock: Clock): SystemRoute[] {
   };
   const selfEntry = async (ctx: SystemRequestContext): Promise<TokenEntry | undefined> => callerOf(ctx).entry;
 
-  const create = (orphanPath: boolean) => async (ctx: SystemRequestContext): Promise<SystemResult> => {
-    const caller = callerOf(ctx);
-    const parsed = CREATE_FIELDS.parse(ctx.body, ctx.params);
-    const v = parsed.values;
-    if (ctx.params['role_name'] !== undefined) throw invalid(`unknown role ${ctx.params['role_name']}`, 'role_name');
-    const meta: Record<string, string> = {};
-    for (const [k, val] of Object.entries(v.meta ?? {})) if (val !== null && val !== undefined) meta[k] = String(val);
-    const { token, entry, warnings } = await tokens.create(caller, ctx.sudo, {
-      id: v.id,
-      policies: parsed.supplied.has('policies') ? v.policies : undefined,
-      meta,
-      noParent: v.no_parent,
-      noDefaultPolicy: v.no_default_policy,
-      renewable: v.renewable,
-      ttl: v.ttl > 0 ? v.ttl : v.lease,
-      explicitMaxTtl: v.explicit_max_ttl,
-      period: v.period,
-      displayName: v.display_name,
-      numUses: v.num_uses,
-      type: v.type,
-      orphanPath,
-      path: ctx.path,
-    });
-    ctx.request.log.info({ accessor: entry.accessor, policies: entry.policies, actor: caller.info.accessor || 'admin' }, 'token created');
-    return { kind: 'json', data: null, auth: authBlock(token, entry, entry.ttl), warnings: [...parsed.warnings, ...warnings] };
-  };
+  const create =
+    (orphanPath: boolean) =>
+    async (ctx: SystemRequestContext): Promise<SystemResult> => {
+      const caller = callerOf(ctx);
+      const parsed = CREATE_FIELDS.parse(ctx.body, ctx.params);
+      const v = parsed.values;
+      if (ctx.params['role_name'] !== undefined) throw invalid(`unknown role ${ctx.params['role_name']}`, 'role_name');
+      const meta: Record<string, string> = {};
+      for (const [k, val] of Object.entries(v.meta ?? {})) if (val !== null && val !== undefined) meta[k] = String(val);
+      const { token, entry, warnings } = await tokens.create(caller, ctx.sudo, {
+        id: v.id,
+        policies: parsed.supplied.has('policies') ? v.policies : undefined,
+        meta,
+        noParent: v.no_parent,
+        noDefaultPolicy: v.no_default_policy,
+        renewable: v.renewable,
+        ttl: v.ttl > 0 ? v.ttl : v.lease,
+        explicitMaxTtl: v.explicit_max_ttl,
+        period: v.period,
+        displayName: v.display_name,
+        numUses: v.num_uses,
+        type: v.type,
+        orphanPath,
+        path: ctx.path,
+      });
+      ctx.request.log.info(
+        { accessor: entry.accessor, policies: entry.policies, actor: caller.info.accessor || 'admin' },
+        'token created',
+      );
+      return {
+        kind: 'json',
+        data: null,
+        auth: authBlock(token, entry, entry.ttl),
+        warnings: [...parsed.warnings, ...warnings],
+      };
+    };
 
-  const lookupResult = (entry: TokenEntry, id: string): SystemResult => ({ kind: 'json', data: lookupData(entry, id, clock.now()) });
+  const lookupResult = (entry: TokenEntry, id: string): SystemResult => ({
+    kind: 'json',
+    data: lookupData(entry, id, clock.now()),
+  });
 
   return [
     route('auth/token/create', ['update'], create(false)),

@@ -13,8 +13,17 @@ import { ADMIN_TOKEN_INFO, TOKEN_CACHE_MS, TokenService } from './token-service.
 import type { CreateTokenRequest } from './token.js';
 
 const base: CreateTokenRequest = {
-  noParent: false, noDefaultPolicy: false, renewable: true, ttl: 0, explicitMaxTtl: 0, period: 0,
-  displayName: '', numUses: 0, type: '', orphanPath: false, path: 'auth/token/create',
+  noParent: false,
+  noDefaultPolicy: false,
+  renewable: true,
+  ttl: 0,
+  explicitMaxTtl: 0,
+  period: 0,
+  displayName: '',
+  numUses: 0,
+  type: '',
+  orphanPath: false,
+  path: 'auth/token/create',
 };
 
 for (const kind of dbKinds()) {
@@ -35,13 +44,24 @@ for (const kind of dbKinds()) {
       const db = tdb.db.kysely;
       jobs = new JobQueue({ db: tdb.db, clock });
       const leases = new LeaseService({ db, repo: new LeaseRepo({ db }), clock, jobs });
-      tokens = new TokenService({ db, repo: new TokenRepo({ db }), clock, jobs, adminTokens: { isAdmin: async (t) => t === 'admin' }, leases });
+      tokens = new TokenService({
+        db,
+        repo: new TokenRepo({ db }),
+        clock,
+        jobs,
+        adminTokens: { isAdmin: async (t) => t === 'admin' },
+        leases,
+      });
     });
     after(async () => tdb?.cleanup());
 
     it('stores only the hash of a token', async () => {
       const { token, entry } = await tokens.create(admin, true, { ...base, policies: ['web'] });
-      const rows = await tdb.db.kysely.selectFrom('pki_tokens').selectAll().where('accessor', '=', entry.accessor).execute();
+      const rows = await tdb.db.kysely
+        .selectFrom('pki_tokens')
+        .selectAll()
+        .where('accessor', '=', entry.accessor)
+        .execute();
       assert.equal(rows.length, 1);
       assert.ok(!JSON.stringify(rows).includes(token));
       assert.equal(rows[0]?.token_hash.length, 64);
@@ -71,10 +91,18 @@ for (const kind of dbKinds()) {
       assert.equal(await tokens.findValid(grandchild.token), undefined);
       const swept = await tokens.sweepExpired();
       assert.ok(swept >= 1);
-      const left = await tdb.db.kysely.selectFrom('pki_tokens').select('accessor').where('accessor', 'in', [parent.entry.accessor, child.entry.accessor, grandchild.entry.accessor]).execute();
+      const left = await tdb.db.kysely
+        .selectFrom('pki_tokens')
+        .select('accessor')
+        .where('accessor', 'in', [parent.entry.accessor, child.entry.accessor, grandchild.entry.accessor])
+        .execute();
       assert.deepEqual(left, []);
       // Creating a token with a TTL scheduled one sweep for the hour of its expiry.
-      const queued = await tdb.db.kysely.selectFrom('jobs').select(['kind', 'dedupe_key']).where('kind', '=', EXPIRY_SWEEP_JOB).execute();
+      const queued = await tdb.db.kysely
+        .selectFrom('jobs')
+        .select(['kind', 'dedupe_key'])
+        .where('kind', '=', EXPIRY_SWEEP_JOB)
+        .execute();
       assert.ok(queued.length >= 1);
     });
 

@@ -20,7 +20,12 @@ export interface Authenticated {
   entry: TokenEntry | undefined;
 }
 
-export const ADMIN_TOKEN_INFO: TokenInfo = Object.freeze({ accessor: '', policies: [ROOT_POLICY], isRoot: true, displayName: 'root' });
+export const ADMIN_TOKEN_INFO: TokenInfo = Object.freeze({
+  accessor: '',
+  policies: [ROOT_POLICY],
+  isRoot: true,
+  displayName: 'root',
+});
 
 /**
  * How long a successful token check is remembered. A token revoked, renewed or exhausted
@@ -35,7 +40,12 @@ const TOKEN_CACHE_MAX = 10_000;
 const USES_EXHAUSTED = -1;
 
 export function tokenInfoOf(e: TokenEntry): TokenInfo {
-  return { accessor: e.accessor, policies: e.policies, isRoot: e.policies.includes(ROOT_POLICY), displayName: e.displayName };
+  return {
+    accessor: e.accessor,
+    policies: e.policies,
+    isRoot: e.policies.includes(ROOT_POLICY),
+    displayName: e.displayName,
+  };
 }
 
 /**
@@ -69,11 +79,13 @@ export class TokenService {
     if (remembered) return remembered;
     this.#cache.delete(hash);
     const ours = token.startsWith(TOKEN_PREFIX);
-    if (!ours && (await this.deps.adminTokens.isAdmin(token))) return this.#remember(hash, now, { info: ADMIN_TOKEN_INFO, entry: undefined }, null);
+    if (!ours && (await this.deps.adminTokens.isAdmin(token)))
+      return this.#remember(hash, now, { info: ADMIN_TOKEN_INFO, entry: undefined }, null);
     const chain = await this.#validChain(hash);
     const entry = chain?.[0];
     if (!chain || !entry) {
-      if (ours && (await this.deps.adminTokens.isAdmin(token))) return this.#remember(hash, now, { info: ADMIN_TOKEN_INFO, entry: undefined }, null);
+      if (ours && (await this.deps.adminTokens.isAdmin(token)))
+        return this.#remember(hash, now, { info: ADMIN_TOKEN_INFO, entry: undefined }, null);
       return undefined;
     }
     if (entry.numUses > 0 && opts.spendUse !== false) {
@@ -89,7 +101,8 @@ export class TokenService {
     const auth = { info: tokenInfoOf(entry), entry };
     if (chain.some((t) => t.numUses !== 0)) return auth;
     let expiry: number | null = null;
-    for (const t of chain) if (t.expiresAt && (expiry === null || t.expiresAt.getTime() < expiry)) expiry = t.expiresAt.getTime();
+    for (const t of chain)
+      if (t.expiresAt && (expiry === null || t.expiresAt.getTime() < expiry)) expiry = t.expiresAt.getTime();
     return this.#remember(hash, now, auth, expiry);
   }
 
@@ -132,9 +145,21 @@ export class TokenService {
    * Creates a token for `caller`. `privileged` is true for root callers and callers with
    * `sudo` on the create path.
    */
-  async create(caller: CallerToken, privileged: boolean, req: CreateTokenRequest): Promise<{ token: string; entry: TokenEntry; warnings: string[] }> {
+  async create(
+    caller: CallerToken,
+    privileged: boolean,
+    req: CreateTokenRequest,
+  ): Promise<{ token: string; entry: TokenEntry; warnings: string[] }> {
     const now = this.deps.clock.now();
-    const plan = planToken({ policies: caller.info.policies, accessor: caller.info.accessor || null, privileged: privileged || caller.info.isRoot }, req, now);
+    const plan = planToken(
+      {
+        policies: caller.info.policies,
+        accessor: caller.info.accessor || null,
+        privileged: privileged || caller.info.isRoot,
+      },
+      req,
+      now,
+    );
     const token = req.id ? req.id : `${TOKEN_PREFIX}${randomBase58(32)}`;
     const entry: TokenEntry = {
       hash: hashToken(token),
@@ -166,10 +191,15 @@ export class TokenService {
     const now = this.deps.clock.now();
     const plan = planRenewal(entry, increment, now);
     await this.deps.db.transaction().execute(async (trx) => {
-      if (!(await this.deps.repo.updateExpiry(entry.accessor, plan.expiresAt, now, trx))) throw invalid('invalid token');
+      if (!(await this.deps.repo.updateExpiry(entry.accessor, plan.expiresAt, now, trx)))
+        throw invalid('invalid token');
       if (plan.expiresAt) await scheduleExpirySweep(this.deps.jobs, trx, plan.expiresAt);
     });
-    return { entry: { ...entry, expiresAt: plan.expiresAt, lastRenewalAt: now }, ttl: plan.ttl, warnings: plan.warnings };
+    return {
+      entry: { ...entry, expiresAt: plan.expiresAt, lastRenewalAt: now },
+      ttl: plan.ttl,
+      warnings: plan.warnings,
+    };
   }
 
   /** Revokes a token, its descendants and every lease they obtained. */

@@ -1,6 +1,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { TOKEN_DEFAULT_TTL, TOKEN_MAX_TTL, isExpired, planRenewal, planToken, remainingTtl, sanitizePolicies, tokenDisplayName } from './token.js';
+import {
+  TOKEN_DEFAULT_TTL,
+  TOKEN_MAX_TTL,
+  isExpired,
+  planRenewal,
+  planToken,
+  remainingTtl,
+  sanitizePolicies,
+  tokenDisplayName,
+} from './token.js';
 import type { CreateTokenRequest, CreatorView, TokenEntry } from './token.js';
 
 const NOW = new Date('2026-01-01T00:00:00Z');
@@ -54,8 +63,14 @@ describe('token rules', () => {
     assert.deepEqual(planToken(PLAIN, req({ policies: ['web'] }), NOW).policies, ['default', 'web']);
     assert.throws(() => planToken(PLAIN, req({ policies: ['ops'] }), NOW), /subset of parent/);
     assert.throws(() => planToken(PLAIN, req({ policies: ['root'] }), NOW), /parent token being root/);
-    assert.throws(() => planToken({ ...PLAIN, privileged: true }, req({ policies: ['root'] }), NOW), /parent token being root/);
-    assert.deepEqual(planToken({ ...PLAIN, privileged: true }, req({ policies: ['ops'] }), NOW).policies, ['default', 'ops']);
+    assert.throws(
+      () => planToken({ ...PLAIN, privileged: true }, req({ policies: ['root'] }), NOW),
+      /parent token being root/,
+    );
+    assert.deepEqual(planToken({ ...PLAIN, privileged: true }, req({ policies: ['ops'] }), NOW).policies, [
+      'default',
+      'ops',
+    ]);
     assert.throws(() => planToken(PLAIN, req({ noParent: true }), NOW), /orphan/);
     const orphan = planToken(PLAIN, req({ orphanPath: true }), NOW);
     assert.equal(orphan.orphan, true);
@@ -68,9 +83,22 @@ describe('token rules', () => {
 
   it('renews from now, within the explicit max, and refuses non-renewable tokens', () => {
     const t: TokenEntry = {
-      hash: 'h', accessor: 'a', parentAccessor: null, policies: ['web'], meta: null, displayName: 'token', numUses: 0,
-      renewable: true, orphan: false, ttl: 3600, explicitMaxTtl: 5400, period: 0, path: 'auth/token/create',
-      createdAt: NOW, expiresAt: new Date(NOW.getTime() + 3600_000), lastRenewalAt: null,
+      hash: 'h',
+      accessor: 'a',
+      parentAccessor: null,
+      policies: ['web'],
+      meta: null,
+      displayName: 'token',
+      numUses: 0,
+      renewable: true,
+      orphan: false,
+      ttl: 3600,
+      explicitMaxTtl: 5400,
+      period: 0,
+      path: 'auth/token/create',
+      createdAt: NOW,
+      expiresAt: new Date(NOW.getTime() + 3600_000),
+      lastRenewalAt: null,
     };
     const later = new Date(NOW.getTime() + 1800_000);
     assert.equal(planRenewal(t, 0, later).ttl, 3600);

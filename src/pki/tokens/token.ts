@@ -87,7 +87,10 @@ export function sanitizePolicies(names: readonly string[], addDefault: boolean):
 
 /** `token-<name>` with anything but letters, digits and dashes turned into dashes, as Vault shows it. */
 export function tokenDisplayName(name: string): string {
-  const clean = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
+  const clean = name
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
   if (clean === '' || clean === 'token') return 'token';
   return `token-${clean}`;
 }
@@ -102,11 +105,15 @@ export function tokenDisplayName(name: string): string {
 export function planToken(creator: CreatorView, req: CreateTokenRequest, now: Date): TokenPlan {
   const warnings: string[] = [];
   const creatorIsRoot = creator.policies.includes(ROOT_POLICY);
-  if (req.id !== undefined && req.id !== '' && !creator.privileged) throw invalid('root or sudo privileges required to specify token id', 'id');
-  if (req.noParent && !req.orphanPath && !creator.privileged) throw invalid('root or sudo privileges required to create orphan token', 'no_parent');
-  if (req.period > 0 && !creator.privileged) throw invalid('root or sudo privileges required to create periodic token', 'period');
+  if (req.id !== undefined && req.id !== '' && !creator.privileged)
+    throw invalid('root or sudo privileges required to specify token id', 'id');
+  if (req.noParent && !req.orphanPath && !creator.privileged)
+    throw invalid('root or sudo privileges required to create orphan token', 'no_parent');
+  if (req.period > 0 && !creator.privileged)
+    throw invalid('root or sudo privileges required to create periodic token', 'period');
   if (req.numUses < 0) throw invalid('number of uses cannot be negative', 'num_uses');
-  if (req.type !== '' && req.type !== 'service' && req.type !== 'default') throw invalid(`unsupported token type "${req.type}"`, 'type');
+  if (req.type !== '' && req.type !== 'service' && req.type !== 'default')
+    throw invalid(`unsupported token type "${req.type}"`, 'type');
 
   let policies: string[];
   if (req.policies === undefined || req.policies.length === 0) {
@@ -120,7 +127,8 @@ export function planToken(creator: CreatorView, req: CreateTokenRequest, now: Da
     if (!creator.privileged) {
       const parent = new Set(creator.policies);
       // `default` is always attachable, even when the parent lacks it.
-      if (!policies.every((p) => p === DEFAULT_POLICY || parent.has(p))) throw invalid('child policies must be subset of parent', 'policies');
+      if (!policies.every((p) => p === DEFAULT_POLICY || parent.has(p)))
+        throw invalid('child policies must be subset of parent', 'policies');
     }
   }
   if (policies.length === 0) throw invalid('token must have at least one policy', 'policies');
@@ -131,11 +139,15 @@ export function planToken(creator: CreatorView, req: CreateTokenRequest, now: Da
   if (ttl === 0 && req.explicitMaxTtl > 0) ttl = req.explicitMaxTtl;
   if (ttl === 0 && !isRootToken) ttl = TOKEN_DEFAULT_TTL;
   if (req.period === 0 && ttl > TOKEN_MAX_TTL) {
-    warnings.push(`TTL of "${formatHours(ttl)}" exceeded the effective max_ttl of "${formatHours(TOKEN_MAX_TTL)}"; TTL value is capped accordingly`);
+    warnings.push(
+      `TTL of "${formatHours(ttl)}" exceeded the effective max_ttl of "${formatHours(TOKEN_MAX_TTL)}"; TTL value is capped accordingly`,
+    );
     ttl = TOKEN_MAX_TTL;
   }
   if (req.explicitMaxTtl > 0 && ttl > req.explicitMaxTtl) {
-    warnings.push(`TTL of "${formatHours(ttl)}" exceeded the explicit max TTL of "${formatHours(req.explicitMaxTtl)}"; TTL value is capped accordingly`);
+    warnings.push(
+      `TTL of "${formatHours(ttl)}" exceeded the explicit max TTL of "${formatHours(req.explicitMaxTtl)}"; TTL value is capped accordingly`,
+    );
     ttl = req.explicitMaxTtl;
   }
   return {
@@ -169,7 +181,11 @@ export function isExpired(t: Pick<TokenEntry, 'expiresAt'>, now: Date): boolean 
  * original TTL) from now, never past the maximum TTL nor creation + explicit_max_ttl.
  * Tokens without expiry stay as they are.
  */
-export function planRenewal(t: TokenEntry, increment: number, now: Date): { ttl: number; expiresAt: Date | null; warnings: string[] } {
+export function planRenewal(
+  t: TokenEntry,
+  increment: number,
+  now: Date,
+): { ttl: number; expiresAt: Date | null; warnings: string[] } {
   if (!t.renewable) throw invalid('lease is not renewable');
   if (!t.expiresAt) return { ttl: 0, expiresAt: null, warnings: [] };
   const warnings: string[] = [];

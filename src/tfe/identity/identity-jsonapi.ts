@@ -13,7 +13,12 @@ export function userResource(user: User, opts: { serviceAccount?: boolean } = {}
       'is-service-account': opts.serviceAccount ?? false,
       'auth-method': 'tfe',
       'v2-only': opts.serviceAccount ?? false,
-      permissions: { 'can-create-organizations': user.siteAdmin, 'can-change-email': false, 'can-change-username': false, 'can-manage-user-tokens': !opts.serviceAccount },
+      permissions: {
+        'can-create-organizations': user.siteAdmin,
+        'can-change-email': false,
+        'can-change-username': false,
+        'can-manage-user-tokens': !opts.serviceAccount,
+      },
     },
     relationships: {},
     links: { self: `/api/v2/users/${user.id}` },

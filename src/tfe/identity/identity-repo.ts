@@ -10,7 +10,13 @@ import type { AuthToken, Team, User } from './identity.js';
 type TeamRow = Selectable<TfeTeamsTable> & { organization_name: string; users_count: number };
 
 function toUser(r: Selectable<TfeUsersTable>): User {
-  return { id: r.id, username: r.username, email: r.email, siteAdmin: r.site_admin === 1, createdAt: new Date(r.created_at) };
+  return {
+    id: r.id,
+    username: r.username,
+    email: r.email,
+    siteAdmin: r.site_admin === 1,
+    createdAt: new Date(r.created_at),
+  };
 }
 
 function toTeam(r: TeamRow): Team {
@@ -70,10 +76,17 @@ export class IdentityRepo {
     try {
       await ex
         .insertInto('tfe_users')
-        .values({ id: u.id, username: u.username, email: u.email, site_admin: u.siteAdmin ? 1 : 0, created_at: u.createdAt.toISOString() })
+        .values({
+          id: u.id,
+          username: u.username,
+          email: u.email,
+          site_admin: u.siteAdmin ? 1 : 0,
+          created_at: u.createdAt.toISOString(),
+        })
         .execute();
     } catch (err) {
-      if (isUniqueViolation(err, 'tfe_users_username_key')) throw invalid(`username "${u.username}" is already taken`, '/data/attributes/username');
+      if (isUniqueViolation(err, 'tfe_users_username_key'))
+        throw invalid(`username "${u.username}" is already taken`, '/data/attributes/username');
       throw err;
     }
   }
@@ -82,7 +95,13 @@ export class IdentityRepo {
   async insertUserIfAbsent(u: User): Promise<void> {
     await this.deps.db
       .insertInto('tfe_users')
-      .values({ id: u.id, username: u.username, email: u.email, site_admin: u.siteAdmin ? 1 : 0, created_at: u.createdAt.toISOString() })
+      .values({
+        id: u.id,
+        username: u.username,
+        email: u.email,
+        site_admin: u.siteAdmin ? 1 : 0,
+        created_at: u.createdAt.toISOString(),
+      })
       .onConflict((oc) => oc.column('username').doNothing())
       .execute();
   }
@@ -93,7 +112,11 @@ export class IdentityRepo {
   }
 
   async userByName(username: string): Promise<User | undefined> {
-    const r = await this.deps.db.selectFrom('tfe_users').selectAll().where('username', '=', username).executeTakeFirst();
+    const r = await this.deps.db
+      .selectFrom('tfe_users')
+      .selectAll()
+      .where('username', '=', username)
+      .executeTakeFirst();
     return r && toUser(r);
   }
 
@@ -103,7 +126,11 @@ export class IdentityRepo {
   }
 
   async organizationName(organizationId: string): Promise<string | undefined> {
-    const r = await this.deps.db.selectFrom('organizations').select('name').where('id', '=', organizationId).executeTakeFirst();
+    const r = await this.deps.db
+      .selectFrom('organizations')
+      .select('name')
+      .where('id', '=', organizationId)
+      .executeTakeFirst();
     return r?.name;
   }
 
@@ -116,7 +143,11 @@ export class IdentityRepo {
       .selectAll('t')
       .select('o.name as organization_name')
       .select((eb) =>
-        eb.selectFrom('tfe_team_members as m').whereRef('m.team_id', '=', 't.id').select((e2) => e2.fn.countAll<number>().as('n')).as('users_count'),
+        eb
+          .selectFrom('tfe_team_members as m')
+          .whereRef('m.team_id', '=', 't.id')
+          .select((e2) => e2.fn.countAll<number>().as('n'))
+          .as('users_count'),
       );
   }
 
@@ -136,7 +167,8 @@ export class IdentityRepo {
         })
         .execute();
     } catch (err) {
-      if (isUniqueViolation(err, 'tfe_teams_organization_id_name_key')) throw invalid(`team "${t.name}" already exists`, '/data/attributes/name');
+      if (isUniqueViolation(err, 'tfe_teams_organization_id_name_key'))
+        throw invalid(`team "${t.name}" already exists`, '/data/attributes/name');
       throw err;
     }
   }
@@ -147,16 +179,25 @@ export class IdentityRepo {
   }
 
   async teamsOfOrganization(organizationId: string): Promise<Team[]> {
-    const rows = await this.teamQuery(this.deps.db).where('t.organization_id', '=', organizationId).orderBy('t.name').execute();
+    const rows = await this.teamQuery(this.deps.db)
+      .where('t.organization_id', '=', organizationId)
+      .orderBy('t.name')
+      .execute();
     return rows.map((r) => toTeam(r as TeamRow));
   }
 
   async ownersTeam(organizationId: string): Promise<Team | undefined> {
-    const r = await this.teamQuery(this.deps.db).where('t.organization_id', '=', organizationId).where('t.is_owners', '=', 1).executeTakeFirst();
+    const r = await this.teamQuery(this.deps.db)
+      .where('t.organization_id', '=', organizationId)
+      .where('t.is_owners', '=', 1)
+      .executeTakeFirst();
     return r && toTeam(r as TeamRow);
   }
 
-  async updateTeam(id: string, patch: { name?: string; visibility?: string; manageWorkspaces?: boolean; readWorkspaces?: boolean }): Promise<void> {
+  async updateTeam(
+    id: string,
+    patch: { name?: string; visibility?: string; manageWorkspaces?: boolean; readWorkspaces?: boolean },
+  ): Promise<void> {
     const values: Updateable<TfeTeamsTable> = {};
     if (patch.name !== undefined) values.name = patch.name;
     if (patch.visibility !== undefined) values.visibility = patch.visibility;
@@ -166,7 +207,8 @@ export class IdentityRepo {
     try {
       await this.deps.db.updateTable('tfe_teams').set(values).where('id', '=', id).execute();
     } catch (err) {
-      if (isUniqueViolation(err, 'tfe_teams_organization_id_name_key')) throw invalid(`team "${patch.name}" already exists`, '/data/attributes/name');
+      if (isUniqueViolation(err, 'tfe_teams_organization_id_name_key'))
+        throw invalid(`team "${patch.name}" already exists`, '/data/attributes/name');
       throw err;
     }
   }
@@ -185,7 +227,11 @@ export class IdentityRepo {
   }
 
   async removeMember(teamId: string, userId: string): Promise<void> {
-    await this.deps.db.deleteFrom('tfe_team_members').where('team_id', '=', teamId).where('user_id', '=', userId).execute();
+    await this.deps.db
+      .deleteFrom('tfe_team_members')
+      .where('team_id', '=', teamId)
+      .where('user_id', '=', userId)
+      .execute();
   }
 
   async membersOf(teamId: string): Promise<User[]> {
@@ -207,12 +253,19 @@ export class IdentityRepo {
       .where('t.organization_id', '=', organizationId);
     if ('userId' in by) {
       const userId = by.userId;
-      q = q.where('t.id', 'in', (eb) => eb.selectFrom('tfe_team_members').select('team_id').where('user_id', '=', userId));
+      q = q.where('t.id', 'in', (eb) =>
+        eb.selectFrom('tfe_team_members').select('team_id').where('user_id', '=', userId),
+      );
     } else {
       q = q.where('t.id', '=', by.teamId);
     }
     const rows = await q.execute();
-    return rows.map((r) => ({ id: r.id, isOwners: r.is_owners === 1, manageWorkspaces: r.manage_workspaces === 1, readWorkspaces: r.read_workspaces === 1 }));
+    return rows.map((r) => ({
+      id: r.id,
+      isOwners: r.is_owners === 1,
+      manageWorkspaces: r.manage_workspaces === 1,
+      readWorkspaces: r.read_workspaces === 1,
+    }));
   }
 
   private accessQuery(organizationId: string, by: { userId: string } | { teamId: string }, workspaceIds: string[]) {
@@ -221,19 +274,34 @@ export class IdentityRepo {
       .leftJoin('tfe_team_workspaces as tw', (j) =>
         j.onRef('tw.team_id', '=', 't.id').on('tw.workspace_id', 'in', workspaceIds.length > 0 ? workspaceIds : ['']),
       )
-      .select(['t.id', 't.is_owners', 't.manage_workspaces', 't.read_workspaces', 'tw.workspace_id', 'tw.access', 'tw.state_versions', 'tw.workspace_locking'])
+      .select([
+        't.id',
+        't.is_owners',
+        't.manage_workspaces',
+        't.read_workspaces',
+        'tw.workspace_id',
+        'tw.access',
+        'tw.state_versions',
+        'tw.workspace_locking',
+      ])
       .where('t.organization_id', '=', organizationId);
     if ('userId' in by) {
       const userId = by.userId;
-      q = q.where('t.id', 'in', (eb) => eb.selectFrom('tfe_team_members').select('team_id').where('user_id', '=', userId));
+      q = q.where('t.id', 'in', (eb) =>
+        eb.selectFrom('tfe_team_members').select('team_id').where('user_id', '=', userId),
+      );
     } else {
       q = q.where('t.id', '=', by.teamId);
     }
     return q;
   }
 
-  private readonly userAccessQuery = new ParamQuery((org: string, userId: string, ws: string) => this.accessQuery(org, { userId }, [ws]));
-  private readonly teamAccessQuery = new ParamQuery((org: string, teamId: string, ws: string) => this.accessQuery(org, { teamId }, [ws]));
+  private readonly userAccessQuery = new ParamQuery((org: string, userId: string, ws: string) =>
+    this.accessQuery(org, { userId }, [ws]),
+  );
+  private readonly teamAccessQuery = new ParamQuery((org: string, teamId: string, ws: string) =>
+    this.accessQuery(org, { teamId }, [ws]),
+  );
 
   /**
    * accessTeams and grantsOf in one query: the actor's teams in the organization, each
@@ -248,17 +316,30 @@ export class IdentityRepo {
     // One workspace (every workspace-scoped request) runs a compiled template.
     const [only] = workspaceIds;
     if (workspaceIds.length === 1 && only !== undefined) {
-      rows = 'userId' in by ? await this.userAccessQuery.execute(this.deps.db, organizationId, by.userId, only) : await this.teamAccessQuery.execute(this.deps.db, organizationId, by.teamId, only);
+      rows =
+        'userId' in by
+          ? await this.userAccessQuery.execute(this.deps.db, organizationId, by.userId, only)
+          : await this.teamAccessQuery.execute(this.deps.db, organizationId, by.teamId, only);
     } else {
       rows = await this.accessQuery(organizationId, by, workspaceIds).execute();
     }
     const teams = new Map<string, AccessTeam>();
     const grants = new Map<string, TeamGrant[]>();
     for (const r of rows) {
-      if (!teams.has(r.id)) teams.set(r.id, { id: r.id, isOwners: r.is_owners === 1, manageWorkspaces: r.manage_workspaces === 1, readWorkspaces: r.read_workspaces === 1 });
+      if (!teams.has(r.id))
+        teams.set(r.id, {
+          id: r.id,
+          isOwners: r.is_owners === 1,
+          manageWorkspaces: r.manage_workspaces === 1,
+          readWorkspaces: r.read_workspaces === 1,
+        });
       if (r.workspace_id === null || r.access === null) continue;
       const list = grants.get(r.workspace_id) ?? [];
-      list.push({ access: r.access as TeamGrant['access'], stateVersions: r.state_versions as TeamGrant['stateVersions'], workspaceLocking: r.workspace_locking === 1 });
+      list.push({
+        access: r.access as TeamGrant['access'],
+        stateVersions: r.state_versions as TeamGrant['stateVersions'],
+        workspaceLocking: r.workspace_locking === 1,
+      });
       grants.set(r.workspace_id, list);
     }
     return { teams: [...teams.values()], grants };
@@ -288,7 +369,11 @@ export class IdentityRepo {
       .execute();
     for (const r of rows) {
       const list = out.get(r.workspace_id) ?? [];
-      list.push({ access: r.access as TeamGrant['access'], stateVersions: r.state_versions as TeamGrant['stateVersions'], workspaceLocking: r.workspace_locking === 1 });
+      list.push({
+        access: r.access as TeamGrant['access'],
+        stateVersions: r.state_versions as TeamGrant['stateVersions'],
+        workspaceLocking: r.workspace_locking === 1,
+      });
       out.set(r.workspace_id, list);
     }
     return out;
@@ -300,7 +385,10 @@ export class IdentityRepo {
     try {
       await this.insertTokenRow(t, hash, ex);
     } catch (err) {
-      if (isUniqueViolation(err, 'tfe_tokens_team_id_key') || isUniqueViolation(err, 'tfe_tokens_organization_id_key')) {
+      if (
+        isUniqueViolation(err, 'tfe_tokens_team_id_key') ||
+        isUniqueViolation(err, 'tfe_tokens_organization_id_key')
+      ) {
         throw conflict('the token was regenerated concurrently; try again');
       }
       throw err;
@@ -338,7 +426,13 @@ export class IdentityRepo {
   }
 
   async tokensOfUser(userId: string): Promise<AuthToken[]> {
-    const rows = await this.deps.db.selectFrom('tfe_tokens').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
+    const rows = await this.deps.db
+      .selectFrom('tfe_tokens')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
     return rows.map(toToken);
   }
 
@@ -357,19 +451,39 @@ export class IdentityRepo {
   }
 
   async teamTokenDescriptions(teamId: string): Promise<Array<string | null>> {
-    const rows = await this.deps.db.selectFrom('tfe_tokens').select('description').where('team_id', '=', teamId).where('singleton', '=', 0).execute();
+    const rows = await this.deps.db
+      .selectFrom('tfe_tokens')
+      .select('description')
+      .where('team_id', '=', teamId)
+      .where('singleton', '=', 0)
+      .execute();
     return rows.map((r) => r.description);
   }
 
   async singletonToken(kind: 'team' | 'organization', ownerId: string): Promise<AuthToken | undefined> {
     const col = kind === 'team' ? 'team_id' : 'organization_id';
-    const r = await this.deps.db.selectFrom('tfe_tokens').selectAll().where(col, '=', ownerId).where('kind', '=', kind).where('singleton', '=', 1).executeTakeFirst();
+    const r = await this.deps.db
+      .selectFrom('tfe_tokens')
+      .selectAll()
+      .where(col, '=', ownerId)
+      .where('kind', '=', kind)
+      .where('singleton', '=', 1)
+      .executeTakeFirst();
     return r && toToken(r);
   }
 
-  async deleteSingletonTokens(kind: 'team' | 'organization', ownerId: string, ex: Executor = this.deps.db): Promise<number> {
+  async deleteSingletonTokens(
+    kind: 'team' | 'organization',
+    ownerId: string,
+    ex: Executor = this.deps.db,
+  ): Promise<number> {
     const col = kind === 'team' ? 'team_id' : 'organization_id';
-    const res = await ex.deleteFrom('tfe_tokens').where(col, '=', ownerId).where('kind', '=', kind).where('singleton', '=', 1).executeTakeFirst();
+    const res = await ex
+      .deleteFrom('tfe_tokens')
+      .where(col, '=', ownerId)
+      .where('kind', '=', kind)
+      .where('singleton', '=', 1)
+      .executeTakeFirst();
     return Number(res.numDeletedRows);
   }
 

@@ -11,7 +11,10 @@ import type { TokenInput, TokenService } from './token-service.js';
 
 function tokenInput(body: unknown): TokenInput {
   const a = JsonApiInput.parse(body, 'authentication-tokens', { optional: true });
-  return { description: a.nullableString('description'), expiredAt: parseInstant(a.nullableString('expired-at'), '/data/attributes/expired-at') };
+  return {
+    description: a.nullableString('description'),
+    expiredAt: parseInstant(a.nullableString('expired-at'), '/data/attributes/expired-at'),
+  };
 }
 
 function teamInput(body: unknown): TeamInput {
@@ -20,10 +23,16 @@ function teamInput(body: unknown): TeamInput {
   const flag = (k: string): boolean | undefined => {
     const v = access?.[k];
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'boolean') throw invalid(`organization-access.${k} must be a boolean`, `/data/attributes/organization-access/${k}`);
+    if (typeof v !== 'boolean')
+      throw invalid(`organization-access.${k} must be a boolean`, `/data/attributes/organization-access/${k}`);
     return v;
   };
-  return { name: a.string('name'), visibility: a.string('visibility'), manageWorkspaces: flag('manage-workspaces'), readWorkspaces: flag('read-workspaces') };
+  return {
+    name: a.string('name'),
+    visibility: a.string('visibility'),
+    manageWorkspaces: flag('manage-workspaces'),
+    readWorkspaces: flag('read-workspaces'),
+  };
 }
 
 /** `{"data":[{"type":"users","id":"<username>"}]}` as HCP's team membership endpoints take it. */
@@ -42,7 +51,10 @@ function usernames(body: unknown): string[] {
  * https://developer.hashicorp.com/terraform/cloud-docs/api-docs/account, …/users, …/teams,
  * …/user-tokens, …/team-tokens, …/organization-tokens.
  */
-export function registerIdentityRoutes(app: FastifyInstance, deps: { identity: IdentityService; tokens: TokenService; teams: TeamService; config: Config }): void {
+export function registerIdentityRoutes(
+  app: FastifyInstance,
+  deps: { identity: IdentityService; tokens: TokenService; teams: TeamService; config: Config },
+): void {
   const { identity, tokens, teams } = deps;
 
   app.get('/account/details', async (request, reply) => {
@@ -50,7 +62,9 @@ export function registerIdentityRoutes(app: FastifyInstance, deps: { identity: I
   });
 
   app.get<{ Params: { id: string } }>('/users/:id', async (request, reply) => {
-    return sendDocument(reply, 200, { data: userResource(await identity.getUser(requireActor(request), request.params.id)) });
+    return sendDocument(reply, 200, {
+      data: userResource(await identity.getUser(requireActor(request), request.params.id)),
+    });
   });
 
   // ---- user tokens
@@ -64,7 +78,9 @@ export function registerIdentityRoutes(app: FastifyInstance, deps: { identity: I
     return sendDocument(reply, 200, { data: list.map((t) => tokenResource(t)) });
   });
   app.get<{ Params: { id: string } }>('/authentication-tokens/:id', async (request, reply) => {
-    return sendDocument(reply, 200, { data: tokenResource(await tokens.getToken(requireActor(request), request.params.id)) });
+    return sendDocument(reply, 200, {
+      data: tokenResource(await tokens.getToken(requireActor(request), request.params.id)),
+    });
   });
   app.delete<{ Params: { id: string } }>('/authentication-tokens/:id', async (request, reply) => {
     await tokens.deleteToken(requireActor(request), request.params.id);
@@ -78,7 +94,9 @@ export function registerIdentityRoutes(app: FastifyInstance, deps: { identity: I
     return sendDocument(reply, 201, { data: tokenResource(created.token, created.secret) });
   });
   app.get<{ Params: { id: string } }>('/teams/:id/authentication-token', async (request, reply) => {
-    return sendDocument(reply, 200, { data: tokenResource(await tokens.getTeamToken(requireActor(request), request.params.id)) });
+    return sendDocument(reply, 200, {
+      data: tokenResource(await tokens.getTeamToken(requireActor(request), request.params.id)),
+    });
   });
   app.delete<{ Params: { id: string } }>('/teams/:id/authentication-token', async (request, reply) => {
     await tokens.deleteTeamToken(requireActor(request), request.params.id);
@@ -87,7 +105,11 @@ export function registerIdentityRoutes(app: FastifyInstance, deps: { identity: I
 
   // ---- described team tokens (many per team)
   app.post<{ Params: { id: string } }>('/teams/:id/authentication-tokens', async (request, reply) => {
-    const created = await tokens.createDescribedTeamToken(requireActor(request), request.params.id, tokenInput(request.body));
+    const created = await tokens.createDescribedTeamToken(
+      requireActor(request),
+      request.params.id,
+      tokenInput(request.body),
+    );
     request.log.info({ tokenId: created.token.id, kind: created.token.kind }, 'api token created');
     return sendDocument(reply, 201, { data: tokenResource(created.token, created.secret) });
   });
@@ -98,12 +120,18 @@ export function registerIdentityRoutes(app: FastifyInstance, deps: { identity: I
 
   // ---- the organization token (one per organization)
   app.post<{ Params: { org: string } }>('/organizations/:org/authentication-token', async (request, reply) => {
-    const created = await tokens.createOrganizationToken(requireActor(request), request.params.org, tokenInput(request.body));
+    const created = await tokens.createOrganizationToken(
+      requireActor(request),
+      request.params.org,
+      tokenInput(request.body),
+    );
     request.log.info({ tokenId: created.token.id, kind: created.token.kind }, 'api token created');
     return sendDocument(reply, 201, { data: tokenResource(created.token, created.secret) });
   });
   app.get<{ Params: { org: string } }>('/organizations/:org/authentication-token', async (request, reply) => {
-    return sendDocument(reply, 200, { data: tokenResource(await tokens.getOrganizationToken(requireActor(request), request.params.org)) });
+    return sendDocument(reply, 200, {
+      data: tokenResource(await tokens.getOrganizationToken(requireActor(request), request.params.org)),
+    });
   });
   app.delete<{ Params: { org: string } }>('/organizations/:org/authentication-token', async (request, reply) => {
     await tokens.deleteOrganizationToken(requireActor(request), request.params.org);
@@ -115,7 +143,16 @@ export function registerIdentityRoutes(app: FastifyInstance, deps: { identity: I
     const list = await teams.list(requireActor(request), request.params.org);
     return sendDocument(reply, 200, {
       data: list.map((t) => teamResource(t, { canManage: false })),
-      meta: { pagination: { 'current-page': 1, 'page-size': list.length, 'prev-page': null, 'next-page': null, 'total-pages': 1, 'total-count': list.length } },
+      meta: {
+        pagination: {
+          'current-page': 1,
+          'page-size': list.length,
+          'prev-page': null,
+          'next-page': null,
+          'total-pages': 1,
+          'total-count': list.length,
+        },
+      },
     });
   });
   app.post<{ Params: { org: string } }>('/organizations/:org/teams', async (request, reply) => {
@@ -123,7 +160,9 @@ export function registerIdentityRoutes(app: FastifyInstance, deps: { identity: I
     return sendDocument(reply, 201, { data: teamResource(team, { canManage: true }) });
   });
   app.get<{ Params: { id: string } }>('/teams/:id', async (request, reply) => {
-    return sendDocument(reply, 200, { data: teamResource(await teams.get(requireActor(request), request.params.id), { canManage: false }) });
+    return sendDocument(reply, 200, {
+      data: teamResource(await teams.get(requireActor(request), request.params.id), { canManage: false }),
+    });
   });
   app.patch<{ Params: { id: string } }>('/teams/:id', async (request, reply) => {
     const team = await teams.update(requireActor(request), request.params.id, teamInput(request.body));

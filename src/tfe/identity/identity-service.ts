@@ -22,7 +22,14 @@ export interface AccountDetails {
  * other TFE service asks this one who an actor is and which teams it acts through.
  */
 export class IdentityService {
-  constructor(private readonly deps: { repo: IdentityRepo; adminTokens: AdminTokenService; clock: Clock; tokenCache: TokenActorCache }) {}
+  constructor(
+    private readonly deps: {
+      repo: IdentityRepo;
+      adminTokens: AdminTokenService;
+      clock: Clock;
+      tokenCache: TokenActorCache;
+    },
+  ) {}
 
   /**
    * The actor of a bearer token, or null for unknown, revoked or expired tokens. Answers
@@ -41,7 +48,8 @@ export class IdentityService {
       const actor = await this.actorOfToken(t.kind, t.userId ?? t.teamId ?? t.organizationId ?? '', t.id);
       // Record use at most once a minute, and skip the write entirely when it is recent:
       // on SQLite even an UPDATE that matches nothing takes the write lock.
-      if (actor && (t.lastUsedAt === null || now.getTime() - t.lastUsedAt.getTime() >= 60_000)) await this.deps.repo.touchToken(t.id, now);
+      if (actor && (t.lastUsedAt === null || now.getTime() - t.lastUsedAt.getTime() >= 60_000))
+        await this.deps.repo.touchToken(t.id, now);
       if (actor) this.deps.tokenCache.set(tokenHash, actor, t.expiredAt);
       return actor;
     }
@@ -73,7 +81,11 @@ export class IdentityService {
     this.deps.tokenCache.onClear(listener);
   }
 
-  private async actorOfToken(kind: 'user' | 'team' | 'organization', ownerId: string, tokenId: string): Promise<Actor | null> {
+  private async actorOfToken(
+    kind: 'user' | 'team' | 'organization',
+    ownerId: string,
+    tokenId: string,
+  ): Promise<Actor | null> {
     switch (kind) {
       case 'user': {
         const u = await this.deps.repo.userById(ownerId);
@@ -81,11 +93,22 @@ export class IdentityService {
       }
       case 'team': {
         const t = await this.deps.repo.teamById(ownerId);
-        return t ? { kind: 'team', teamId: t.id, teamName: t.name, organization: t.organization, organizationId: t.organizationId, tokenId } : null;
+        return t
+          ? {
+              kind: 'team',
+              teamId: t.id,
+              teamName: t.name,
+              organization: t.organization,
+              organizationId: t.organizationId,
+              tokenId,
+            }
+          : null;
       }
       case 'organization': {
         const name = await this.deps.repo.organizationName(ownerId);
-        return name === undefined ? null : { kind: 'organization', organization: name, organizationId: ownerId, tokenId };
+        return name === undefined
+          ? null
+          : { kind: 'organization', organization: name, organizationId: ownerId, tokenId };
       }
     }
   }
@@ -109,7 +132,8 @@ export class IdentityService {
   /** Creates a user. Only site admins may (there is no self sign-up). */
   async createUser(actor: Actor, input: { username: string; email?: string; siteAdmin?: boolean }): Promise<User> {
     if (!(actor.kind === 'user' && actor.siteAdmin)) throw forbidden('only site admins can create users');
-    if (!isValidUsername(input.username)) throw invalid('username may contain letters, digits, "-", "_" and "."', '/data/attributes/username');
+    if (!isValidUsername(input.username))
+      throw invalid('username may contain letters, digits, "-", "_" and "."', '/data/attributes/username');
     const user: User = {
       id: tfeId('user'),
       username: input.username,
@@ -155,7 +179,13 @@ export class IdentityService {
         };
       case 'organization':
         return {
-          user: { id: actor.organizationId, username: `api-${actor.organizationId}`, email: '', siteAdmin: false, createdAt: now },
+          user: {
+            id: actor.organizationId,
+            username: `api-${actor.organizationId}`,
+            email: '',
+            siteAdmin: false,
+            createdAt: now,
+          },
           serviceAccount: true,
           authenticatedResource: { type: 'organizations', id: actor.organization },
         };
@@ -180,7 +210,11 @@ export class IdentityService {
   }
 
   /** Organization facts and the grants on the given workspaces, from one lookup of the actor's teams. */
-  async accessFacts(actor: Actor, organizationId: string, workspaceIds: string[]): Promise<{ facts: OrganizationFacts; grants: Map<string, TeamGrant[]> }> {
+  async accessFacts(
+    actor: Actor,
+    organizationId: string,
+    workspaceIds: string[],
+  ): Promise<{ facts: OrganizationFacts; grants: Map<string, TeamGrant[]> }> {
     const by = this.teamsBy(actor, organizationId);
     if (!by) return { facts: this.factsFrom(actor, organizationId, []), grants: new Map() };
     const { teams, grants } = await this.deps.repo.accessTeamsWithGrants(organizationId, by, workspaceIds);
@@ -202,7 +236,10 @@ export class IdentityService {
   /** Team grants of the actor on the given workspaces of one organization. */
   async grants(actor: Actor, organizationId: string, workspaceIds: string[]): Promise<Map<string, TeamGrant[]>> {
     const teams = await this.teamsOf(actor, organizationId);
-    return this.deps.repo.grantsOf(teams.map((t) => t.id), workspaceIds);
+    return this.deps.repo.grantsOf(
+      teams.map((t) => t.id),
+      workspaceIds,
+    );
   }
 
   /** Organization ids where a user is in some team (for listing organizations). */

@@ -31,12 +31,25 @@ for (const kind of dbKinds()) {
       assert.match(created.secret, /^[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9]{67}$/);
       assert.match(created.token.id, /^at-[1-9A-HJ-NP-Za-km-z]{16}$/);
       const actor = await f.identity.authenticate(created.secret);
-      assert.deepEqual(actor, { kind: 'user', userId: u.id, username: 'alice', siteAdmin: false, tokenId: created.token.id });
-      const row = await f.tdb.db.kysely.selectFrom('tfe_tokens').selectAll().where('id', '=', created.token.id).executeTakeFirstOrThrow();
+      assert.deepEqual(actor, {
+        kind: 'user',
+        userId: u.id,
+        username: 'alice',
+        siteAdmin: false,
+        tokenId: created.token.id,
+      });
+      const row = await f.tdb.db.kysely
+        .selectFrom('tfe_tokens')
+        .selectAll()
+        .where('id', '=', created.token.id)
+        .executeTakeFirstOrThrow();
       assert.equal(row.token_hash, hashToken(created.secret));
       assert.ok(!JSON.stringify(row).includes(created.secret));
       const listed = await f.tokens.listUserTokens(actor!, u.id);
-      assert.deepEqual(listed.map((t) => t.id), [created.token.id]);
+      assert.deepEqual(
+        listed.map((t) => t.id),
+        [created.token.id],
+      );
       assert.ok(listed[0]!.lastUsedAt, 'authentication records last use');
       await f.tokens.deleteToken(actor!, created.token.id);
       assert.equal(await f.identity.authenticate(created.secret), null);
@@ -44,11 +57,16 @@ for (const kind of dbKinds()) {
 
     it('expired tokens stop authenticating', async () => {
       const u = await f.identity.createUser(f.admin, { username: 'shortlived' });
-      const t = await f.tokens.createUserToken(f.admin, u.id, { expiredAt: new Date(f.clock.now().getTime() + 60_000) });
+      const t = await f.tokens.createUserToken(f.admin, u.id, {
+        expiredAt: new Date(f.clock.now().getTime() + 60_000),
+      });
       assert.ok(await f.identity.authenticate(t.secret));
       f.clock.advance(61);
       assert.equal(await f.identity.authenticate(t.secret), null);
-      await assert.rejects(f.tokens.createUserToken(f.admin, u.id, { expiredAt: new Date(f.clock.now().getTime() - 1000) }), kindOf('invalid'));
+      await assert.rejects(
+        f.tokens.createUserToken(f.admin, u.id, { expiredAt: new Date(f.clock.now().getTime() - 1000) }),
+        kindOf('invalid'),
+      );
     });
 
     it('only the user (or a site admin) manages user tokens', async () => {
@@ -104,12 +122,18 @@ for (const kind of dbKinds()) {
 
     it('concurrent regenerations leave exactly one organization token', async () => {
       await f.org('racetok');
-      const results = await Promise.allSettled(Array.from({ length: 6 }, () => f.tokens.createOrganizationToken(f.admin, 'racetok', {})));
+      const results = await Promise.allSettled(
+        Array.from({ length: 6 }, () => f.tokens.createOrganizationToken(f.admin, 'racetok', {})),
+      );
       const won = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
       assert.ok(won.length >= 1);
       for (const r of results) if (r.status === 'rejected') assert.ok(kindOf('conflict')(r.reason), String(r.reason));
       const org = await f.organizations.get(f.admin, 'racetok');
-      const rows = await f.tdb.db.kysely.selectFrom('tfe_tokens').select('id').where('organization_id', '=', org.organization.id).execute();
+      const rows = await f.tdb.db.kysely
+        .selectFrom('tfe_tokens')
+        .select('id')
+        .where('organization_id', '=', org.organization.id)
+        .execute();
       assert.equal(rows.length, 1);
       const live = await Promise.all(won.map((w) => f.identity.authenticate(w.secret)));
       assert.equal(live.filter(Boolean).length, 1);
@@ -117,7 +141,10 @@ for (const kind of dbKinds()) {
 
     it('usernames are unique and validated', async () => {
       await f.identity.createUser(f.admin, { username: 'frank' });
-      await assert.rejects(f.identity.createUser(f.admin, { username: 'frank' }), (e: unknown) => e instanceof DomainError && e.kind === 'invalid' && e.field === '/data/attributes/username');
+      await assert.rejects(
+        f.identity.createUser(f.admin, { username: 'frank' }),
+        (e: unknown) => e instanceof DomainError && e.kind === 'invalid' && e.field === '/data/attributes/username',
+      );
       await assert.rejects(f.identity.createUser(f.admin, { username: 'bad name' }), kindOf('invalid'));
     });
 
@@ -128,7 +155,10 @@ for (const kind of dbKinds()) {
       assert.ok(owners && owners.name === 'owners' && owners.usersCount === 1, 'creator is the owners team member');
       const greg = await f.user('greg');
       const id = await f.team('teamorg', 'devs', ['greg']);
-      assert.deepEqual((await f.teams.members(f.admin, id)).map((u) => u.username), ['greg']);
+      assert.deepEqual(
+        (await f.teams.members(f.admin, id)).map((u) => u.username),
+        ['greg'],
+      );
       await assert.rejects(f.teams.create(f.admin, 'teamorg', { name: 'devs' }), kindOf('invalid'));
       // A plain member can see teams but not manage them.
       assert.ok((await f.teams.list(greg, 'teamorg')).length >= 2);

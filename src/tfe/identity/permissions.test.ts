@@ -13,14 +13,26 @@ const nobody: OrganizationFacts = {
   readWorkspaces: false,
 };
 
-const NEEDS = ['read', 'read-state-outputs', 'read-state-versions', 'read-and-write-state-versions', 'lock', 'admin', 'organization-owner'] as const;
+const NEEDS = [
+  'read',
+  'read-state-outputs',
+  'read-state-versions',
+  'read-and-write-state-versions',
+  'lock',
+  'admin',
+  'organization-owner',
+] as const;
 type Need = (typeof NEEDS)[number];
 
 function ws(f: Partial<WorkspaceFacts>): WorkspaceFacts {
   return { ...nobody, grants: [], ...f };
 }
 
-function grant(access: TeamGrant['access'], stateVersions: TeamGrant['stateVersions'] = 'none', workspaceLocking = false): TeamGrant {
+function grant(
+  access: TeamGrant['access'],
+  stateVersions: TeamGrant['stateVersions'] = 'none',
+  workspaceLocking = false,
+): TeamGrant {
   return { access, stateVersions, workspaceLocking };
 }
 
@@ -30,20 +42,68 @@ describe('workspace permissions', () => {
     { name: 'member without grant', facts: ws({ member: true }), allowed: [] },
     { name: 'site admin', facts: ws({ siteAdmin: true }), allowed: [...NEEDS] },
     { name: 'owner', facts: ws({ owner: true, member: true }), allowed: [...NEEDS] },
-    { name: 'read grant', facts: ws({ member: true, grants: [grant('read')] }), allowed: ['read', 'read-state-outputs', 'read-state-versions'] },
-    { name: 'plan grant', facts: ws({ member: true, grants: [grant('plan')] }), allowed: ['read', 'read-state-outputs', 'read-state-versions'] },
-    { name: 'write grant', facts: ws({ member: true, grants: [grant('write')] }), allowed: ['read', 'read-state-outputs', 'read-state-versions', 'read-and-write-state-versions', 'lock'] },
-    { name: 'admin grant', facts: ws({ member: true, grants: [grant('admin')] }), allowed: ['read', 'read-state-outputs', 'read-state-versions', 'read-and-write-state-versions', 'lock', 'admin'] },
+    {
+      name: 'read grant',
+      facts: ws({ member: true, grants: [grant('read')] }),
+      allowed: ['read', 'read-state-outputs', 'read-state-versions'],
+    },
+    {
+      name: 'plan grant',
+      facts: ws({ member: true, grants: [grant('plan')] }),
+      allowed: ['read', 'read-state-outputs', 'read-state-versions'],
+    },
+    {
+      name: 'write grant',
+      facts: ws({ member: true, grants: [grant('write')] }),
+      allowed: ['read', 'read-state-outputs', 'read-state-versions', 'read-and-write-state-versions', 'lock'],
+    },
+    {
+      name: 'admin grant',
+      facts: ws({ member: true, grants: [grant('admin')] }),
+      allowed: ['read', 'read-state-outputs', 'read-state-versions', 'read-and-write-state-versions', 'lock', 'admin'],
+    },
     { name: 'custom none', facts: ws({ member: true, grants: [grant('custom', 'none')] }), allowed: ['read'] },
-    { name: 'custom read-outputs', facts: ws({ member: true, grants: [grant('custom', 'read-outputs')] }), allowed: ['read', 'read-state-outputs'] },
-    { name: 'custom read', facts: ws({ member: true, grants: [grant('custom', 'read')] }), allowed: ['read', 'read-state-outputs', 'read-state-versions'] },
-    { name: 'custom write without locking', facts: ws({ member: true, grants: [grant('custom', 'write')] }), allowed: ['read', 'read-state-outputs', 'read-state-versions', 'read-and-write-state-versions'] },
-    { name: 'custom write with locking', facts: ws({ member: true, grants: [grant('custom', 'write', true)] }), allowed: ['read', 'read-state-outputs', 'read-state-versions', 'read-and-write-state-versions', 'lock'] },
-    { name: 'grants add up', facts: ws({ member: true, grants: [grant('custom', 'none', true), grant('read')] }), allowed: ['read', 'read-state-outputs', 'read-state-versions', 'lock'] },
-    { name: 'team with manage-workspaces', facts: ws({ member: true, manageWorkspaces: true }), allowed: ['read', 'read-state-outputs', 'read-state-versions', 'read-and-write-state-versions', 'lock', 'admin'] },
-    { name: 'team with read-workspaces', facts: ws({ member: true, readWorkspaces: true }), allowed: ['read', 'read-state-outputs', 'read-state-versions'] },
+    {
+      name: 'custom read-outputs',
+      facts: ws({ member: true, grants: [grant('custom', 'read-outputs')] }),
+      allowed: ['read', 'read-state-outputs'],
+    },
+    {
+      name: 'custom read',
+      facts: ws({ member: true, grants: [grant('custom', 'read')] }),
+      allowed: ['read', 'read-state-outputs', 'read-state-versions'],
+    },
+    {
+      name: 'custom write without locking',
+      facts: ws({ member: true, grants: [grant('custom', 'write')] }),
+      allowed: ['read', 'read-state-outputs', 'read-state-versions', 'read-and-write-state-versions'],
+    },
+    {
+      name: 'custom write with locking',
+      facts: ws({ member: true, grants: [grant('custom', 'write', true)] }),
+      allowed: ['read', 'read-state-outputs', 'read-state-versions', 'read-and-write-state-versions', 'lock'],
+    },
+    {
+      name: 'grants add up',
+      facts: ws({ member: true, grants: [grant('custom', 'none', true), grant('read')] }),
+      allowed: ['read', 'read-state-outputs', 'read-state-versions', 'lock'],
+    },
+    {
+      name: 'team with manage-workspaces',
+      facts: ws({ member: true, manageWorkspaces: true }),
+      allowed: ['read', 'read-state-outputs', 'read-state-versions', 'read-and-write-state-versions', 'lock', 'admin'],
+    },
+    {
+      name: 'team with read-workspaces',
+      facts: ws({ member: true, readWorkspaces: true }),
+      allowed: ['read', 'read-state-outputs', 'read-state-versions'],
+    },
     // Organization tokens manage workspaces and read state but never write it or hold locks.
-    { name: 'organization token', facts: ws({ isUser: false, organizationToken: true }), allowed: ['read', 'read-state-outputs', 'read-state-versions', 'admin'] },
+    {
+      name: 'organization token',
+      facts: ws({ isUser: false, organizationToken: true }),
+      allowed: ['read', 'read-state-outputs', 'read-state-versions', 'admin'],
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -60,15 +120,61 @@ describe('workspace permissions', () => {
 });
 
 describe('organization permissions', () => {
-  const cases: Array<{ name: string; facts: OrganizationFacts; expect: Partial<ReturnType<typeof organizationAccess>> }> = [
-    { name: 'stranger', facts: nobody, expect: { read: false, update: false, destroy: false, createWorkspace: false, manageOrganizationToken: false } },
-    { name: 'member', facts: { ...nobody, member: true }, expect: { read: true, update: false, createWorkspace: false, readAllWorkspaces: false, manageTeams: false } },
-    { name: 'member of manage-workspaces team', facts: { ...nobody, member: true, manageWorkspaces: true }, expect: { read: true, createWorkspace: true, readAllWorkspaces: true, update: false } },
-    { name: 'owner user', facts: { ...nobody, member: true, owner: true }, expect: { read: true, update: true, destroy: true, createWorkspace: true, manageTeams: true, manageOrganizationToken: true } },
-    { name: 'owners team token', facts: { ...nobody, isUser: false, member: true, owner: true }, expect: { update: true, manageOrganizationToken: true } },
-    { name: 'site admin', facts: { ...nobody, siteAdmin: true }, expect: { read: true, update: true, destroy: true, createWorkspace: true } },
+  const cases: Array<{
+    name: string;
+    facts: OrganizationFacts;
+    expect: Partial<ReturnType<typeof organizationAccess>>;
+  }> = [
+    {
+      name: 'stranger',
+      facts: nobody,
+      expect: { read: false, update: false, destroy: false, createWorkspace: false, manageOrganizationToken: false },
+    },
+    {
+      name: 'member',
+      facts: { ...nobody, member: true },
+      expect: { read: true, update: false, createWorkspace: false, readAllWorkspaces: false, manageTeams: false },
+    },
+    {
+      name: 'member of manage-workspaces team',
+      facts: { ...nobody, member: true, manageWorkspaces: true },
+      expect: { read: true, createWorkspace: true, readAllWorkspaces: true, update: false },
+    },
+    {
+      name: 'owner user',
+      facts: { ...nobody, member: true, owner: true },
+      expect: {
+        read: true,
+        update: true,
+        destroy: true,
+        createWorkspace: true,
+        manageTeams: true,
+        manageOrganizationToken: true,
+      },
+    },
+    {
+      name: 'owners team token',
+      facts: { ...nobody, isUser: false, member: true, owner: true },
+      expect: { update: true, manageOrganizationToken: true },
+    },
+    {
+      name: 'site admin',
+      facts: { ...nobody, siteAdmin: true },
+      expect: { read: true, update: true, destroy: true, createWorkspace: true },
+    },
     // Organization tokens may manage workspaces, teams and their own token, not the organization itself.
-    { name: 'organization token', facts: { ...nobody, isUser: false, organizationToken: true }, expect: { read: true, update: false, destroy: false, createWorkspace: true, manageTeams: true, manageOrganizationToken: true } },
+    {
+      name: 'organization token',
+      facts: { ...nobody, isUser: false, organizationToken: true },
+      expect: {
+        read: true,
+        update: false,
+        destroy: false,
+        createWorkspace: true,
+        manageTeams: true,
+        manageOrganizationToken: true,
+      },
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {

@@ -96,9 +96,25 @@ export function organizationAccess(f: OrganizationFacts): OrganizationAccess {
 export function grantAccess(g: TeamGrant): WorkspaceAccess {
   switch (g.access) {
     case 'admin':
-      return { read: true, readStateOutputs: true, readStateVersions: true, writeStateVersions: true, lock: true, admin: true, owner: false };
+      return {
+        read: true,
+        readStateOutputs: true,
+        readStateVersions: true,
+        writeStateVersions: true,
+        lock: true,
+        admin: true,
+        owner: false,
+      };
     case 'write':
-      return { read: true, readStateOutputs: true, readStateVersions: true, writeStateVersions: true, lock: true, admin: false, owner: false };
+      return {
+        read: true,
+        readStateOutputs: true,
+        readStateVersions: true,
+        writeStateVersions: true,
+        lock: true,
+        admin: false,
+        owner: false,
+      };
     case 'read':
     case 'plan':
       return { ...NO_WORKSPACE_ACCESS, read: true, readStateOutputs: true, readStateVersions: true };
@@ -130,20 +146,40 @@ function union(a: WorkspaceAccess, b: WorkspaceAccess): WorkspaceAccess {
 
 export function workspaceAccess(f: WorkspaceFacts): WorkspaceAccess {
   if (f.siteAdmin || f.owner) {
-    return { read: true, readStateOutputs: true, readStateVersions: true, writeStateVersions: true, lock: true, admin: true, owner: true };
+    return {
+      read: true,
+      readStateOutputs: true,
+      readStateVersions: true,
+      writeStateVersions: true,
+      lock: true,
+      admin: true,
+      owner: true,
+    };
   }
   if (f.organizationToken) {
     // Organization tokens manage workspaces and read state, but never write state or hold locks.
     return { ...NO_WORKSPACE_ACCESS, read: true, readStateOutputs: true, readStateVersions: true, admin: true };
   }
   let acc = NO_WORKSPACE_ACCESS;
-  if (f.manageWorkspaces) acc = union(acc, grantAccess({ access: 'admin', stateVersions: 'write', workspaceLocking: true }));
-  if (f.readWorkspaces) acc = union(acc, grantAccess({ access: 'read', stateVersions: 'read', workspaceLocking: false }));
+  if (f.manageWorkspaces)
+    acc = union(acc, grantAccess({ access: 'admin', stateVersions: 'write', workspaceLocking: true }));
+  if (f.readWorkspaces)
+    acc = union(acc, grantAccess({ access: 'read', stateVersions: 'read', workspaceLocking: false }));
   for (const g of f.grants) acc = union(acc, grantAccess(g));
   return acc;
 }
 
-export function allows(access: WorkspaceAccess, need: 'read' | 'read-state-outputs' | 'read-state-versions' | 'read-and-write-state-versions' | 'lock' | 'admin' | 'organization-owner'): boolean {
+export function allows(
+  access: WorkspaceAccess,
+  need:
+    | 'read'
+    | 'read-state-outputs'
+    | 'read-state-versions'
+    | 'read-and-write-state-versions'
+    | 'lock'
+    | 'admin'
+    | 'organization-owner',
+): boolean {
   switch (need) {
     case 'read':
       return access.read;

@@ -20,10 +20,18 @@ export interface TeamInput {
  * team (created with it) that cannot be deleted or renamed.
  */
 export class TeamService {
-  constructor(private readonly deps: { repo: IdentityRepo; organizations: OrganizationService; clock: Clock; tokenCache: TokenActorCache }) {}
+  constructor(
+    private readonly deps: {
+      repo: IdentityRepo;
+      organizations: OrganizationService;
+      clock: Clock;
+      tokenCache: TokenActorCache;
+    },
+  ) {}
 
   private check(input: TeamInput): void {
-    if (input.name !== undefined && !isValidTeamName(input.name)) throw invalid('name may contain letters, digits, spaces, "-", "_" and "."', '/data/attributes/name');
+    if (input.name !== undefined && !isValidTeamName(input.name))
+      throw invalid('name may contain letters, digits, spaces, "-", "_" and "."', '/data/attributes/name');
     if (input.visibility !== undefined && input.visibility !== 'secret' && input.visibility !== 'organization') {
       throw invalid('visibility must be "secret" or "organization"', '/data/attributes/visibility');
     }
@@ -74,7 +82,8 @@ export class TeamService {
   async update(actor: Actor, teamId: string, input: TeamInput): Promise<Team> {
     const team = await this.manageable(actor, teamId);
     this.check(input);
-    if (team.isOwners && input.name !== undefined && input.name !== team.name) throw invalid('the owners team cannot be renamed', '/data/attributes/name');
+    if (team.isOwners && input.name !== undefined && input.name !== team.name)
+      throw invalid('the owners team cannot be renamed', '/data/attributes/name');
     await this.deps.repo.updateTeam(team.id, input);
     // A team token's actor carries the team name.
     this.deps.tokenCache.clear();

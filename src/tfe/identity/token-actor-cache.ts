@@ -46,7 +46,8 @@ export class TokenActorCache {
     let until = this.deps.clock.now().getTime() + this.ttlMs;
     if (expiresAt) until = Math.min(until, expiresAt.getTime());
     // Oldest first out: a flood of distinct tokens cannot grow the map without bound.
-    if (this.entries.size >= this.max && !this.entries.has(tokenHash)) this.entries.delete(this.entries.keys().next().value as string);
+    if (this.entries.size >= this.max && !this.entries.has(tokenHash))
+      this.entries.delete(this.entries.keys().next().value as string);
     this.entries.set(tokenHash, { actor, until });
   }
 

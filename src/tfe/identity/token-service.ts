@@ -21,7 +21,15 @@ export interface TokenInput {
  * the organization token by owners and by the organization token itself.
  */
 export class TokenService {
-  constructor(private readonly deps: { db: Db; repo: IdentityRepo; organizations: OrganizationService; clock: Clock; tokenCache: TokenActorCache }) {}
+  constructor(
+    private readonly deps: {
+      db: Db;
+      repo: IdentityRepo;
+      organizations: OrganizationService;
+      clock: Clock;
+      tokenCache: TokenActorCache;
+    },
+  ) {}
 
   private checkExpiry(input: TokenInput): void {
     if (input.expiredAt && input.expiredAt.getTime() <= this.deps.clock.now().getTime()) {
@@ -29,12 +37,16 @@ export class TokenService {
     }
   }
 
-  private async mint(base: Omit<AuthToken, 'id' | 'createdAt' | 'lastUsedAt'>, replaceSingleton?: { kind: 'team' | 'organization'; ownerId: string }): Promise<CreatedToken> {
+  private async mint(
+    base: Omit<AuthToken, 'id' | 'createdAt' | 'lastUsedAt'>,
+    replaceSingleton?: { kind: 'team' | 'organization'; ownerId: string },
+  ): Promise<CreatedToken> {
     const secret = generateTokenSecret();
     const token: AuthToken = { ...base, id: tfeId('at'), createdAt: this.deps.clock.now(), lastUsedAt: null };
     // Regenerating a singleton token revokes the old one; a concurrent regeneration gets a conflict.
     await this.deps.db.kysely.transaction().execute(async (trx) => {
-      if (replaceSingleton) await this.deps.repo.deleteSingletonTokens(replaceSingleton.kind, replaceSingleton.ownerId, trx);
+      if (replaceSingleton)
+        await this.deps.repo.deleteSingletonTokens(replaceSingleton.kind, replaceSingleton.ownerId, trx);
       await this.deps.repo.insertToken(token, hashToken(secret), trx);
     });
     // Revocation must show at once on this node (other nodes: within the cache TTL).
@@ -140,7 +152,8 @@ export class TokenService {
 
   async deleteTeamToken(actor: Actor, teamId: string): Promise<void> {
     const team = await this.teamFor(actor, teamId);
-    if ((await this.deps.repo.deleteSingletonTokens('team', team.id)) === 0) throw notFound('team has no authentication token');
+    if ((await this.deps.repo.deleteSingletonTokens('team', team.id)) === 0)
+      throw notFound('team has no authentication token');
     this.deps.tokenCache.clear();
   }
 
@@ -176,7 +189,11 @@ export class TokenService {
   // ---- the organization token
 
   async createOrganizationToken(actor: Actor, organization: string, input: TokenInput): Promise<CreatedToken> {
-    const { organization: org } = await this.deps.organizations.authorize(actor, organization, 'manageOrganizationToken');
+    const { organization: org } = await this.deps.organizations.authorize(
+      actor,
+      organization,
+      'manageOrganizationToken',
+    );
     this.checkExpiry(input);
     return this.mint(
       {
@@ -194,15 +211,24 @@ export class TokenService {
   }
 
   async getOrganizationToken(actor: Actor, organization: string): Promise<AuthToken> {
-    const { organization: org } = await this.deps.organizations.authorize(actor, organization, 'manageOrganizationToken');
+    const { organization: org } = await this.deps.organizations.authorize(
+      actor,
+      organization,
+      'manageOrganizationToken',
+    );
     const t = await this.deps.repo.singletonToken('organization', org.id);
     if (!t) throw notFound('organization has no authentication token');
     return t;
   }
 
   async deleteOrganizationToken(actor: Actor, organization: string): Promise<void> {
-    const { organization: org } = await this.deps.organizations.authorize(actor, organization, 'manageOrganizationToken');
-    if ((await this.deps.repo.deleteSingletonTokens('organization', org.id)) === 0) throw notFound('organization has no authentication token');
+    const { organization: org } = await this.deps.organizations.authorize(
+      actor,
+      organization,
+      'manageOrganizationToken',
+    );
+    if ((await this.deps.repo.deleteSingletonTokens('organization', org.id)) === 0)
+      throw notFound('organization has no authentication token');
     this.deps.tokenCache.clear();
   }
 }

@@ -58,7 +58,10 @@ export function organizationResource(view: OrganizationView): Record<string, unk
       },
     },
     relationships: {
-      'entitlement-set': { data: { id: o.id, type: 'entitlement-sets' }, links: { related: `${base}/entitlement-set` } },
+      'entitlement-set': {
+        data: { id: o.id, type: 'entitlement-sets' },
+        links: { related: `${base}/entitlement-set` },
+      },
       'authentication-token': { links: { related: `${base}/authentication-token` } },
       'oauth-tokens': { links: { related: `${base}/oauth-tokens` } },
       subscription: { links: { related: `${base}/subscription` } },

@@ -23,7 +23,9 @@ function toOrganization(r: Selectable<OrganizationsTable>): Organization {
 }
 
 function nameTaken(err: unknown, name: string | undefined): unknown {
-  return isUniqueViolation(err, 'organizations_name_key') ? invalid(`organization name "${name}" is already taken`, '/data/attributes/name') : err;
+  return isUniqueViolation(err, 'organizations_name_key')
+    ? invalid(`organization name "${name}" is already taken`, '/data/attributes/name')
+    : err;
 }
 
 export class OrganizationRepo {
@@ -79,7 +81,8 @@ export class OrganizationRepo {
     if (patch.sessionRemember !== undefined) v.session_remember = patch.sessionRemember;
     if (patch.collaboratorAuthPolicy !== undefined) v.collaborator_auth_policy = patch.collaboratorAuthPolicy;
     if (patch.costEstimationEnabled !== undefined) v.cost_estimation_enabled = patch.costEstimationEnabled ? 1 : 0;
-    if (patch.allowForceDeleteWorkspaces !== undefined) v.allow_force_delete_workspaces = patch.allowForceDeleteWorkspaces ? 1 : 0;
+    if (patch.allowForceDeleteWorkspaces !== undefined)
+      v.allow_force_delete_workspaces = patch.allowForceDeleteWorkspaces ? 1 : 0;
     try {
       await this.deps.db.updateTable('organizations').set(v).where('id', '=', id).execute();
     } catch (err) {

@@ -23,7 +23,10 @@ function organizationInput(body: unknown): OrganizationInput {
 }
 
 /** https://developer.hashicorp.com/terraform/cloud-docs/api-docs/organizations (reference 7.1). */
-export function registerOrganizationRoutes(app: FastifyInstance, deps: { organizations: OrganizationService; config: Config }): void {
+export function registerOrganizationRoutes(
+  app: FastifyInstance,
+  deps: { organizations: OrganizationService; config: Config },
+): void {
   const { organizations, config } = deps;
 
   app.get('/organizations', async (request, reply) => {

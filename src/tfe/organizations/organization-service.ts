@@ -37,7 +37,9 @@ export interface OrganizationMembership {
 export class OrganizationService {
   private deleteHooks: OrganizationDeleteHook[] = [];
 
-  constructor(private readonly deps: { db: Db; repo: OrganizationRepo; identity: OrganizationMembership; clock: Clock }) {}
+  constructor(
+    private readonly deps: { db: Db; repo: OrganizationRepo; identity: OrganizationMembership; clock: Clock },
+  ) {}
 
   /** Later modules (workspaces) clean up inside the organization's delete transaction. */
   onDelete(hook: OrganizationDeleteHook): void {
@@ -90,7 +92,8 @@ export class OrganizationService {
       email: input.email,
       sessionTimeout: input.sessionTimeout ?? null,
       sessionRemember: input.sessionRemember ?? null,
-      collaboratorAuthPolicy: (input.collaboratorAuthPolicy as Organization['collaboratorAuthPolicy'] | undefined) ?? 'password',
+      collaboratorAuthPolicy:
+        (input.collaboratorAuthPolicy as Organization['collaboratorAuthPolicy'] | undefined) ?? 'password',
       costEstimationEnabled: input.costEstimationEnabled ?? false,
       allowForceDeleteWorkspaces: input.allowForceDeleteWorkspaces ?? false,
       createdAt: now,
@@ -147,12 +150,23 @@ function validate(input: OrganizationInput): void {
   if (input.name !== undefined && !isValidOrganizationName(input.name)) {
     throw invalid('name may contain only letters, digits, "-" and "_"', '/data/attributes/name');
   }
-  if (input.email !== undefined && !isValidEmail(input.email)) throw invalid('email is not a valid email address', '/data/attributes/email');
-  for (const [key, field] of [['sessionTimeout', 'session-timeout'], ['sessionRemember', 'session-remember']] as const) {
+  if (input.email !== undefined && !isValidEmail(input.email))
+    throw invalid('email is not a valid email address', '/data/attributes/email');
+  for (const [key, field] of [
+    ['sessionTimeout', 'session-timeout'],
+    ['sessionRemember', 'session-remember'],
+  ] as const) {
     const v = input[key];
-    if (v !== undefined && v !== null && v < 1) throw invalid(`${field} must be a positive number of minutes`, `/data/attributes/${field}`);
+    if (v !== undefined && v !== null && v < 1)
+      throw invalid(`${field} must be a positive number of minutes`, `/data/attributes/${field}`);
   }
-  if (input.collaboratorAuthPolicy !== undefined && !(COLLABORATOR_AUTH_POLICIES as readonly string[]).includes(input.collaboratorAuthPolicy)) {
-    throw invalid('collaborator-auth-policy must be "password" or "two_factor_mandatory"', '/data/attributes/collaborator-auth-policy');
+  if (
+    input.collaboratorAuthPolicy !== undefined &&
+    !(COLLABORATOR_AUTH_POLICIES as readonly string[]).includes(input.collaboratorAuthPolicy)
+  ) {
+    throw invalid(
+      'collaborator-auth-policy must be "password" or "two_factor_mandatory"',
+      '/data/attributes/collaborator-auth-policy',
+    );
   }
 }

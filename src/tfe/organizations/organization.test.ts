@@ -5,7 +5,8 @@ import { createTfeFixture } from '../../../test/support/tfe-fixture.js';
 import type { TfeFixture } from '../../../test/support/tfe-fixture.js';
 import { DomainError } from '../../shared/errors.js';
 
-const kindOf = (kind: string, field?: string) => (e: unknown) => e instanceof DomainError && e.kind === kind && (field === undefined || e.field === field);
+const kindOf = (kind: string, field?: string) => (e: unknown) =>
+  e instanceof DomainError && e.kind === kind && (field === undefined || e.field === field);
 
 for (const kind of dbKinds()) {
   describe(`tfe organizations [${kind}]`, () => {
@@ -25,12 +26,27 @@ for (const kind of dbKinds()) {
     });
 
     it('validates name and email with pointers', async () => {
-      await assert.rejects(f.organizations.create(f.admin, { email: 'a@b.c' }), kindOf('invalid', '/data/attributes/name'));
-      await assert.rejects(f.organizations.create(f.admin, { name: 'x1' }), kindOf('invalid', '/data/attributes/email'));
-      await assert.rejects(f.organizations.create(f.admin, { name: 'bad name', email: 'a@b.c' }), kindOf('invalid', '/data/attributes/name'));
-      await assert.rejects(f.organizations.create(f.admin, { name: 'x2', email: 'nope' }), kindOf('invalid', '/data/attributes/email'));
+      await assert.rejects(
+        f.organizations.create(f.admin, { email: 'a@b.c' }),
+        kindOf('invalid', '/data/attributes/name'),
+      );
+      await assert.rejects(
+        f.organizations.create(f.admin, { name: 'x1' }),
+        kindOf('invalid', '/data/attributes/email'),
+      );
+      await assert.rejects(
+        f.organizations.create(f.admin, { name: 'bad name', email: 'a@b.c' }),
+        kindOf('invalid', '/data/attributes/name'),
+      );
+      await assert.rejects(
+        f.organizations.create(f.admin, { name: 'x2', email: 'nope' }),
+        kindOf('invalid', '/data/attributes/email'),
+      );
       await f.org('dupe');
-      await assert.rejects(f.organizations.create(f.admin, { name: 'dupe', email: 'a@b.c' }), kindOf('invalid', '/data/attributes/name'));
+      await assert.rejects(
+        f.organizations.create(f.admin, { name: 'dupe', email: 'a@b.c' }),
+        kindOf('invalid', '/data/attributes/name'),
+      );
     });
 
     it('ordinary users cannot create organizations and do not see others', async () => {
@@ -53,7 +69,10 @@ for (const kind of dbKinds()) {
       await assert.rejects(f.organizations.update(m, 'club', { email: 'x@y.z' }), kindOf('forbidden'));
       await assert.rejects(f.organizations.delete(m, 'club'), kindOf('forbidden'));
       const list = await f.organizations.list(m, { number: 1, size: 20 });
-      assert.deepEqual(list.items.map((i) => i.organization.name), ['club']);
+      assert.deepEqual(
+        list.items.map((i) => i.organization.name),
+        ['club'],
+      );
     });
 
     it('updates partially, renames, and an empty update is a no-op', async () => {
@@ -61,13 +80,21 @@ for (const kind of dbKinds()) {
       const same = await f.organizations.update(f.admin, 'oldname', {});
       assert.equal(same.organization.name, 'oldname');
       f.clock.advance(5);
-      const v = await f.organizations.update(f.admin, 'oldname', { name: 'newname', email: 'new@x.y', sessionTimeout: 3600, sessionRemember: 3600 });
+      const v = await f.organizations.update(f.admin, 'oldname', {
+        name: 'newname',
+        email: 'new@x.y',
+        sessionTimeout: 3600,
+        sessionRemember: 3600,
+      });
       assert.equal(v.organization.name, 'newname');
       assert.equal(v.organization.email, 'new@x.y');
       assert.equal(v.organization.sessionTimeout, 3600);
       assert.equal(v.organization.id, same.organization.id);
       await assert.rejects(f.organizations.get(f.admin, 'oldname'), kindOf('not_found'));
-      await assert.rejects(f.organizations.update(f.admin, 'newname', { collaboratorAuthPolicy: 'sms' }), kindOf('invalid', '/data/attributes/collaborator-auth-policy'));
+      await assert.rejects(
+        f.organizations.update(f.admin, 'newname', { collaboratorAuthPolicy: 'sms' }),
+        kindOf('invalid', '/data/attributes/collaborator-auth-policy'),
+      );
     });
 
     it('entitlements: state storage on, remote operations off', async () => {
@@ -100,7 +127,10 @@ for (const kind of dbKinds()) {
       assert.deepEqual(names, [...names].sort());
       const p2 = await f.organizations.list(f.admin, { number: 2, size: 2 });
       assert.equal(p2.totalCount, all.totalCount);
-      assert.deepEqual(p2.items.map((i) => i.organization.name), names.slice(2, 4));
+      assert.deepEqual(
+        p2.items.map((i) => i.organization.name),
+        names.slice(2, 4),
+      );
       const far = await f.organizations.list(f.admin, { number: 999, size: 100 });
       assert.deepEqual(far.items, []);
       assert.equal(far.totalCount, all.totalCount);

@@ -22,7 +22,9 @@ export class StateVersionOutputRepo {
   constructor(private readonly deps: { db: Kysely<Database> }) {}
 
   /** One output with the workspace that owns its version and that version's status. */
-  async findById(id: string): Promise<{ output: StateVersionOutput; workspaceId: string; versionStatus: StateVersionStatus } | undefined> {
+  async findById(
+    id: string,
+  ): Promise<{ output: StateVersionOutput; workspaceId: string; versionStatus: StateVersionStatus } | undefined> {
     const r = await this.deps.db
       .selectFrom('tfe_state_version_outputs as o')
       .innerJoin('tfe_state_versions as v', 'v.id', 'o.state_version_id')
@@ -30,11 +32,17 @@ export class StateVersionOutputRepo {
       .select(['v.workspace_id', 'v.status'])
       .where('o.id', '=', id)
       .executeTakeFirst();
-    return r ? { output: toOutput(r), workspaceId: r.workspace_id, versionStatus: r.status as StateVersionStatus } : undefined;
+    return r
+      ? { output: toOutput(r), workspaceId: r.workspace_id, versionStatus: r.status as StateVersionStatus }
+      : undefined;
   }
 
   /** A page of a version's outputs in file order, with the total count. */
-  async listByVersion(stateVersionId: string, limit: number, offset: number): Promise<{ items: StateVersionOutput[]; total: number }> {
+  async listByVersion(
+    stateVersionId: string,
+    limit: number,
+    offset: number,
+  ): Promise<{ items: StateVersionOutput[]; total: number }> {
     const q = this.deps.db.selectFrom('tfe_state_version_outputs').where('state_version_id', '=', stateVersionId);
     const [rows, count] = await Promise.all([
       q.selectAll().orderBy('position').orderBy('id').limit(limit).offset(offset).execute(),

@@ -18,7 +18,8 @@ export interface StateVersionOutputServiceDeps {
  * Text Terraform looks for before retrying a not-ready current-outputs call (it matches
  * the lower-case words "service unavailable" in the error; reference 6.2).
  */
-export const OUTPUTS_NOT_READY_MESSAGE = 'service unavailable: the outputs of the current state version are still being processed; retry shortly';
+export const OUTPUTS_NOT_READY_MESSAGE =
+  'service unavailable: the outputs of the current state version are still being processed; retry shortly';
 
 /**
  * The outputs API: one output, the outputs of a version (paged), and the outputs of a
@@ -47,7 +48,12 @@ export class StateVersionOutputService {
     const v = await this.deps.versions.get(actor, stateVersionId);
     assertBackingDataNotDeleted(v);
     const { items, total } = await this.deps.repo.listByVersion(v.id, page.size, pageOffset(page));
-    return { items: items.map((o) => presentOutput(o, 'version-list')), number: page.number, size: page.size, totalCount: total };
+    return {
+      items: items.map((o) => presentOutput(o, 'version-list')),
+      number: page.number,
+      size: page.size,
+      totalCount: total,
+    };
   }
 
   /**

@@ -11,7 +11,15 @@ import { OUTPUTS_NOT_READY_MESSAGE, StateVersionOutputService } from './state-ve
 import { presentOutput } from './state-version-output.js';
 import type { OutputView, StateVersionOutput } from './state-version-output.js';
 
-const out = (sensitive: boolean): StateVersionOutput => ({ id: 'wsout-1', stateVersionId: 'sv-1', name: 'x', sensitive, type: 'string', detailedType: 'string', value: 'v' });
+const out = (sensitive: boolean): StateVersionOutput => ({
+  id: 'wsout-1',
+  stateVersionId: 'sv-1',
+  name: 'x',
+  sensitive,
+  type: 'string',
+  detailedType: 'string',
+  value: 'v',
+});
 
 describe('presentOutput (redaction rules, reference 6.2)', () => {
   const cases: Array<[OutputView, boolean, unknown]> = [
@@ -34,11 +42,20 @@ describe('presentOutput (redaction rules, reference 6.2)', () => {
 let admin: Actor;
 
 function state(serial: number, lineage: string): Buffer {
-  return Buffer.from(JSON.stringify({
-    version: 4, terraform_version: '1.9.5', serial, lineage,
-    outputs: { a: { value: 'one', type: 'string' }, b: { value: [1, 2], type: ['list', 'number'] }, c: { value: 'pw', type: 'string', sensitive: true } },
-    resources: [],
-  }));
+  return Buffer.from(
+    JSON.stringify({
+      version: 4,
+      terraform_version: '1.9.5',
+      serial,
+      lineage,
+      outputs: {
+        a: { value: 'one', type: 'string' },
+        b: { value: [1, 2], type: ['list', 'number'] },
+        c: { value: 'pw', type: 'string', sensitive: true },
+      },
+      resources: [],
+    }),
+  );
 }
 
 for (const kind of dbKinds()) {
@@ -51,7 +68,11 @@ for (const kind of dbKinds()) {
       const actor = await t.identity.authenticate(srv.rootToken);
       assert.ok(actor);
       admin = actor;
-      outputs = new StateVersionOutputService({ repo: new StateVersionOutputRepo({ db: srv.deps.core.db.kysely }), versions: t.stateVersions, workspaces: t.workspaces });
+      outputs = new StateVersionOutputService({
+        repo: new StateVersionOutputRepo({ db: srv.deps.core.db.kysely }),
+        versions: t.stateVersions,
+        workspaces: t.workspaces,
+      });
     });
     after(async () => srv.close());
 
@@ -64,28 +85,52 @@ for (const kind of dbKinds()) {
       const lineage = randomUUID();
       const bytes = state(1, lineage);
       const sv = await t.stateVersions.create(admin, ws.workspace.id, {
-        serial: 1, md5: createHash('md5').update(bytes).digest('hex'), lineage, state: bytes.toString('base64'), force: false, runId: null,
+        serial: 1,
+        md5: createHash('md5').update(bytes).digest('hex'),
+        lineage,
+        state: bytes.toString('base64'),
+        force: false,
+        runId: null,
       });
       return { wsId: ws.workspace.id, svId: sv.id };
     }
 
     it('current() is unavailable until extraction ran, then lists outputs in file order with sensitive values hidden', async () => {
       const { wsId, svId } = await workspaceWithState();
-      await assert.rejects(outputs.current(admin, wsId), (err: unknown) => err instanceof DomainError && err.kind === 'unavailable' && err.message === OUTPUTS_NOT_READY_MESSAGE);
+      await assert.rejects(
+        outputs.current(admin, wsId),
+        (err: unknown) =>
+          err instanceof DomainError && err.kind === 'unavailable' && err.message === OUTPUTS_NOT_READY_MESSAGE,
+      );
       await srv.deps.worker.runUntilIdle();
       const cur = await outputs.current(admin, wsId);
-      assert.deepEqual(cur.map((o) => [o.name, o.value, o.stateVersionId]), [['a', 'one', svId], ['b', [1, 2], svId], ['c', null, svId]]);
+      assert.deepEqual(
+        cur.map((o) => [o.name, o.value, o.stateVersionId]),
+        [
+          ['a', 'one', svId],
+          ['b', [1, 2], svId],
+          ['c', null, svId],
+        ],
+      );
       const one = await outputs.get(admin, cur[2]?.id as string);
       assert.equal(one.value, 'pw');
       const page = await outputs.listForVersion(admin, svId, { number: 2, size: 2 });
-      assert.deepEqual(page.items.map((o) => [o.name, o.value]), [['c', 'pw']]);
+      assert.deepEqual(
+        page.items.map((o) => [o.name, o.value]),
+        [['c', 'pw']],
+      );
       assert.equal(page.totalCount, 3);
     });
 
     it('hides what does not exist or may not be read behind not_found', async () => {
       const { wsId } = await workspaceWithState();
       await srv.deps.worker.runUntilIdle();
-      const stranger: Actor = { kind: 'organization', organization: 'elsewhere', organizationId: 'org-elsewhere', tokenId: 'at-x' };
+      const stranger: Actor = {
+        kind: 'organization',
+        organization: 'elsewhere',
+        organizationId: 'org-elsewhere',
+        tokenId: 'at-x',
+      };
       const notFound = (err: unknown) => err instanceof DomainError && err.kind === 'not_found';
       await assert.rejects(outputs.get(admin, 'wsout-nope'), notFound);
       await assert.rejects(outputs.listForVersion(admin, 'sv-nope', { number: 1, size: 20 }), notFound);

@@ -30,9 +30,10 @@ export function extractStateJob(deps: ExtractStateJobDeps) {
     if (!v || v.stateSha256 === null || v.resourcesProcessed) return;
     // Starting a thread costs more than reading a small state; those are read here (a few ms).
     const source = await openStateContent(deps.repo, deps.blobs, v.stateSha256);
-    const result = v.size !== null && v.size <= INLINE_EXTRACT_MAX_BYTES
-      ? await extractState(source, { signal: ctx.signal })
-      : await extractInWorker(source, { signal: ctx.signal });
+    const result =
+      v.size !== null && v.size <= INLINE_EXTRACT_MAX_BYTES
+        ? await extractState(source, { signal: ctx.signal })
+        : await extractInWorker(source, { signal: ctx.signal });
     if (!result.ok) {
       // Unreadable content is final: record why and stop, rather than retrying forever.
       await deps.repo.markProcessed(db, id, result.error);

@@ -25,10 +25,13 @@ function finish(result: ExtractResult | StateInspection): void {
 
 if (port && input?.kind === 'state-extract') {
   if (input.path !== undefined) {
-    extractState(createReadStream(input.path, { highWaterMark: 256 * 1024 }), { limits: input.limits }).then(finish, (err: Error) => {
-      reply({ type: 'source-error', message: err.message });
-      port.close();
-    });
+    extractState(createReadStream(input.path, { highWaterMark: 256 * 1024 }), { limits: input.limits }).then(
+      finish,
+      (err: Error) => {
+        reply({ type: 'source-error', message: err.message });
+        port.close();
+      },
+    );
   } else {
     consume(() => new StateExtractor({ limits: input.limits }), false);
   }
@@ -42,7 +45,10 @@ if (port && input?.kind === 'state-extract') {
  * run that already answered); otherwise the one run starts at once and the port closes
  * after its answer.
  */
-function consume(newSink: () => { write(chunk: Uint8Array): boolean; end(): ExtractResult | StateInspection }, kept: boolean): void {
+function consume(
+  newSink: () => { write(chunk: Uint8Array): boolean; end(): ExtractResult | StateInspection },
+  kept: boolean,
+): void {
   let sink = kept ? null : newSink();
   port?.on('message', (m: WorkerRequest) => {
     if (m.type === 'begin') {

@@ -35,10 +35,12 @@ describe('extractInWorker', () => {
   it('reports broken content as a result', async () => {
     const text = '{"version":4,"serial":1,"lineage":"x","resources":[{"mode":"managed",';
     assert.deepEqual(await extractInWorker(chunks(Buffer.from(text), 8)), {
-      ok: false, error: `state is truncated: input ended inside a container nested 3 deep at byte ${text.length}`,
+      ok: false,
+      error: `state is truncated: input ended inside a container nested 3 deep at byte ${text.length}`,
     });
     assert.deepEqual(await extractInWorker(chunks(Buffer.from('{"version":7}'), 4)), {
-      ok: false, error: 'unsupported state format version 7: only versions 3 and 4 are supported',
+      ok: false,
+      error: 'unsupported state format version 7: only versions 3 and 4 are supported',
     });
   });
 
@@ -98,17 +100,36 @@ describe('extractInWorker', () => {
 
 describe('inspectInWorker', () => {
   it('reuses its threads: a check refused early leaves no trace in the checks that follow, sequential or concurrent', async () => {
-    const good = (serial: number) => Buffer.from(JSON.stringify({ version: 4, terraform_version: '1.9.0', serial, lineage: 'l-1', outputs: {}, resources: [{ pad: 'x'.repeat(5000) }] }));
+    const good = (serial: number) =>
+      Buffer.from(
+        JSON.stringify({
+          version: 4,
+          terraform_version: '1.9.0',
+          serial,
+          lineage: 'l-1',
+          outputs: {},
+          resources: [{ pad: 'x'.repeat(5000) }],
+        }),
+      );
     // Refused at its second chunk while many more are still to come (and some already posted).
-    const broken = Buffer.concat([Buffer.from('{"version":4,"serial":1,"lineage":"l-1","resources":[}'), Buffer.alloc(200_000, 0x7b)]);
+    const broken = Buffer.concat([
+      Buffer.from('{"version":4,"serial":1,"lineage":"l-1","resources":[}'),
+      Buffer.alloc(200_000, 0x7b),
+    ]);
     for (let round = 0; round < 3; round++) {
       const refused = await inspectInWorker(chunks(broken, 50));
       assert.equal(refused.kind, 'invalid');
       const ok = await inspectInWorker(chunks(good(round + 1), 64));
-      assert.deepEqual(ok, { kind: 'state', header: { version: 4, terraformVersion: '1.9.0', serial: round + 1, lineage: 'l-1' } });
+      assert.deepEqual(ok, {
+        kind: 'state',
+        header: { version: 4, terraformVersion: '1.9.0', serial: round + 1, lineage: 'l-1' },
+      });
     }
     const results = await Promise.all([1, 2, 3, 4].map((serial) => inspectInWorker(chunks(good(serial), 100))));
-    assert.deepEqual(results.map((r) => r.kind === 'state' && r.header.serial), [1, 2, 3, 4]);
+    assert.deepEqual(
+      results.map((r) => r.kind === 'state' && r.header.serial),
+      [1, 2, 3, 4],
+    );
     const truncated = await inspectInWorker(chunks(good(9).subarray(0, 3000), 100));
     assert.equal(truncated.kind, 'invalid');
   });

@@ -13,11 +13,11 @@ import type { StateInspection } from './state-file.js';
 /** workerData of the thread: extraction, or the whole-document check of an upload. */
 export type WorkerInput =
   | {
-    kind: 'state-extract';
-    /** Read this file in the worker; otherwise chunks are posted. */
-    path?: string;
-    limits?: JsonScannerLimits;
-  }
+      kind: 'state-extract';
+      /** Read this file in the worker; otherwise chunks are posted. */
+      path?: string;
+      limits?: JsonScannerLimits;
+    }
   /** The whole-document check of uploads, on a thread kept between them: each `begin` starts one (see inspectInWorker). */
   | { kind: 'state-inspect-pool' };
 
@@ -56,7 +56,14 @@ export type PackedExtract = Omit<StateExtract, 'resources' | 'modules' | 'provid
 /** On the worker thread: the lists to JSON text, so that the event loop gets three strings instead of an object graph. */
 export function packExtract(value: StateExtract): PackedExtract {
   const { resources, modules, providers, json: _json, ...rest } = value;
-  return { ...rest, json: { resources: JSON.stringify(resources), modules: JSON.stringify(modules), providers: JSON.stringify(providers) } };
+  return {
+    ...rest,
+    json: {
+      resources: JSON.stringify(resources),
+      modules: JSON.stringify(modules),
+      providers: JSON.stringify(providers),
+    },
+  };
 }
 
 /** On the event loop: the extraction back, its lists parsed only when read, the JSON text kept as `json` (not enumerable). */
@@ -90,7 +97,12 @@ class WorkerRun<R> {
    * `failed` turns a worker failure into a result (the content is then taken as refused).
    * `afterRun` gets the thread once the run is over, reusable when it answered normally.
    */
-  constructor(readonly worker: Worker, private readonly opts: ExtractInWorkerOptions, failed: (message: string) => R, afterRun: AfterRun = terminate) {
+  constructor(
+    readonly worker: Worker,
+    private readonly opts: ExtractInWorkerOptions,
+    failed: (message: string) => R,
+    afterRun: AfterRun = terminate,
+  ) {
     this.result = new Promise<R>((resolve, reject) => {
       const settle = (f: () => void, reusable = false) => {
         if (this.settled) return;
@@ -182,15 +194,22 @@ async function feed<R>(run: WorkerRun<R>, source: AsyncIterable<Uint8Array>): Pr
  * worker failures (including running out of heap) resolve to `{ ok: false }`; a failing
  * source rejects with its error, an abort with the signal's reason.
  */
-export async function extractInWorker(source: AsyncIterable<Uint8Array>, opts: ExtractInWorkerOptions = {}): Promise<ExtractResult> {
+export async function extractInWorker(
+  source: AsyncIterable<Uint8Array>,
+  opts: ExtractInWorkerOptions = {},
+): Promise<ExtractResult> {
   opts.signal?.throwIfAborted();
-  return feed(new WorkerRun(spawnWorker({ kind: 'state-extract', limits: opts.limits }, opts), opts, extractionFailed), source);
+  return feed(
+    new WorkerRun(spawnWorker({ kind: 'state-extract', limits: opts.limits }, opts), opts, extractionFailed),
+    source,
+  );
 }
 
 /** Extracts a state file in a worker thread that reads the file itself. */
 export async function extractFileInWorker(path: string, opts: ExtractInWorkerOptions = {}): Promise<ExtractResult> {
   opts.signal?.throwIfAborted();
-  return new WorkerRun(spawnWorker({ kind: 'state-extract', path, limits: opts.limits }, opts), opts, extractionFailed).result;
+  return new WorkerRun(spawnWorker({ kind: 'state-extract', path, limits: opts.limits }, opts), opts, extractionFailed)
+    .result;
 }
 
 /**
@@ -199,7 +218,10 @@ export async function extractFileInWorker(path: string, opts: ExtractInWorkerOpt
  * refused; a worker failure counts as refused content.
  */
 export async function inspectInWorker(source: AsyncIterable<Uint8Array>): Promise<StateInspection> {
-  const failed = (message: string): StateInspection => ({ kind: 'invalid', error: `state could not be checked: ${message}` });
+  const failed = (message: string): StateInspection => ({
+    kind: 'invalid',
+    error: `state could not be checked: ${message}`,
+  });
   const opts: ExtractInWorkerOptions = { maxChunksInFlight: 16 };
   const worker = idleInspectors.pop() ?? spawnInspector(opts);
   worker.ref();

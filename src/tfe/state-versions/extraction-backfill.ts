@@ -13,7 +13,10 @@ export function extractionJob(stateVersionId: string): EnqueueOptions {
  * start; safe on several nodes at once (deduplicated) and cheap when nothing is missing.
  * Returns the number of jobs enqueued.
  */
-export async function enqueueMissingExtractions(deps: { repo: StateVersionRepo; jobs: JobQueue }, batch = 500): Promise<number> {
+export async function enqueueMissingExtractions(
+  deps: { repo: StateVersionRepo; jobs: JobQueue },
+  batch = 500,
+): Promise<number> {
   let after = '';
   let enqueued = 0;
   for (;;) {

@@ -4,7 +4,12 @@ import { JsonScanner, JsonSyntaxError } from './json-scanner.js';
 import type { JsonEvents } from './json-scanner.js';
 
 const noEvents: JsonEvents = {
-  startObject() {}, endObject() {}, startArray() {}, endArray() {}, key() {}, scalar() {},
+  startObject() {},
+  endObject() {},
+  startArray() {},
+  endArray() {},
+  key() {},
+  scalar() {},
 };
 
 /** Parses `text` fed in pieces of `size` bytes, capturing the root value whole. */
@@ -19,7 +24,18 @@ function scan(text: string | Buffer, size = Infinity): unknown {
 }
 
 const VALID = [
-  '{}', '[]', '0', '-0', '1.5e10', '-12.25E-3', '3E+2', '"x"', 'true', 'false', 'null', '""',
+  '{}',
+  '[]',
+  '0',
+  '-0',
+  '1.5e10',
+  '-12.25E-3',
+  '3E+2',
+  '"x"',
+  'true',
+  'false',
+  'null',
+  '""',
   '{"a":[1,2,{"b":null}],"c":"\\"q\\" \\\\ \\/ \\b\\f\\n\\r\\t \\u00e9 \\ud83d\\ude00","d":-0.5}',
   ' \n\t\r{ "k" : [ true , false , null ] } \n',
   '"naïve – “quoted” 😀"',
@@ -75,7 +91,10 @@ describe('JsonScanner', () => {
   for (const [text, message] of INVALID) {
     it(`rejects ${JSON.stringify(text).slice(0, 40)}`, () => {
       for (const size of [1, Infinity]) {
-        assert.throws(() => scan(text, size), (err: unknown) => err instanceof JsonSyntaxError && message.test(err.message));
+        assert.throws(
+          () => scan(text, size),
+          (err: unknown) => err instanceof JsonSyntaxError && message.test(err.message),
+        );
       }
     });
   }
@@ -91,8 +110,10 @@ describe('JsonScanner', () => {
   it('skips a value without reporting it and reports the rest', () => {
     const events: string[] = [];
     const h: JsonEvents = {
-      startObject: () => events.push('{'), endObject: () => events.push('}'),
-      startArray: () => events.push('['), endArray: () => events.push(']'),
+      startObject: () => events.push('{'),
+      endObject: () => events.push('}'),
+      startArray: () => events.push('['),
+      endArray: () => events.push(']'),
       key: (k) => {
         events.push(`key:${k}`);
         if (k === 'skip') scanner.skipValue();

@@ -27,7 +27,11 @@ export interface JsonScannerLimits {
 }
 
 export class JsonSyntaxError extends Error {
-  constructor(message: string, readonly offset: number, readonly truncated: boolean) {
+  constructor(
+    message: string,
+    readonly offset: number,
+    readonly truncated: boolean,
+  ) {
     super(message);
     this.name = 'JsonSyntaxError';
   }
@@ -82,7 +86,8 @@ class Assembler {
     else {
       const k = this.pendingKey as string;
       // A plain assignment to "__proto__" would change the prototype instead of adding a property.
-      if (k === '__proto__') Object.defineProperty(top, k, { value: v, enumerable: true, writable: true, configurable: true });
+      if (k === '__proto__')
+        Object.defineProperty(top, k, { value: v, enumerable: true, writable: true, configurable: true });
       else top[k] = v;
     }
   }
@@ -132,7 +137,10 @@ export class JsonScanner {
   private litValue: boolean | null = null;
   private litPos = 0;
 
-  constructor(private readonly events: JsonEvents, limits: JsonScannerLimits = {}) {
+  constructor(
+    private readonly events: JsonEvents,
+    limits: JsonScannerLimits = {},
+  ) {
     this.maxDepth = limits.maxDepth ?? 512;
     this.maxWs = limits.maxWhitespaceRun ?? 1024 * 1024;
     this.maxString = limits.maxStringBytes ?? 64 * 1024 * 1024;
@@ -193,7 +201,12 @@ export class JsonScanner {
       this.finishNumber(Buffer.alloc(0), 0, 0);
     }
     if (this.state === DONE) return;
-    const where = this.state === STRING ? 'inside a string' : this.depth > 0 ? `inside a container nested ${this.depth} deep` : 'inside a value';
+    const where =
+      this.state === STRING
+        ? 'inside a string'
+        : this.depth > 0
+          ? `inside a container nested ${this.depth} deep`
+          : 'inside a value';
     if (this.offset === 0 || (this.state === VALUE && this.depth === 0)) {
       throw new JsonSyntaxError('document is empty', this.offset, true);
     }
@@ -378,7 +391,17 @@ export class JsonScanner {
       } else if (this.esc === 1) {
         const c = b[j] as number;
         if (c === 0x75) this.esc = 5;
-        else if (c === 0x22 || c === 0x5c || c === 0x2f || c === 0x62 || c === 0x66 || c === 0x6e || c === 0x72 || c === 0x74) this.esc = 0;
+        else if (
+          c === 0x22 ||
+          c === 0x5c ||
+          c === 0x2f ||
+          c === 0x62 ||
+          c === 0x66 ||
+          c === 0x6e ||
+          c === 0x72 ||
+          c === 0x74
+        )
+          this.esc = 0;
         else throw this.fail('invalid escape sequence in string', j);
         j++;
       } else {
@@ -422,15 +445,60 @@ export class JsonScanner {
       const c = b[j] as number;
       const digit = c >= 0x30 && c <= 0x39;
       switch (this.numState) {
-        case 0: this.numState = c === 0x2d ? 1 : c === 0x30 ? 2 : 3; continue;
-        case 1: if (!digit) throw this.fail('invalid number', j); this.numState = c === 0x30 ? 2 : 3; continue;
-        case 2: if (c === 0x2e) { this.numState = 4; continue; } if (c === 0x65 || c === 0x45) { this.numState = 6; continue; } break;
-        case 3: if (digit) continue; if (c === 0x2e) { this.numState = 4; continue; } if (c === 0x65 || c === 0x45) { this.numState = 6; continue; } break;
-        case 4: if (!digit) throw this.fail('invalid number', j); this.numState = 5; continue;
-        case 5: if (digit) continue; if (c === 0x65 || c === 0x45) { this.numState = 6; continue; } break;
-        case 6: if (c === 0x2b || c === 0x2d) { this.numState = 7; continue; } if (!digit) throw this.fail('invalid number', j); this.numState = 8; continue;
-        case 7: if (!digit) throw this.fail('invalid number', j); this.numState = 8; continue;
-        case 8: if (digit) continue; break;
+        case 0:
+          this.numState = c === 0x2d ? 1 : c === 0x30 ? 2 : 3;
+          continue;
+        case 1:
+          if (!digit) throw this.fail('invalid number', j);
+          this.numState = c === 0x30 ? 2 : 3;
+          continue;
+        case 2:
+          if (c === 0x2e) {
+            this.numState = 4;
+            continue;
+          }
+          if (c === 0x65 || c === 0x45) {
+            this.numState = 6;
+            continue;
+          }
+          break;
+        case 3:
+          if (digit) continue;
+          if (c === 0x2e) {
+            this.numState = 4;
+            continue;
+          }
+          if (c === 0x65 || c === 0x45) {
+            this.numState = 6;
+            continue;
+          }
+          break;
+        case 4:
+          if (!digit) throw this.fail('invalid number', j);
+          this.numState = 5;
+          continue;
+        case 5:
+          if (digit) continue;
+          if (c === 0x65 || c === 0x45) {
+            this.numState = 6;
+            continue;
+          }
+          break;
+        case 6:
+          if (c === 0x2b || c === 0x2d) {
+            this.numState = 7;
+            continue;
+          }
+          if (!digit) throw this.fail('invalid number', j);
+          this.numState = 8;
+          continue;
+        case 7:
+          if (!digit) throw this.fail('invalid number', j);
+          this.numState = 8;
+          continue;
+        case 8:
+          if (digit) continue;
+          break;
       }
       // A byte that cannot continue the number ends it; it is not consumed here.
       if (!this.numberComplete()) throw this.fail('invalid number', j);

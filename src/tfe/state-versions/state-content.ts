@@ -114,7 +114,11 @@ export async function storeCheckedUpload<T>(
  * The bytes of stored content: from its database row when it was stored inline (small
  * states sent at creation, see StateVersionService.create), otherwise from the blob store.
  */
-export async function openStateContent(repo: StateVersionRepo, blobs: BlobStore, sha256: string): Promise<AsyncIterable<Buffer>> {
+export async function openStateContent(
+  repo: StateVersionRepo,
+  blobs: BlobStore,
+  sha256: string,
+): Promise<AsyncIterable<Buffer>> {
   const inline = await repo.inlineBlob(repo.db, sha256);
   if (inline === undefined) return blobs.get(sha256);
   return (async function* () {

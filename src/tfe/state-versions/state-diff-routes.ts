@@ -12,7 +12,8 @@ import type { StateDiffResult, StateDiffService } from './state-diff-service.js'
 export function registerStateDiffRoutes(app: FastifyInstance, deps: { diffs: StateDiffService }): void {
   app.get<{ Params: { id: string } }>('/state-versions/:id/diff', async (request, reply) => {
     const against = query(request).against;
-    if (typeof against !== 'string' || against === '') throw invalid('the query parameter "against" (a state version id) is required', '/query/against');
+    if (typeof against !== 'string' || against === '')
+      throw invalid('the query parameter "against" (a state version id) is required', '/query/against');
     const controller = new AbortController();
     // Stop reading blobs when the client goes away.
     request.raw.once('close', () => controller.abort());
@@ -21,7 +22,13 @@ export function registerStateDiffRoutes(app: FastifyInstance, deps: { diffs: Sta
   });
 }
 
-const resource = (r: DiffResource) => ({ address: r.address, module: r.module, mode: r.mode, type: r.type, name: r.name });
+const resource = (r: DiffResource) => ({
+  address: r.address,
+  module: r.module,
+  mode: r.mode,
+  type: r.type,
+  name: r.name,
+});
 const changed = (r: ChangedResource) => ({ ...resource(r), 'changed-attributes': r.changedAttributes });
 const output = (o: ChangedOutput) => ({ name: o.name, sensitive: o.sensitive });
 

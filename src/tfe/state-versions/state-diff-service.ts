@@ -30,13 +30,20 @@ export class StateDiffService {
       throw notFound(`state version ${againstId} not found`, '/query/against');
     });
     if (against.workspaceId !== version.workspaceId) {
-      throw invalid(`state version ${againstId} belongs to another workspace; only versions of one workspace can be compared`, '/query/against');
+      throw invalid(
+        `state version ${againstId} belongs to another workspace; only versions of one workspace can be compared`,
+        '/query/against',
+      );
     }
     const beforeSha = contentOf(against);
     const afterSha = contentOf(version);
     // One diff at a time on this node: each holds a digest of a whole state in memory.
     return this.exclusive(async () => {
-      const r = await diffInWorker(await this.deps.versions.content(beforeSha), () => this.deps.versions.content(afterSha), { signal });
+      const r = await diffInWorker(
+        await this.deps.versions.content(beforeSha),
+        () => this.deps.versions.content(afterSha),
+        { signal },
+      );
       if (!r.ok) throw unreadable(r.which === 'against' ? against : version, r.error);
       return { version, against, diff: r.diff };
     });
@@ -52,8 +59,10 @@ export class StateDiffService {
 }
 
 function contentOf(v: StateVersion): string {
-  if (v.status === 'pending' || v.status === 'discarded') throw conflict(`state version ${v.id} has no state content (status ${v.status})`);
-  if (v.status !== 'finalized' || v.stateSha256 === null) throw conflict(`the backing data of state version ${v.id} is not available (status ${v.status})`);
+  if (v.status === 'pending' || v.status === 'discarded')
+    throw conflict(`state version ${v.id} has no state content (status ${v.status})`);
+  if (v.status !== 'finalized' || v.stateSha256 === null)
+    throw conflict(`the backing data of state version ${v.id} is not available (status ${v.status})`);
   return v.stateSha256;
 }
 

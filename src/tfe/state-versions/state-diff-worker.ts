@@ -8,7 +8,8 @@ import type { StateDiff } from './state-diff.js';
  */
 
 export type DiffWorkerRequest = { type: 'chunk'; data: ArrayBuffer } | { type: 'end' };
-export type DiffWorkerResult = { ok: true; diff: StateDiff } | { ok: false; which: 'against' | 'version'; error: string };
+export type DiffWorkerResult =
+  { ok: true; diff: StateDiff } | { ok: false; which: 'against' | 'version'; error: string };
 export type DiffWorkerReply = { type: 'ack' } | { type: 'next' } | { type: 'result'; result: DiffWorkerResult };
 
 const WORKER_URL = new URL('./state-diff-worker-thread.js', import.meta.url);
@@ -25,7 +26,11 @@ export async function diffInWorker(
   opts: { signal?: AbortSignal; maxHeapMb?: number } = {},
 ): Promise<DiffWorkerResult> {
   opts.signal?.throwIfAborted();
-  const worker = new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: opts.maxHeapMb ?? 1024 }, stdout: false, stderr: false });
+  const worker = new Worker(WORKER_URL, {
+    resourceLimits: { maxOldGenerationSizeMb: opts.maxHeapMb ?? 1024 },
+    stdout: false,
+    stderr: false,
+  });
   let inFlight = 0;
   let settled = false;
   let wakePump: (() => void) | null = null;
@@ -57,8 +62,12 @@ export async function diffInWorker(
         w?.(true);
       } else settle(() => resolve(m.result));
     });
-    worker.on('error', (err) => settle(() => resolve({ ok: false, which: 'version', error: `diff failed: ${err.message}` })));
-    worker.on('exit', (code) => settle(() => resolve({ ok: false, which: 'version', error: `diff failed: worker exited with code ${code}` })));
+    worker.on('error', (err) =>
+      settle(() => resolve({ ok: false, which: 'version', error: `diff failed: ${err.message}` })),
+    );
+    worker.on('exit', (code) =>
+      settle(() => resolve({ ok: false, which: 'version', error: `diff failed: worker exited with code ${code}` })),
+    );
   });
   result.catch(() => undefined);
   const nextRequested = new Promise<boolean>((r) => (wakeNext = r));

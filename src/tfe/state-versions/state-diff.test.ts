@@ -26,82 +26,141 @@ function v4(resources: unknown[], outputs: Record<string, unknown> = {}) {
 function res(type: string, name: string, instances: unknown[], extra: Record<string, unknown> = {}) {
   return { mode: 'managed', type, name, provider: P, instances, ...extra };
 }
-const inst = (attributes: Record<string, unknown>, more: Record<string, unknown> = {}) => ({ schema_version: 0, attributes, sensitive_attributes: [], ...more });
+const inst = (attributes: Record<string, unknown>, more: Record<string, unknown> = {}) => ({
+  schema_version: 0,
+  attributes,
+  sensitive_attributes: [],
+  ...more,
+});
 
 describe('instanceAddress', () => {
   it('writes Terraform resource instance addresses', () => {
     assert.equal(instanceAddress(undefined, 'managed', 'aws_instance', 'web', undefined), 'aws_instance.web');
     assert.equal(instanceAddress(undefined, 'managed', 'aws_instance', 'web', 2), 'aws_instance.web[2]');
-    assert.equal(instanceAddress('module.net["eu"]', 'data', 'aws_ami', 'base', 'a"b'), 'module.net["eu"].data.aws_ami.base["a\\"b"]');
+    assert.equal(
+      instanceAddress('module.net["eu"]', 'data', 'aws_ami', 'base', 'a"b'),
+      'module.net["eu"].data.aws_ami.base["a\\"b"]',
+    );
   });
 });
 
 describe('state diff on v4 states', () => {
   it('finds added, removed and changed instances with the changed attribute names', async () => {
-    const before = await digest(v4([
-      res('aws_instance', 'web', [inst({ id: 'i-1', ami: 'ami-1', tags: { a: '1' } }, { index_key: 0 }), inst({ id: 'i-2', ami: 'ami-1' }, { index_key: 1 })]),
-      res('aws_s3_bucket', 'logs', [inst({ id: 'b', acl: 'private' })]),
-      res('random_password', 'pw', [inst({ id: 'none', result: 'old-secret' })], { module: 'module.db' }),
-    ]));
-    const after = await digest(v4([
-      res('aws_instance', 'web', [inst({ id: 'i-1', ami: 'ami-2', tags: { a: '2' } }, { index_key: 0 }), inst({ id: 'i-3', ami: 'ami-1', extra: 1 }, { index_key: 2 })]),
-      res('random_password', 'pw', [inst({ id: 'none', result: 'new-secret' })], { module: 'module.db' }),
-      { ...res('aws_ami', 'base', [inst({ id: 'ami-2' })]), mode: 'data' },
-    ]));
+    const before = await digest(
+      v4([
+        res('aws_instance', 'web', [
+          inst({ id: 'i-1', ami: 'ami-1', tags: { a: '1' } }, { index_key: 0 }),
+          inst({ id: 'i-2', ami: 'ami-1' }, { index_key: 1 }),
+        ]),
+        res('aws_s3_bucket', 'logs', [inst({ id: 'b', acl: 'private' })]),
+        res('random_password', 'pw', [inst({ id: 'none', result: 'old-secret' })], { module: 'module.db' }),
+      ]),
+    );
+    const after = await digest(
+      v4([
+        res('aws_instance', 'web', [
+          inst({ id: 'i-1', ami: 'ami-2', tags: { a: '2' } }, { index_key: 0 }),
+          inst({ id: 'i-3', ami: 'ami-1', extra: 1 }, { index_key: 2 }),
+        ]),
+        res('random_password', 'pw', [inst({ id: 'none', result: 'new-secret' })], { module: 'module.db' }),
+        { ...res('aws_ami', 'base', [inst({ id: 'ami-2' })]), mode: 'data' },
+      ]),
+    );
     const d = diffDigests(before, after);
-    assert.deepEqual(d.resourcesAdded.map((r) => r.address), ['aws_instance.web[2]', 'data.aws_ami.base']);
-    assert.deepEqual(d.resourcesAdded[1], { address: 'data.aws_ami.base', module: 'root', mode: 'data', type: 'aws_ami', name: 'base' });
-    assert.deepEqual(d.resourcesRemoved.map((r) => r.address), ['aws_instance.web[1]', 'aws_s3_bucket.logs']);
+    assert.deepEqual(
+      d.resourcesAdded.map((r) => r.address),
+      ['aws_instance.web[2]', 'data.aws_ami.base'],
+    );
+    assert.deepEqual(d.resourcesAdded[1], {
+      address: 'data.aws_ami.base',
+      module: 'root',
+      mode: 'data',
+      type: 'aws_ami',
+      name: 'base',
+    });
+    assert.deepEqual(
+      d.resourcesRemoved.map((r) => r.address),
+      ['aws_instance.web[1]', 'aws_s3_bucket.logs'],
+    );
     assert.deepEqual(
       d.resourcesChanged.map((r) => [r.address, r.module, r.changedAttributes]),
-      [['aws_instance.web[0]', 'root', ['ami', 'tags']], ['module.db.random_password.pw', 'root.db', ['result']]],
+      [
+        ['aws_instance.web[0]', 'root', ['ami', 'tags']],
+        ['module.db.random_password.pw', 'root.db', ['result']],
+      ],
     );
     // Values never appear in a diff, sensitive or not.
     assert.doesNotMatch(JSON.stringify(d), /secret|ami-1|ami-2"|i-1/);
   });
 
   it('reports attributes that appear or disappear, and ignores deposed objects', async () => {
-    const before = await digest(v4([res('x_thing', 'a', [inst({ id: '1', old: true }), inst({ id: 'dep' }, { deposed: 'abcd1234' })])]));
+    const before = await digest(
+      v4([res('x_thing', 'a', [inst({ id: '1', old: true }), inst({ id: 'dep' }, { deposed: 'abcd1234' })])]),
+    );
     const after = await digest(v4([res('x_thing', 'a', [inst({ id: '1', fresh: true })])]));
     const d = diffDigests(before, after);
-    assert.deepEqual(d.resourcesChanged.map((r) => r.changedAttributes), [['fresh', 'old']]);
+    assert.deepEqual(
+      d.resourcesChanged.map((r) => r.changedAttributes),
+      [['fresh', 'old']],
+    );
     assert.deepEqual(d.resourcesAdded, []);
     assert.deepEqual(d.resourcesRemoved, []);
   });
 
   it('tells values apart by type and structure, nested or not', async () => {
-    const attrs = (n: unknown, e: unknown, deep: unknown) => v4([res('x_thing', 'a', [inst({ id: '1', n, e, deep, same: { k: [1, { z: null }] } })])]);
+    const attrs = (n: unknown, e: unknown, deep: unknown) =>
+      v4([res('x_thing', 'a', [inst({ id: '1', n, e, deep, same: { k: [1, { z: null }] } })])]);
     const before = await digest(attrs('1', [], { a: { b: [1, 2] } }));
     const after = await digest(attrs(1, {}, { a: { b: [1, 3] } }));
-    assert.deepEqual(diffDigests(before, after).resourcesChanged.map((r) => r.changedAttributes), [['deep', 'e', 'n']]);
+    assert.deepEqual(
+      diffDigests(before, after).resourcesChanged.map((r) => r.changedAttributes),
+      [['deep', 'e', 'n']],
+    );
     assert.deepEqual(diffDigests(before, await digest(attrs('1', [], { a: { b: [1, 2] } }), 1)).resourcesChanged, []);
   });
 
   it('keys for_each instances by their string keys, escaped', async () => {
-    const one = await digest(v4([res('aws_s3_bucket', 'b', [inst({ id: 'a' }, { index_key: 'a.b' }), inst({ id: 'c' }, { index_key: 'c' })], { module: 'module.app["x.y"]' })]));
-    assert.deepEqual([...one.instances.keys()], ['module.app["x.y"].aws_s3_bucket.b["a.b"]', 'module.app["x.y"].aws_s3_bucket.b["c"]']);
+    const one = await digest(
+      v4([
+        res('aws_s3_bucket', 'b', [inst({ id: 'a' }, { index_key: 'a.b' }), inst({ id: 'c' }, { index_key: 'c' })], {
+          module: 'module.app["x.y"]',
+        }),
+      ]),
+    );
+    assert.deepEqual(
+      [...one.instances.keys()],
+      ['module.app["x.y"].aws_s3_bucket.b["a.b"]', 'module.app["x.y"].aws_s3_bucket.b["c"]'],
+    );
     assert.equal(one.instances.get('module.app["x.y"].aws_s3_bucket.b["c"]')?.module, 'root.app');
   });
 
   it('finds changed outputs by value, type or sensitivity without showing values', async () => {
-    const before = await digest(v4([], {
-      same: { value: 'x', type: 'string' },
-      pw: { value: 'hunter2', type: 'string', sensitive: true },
-      typed: { value: ['a'], type: ['list', 'string'] },
-      flag: { value: 'v', type: 'string' },
-      gone: { value: 1, type: 'number' },
-    }));
-    const after = await digest(v4([], {
-      same: { value: 'x', type: 'string' },
-      pw: { value: 'hunter3', type: 'string', sensitive: true },
-      typed: { value: ['a'], type: ['tuple', ['string']] },
-      flag: { value: 'v', type: 'string', sensitive: true },
-      fresh: { value: true, type: 'bool' },
-    }));
+    const before = await digest(
+      v4([], {
+        same: { value: 'x', type: 'string' },
+        pw: { value: 'hunter2', type: 'string', sensitive: true },
+        typed: { value: ['a'], type: ['list', 'string'] },
+        flag: { value: 'v', type: 'string' },
+        gone: { value: 1, type: 'number' },
+      }),
+    );
+    const after = await digest(
+      v4([], {
+        same: { value: 'x', type: 'string' },
+        pw: { value: 'hunter3', type: 'string', sensitive: true },
+        typed: { value: ['a'], type: ['tuple', ['string']] },
+        flag: { value: 'v', type: 'string', sensitive: true },
+        fresh: { value: true, type: 'bool' },
+      }),
+    );
     const d = diffDigests(before, after);
     assert.deepEqual(d.outputsAdded, [{ name: 'fresh', sensitive: false }]);
     assert.deepEqual(d.outputsRemoved, [{ name: 'gone', sensitive: false }]);
-    assert.deepEqual(d.outputsChanged, [{ name: 'flag', sensitive: true }, { name: 'pw', sensitive: true }, { name: 'typed', sensitive: false }]);
+    assert.deepEqual(d.outputsChanged, [
+      { name: 'flag', sensitive: true },
+      { name: 'pw', sensitive: true },
+      { name: 'typed', sensitive: false },
+    ]);
     assert.doesNotMatch(JSON.stringify(d), /hunter/);
   });
 
@@ -111,15 +170,34 @@ describe('state diff on v4 states', () => {
     const b = await digest(bytes.toString('utf8'), 4096);
     assert.ok(a.instances.size > 3);
     assert.equal(a.outputs.size, 8);
-    assert.deepEqual(diffDigests(a, b), { resourcesAdded: [], resourcesRemoved: [], resourcesChanged: [], outputsAdded: [], outputsRemoved: [], outputsChanged: [] });
+    assert.deepEqual(diffDigests(a, b), {
+      resourcesAdded: [],
+      resourcesRemoved: [],
+      resourcesChanged: [],
+      outputsAdded: [],
+      outputsRemoved: [],
+      outputsChanged: [],
+    });
   });
 
   it('compares an empty state with a full one', async () => {
     const empty = await digest(fixture('v4-empty.tfstate').toString('utf8'));
     const full = await digest(fixture('worked-example.tfstate').toString('utf8'));
     const d = diffDigests(empty, full);
-    assert.deepEqual(d.resourcesAdded.map((r) => r.address), ['aws_s3_bucket.logs["a"]', 'aws_s3_bucket.logs["b"]', 'data.aws_caller_identity.me', 'module.db.random_password.pw', 'terraform_data.marker']);
-    assert.deepEqual(d.outputsAdded, [{ name: 'bucket_names', sensitive: false }, { name: 'db_password', sensitive: true }]);
+    assert.deepEqual(
+      d.resourcesAdded.map((r) => r.address),
+      [
+        'aws_s3_bucket.logs["a"]',
+        'aws_s3_bucket.logs["b"]',
+        'data.aws_caller_identity.me',
+        'module.db.random_password.pw',
+        'terraform_data.marker',
+      ],
+    );
+    assert.deepEqual(d.outputsAdded, [
+      { name: 'bucket_names', sensitive: false },
+      { name: 'db_password', sensitive: true },
+    ]);
     assert.deepEqual(diffDigests(full, empty).resourcesRemoved.length, 5);
   });
 
@@ -138,7 +216,12 @@ describe('state diff on v3 states', () => {
     assert.ok(before.instances.has('aws_instance.web[0]') || before.instances.has('aws_instance.web'));
     assert.ok([...before.instances.keys()].some((k) => k.startsWith('module.network.module.sg.')));
     assert.equal(before.outputs.size, 4, 'only root module outputs');
-    const doc = JSON.parse(text) as { modules: Array<{ path: string[]; resources: Record<string, { primary: { attributes: Record<string, string> } }> }> };
+    const doc = JSON.parse(text) as {
+      modules: Array<{
+        path: string[];
+        resources: Record<string, { primary: { attributes: Record<string, string> } }>;
+      }>;
+    };
     const root = doc.modules.find((m) => m.path.length === 1);
     const [key, r] = Object.entries(root?.resources ?? {}).find(([k]) => !k.startsWith('data.')) ?? [];
     assert.ok(key && r);
@@ -174,7 +257,11 @@ describe('diffInWorker', () => {
     assert.ok(r.ok);
     assert.deepEqual(r.diff, diffDigests(await digest(a.toString('utf8')), await digest(b.toString('utf8'))));
     const broken = Buffer.from('{"version":4,"resources":[');
-    assert.deepEqual(await diffInWorker(chunks(broken, 4), async () => chunks(b, 5)), { ok: false, which: 'against', error: 'state is truncated: input ended inside a container nested 2 deep at byte 26' });
+    assert.deepEqual(await diffInWorker(chunks(broken, 4), async () => chunks(b, 5)), {
+      ok: false,
+      which: 'against',
+      error: 'state is truncated: input ended inside a container nested 2 deep at byte 26',
+    });
     const late = await diffInWorker(chunks(b, 64), async () => chunks(broken, 4));
     assert.equal(late.ok, false);
     assert.equal(late.ok ? '' : late.which, 'version');
@@ -183,6 +270,11 @@ describe('diffInWorker', () => {
   it('rejects when aborted', async () => {
     const controller = new AbortController();
     controller.abort(new Error('client went away'));
-    await assert.rejects(diffInWorker(chunks(fixture('v4-empty.tfstate'), 5), async () => chunks(fixture('v4-empty.tfstate'), 5), { signal: controller.signal }), /client went away/);
+    await assert.rejects(
+      diffInWorker(chunks(fixture('v4-empty.tfstate'), 5), async () => chunks(fixture('v4-empty.tfstate'), 5), {
+        signal: controller.signal,
+      }),
+      /client went away/,
+    );
   });
 });

@@ -120,7 +120,13 @@ class RunningHash {
 }
 
 /** `module.app["a"]` + `data` + `aws_ami` + `base` + `0` → `module.app["a"].data.aws_ami.base[0]`. */
-export function instanceAddress(module: string | undefined, mode: 'managed' | 'data', type: string, name: string, indexKey: unknown): string {
+export function instanceAddress(
+  module: string | undefined,
+  mode: 'managed' | 'data',
+  type: string,
+  name: string,
+  indexKey: unknown,
+): string {
   let a = `${module ? `${module}.` : ''}${mode === 'data' ? 'data.' : ''}${type}.${name}`;
   if (typeof indexKey === 'number') a += `[${indexKey}]`;
   else if (typeof indexKey === 'string') a += `[${JSON.stringify(indexKey)}]`;
@@ -146,8 +152,18 @@ const ATTRS = 14;
 
 const ELEMENT: Record<number, number> = { [RESOURCES]: RESOURCE, [INSTANCES]: INSTANCE, [MODULES]: MODULE };
 
-interface Resource { module?: unknown; mode?: unknown; type?: unknown; name?: unknown }
-interface Instance { indexKey?: unknown; deposed: boolean; attributes?: string; flat?: string }
+interface Resource {
+  module?: unknown;
+  mode?: unknown;
+  type?: unknown;
+  name?: unknown;
+}
+interface Instance {
+  indexKey?: unknown;
+  deposed: boolean;
+  attributes?: string;
+  flat?: string;
+}
 
 function str(v: unknown, what: string): string {
   if (typeof v !== 'string') throw new StateContentError(`${what} must be a string`);
@@ -290,11 +306,13 @@ class DigestCollector implements JsonEvents {
         return s.captureValue((v) => this.outputs.set(name, outputDigest(name, v)));
       case RESOURCE:
         if (name === 'instances') return void (this.next = INSTANCES);
-        if (name === 'module' || name === 'mode' || name === 'type' || name === 'name') return s.captureValue((v) => (this.resource[name] = v));
+        if (name === 'module' || name === 'mode' || name === 'type' || name === 'name')
+          return s.captureValue((v) => (this.resource[name] = v));
         return s.skipValue();
       case INSTANCE:
         if (name === 'index_key') return s.captureValue((v) => (this.instance.indexKey = v));
-        if (name === 'deposed') return s.captureValue((v) => (this.instance.deposed = typeof v === 'string' && v !== ''));
+        if (name === 'deposed')
+          return s.captureValue((v) => (this.instance.deposed = typeof v === 'string' && v !== ''));
         // Attribute values are hashed from the scanner's events, never built as objects.
         if (name === 'attributes' || name === 'attributes_flat') {
           this.attrsTarget = name === 'attributes' ? 'attributes' : 'flat';
@@ -328,7 +346,8 @@ class DigestCollector implements JsonEvents {
   private finishResource(): void {
     const r = this.resource;
     const mode = str(r.mode, 'resource "mode"');
-    if (mode !== 'managed' && mode !== 'data') throw new StateContentError(`resource "mode" must be "managed" or "data"`);
+    if (mode !== 'managed' && mode !== 'data')
+      throw new StateContentError(`resource "mode" must be "managed" or "data"`);
     const type = str(r.type, 'resource "type"');
     const name = str(r.name, 'resource "name"');
     const module = r.module === undefined || r.module === null ? undefined : str(r.module, 'resource "module"');
@@ -353,10 +372,24 @@ class DigestCollector implements JsonEvents {
       const parts = key.split('.');
       const data = parts[0] === 'data';
       const rest = data ? parts.slice(1) : parts;
-      if (rest.length < 2 || rest.length > 3) throw new StateContentError(`resource key ${JSON.stringify(key)} is not a resource address`);
+      if (rest.length < 2 || rest.length > 3)
+        throw new StateContentError(`resource key ${JSON.stringify(key)} is not a resource address`);
       const [type, name, index] = rest as [string, string, string | undefined];
-      const address = instanceAddress(prefix || undefined, data ? 'data' : 'managed', type, name, index === undefined ? undefined : Number(index));
-      this.onInstance({ address, module: (path as string[]).join('.'), mode: data ? 'data' : 'managed', type, name, attributes });
+      const address = instanceAddress(
+        prefix || undefined,
+        data ? 'data' : 'managed',
+        type,
+        name,
+        index === undefined ? undefined : Number(index),
+      );
+      this.onInstance({
+        address,
+        module: (path as string[]).join('.'),
+        mode: data ? 'data' : 'managed',
+        type,
+        name,
+        attributes,
+      });
     }
     // Terraform 0.11 exposes root module outputs only.
     if (names.length === 0) for (const o of this.moduleOutputs) this.v3Outputs.set(o.name, o);
@@ -364,13 +397,15 @@ class DigestCollector implements JsonEvents {
 
   /** The format version and root outputs, once the whole document was read. */
   finish(): { stateVersion: 3 | 4; outputs: Map<string, OutputDigest> } {
-    if (this.version !== 3 && this.version !== 4) throw new StateContentError(`unsupported state format version ${JSON.stringify(this.version)}`);
+    if (this.version !== 3 && this.version !== 4)
+      throw new StateContentError(`unsupported state format version ${JSON.stringify(this.version)}`);
     return { stateVersion: this.version, outputs: this.version === 4 ? this.outputs : this.v3Outputs };
   }
 }
 
 function outputDigest(name: string, raw: unknown): OutputDigest {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new StateContentError(`output "${name}" must be an object`);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new StateContentError(`output "${name}" must be an object`);
   const o = raw as { value?: unknown; type?: unknown; sensitive?: unknown };
   return { name, sensitive: o.sensitive === true, hash: hashValue([o.value ?? null, o.type ?? null]) };
 }
@@ -388,7 +423,10 @@ async function scan(source: AsyncIterable<Uint8Array>, onInstance: (d: InstanceD
 }
 
 /** Reduces a state arriving in chunks to its digest. Content problems become `{ ok: false }`. */
-export async function digestState(source: AsyncIterable<Uint8Array>, opts: { signal?: AbortSignal } = {}): Promise<DigestResult> {
+export async function digestState(
+  source: AsyncIterable<Uint8Array>,
+  opts: { signal?: AbortSignal } = {},
+): Promise<DigestResult> {
   const instances = new Map<string, InstanceDigest>();
   try {
     const { stateVersion, outputs } = await scan(source, (d) => instances.set(d.address, d), opts.signal);
@@ -404,7 +442,11 @@ export async function digestState(source: AsyncIterable<Uint8Array>, opts: { sig
  * compared when it has been read and only the `before` digest is held, so memory is
  * one digest whatever the size of the second state. `before` is consumed.
  */
-export async function diffAgainstState(before: StateDigest, after: AsyncIterable<Uint8Array>, opts: { signal?: AbortSignal } = {}): Promise<{ ok: true; diff: StateDiff } | { ok: false; error: string }> {
+export async function diffAgainstState(
+  before: StateDigest,
+  after: AsyncIterable<Uint8Array>,
+  opts: { signal?: AbortSignal } = {},
+): Promise<{ ok: true; diff: StateDiff } | { ok: false; error: string }> {
   const builder = new DiffBuilder(before);
   try {
     const { outputs } = await scan(after, (d) => builder.instance(d), opts.signal);
@@ -432,7 +474,14 @@ function changedAttributes(before: string, after: string): string[] {
 }
 
 class DiffBuilder {
-  private readonly diff: StateDiff = { resourcesAdded: [], resourcesRemoved: [], resourcesChanged: [], outputsAdded: [], outputsRemoved: [], outputsChanged: [] };
+  private readonly diff: StateDiff = {
+    resourcesAdded: [],
+    resourcesRemoved: [],
+    resourcesChanged: [],
+    outputsAdded: [],
+    outputsRemoved: [],
+    outputsChanged: [],
+  };
   private readonly remaining: Map<string, InstanceDigest>;
 
   constructor(private readonly before: StateDigest) {
@@ -459,9 +508,11 @@ class DiffBuilder {
     for (const [name, a] of afterOutputs) {
       const b = before.get(name);
       if (!b) diff.outputsAdded.push({ name, sensitive: a.sensitive });
-      else if (b.hash !== a.hash || b.sensitive !== a.sensitive) diff.outputsChanged.push({ name, sensitive: a.sensitive || b.sensitive });
+      else if (b.hash !== a.hash || b.sensitive !== a.sensitive)
+        diff.outputsChanged.push({ name, sensitive: a.sensitive || b.sensitive });
     }
-    for (const [name, b] of before) if (!afterOutputs.has(name)) diff.outputsRemoved.push({ name, sensitive: b.sensitive });
+    for (const [name, b] of before)
+      if (!afterOutputs.has(name)) diff.outputsRemoved.push({ name, sensitive: b.sensitive });
     diff.resourcesAdded.sort(byAddress);
     diff.resourcesRemoved.sort(byAddress);
     diff.resourcesChanged.sort(byAddress);

@@ -28,7 +28,8 @@ describe('extractState on fixtures', () => {
       const bytes = fixture(`${name}.tfstate`);
       const expected = { ...JSON.parse(fixture(`${name}.expected.json`).toString('utf8')), size: bytes.length };
       assert.deepEqual(extractStateFromBytes(bytes), { ok: true, value: expected });
-      for (const size of [1, 3, 64, 4096]) assert.deepEqual(await extractState(chunks(bytes, size)), { ok: true, value: expected });
+      for (const size of [1, 3, 64, 4096])
+        assert.deepEqual(await extractState(chunks(bytes, size)), { ok: true, value: expected });
     });
   }
 
@@ -47,7 +48,11 @@ async function* twoChunks(bytes: Uint8Array, cut: number): AsyncGenerator<Uint8A
 }
 
 describe('extractState on generated states', () => {
-  for (const [instances, targetBytes] of [[1, 2000], [300, 300_000], [3000, 3_000_000]] as const) {
+  for (const [instances, targetBytes] of [
+    [1, 2000],
+    [300, 300_000],
+    [3000, 3_000_000],
+  ] as const) {
     it(`v4 with ${instances} instances and ~${targetBytes} bytes`, async () => {
       const gen = new V4StateGenerator({ resourceInstances: instances, targetBytes, seed: instances });
       const v = value(await extractState(v4StateBuffers(gen)));
@@ -63,7 +68,10 @@ describe('extractState on generated states', () => {
       assert.deepEqual(v.providers, s.providers);
       assert.equal(v.billableRumCount, s.billableRumCount);
       assert.deepEqual(v.outputs, s.outputs);
-      assert.equal(v.resources.reduce((n, r) => n + r.count, 0), instances);
+      assert.equal(
+        v.resources.reduce((n, r) => n + r.count, 0),
+        instances,
+      );
     });
   }
 
@@ -89,31 +97,72 @@ const edit = (from: string, to: string): string => {
 describe('extractState on bad input', () => {
   const CASES: [string, string, RegExp][] = [
     ['plain text', 'hello', /^state is not valid JSON: unexpected 'h', expected a value, at byte 0$/],
-    ['broken JSON inside skipped attributes', edit('"account_id":"123456789012"', '"account_id":123456789012x"'), /^state is not valid JSON: unexpected 'x'/],
+    [
+      'broken JSON inside skipped attributes',
+      edit('"account_id":"123456789012"', '"account_id":123456789012x"'),
+      /^state is not valid JSON: unexpected 'x'/,
+    ],
     ['bad escape inside skipped attributes', edit('"acme-logs-a","id"', '"acme\\q","id"'), /invalid escape sequence/],
     ['trailing garbage', `${WORKED}}`, /^state is not valid JSON: unexpected '}', expected the end of the document/],
     ['truncated in the middle', WORKED.slice(0, 800), /^state is truncated: input ended inside/],
-    ['truncated in a string', WORKED.slice(0, WORKED.indexOf('hunter2') + 3), /^state is truncated: input ended inside a string/],
+    [
+      'truncated in a string',
+      WORKED.slice(0, WORKED.indexOf('hunter2') + 3),
+      /^state is truncated: input ended inside a string/,
+    ],
     ['truncated by one byte', WORKED.trimEnd().slice(0, -1), /^state is truncated/],
     ['empty', '', /^state is empty$/],
     ['only whitespace', ' \n ', /^state is empty$/],
     ['an array', '[]', /^state must be a JSON object, got an array$/],
     ['a string', '"x"', /^state must be a JSON object, got string$/],
     ['null', 'null', /^state must be a JSON object, got null$/],
-    ['version 2', edit('"version":4', '"version":2'), /^unsupported state format version 2: only versions 3 and 4 are supported$/],
+    [
+      'version 2',
+      edit('"version":4', '"version":2'),
+      /^unsupported state format version 2: only versions 3 and 4 are supported$/,
+    ],
     ['version 5', edit('"version":4', '"version":5'), /^unsupported state format version 5/],
-    ['version as string', edit('"version":4', '"version":"4"'), /^state "version" must be an integer, got the string "4"$/],
+    [
+      'version as string',
+      edit('"version":4', '"version":"4"'),
+      /^state "version" must be an integer, got the string "4"$/,
+    ],
     ['no version', edit('"version":4,', ''), /^state has no "version" field$/],
     ['no serial', edit('"serial":7,', ''), /^state has no "serial" field$/],
-    ['negative serial', edit('"serial":7', '"serial":-1'), /^state "serial" must be a non-negative integer, got number -1$/],
+    [
+      'negative serial',
+      edit('"serial":7', '"serial":-1'),
+      /^state "serial" must be a non-negative integer, got number -1$/,
+    ],
     ['fractional serial', edit('"serial":7', '"serial":7.5'), /non-negative integer, got number 7.5/],
     ['no lineage', edit('"lineage":"3f2c9a1e-58b4-4c1d-9e77-0a1b2c3d4e5f",', ''), /^state has no "lineage" field$/],
-    ['numeric lineage', edit('"lineage":"3f2c9a1e-58b4-4c1d-9e77-0a1b2c3d4e5f"', '"lineage":12'), /^state "lineage" must be a string, got number 12$/],
-    ['resources as object', edit('"resources":[', '"resources":{"x":[').replace('"check_results"', '"y":1},"check_results"').replace(']}],\n "check_results"', ']}]},\n "check_results"'), /"resources" must be an array/],
-    ['instance that is a number', edit('"instances":[{"schema_version":0,"attributes":{"account_id"', '"instances":[1,{"schema_version":0,"attributes":{"account_id"'), /^an instance must be an object$/],
+    [
+      'numeric lineage',
+      edit('"lineage":"3f2c9a1e-58b4-4c1d-9e77-0a1b2c3d4e5f"', '"lineage":12'),
+      /^state "lineage" must be a string, got number 12$/,
+    ],
+    [
+      'resources as object',
+      edit('"resources":[', '"resources":{"x":[')
+        .replace('"check_results"', '"y":1},"check_results"')
+        .replace(']}],\n "check_results"', ']}]},\n "check_results"'),
+      /"resources" must be an array/,
+    ],
+    [
+      'instance that is a number',
+      edit(
+        '"instances":[{"schema_version":0,"attributes":{"account_id"',
+        '"instances":[1,{"schema_version":0,"attributes":{"account_id"',
+      ),
+      /^an instance must be an object$/,
+    ],
     ['resource without type', edit('"type":"aws_caller_identity",', ''), /^resource "type" must be a string$/],
     ['bad mode', edit('"mode":"data"', '"mode":"other"'), /^resource "mode" must be "managed" or "data", got "other"$/],
-    ['output that is not an object', edit('"db_password":{"value":"hunter2-but-longer","type":"string","sensitive":true}', '"db_password":3'), /^output "db_password" must be an object, got number 3$/],
+    [
+      'output that is not an object',
+      edit('"db_password":{"value":"hunter2-but-longer","type":"string","sensitive":true}', '"db_password":3'),
+      /^output "db_password" must be an object, got number 3$/,
+    ],
     ['nesting bomb', `{"version":4,"x":${'['.repeat(100_000)}`, /nesting deeper than 512 levels/],
   ];
   for (const [name, text, message] of CASES) {
@@ -177,9 +226,16 @@ describe('extractState on bad input', () => {
 
 describe('extracted outputs', () => {
   it('keeps hostile keys in output values as data', () => {
-    const v = value(extractStateFromBytes(Buffer.from(
-      edit('"value":["acme-logs-a","acme-logs-b"],"type":["list","string"]', '"value":{"__proto__":{"polluted":true}},"type":"dynamic"'),
-    )));
+    const v = value(
+      extractStateFromBytes(
+        Buffer.from(
+          edit(
+            '"value":["acme-logs-a","acme-logs-b"],"type":["list","string"]',
+            '"value":{"__proto__":{"polluted":true}},"type":"dynamic"',
+          ),
+        ),
+      ),
+    );
     const out = v.outputs[0];
     assert.ok(out);
     assert.equal(out.type, 'object');
@@ -189,7 +245,10 @@ describe('extracted outputs', () => {
 
   it('ignores outputs of nested modules in v3 states', () => {
     const v = value(extractStateFromBytes(fixture('v3-nested.tfstate')));
-    assert.deepEqual(v.outputs.map((o) => o.name), ['ip', 'instance_ids', 'admin_password', 'labels']);
+    assert.deepEqual(
+      v.outputs.map((o) => o.name),
+      ['ip', 'instance_ids', 'admin_password', 'labels'],
+    );
   });
 });
 

@@ -1,6 +1,12 @@
 import { JsonScanner } from './json-scanner.js';
 import type { JsonEvents, JsonScannerLimits } from './json-scanner.js';
-import { StateContentError, checkStateVersion, describeScanError, toStateOutput, validateStateHeader } from './state-file.js';
+import {
+  StateContentError,
+  checkStateVersion,
+  describeScanError,
+  toStateOutput,
+  validateStateHeader,
+} from './state-file.js';
 import type { RawStateHeader, StateOutput } from './state-file.js';
 
 /**
@@ -141,16 +147,38 @@ const V3_RESOURCE = 10;
 const V3_OUTPUTS = 11;
 
 const CONTEXT_NAMES: Record<number, string> = {
-  [ROOT]: 'state', [RESOURCES]: '"resources"', [RESOURCE]: 'a resource', [INSTANCES]: '"instances"',
-  [INSTANCE]: 'an instance', [OUTPUTS]: '"outputs"', [MODULES]: '"modules"', [MODULE]: 'a module',
-  [V3_RESOURCES]: 'module "resources"', [V3_RESOURCE]: 'a resource', [V3_OUTPUTS]: 'module "outputs"',
+  [ROOT]: 'state',
+  [RESOURCES]: '"resources"',
+  [RESOURCE]: 'a resource',
+  [INSTANCES]: '"instances"',
+  [INSTANCE]: 'an instance',
+  [OUTPUTS]: '"outputs"',
+  [MODULES]: '"modules"',
+  [MODULE]: 'a module',
+  [V3_RESOURCES]: 'module "resources"',
+  [V3_RESOURCE]: 'a resource',
+  [V3_OUTPUTS]: 'module "outputs"',
 };
 const ELEMENT_CONTEXTS: Record<number, number> = { [RESOURCES]: RESOURCE, [INSTANCES]: INSTANCE, [MODULES]: MODULE };
 const OBJECT_CONTEXTS = new Set([ROOT, RESOURCE, INSTANCE, OUTPUTS, MODULE, V3_RESOURCES, V3_RESOURCE, V3_OUTPUTS]);
 
-interface V4Resource { module?: unknown; mode?: unknown; type?: unknown; name?: unknown; provider?: unknown; count: number }
-interface V3Resource { type?: unknown; provider?: unknown }
-interface V3Module { path?: unknown; outputs: StateOutput[]; resources: [string, V3Resource][] }
+interface V4Resource {
+  module?: unknown;
+  mode?: unknown;
+  type?: unknown;
+  name?: unknown;
+  provider?: unknown;
+  count: number;
+}
+interface V3Resource {
+  type?: unknown;
+  provider?: unknown;
+}
+interface V3Module {
+  path?: unknown;
+  outputs: StateOutput[];
+  resources: [string, V3Resource][];
+}
 
 function str(v: unknown, what: string): string {
   if (typeof v !== 'string') throw new StateContentError(`${what} must be a string`);
@@ -195,7 +223,9 @@ class StateCollector implements JsonEvents {
     if (ctx === ROOT && !isObject) throw new StateContentError('state must be a JSON object, got an array');
     const wantObject = OBJECT_CONTEXTS.has(ctx);
     if (wantObject !== isObject) {
-      throw new StateContentError(`${CONTEXT_NAMES[ctx]} must be ${wantObject ? 'an object' : 'an array'}, got ${kind === 1 ? 'an object' : 'an array'}`);
+      throw new StateContentError(
+        `${CONTEXT_NAMES[ctx]} must be ${wantObject ? 'an object' : 'an array'}, got ${kind === 1 ? 'an object' : 'an array'}`,
+      );
     }
     if (ctx === RESOURCE) this.resource = { count: 0 };
     else if (ctx === INSTANCE) this.deposed = false;
@@ -225,7 +255,8 @@ class StateCollector implements JsonEvents {
 
   scalar(v: string | number | boolean | null): void {
     const top = this.stack[this.stack.length - 1];
-    if (top === undefined) throw new StateContentError(`state must be a JSON object, got ${v === null ? 'null' : typeof v}`);
+    if (top === undefined)
+      throw new StateContentError(`state must be a JSON object, got ${v === null ? 'null' : typeof v}`);
     if (v === null && this.next !== 0) {
       // `"resources": null` and the like mean "none".
       this.next = 0;
@@ -286,12 +317,20 @@ class StateCollector implements JsonEvents {
   private finishV4Resource(): void {
     const r = this.resource;
     const mode = str(r.mode, 'resource "mode"');
-    if (mode !== 'managed' && mode !== 'data') throw new StateContentError(`resource "mode" must be "managed" or "data", got ${JSON.stringify(mode)}`);
+    if (mode !== 'managed' && mode !== 'data')
+      throw new StateContentError(`resource "mode" must be "managed" or "data", got ${JSON.stringify(mode)}`);
     const type = str(r.type, 'resource "type"');
     const name = str(r.name, 'resource "name"');
     const provider = r.provider === undefined ? '' : str(r.provider, 'resource "provider"');
     const module = r.module === undefined || r.module === null ? undefined : str(r.module, 'resource "module"');
-    this.v4.add(moduleString(module), mode === 'data' ? `data.${type}` : type, name, provider, r.count, mode === 'managed');
+    this.v4.add(
+      moduleString(module),
+      mode === 'data' ? `data.${type}` : type,
+      name,
+      provider,
+      r.count,
+      mode === 'managed',
+    );
   }
 
   private finishV3Module(): void {
@@ -303,7 +342,10 @@ class StateCollector implements JsonEvents {
     // Instances of one resource (`x.y.0`, `x.y.1`) share a base address and become one entry.
     for (const [key, r] of this.module.resources) {
       const addr = v3Address(key);
-      const provider = r.provider === undefined || r.provider === null ? '' : str(r.provider, `resource ${JSON.stringify(key)} "provider"`);
+      const provider =
+        r.provider === undefined || r.provider === null
+          ? ''
+          : str(r.provider, `resource ${JSON.stringify(key)} "provider"`);
       const type = addr.mode === 'data' ? `data.${addr.type}` : addr.type;
       this.v3.add(module, type, addr.name, provider, 1, addr.mode === 'managed');
     }

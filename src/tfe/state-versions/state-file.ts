@@ -154,7 +154,10 @@ class HeaderCollector implements JsonEvents {
 /** Turns scanner and handler failures into the messages users see. */
 export function describeScanError(err: unknown, subject = 'state'): string {
   if (err instanceof JsonSyntaxError) {
-    if (err.truncated) return err.message.startsWith('document is empty') ? `${subject} is empty` : `${subject} is ${err.message.replace('document is ', '')}`;
+    if (err.truncated)
+      return err.message.startsWith('document is empty')
+        ? `${subject} is empty`
+        : `${subject} is ${err.message.replace('document is ', '')}`;
     return `${subject} is not valid JSON: ${err.message}`;
   }
   if (err instanceof StateContentError) return err.message;
@@ -163,7 +166,8 @@ export function describeScanError(err: unknown, subject = 'state'): string {
 
 function classify(collector: HeaderCollector, error: string | undefined): StateInspection {
   if (error !== undefined) return { kind: 'invalid', error };
-  if (collector.raw.version === undefined && collector.envelopeKeys === (1 << ENVELOPE_KEYS.length) - 1) return { kind: 'encrypted' };
+  if (collector.raw.version === undefined && collector.envelopeKeys === (1 << ENVELOPE_KEYS.length) - 1)
+    return { kind: 'encrypted' };
   const r = validateStateHeader(collector.raw);
   return r.ok ? { kind: 'state', header: r.header } : { kind: 'invalid', error: r.error };
 }
@@ -221,7 +225,10 @@ export class StateInspector {
 }
 
 /** StateInspector over a stream. */
-export async function inspectStateStream(source: AsyncIterable<Uint8Array>, opts: { stopEarly?: boolean } = {}): Promise<StateInspection> {
+export async function inspectStateStream(
+  source: AsyncIterable<Uint8Array>,
+  opts: { stopEarly?: boolean } = {},
+): Promise<StateInspection> {
   const inspector = new StateInspector(opts);
   for await (const chunk of source) if (!inspector.write(chunk)) break;
   return inspector.end();

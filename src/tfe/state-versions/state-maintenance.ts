@@ -12,7 +12,12 @@ export interface StateMaintenanceDeps {
   jobs: JobQueue;
   clock: Clock;
   logger: Logger;
-  settings: { softDeletePurgeDays: number; retentionKeepLatest: number; retentionMaxAgeDays: number; maintenanceIntervalSeconds: number };
+  settings: {
+    softDeletePurgeDays: number;
+    retentionKeepLatest: number;
+    retentionMaxAgeDays: number;
+    maintenanceIntervalSeconds: number;
+  };
 }
 
 const BATCH = 500;
@@ -83,7 +88,12 @@ export class StateMaintenance {
       signal?.throwIfAborted();
       const batch = await repo.retentionCandidates(repo.db, before, from, BATCH);
       if (batch.length === 0) break;
-      const n = await repo.transaction((trx) => repo.deleteUnprotected(trx, batch.map((c) => c.id)));
+      const n = await repo.transaction((trx) =>
+        repo.deleteUnprotected(
+          trx,
+          batch.map((c) => c.id),
+        ),
+      );
       expired += n;
       // Nothing went (every one became protected meanwhile): the next run looks again.
       if (n === 0 || batch.length < BATCH) break;

@@ -8,7 +8,10 @@ import type { StateUploadService } from './state-upload-service.js';
  * and without Authorization, the secret in the path being the credential. Bodies are
  * streamed to the blob store as they arrive, never buffered, up to `maxUploadSize`.
  */
-export async function registerStateUploadRoutes(app: FastifyInstance, deps: { uploads: StateUploadService; maxUploadSize: number }): Promise<void> {
+export async function registerStateUploadRoutes(
+  app: FastifyInstance,
+  deps: { uploads: StateUploadService; maxUploadSize: number },
+): Promise<void> {
   // A scope of its own so that the raw-stream parser applies to these routes only.
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
@@ -22,8 +25,13 @@ export async function registerStateUploadRoutes(app: FastifyInstance, deps: { up
           throw new DomainError('too_large', `upload is larger than the limit of ${deps.maxUploadSize} bytes`);
         }
         const body = (request.body as Readable | undefined) ?? request.raw;
-        const result = await deps.uploads.upload(request.params.token, body, Number.isFinite(declared) ? declared : undefined);
-        if (result.stored) request.log.info({ stateVersionId: result.stateVersionId, target: result.target }, 'state content uploaded');
+        const result = await deps.uploads.upload(
+          request.params.token,
+          body,
+          Number.isFinite(declared) ? declared : undefined,
+        );
+        if (result.stored)
+          request.log.info({ stateVersionId: result.stateVersionId, target: result.target }, 'state content uploaded');
         return reply.status(200).send();
       },
     );

@@ -66,22 +66,30 @@ export class StateUploadService {
     if (target === 'json' && v.jsonSha256 !== null) return this.repeated(v, target, body, max);
 
     if (target === 'json') {
-      const { blob, checked: error } = await storeCheckedUpload(this.deps.blobs, body, max, (chunks) => checkJsonStream(chunks, 'JSON state'));
+      const { blob, checked: error } = await storeCheckedUpload(this.deps.blobs, body, max, (chunks) =>
+        checkJsonStream(chunks, 'JSON state'),
+      );
       await this.refuseUnless(blob, () => {
         if (error !== null) throw invalid(error, '/data/attributes/json-state');
       });
       return this.inTransaction(blob.sha256, async (trx) => {
         await this.deps.versions.useBlobs(trx, [blob], false);
-        if (!(await this.deps.repo.setJsonState(trx, v.id, blob.sha256))) throw conflict('JSON state was already uploaded for this state version');
+        if (!(await this.deps.repo.setJsonState(trx, v.id, blob.sha256)))
+          throw conflict('JSON state was already uploaded for this state version');
         return { stateVersionId: v.id, target, stored: true };
       });
     }
 
     // Large states are checked on another core so that checking does not slow the upload down.
-    const inspect = declaredSize !== undefined && declaredSize >= INSPECT_IN_WORKER_FROM ? inspectInWorker : inspectStateStream;
+    const inspect =
+      declaredSize !== undefined && declaredSize >= INSPECT_IN_WORKER_FROM ? inspectInWorker : inspectStateStream;
     const { blob, checked: inspection } = await storeCheckedUpload(this.deps.blobs, body, max, inspect);
     const accepted = await this.refuseUnless(blob, () => {
-      if (blob.md5 !== v.md5) throw invalid(`the MD5 of the uploaded state (${blob.md5}) does not match the md5 given at creation (${v.md5})`, '/data/attributes/md5');
+      if (blob.md5 !== v.md5)
+        throw invalid(
+          `the MD5 of the uploaded state (${blob.md5}) does not match the md5 given at creation (${v.md5})`,
+          '/data/attributes/md5',
+        );
       return acceptStateContent(inspection, { serial: v.serial, md5: v.md5, lineage: v.lineage }, this.deps.settings);
     });
     return this.inTransaction(blob.sha256, async (trx) => {
@@ -103,7 +111,12 @@ export class StateUploadService {
     const v = await this.deps.versions.get(actor, id);
     assertBackingDataNotDeleted(v);
     const sha = target === 'state' ? v.stateSha256 : v.jsonSha256;
-    if (sha === null) throw notFound(target === 'state' ? `state version ${id} has no state content (status ${v.status})` : `state version ${id} has no JSON state`);
+    if (sha === null)
+      throw notFound(
+        target === 'state'
+          ? `state version ${id} has no state content (status ${v.status})`
+          : `state version ${id} has no JSON state`,
+      );
     const stat = target === 'state' ? v.size : null;
     return { size: stat, body: await openStateContent(this.deps.repo, this.deps.blobs, sha) };
   }
@@ -112,10 +125,16 @@ export class StateUploadService {
    * A second PUT to a used URL: a retry of the same content succeeds without storing
    * anything (clients retry after lost responses); other content is a conflict.
    */
-  private async repeated(v: StateVersion, target: 'state' | 'json', body: AsyncIterable<Buffer>, max: number): Promise<UploadResult> {
+  private async repeated(
+    v: StateVersion,
+    target: 'state' | 'json',
+    body: AsyncIterable<Buffer>,
+    max: number,
+  ): Promise<UploadResult> {
     const d = await digestStream(body, max);
     if (target === 'state') {
-      if (v.status === 'discarded') throw conflict('this state version was discarded: a newer state version was created before the upload');
+      if (v.status === 'discarded')
+        throw conflict('this state version was discarded: a newer state version was created before the upload');
       if (v.md5 === d.md5 && v.stateSha256 !== null) return { stateVersionId: v.id, target, stored: false };
       throw conflict('state content was already uploaded for this state version');
     }
@@ -150,7 +169,10 @@ export class StateUploadService {
       return await this.deps.repo.batched(fn);
     } catch (err) {
       if (err instanceof BlobCollectedError) {
-        throw new DomainError('unavailable', `stored content ${sha256.slice(0, 12)}… was being removed; retry the upload`);
+        throw new DomainError(
+          'unavailable',
+          `stored content ${sha256.slice(0, 12)}… was being removed; retry the upload`,
+        );
       }
       throw err;
     }

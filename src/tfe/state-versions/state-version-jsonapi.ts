@@ -10,7 +10,13 @@ import type { StateVersion, StateVersionOutput } from './state-version.js';
  */
 
 /** The `include` values the specification lists for every state version read. */
-export const STATE_VERSION_INCLUDES = ['created_by', 'run', 'run.created_by', 'run.configuration_version', 'outputs'] as const;
+export const STATE_VERSION_INCLUDES = [
+  'created_by',
+  'run',
+  'run.created_by',
+  'run.configuration_version',
+  'outputs',
+] as const;
 export type StateVersionInclude = (typeof STATE_VERSION_INCLUDES)[number];
 
 /** Per-version facts the serializer needs beyond the record. */
@@ -126,7 +132,11 @@ export function includedResources(
   return out;
 }
 
-export function stateVersionDocument(v: StateVersion, ctx: StateVersionRenderContext, included?: Record<string, unknown>[]): Record<string, unknown> {
+export function stateVersionDocument(
+  v: StateVersion,
+  ctx: StateVersionRenderContext,
+  included?: Record<string, unknown>[],
+): Record<string, unknown> {
   const doc: Record<string, unknown> = { data: stateVersionResource(v, ctx) };
   if (included) doc.included = included;
   return doc;

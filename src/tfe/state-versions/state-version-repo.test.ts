@@ -41,7 +41,13 @@ function row(workspaceId: string, id: string, seq: number, status = 'finalized')
 }
 
 /** Appends a version the way the service does: next history position, then insert, then current. */
-async function append(repo: StateVersionRepo, trx: Executor, ws: string, id: string, status = 'finalized'): Promise<number> {
+async function append(
+  repo: StateVersionRepo,
+  trx: Executor,
+  ws: string,
+  id: string,
+  status = 'finalized',
+): Promise<number> {
   const { seq } = await repo.advanceHead(trx, ws);
   await repo.insert(trx, row(ws, id, seq, status));
   await repo.setCurrent(trx, ws, id);
@@ -70,12 +76,23 @@ for (const kind of dbKinds()) {
             }),
           ),
         );
-        assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+        assert.deepEqual(
+          results.map((r) => r.status),
+          ['fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
+        );
         // Positions run 1..3 without a gap whatever order the writers got the head in.
-        const seqOf = new Map(['a', 'c', 'd'].map((n, i) => [`sv-${n}`, (results[[0, 2, 3][i] as number] as PromiseFulfilledResult<number>).value]));
+        const seqOf = new Map(
+          ['a', 'c', 'd'].map((n, i) => [
+            `sv-${n}`,
+            (results[[0, 2, 3][i] as number] as PromiseFulfilledResult<number>).value,
+          ]),
+        );
         assert.deepEqual([...seqOf.values()].sort(), [1, 2, 3]);
         const page = await repo.list(repo.db, ws, undefined, 20, 0);
-        assert.deepEqual(page.items.map((v) => v.id), [...seqOf.keys()].sort((x, y) => (seqOf.get(y) ?? 0) - (seqOf.get(x) ?? 0)));
+        assert.deepEqual(
+          page.items.map((v) => v.id),
+          [...seqOf.keys()].sort((x, y) => (seqOf.get(y) ?? 0) - (seqOf.get(x) ?? 0)),
+        );
         assert.equal(page.total, 3);
         assert.equal(await repo.currentId(repo.db, ws), page.items[0]?.id);
         assert.equal(await repo.findById(repo.db, 'sv-b'), undefined);
@@ -88,8 +105,21 @@ for (const kind of dbKinds()) {
         const none = await repo.findCurrentWithOutputIds(repo.db, ws);
         assert.equal(none?.version.id, 'sv-co1');
         assert.deepEqual(none?.outputIds, []);
-        const out = (id: string, name: string) => ({ id, name, sensitive: false, type: 'string', detailedType: 'string', value: name });
-        await repo.batched((trx) => repo.insertOutputs(trx, { id: 'sv-co1', workspaceId: ws }, [out('wsout-z', 'first'), out('wsout-a', 'second'), out('wsout-m', 'third')]));
+        const out = (id: string, name: string) => ({
+          id,
+          name,
+          sensitive: false,
+          type: 'string',
+          detailedType: 'string',
+          value: name,
+        });
+        await repo.batched((trx) =>
+          repo.insertOutputs(trx, { id: 'sv-co1', workspaceId: ws }, [
+            out('wsout-z', 'first'),
+            out('wsout-a', 'second'),
+            out('wsout-m', 'third'),
+          ]),
+        );
         const found = await repo.findCurrentWithOutputIds(repo.db, ws);
         assert.deepEqual(found?.outputIds, ['wsout-z', 'wsout-a', 'wsout-m']);
         assert.deepEqual(found?.version, await repo.findCurrent(repo.db, ws));
@@ -98,7 +128,8 @@ for (const kind of dbKinds()) {
 
       it('lists by position ranges, and by index after retention left holes', async () => {
         const ws = 'ws-list';
-        for (let i = 1; i <= 7; i++) await repo.batched((trx) => append(repo, trx, ws, `sv-l${i}`, i % 2 === 0 ? 'discarded' : 'finalized'));
+        for (let i = 1; i <= 7; i++)
+          await repo.batched((trx) => append(repo, trx, ws, `sv-l${i}`, i % 2 === 0 ? 'discarded' : 'finalized'));
         const ids = async (statuses?: Array<'finalized' | 'discarded'>, limit = 3, offset = 0) =>
           (await repo.list(repo.db, ws, statuses, limit, offset)).items.map((v) => v.id);
         assert.deepEqual(await ids(undefined, 3, 0), ['sv-l7', 'sv-l6', 'sv-l5']);
@@ -106,10 +137,17 @@ for (const kind of dbKinds()) {
         assert.deepEqual(await ids(undefined, 3, 9), []);
         assert.deepEqual(await ids(['discarded'], 2, 1), ['sv-l4', 'sv-l2']);
         assert.equal((await repo.list(repo.db, ws, ['finalized'], 20, 0)).total, 4);
-        assert.equal(await repo.transaction((trx) => repo.deleteVersions(trx, ['sv-l2', 'sv-l5', 'sv-l7'])), 2, 'the current version stays');
+        assert.equal(
+          await repo.transaction((trx) => repo.deleteVersions(trx, ['sv-l2', 'sv-l5', 'sv-l7'])),
+          2,
+          'the current version stays',
+        );
         const after = await repo.list(repo.db, ws, undefined, 3, 0);
         assert.equal(after.total, 5);
-        assert.deepEqual(after.items.map((v) => v.id), ['sv-l7', 'sv-l6', 'sv-l4']);
+        assert.deepEqual(
+          after.items.map((v) => v.id),
+          ['sv-l7', 'sv-l6', 'sv-l4'],
+        );
         assert.deepEqual(await ids(undefined, 3, 3), ['sv-l3', 'sv-l1']);
         assert.equal((await repo.list(repo.db, 'ws-none', undefined, 20, 0)).total, 0);
       });
@@ -120,7 +158,11 @@ for (const kind of dbKinds()) {
         assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, 5, now)), true);
         assert.deepEqual(await repo.unreferencedBlobs(repo.db, 1000).then((l) => l.includes(sha)), true);
         assert.equal(await repo.transaction((trx) => repo.markBlobDeleting(trx, sha, now)), true);
-        assert.equal(await repo.transaction((trx) => repo.markBlobDeleting(trx, sha, now)), false, 'only one collector wins');
+        assert.equal(
+          await repo.transaction((trx) => repo.markBlobDeleting(trx, sha, now)),
+          false,
+          'only one collector wins',
+        );
         assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, 5, now)), false);
         await repo.transaction((trx) => repo.reviveBlob(trx, sha, 5, now));
         assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, 5, now)), true);
@@ -133,10 +175,18 @@ for (const kind of dbKinds()) {
         assert.equal(await repo.inlineBlob(repo.db, sha), undefined);
         await repo.batched((trx) => repo.putInlineBlob(trx, sha, bytes, now));
         assert.ok((await repo.inlineBlob(repo.db, sha))?.equals(bytes));
-        assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, bytes.length, now)), true, 'a live inline blob is shared');
+        assert.equal(
+          await repo.transaction((trx) => repo.touchBlob(trx, sha, bytes.length, now)),
+          true,
+          'a live inline blob is shared',
+        );
         assert.equal(await repo.transaction((trx) => repo.markBlobDeleting(trx, sha, now)), true);
         assert.equal(await repo.inlineBlob(repo.db, sha), undefined);
-        assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, bytes.length, now)), false, 'a tombstone is reported');
+        assert.equal(
+          await repo.transaction((trx) => repo.touchBlob(trx, sha, bytes.length, now)),
+          false,
+          'a tombstone is reported',
+        );
         await repo.batched((trx) => repo.putInlineBlob(trx, sha, bytes, now));
         assert.ok((await repo.inlineBlob(repo.db, sha))?.equals(bytes));
         assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, bytes.length, now)), true);

@@ -39,7 +39,8 @@ export function toStateVersion(r: StateVersionRow): StateVersion {
     modules: raw(r.modules),
     providers: raw(r.providers),
     billableRumCount: r.billable_rum_count,
-    createdBy: r.created_by_kind && r.created_by_id ? { kind: r.created_by_kind as 'user' | 'team', id: r.created_by_id } : null,
+    createdBy:
+      r.created_by_kind && r.created_by_id ? { kind: r.created_by_kind as 'user' | 'team', id: r.created_by_id } : null,
     runId: r.run_id,
     rollbackOfId: r.rollback_of_id,
     deleteOlderThanNDays: r.delete_older_than_n_days,
@@ -53,7 +54,13 @@ export interface ExtractedFields {
   stateFormatVersion: number | null;
   terraformVersion: string | null;
   /** The three lists: as values, or as JSON text already (`json`, an extraction made in a worker thread). */
-  lists: { resources: unknown[] | null; modules: Record<string, unknown> | null; providers: Record<string, unknown> | null } | { json: ExtractJson };
+  lists:
+    | {
+        resources: unknown[] | null;
+        modules: Record<string, unknown> | null;
+        providers: Record<string, unknown> | null;
+      }
+    | { json: ExtractJson };
   billableRumCount: number | null;
 }
 
@@ -87,7 +94,9 @@ export class StateVersionRepo {
    * `batchCommits`: group concurrent write transactions into one commit (SQLite; see `batched`).
    * `lazySync`: run that commit with its fsync off the event loop (Db.lazySyncTransaction).
    */
-  constructor(private readonly deps: { db: Kysely<Database>; batchCommits?: boolean; lazySync?: Db['lazySyncTransaction'] }) {}
+  constructor(
+    private readonly deps: { db: Kysely<Database>; batchCommits?: boolean; lazySync?: Db['lazySyncTransaction'] },
+  ) {}
 
   get db(): Kysely<Database> {
     return this.deps.db;
@@ -179,7 +188,10 @@ export class StateVersionRepo {
   }
 
   /** The version whose state (or JSON state) upload secret hashes to `hash`. */
-  async findByUploadTokenHash(ex: Executor, hash: string): Promise<{ version: StateVersion; target: 'state' | 'json' } | undefined> {
+  async findByUploadTokenHash(
+    ex: Executor,
+    hash: string,
+  ): Promise<{ version: StateVersion; target: 'state' | 'json' } | undefined> {
     const r = await ex
       .selectFrom('tfe_state_versions')
       .selectAll()
@@ -203,7 +215,12 @@ export class StateVersionRepo {
   private readonly advanceHeadQuery = new OneParamQuery((workspaceId: string) =>
     this.deps.db
       .insertInto('tfe_state_heads')
-      .values({ workspace_id: workspaceId, current_id: sql<null>`null`, head_seq: sql<number>`1`, version_count: sql<number>`1` })
+      .values({
+        workspace_id: workspaceId,
+        current_id: sql<null>`null`,
+        head_seq: sql<number>`1`,
+        version_count: sql<number>`1`,
+      })
       .onConflict((oc) =>
         oc.column('workspace_id').doUpdateSet((eb) => ({
           head_seq: eb('tfe_state_heads.head_seq', '+', sql<number>`1`),
@@ -229,11 +246,18 @@ export class StateVersionRepo {
   }
 
   private readonly setCurrentQuery = new ParamQuery((workspaceId: string, stateVersionId: string) =>
-    this.deps.db.updateTable('tfe_state_heads').set({ current_id: stateVersionId }).where('workspace_id', '=', workspaceId),
+    this.deps.db
+      .updateTable('tfe_state_heads')
+      .set({ current_id: stateVersionId })
+      .where('workspace_id', '=', workspaceId),
   );
 
   async currentId(ex: Executor, workspaceId: string): Promise<string | null> {
-    const r = await ex.selectFrom('tfe_state_heads').select('current_id').where('workspace_id', '=', workspaceId).executeTakeFirst();
+    const r = await ex
+      .selectFrom('tfe_state_heads')
+      .select('current_id')
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
     return r?.current_id ?? null;
   }
 
@@ -281,11 +305,20 @@ export class StateVersionRepo {
       .selectFrom('tfe_state_heads as h')
       .innerJoin('tfe_state_versions as v', 'v.id', 'h.current_id')
       .selectAll('v')
-      .select(sql<string | null>`(select string_agg(o.id, ',' order by o.position) from tfe_state_version_outputs o where o.state_version_id = v.id)`.as('output_ids'))
+      .select(
+        sql<
+          string | null
+        >`(select string_agg(o.id, ',' order by o.position) from tfe_state_version_outputs o where o.state_version_id = v.id)`.as(
+          'output_ids',
+        ),
+      )
       .where('h.workspace_id', '=', workspaceId),
   );
 
-  async findCurrentWithOutputIds(ex: Executor, workspaceId: string): Promise<{ version: StateVersion; outputIds: string[] } | undefined> {
+  async findCurrentWithOutputIds(
+    ex: Executor,
+    workspaceId: string,
+  ): Promise<{ version: StateVersion; outputIds: string[] } | undefined> {
     const r = await this.currentWithOutputIdsQuery.first(ex, workspaceId);
     if (!r) return undefined;
     // toStateVersion ignores the extra column (an object rest copy of the row cost more than the query's compile).
@@ -300,7 +333,9 @@ export class StateVersionRepo {
     return toStateVersion({ ...row, processing_error: row.processing_error ?? null });
   }
 
-  private readonly insertVersion = new RowInsert((row: TfeStateVersionsTable) => this.deps.db.insertInto('tfe_state_versions').values(row));
+  private readonly insertVersion = new RowInsert((row: TfeStateVersionsTable) =>
+    this.deps.db.insertInto('tfe_state_versions').values(row),
+  );
 
   /** Pending versions of the workspace other than `exceptId` become discarded (they were superseded before upload). */
   async discardPending(trx: Executor, workspaceId: string, exceptId: string): Promise<void> {
@@ -318,7 +353,11 @@ export class StateVersionRepo {
   );
 
   /** pending → finalized with the uploaded content; false when the version is no longer pending. */
-  async finalizeUpload(trx: Executor, id: string, fields: { sha256: string; size: number; stateFormatVersion: number; terraformVersion: string | null }): Promise<boolean> {
+  async finalizeUpload(
+    trx: Executor,
+    id: string,
+    fields: { sha256: string; size: number; stateFormatVersion: number; terraformVersion: string | null },
+  ): Promise<boolean> {
     const res = await trx
       .updateTable('tfe_state_versions')
       .set({
@@ -356,11 +395,13 @@ export class StateVersionRepo {
         size: f.size,
         state_format_version: f.stateFormatVersion,
         terraform_version: f.terraformVersion,
-        ...('json' in f.lists ? f.lists.json : {
-          resources: f.lists.resources === null ? null : JSON.stringify(f.lists.resources),
-          modules: f.lists.modules === null ? null : JSON.stringify(f.lists.modules),
-          providers: f.lists.providers === null ? null : JSON.stringify(f.lists.providers),
-        }),
+        ...('json' in f.lists
+          ? f.lists.json
+          : {
+              resources: f.lists.resources === null ? null : JSON.stringify(f.lists.resources),
+              modules: f.lists.modules === null ? null : JSON.stringify(f.lists.modules),
+              providers: f.lists.providers === null ? null : JSON.stringify(f.lists.providers),
+            }),
         billable_rum_count: f.billableRumCount,
         resources_processed: 1,
         processing_error: null,
@@ -409,7 +450,12 @@ export class StateVersionRepo {
     id: string,
     from: StateVersionStatus,
     to: StateVersionStatus,
-    extra: Partial<Pick<TfeStateVersionsTable, 'soft_deleted_at' | 'purge_after' | 'delete_older_than_n_days' | 'state_sha256' | 'json_sha256'>> = {},
+    extra: Partial<
+      Pick<
+        TfeStateVersionsTable,
+        'soft_deleted_at' | 'purge_after' | 'delete_older_than_n_days' | 'state_sha256' | 'json_sha256'
+      >
+    > = {},
   ): Promise<boolean> {
     const res = await trx
       .updateTable('tfe_state_versions')
@@ -427,7 +473,10 @@ export class StateVersionRepo {
    * longer soft deleted.
    */
   async purgeBackingData(trx: Executor, id: string): Promise<boolean> {
-    const moved = await this.transition(trx, id, 'backing_data_soft_deleted', 'backing_data_permanently_deleted', { state_sha256: null, json_sha256: null });
+    const moved = await this.transition(trx, id, 'backing_data_soft_deleted', 'backing_data_permanently_deleted', {
+      state_sha256: null,
+      json_sha256: null,
+    });
     if (moved) await trx.deleteFrom('tfe_state_version_outputs').where('state_version_id', '=', id).execute();
     return moved;
   }
@@ -439,10 +488,20 @@ export class StateVersionRepo {
    * Otherwise the page's positions are found on the (workspace_id, [status,] seq) index
    * first and only those rows are read.
    */
-  async list(ex: Executor, workspaceId: string, statuses: StateVersionStatus[] | undefined, limit: number, offset: number): Promise<{ items: StateVersion[]; total: number }> {
+  async list(
+    ex: Executor,
+    workspaceId: string,
+    statuses: StateVersionStatus[] | undefined,
+    limit: number,
+    offset: number,
+  ): Promise<{ items: StateVersion[]; total: number }> {
     let total: number;
     if (!statuses) {
-      const head = await ex.selectFrom('tfe_state_heads').select(['head_seq', 'version_count']).where('workspace_id', '=', workspaceId).executeTakeFirst();
+      const head = await ex
+        .selectFrom('tfe_state_heads')
+        .select(['head_seq', 'version_count'])
+        .where('workspace_id', '=', workspaceId)
+        .executeTakeFirst();
       if (!head) return { items: [], total: 0 };
       total = Number(head.version_count);
       const top = Number(head.head_seq) - offset;
@@ -475,7 +534,11 @@ export class StateVersionRepo {
       .selectFrom('tfe_state_versions')
       .selectAll()
       .where('workspace_id', '=', workspaceId)
-      .where('seq', 'in', page.map((r) => Number(r.seq)))
+      .where(
+        'seq',
+        'in',
+        page.map((r) => Number(r.seq)),
+      )
       .orderBy('seq', 'desc')
       .execute();
     return { items: rows.map(toStateVersion), total };
@@ -493,7 +556,11 @@ export class StateVersionRepo {
     return r?.status === 'pending';
   }
 
-  async insertOutputs(trx: Executor, version: { id: string; workspaceId: string }, outputs: NewOutput[]): Promise<void> {
+  async insertOutputs(
+    trx: Executor,
+    version: { id: string; workspaceId: string },
+    outputs: NewOutput[],
+  ): Promise<void> {
     const stateVersionId = version.id;
     this.#changed([version.workspaceId]);
     await trx.deleteFrom('tfe_state_version_outputs').where('state_version_id', '=', stateVersionId).execute();
@@ -508,7 +575,8 @@ export class StateVersionRepo {
           name: o.name,
           sensitive: o.sensitive ? 1 : 0,
           type: o.type,
-          detailed_type: o.detailedType === null || o.detailedType === undefined ? null : JSON.stringify(o.detailedType),
+          detailed_type:
+            o.detailedType === null || o.detailedType === undefined ? null : JSON.stringify(o.detailedType),
           value: JSON.stringify(o.value ?? null),
         })),
       )
@@ -516,7 +584,12 @@ export class StateVersionRepo {
   }
 
   async hasOutputs(ex: Executor, stateVersionId: string): Promise<boolean> {
-    const r = await ex.selectFrom('tfe_state_version_outputs').select('id').where('state_version_id', '=', stateVersionId).limit(1).executeTakeFirst();
+    const r = await ex
+      .selectFrom('tfe_state_version_outputs')
+      .select('id')
+      .where('state_version_id', '=', stateVersionId)
+      .limit(1)
+      .executeTakeFirst();
     return r !== undefined;
   }
 
@@ -587,18 +660,30 @@ export class StateVersionRepo {
     await this.putInlineBlobQuery.run(trx, sha256, data.length, now.toISOString(), data);
   }
 
-  private readonly putInlineBlobQuery = new ParamQuery((sha256: string, size: number, updatedAt: string, data: Buffer) =>
-    this.deps.db
-      .insertInto('tfe_state_blobs')
-      .values({ sha256, size, deleting: sql<number>`0`, updated_at: updatedAt, data })
-      .onConflict((oc) =>
-        oc.column('sha256').doUpdateSet((eb) => ({ deleting: sql<number>`0`, updated_at: eb.ref('excluded.updated_at'), data: eb.ref('excluded.data') })),
-      ),
+  private readonly putInlineBlobQuery = new ParamQuery(
+    (sha256: string, size: number, updatedAt: string, data: Buffer) =>
+      this.deps.db
+        .insertInto('tfe_state_blobs')
+        .values({ sha256, size, deleting: sql<number>`0`, updated_at: updatedAt, data })
+        .onConflict((oc) =>
+          oc
+            .column('sha256')
+            .doUpdateSet((eb) => ({
+              deleting: sql<number>`0`,
+              updated_at: eb.ref('excluded.updated_at'),
+              data: eb.ref('excluded.data'),
+            })),
+        ),
   );
 
   /** The bytes of a live blob stored inline; undefined when they are in the blob store (or gone). */
   async inlineBlob(ex: Executor, sha256: string): Promise<Buffer | undefined> {
-    const r = await ex.selectFrom('tfe_state_blobs').select('data').where('sha256', '=', sha256).where('deleting', '=', 0).executeTakeFirst();
+    const r = await ex
+      .selectFrom('tfe_state_blobs')
+      .select('data')
+      .where('sha256', '=', sha256)
+      .where('deleting', '=', 0)
+      .executeTakeFirst();
     const d = r?.data;
     if (d === null || d === undefined) return undefined;
     return Buffer.isBuffer(d) ? d : Buffer.from(d);
@@ -625,7 +710,9 @@ export class StateVersionRepo {
             eb
               .selectFrom('tfe_state_versions as v')
               .select('v.id')
-              .where((w) => w.or([w('v.state_sha256', '=', w.ref('b.sha256')), w('v.json_sha256', '=', w.ref('b.sha256'))])),
+              .where((w) =>
+                w.or([w('v.state_sha256', '=', w.ref('b.sha256')), w('v.json_sha256', '=', w.ref('b.sha256'))]),
+              ),
           ),
         ),
       )
@@ -702,7 +789,12 @@ export class StateVersionRepo {
    * scan runs along the created_at index; each row costs one probe of the head row and,
    * when it holds state, one of the (workspace_id, seq) index for a newer state.
    */
-  async retentionCandidates(ex: Executor, before: Date, from: Date | null, limit: number): Promise<Array<{ id: string; createdAt: Date }>> {
+  async retentionCandidates(
+    ex: Executor,
+    before: Date,
+    from: Date | null,
+    limit: number,
+  ): Promise<Array<{ id: string; createdAt: Date }>> {
     let q = this.unprotected(ex).select('v.created_at').where('v.created_at', '<', before.toISOString());
     if (from) q = q.where('v.created_at', '>=', from.toISOString());
     const rows = await q.orderBy('v.created_at').limit(limit).execute();
@@ -716,7 +808,10 @@ export class StateVersionRepo {
   async deleteUnprotected(trx: Executor, ids: string[]): Promise<number> {
     if (ids.length === 0) return 0;
     const still = await this.unprotected(trx).where('v.id', 'in', ids).execute();
-    return this.deleteVersions(trx, still.map((r) => r.id));
+    return this.deleteVersions(
+      trx,
+      still.map((r) => r.id),
+    );
   }
 
   /** Versions that are neither current nor the newest version holding state in their workspace. */
@@ -744,7 +839,11 @@ export class StateVersionRepo {
   /** Deletes versions (and their outputs) unless they became current meanwhile; keeps the head counts right. */
   async deleteVersions(trx: Executor, ids: string[]): Promise<number> {
     if (ids.length === 0) return 0;
-    const current = await trx.selectFrom('tfe_state_heads').select('current_id').where('current_id', 'in', ids).execute();
+    const current = await trx
+      .selectFrom('tfe_state_heads')
+      .select('current_id')
+      .where('current_id', 'in', ids)
+      .execute();
     const keep = new Set(current.map((r) => r.current_id));
     const del = ids.filter((id) => !keep.has(id));
     if (del.length === 0) return 0;

@@ -11,10 +11,21 @@ import { sendDocument } from '../route-helpers.js';
 import { JsonApiInput } from '../jsonapi-input.js';
 import { parsePageQuery } from '../pagination.js';
 import type { StateUploadService } from './state-upload-service.js';
-import { STATE_VERSION_INCLUDES, includedResources, stateVersionDocument, stateVersionListDocument } from './state-version-jsonapi.js';
+import {
+  STATE_VERSION_INCLUDES,
+  includedResources,
+  stateVersionDocument,
+  stateVersionListDocument,
+} from './state-version-jsonapi.js';
 import type { IncludedCreators, StateVersionInclude, StateVersionRenderContext } from './state-version-jsonapi.js';
 import type { CurrentStateVersion, StateVersionService } from './state-version-service.js';
-import { BACKING_DATA_ACTIONS, MAX_SERIAL, isMd5Hex, isTransitionNotAllowed, parseStatusFilter } from './state-version.js';
+import {
+  BACKING_DATA_ACTIONS,
+  MAX_SERIAL,
+  isMd5Hex,
+  isTransitionNotAllowed,
+  parseStatusFilter,
+} from './state-version.js';
 import type { BackingDataAction, StateVersion } from './state-version.js';
 
 /**
@@ -33,7 +44,10 @@ export interface StateVersionRoutesDeps {
 }
 
 class HttpStatusError extends Error {
-  constructor(readonly statusCode: number, message: string) {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -44,11 +58,17 @@ export function baseUrlOf(request: FastifyRequest, publicUrl: string | undefined
 
 function parseIncludes(raw: unknown): StateVersionInclude[] {
   if (raw === undefined || raw === '') return [];
-  const parts = String(raw).split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const parts = String(raw)
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   for (const p of parts) {
     if (!(STATE_VERSION_INCLUDES as readonly string[]).includes(p)) {
       // go-tfe maps a 400 mentioning "include parameter" to ErrInvalidIncludeValue.
-      throw new HttpStatusError(400, `invalid include parameter "${p}": expected one of ${STATE_VERSION_INCLUDES.join(', ')}`);
+      throw new HttpStatusError(
+        400,
+        `invalid include parameter "${p}": expected one of ${STATE_VERSION_INCLUDES.join(', ')}`,
+      );
     }
   }
   return parts as StateVersionInclude[];
@@ -60,7 +80,8 @@ function parseIncludes(raw: unknown): StateVersionInclude[] {
  */
 function typedRelationship(input: JsonApiInput, name: string, type: string): { type: string; id: string } | undefined {
   const r = input.relationship(name);
-  if (r && r.type !== type) throw invalid(`relationships.${name}.data.type must be "${type}"`, `/data/relationships/${name}/data/type`);
+  if (r && r.type !== type)
+    throw invalid(`relationships.${name}.data.type must be "${type}"`, `/data/relationships/${name}/data/type`);
   return r;
 }
 
@@ -71,7 +92,11 @@ function typedRelationship(input: JsonApiInput, name: string, type: string): { t
 function parseRunId(input: JsonApiInput): string | null {
   const run = typedRelationship(input, 'run', 'runs');
   if (!run) return null;
-  if (!isTfeIdOf('run', run.id)) throw invalid('relationships.run.data.id must be a run id (run- and 16 letters or digits)', '/data/relationships/run/data/id');
+  if (!isTfeIdOf('run', run.id))
+    throw invalid(
+      'relationships.run.data.id must be a run id (run- and 16 letters or digits)',
+      '/data/relationships/run/data/id',
+    );
   return run.id;
 }
 
@@ -80,7 +105,8 @@ export function parseCreateBody(body: unknown) {
   const input = JsonApiInput.parse(body, 'state-versions', { requireType: true });
   const serial = input.integer('serial');
   if (serial === undefined) throw invalid('serial is required', '/data/attributes/serial');
-  if (serial < 0 || serial > MAX_SERIAL) throw invalid('serial must be a non-negative integer', '/data/attributes/serial');
+  if (serial < 0 || serial > MAX_SERIAL)
+    throw invalid('serial must be a non-negative integer', '/data/attributes/serial');
   const md5 = input.string('md5');
   if (md5 === undefined) throw invalid('md5 is required', '/data/attributes/md5');
   if (!isMd5Hex(md5)) throw invalid('md5 must be 32 hexadecimal characters', '/data/attributes/md5');
@@ -119,64 +145,106 @@ export async function registerStateVersionRoutes(app: FastifyInstance, deps: Sta
     };
   }
 
-  async function render(request: FastifyRequest, list: StateVersion[], includes: StateVersionInclude[], knownOutputIds?: Map<string, string[]>) {
+  async function render(
+    request: FastifyRequest,
+    list: StateVersion[],
+    includes: StateVersionInclude[],
+    knownOutputIds?: Map<string, string[]>,
+  ) {
     const baseUrl = baseUrlOf(request, deps.publicUrl);
     const [ids, outputs, creators] = await Promise.all([
       knownOutputIds ?? versions.outputIds(list),
       includes.includes('outputs') ? versions.outputs(list) : Promise.resolve([]),
       includes.includes('created_by') ? creatorsOf(requireActor(request), list) : undefined,
     ]);
-    const ctxOf = (v: StateVersion): StateVersionRenderContext => ({ baseUrl, uploadTokens: versions.uploadTokens(v), outputIds: ids.get(v.id) ?? [] });
+    const ctxOf = (v: StateVersion): StateVersionRenderContext => ({
+      baseUrl,
+      uploadTokens: versions.uploadTokens(v),
+      outputIds: ids.get(v.id) ?? [],
+    });
     return { ctxOf, included: includedResources(includes, outputs, creators) };
   }
 
-  async function one(request: FastifyRequest, reply: FastifyReply, v: StateVersion, status = 200, outputIds?: string[]) {
+  async function one(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    v: StateVersion,
+    status = 200,
+    outputIds?: string[],
+  ) {
     const includes = parseIncludes((request.query as Record<string, unknown>).include);
-    const { ctxOf, included } = await render(request, [v], includes, outputIds ? new Map([[v.id, outputIds]]) : undefined);
+    const { ctxOf, included } = await render(
+      request,
+      [v],
+      includes,
+      outputIds ? new Map([[v.id, outputIds]]) : undefined,
+    );
     return sendDocument(reply, status, stateVersionDocument(v, ctxOf(v), included));
   }
 
   app.post<{ Params: { workspaceId: string } }>('/workspaces/:workspaceId/state-versions', async (request, reply) => {
     const input = parseCreateBody(request.body);
-    const { version: v, outputIds } = await versions.createWithOutputIds(requireActor(request), request.params.workspaceId, input);
-    request.log.info({ workspaceId: v.workspaceId, stateVersionId: v.id, serial: v.serial, status: v.status }, 'state version created');
+    const { version: v, outputIds } = await versions.createWithOutputIds(
+      requireActor(request),
+      request.params.workspaceId,
+      input,
+    );
+    request.log.info(
+      { workspaceId: v.workspaceId, stateVersionId: v.id, serial: v.serial, status: v.status },
+      'state version created',
+    );
     return one(request, reply, v, 201, outputIds);
   });
 
   app.patch<{ Params: { workspaceId: string } }>('/workspaces/:workspaceId/state-versions', async (request, reply) => {
     const input = JsonApiInput.parse(request.body, 'state-versions', { requireType: true });
     const target = typedRelationship(input, 'rollback-state-version', 'state-versions');
-    if (!target) throw invalid('relationships.rollback-state-version.data is required', '/data/relationships/rollback-state-version');
+    if (!target)
+      throw invalid(
+        'relationships.rollback-state-version.data is required',
+        '/data/relationships/rollback-state-version',
+      );
     const v = await versions.rollback(requireActor(request), request.params.workspaceId, target.id);
-    request.log.info({ workspaceId: v.workspaceId, stateVersionId: v.id, rollbackOf: v.rollbackOfId }, 'state version rolled back');
+    request.log.info(
+      { workspaceId: v.workspaceId, stateVersionId: v.id, rollbackOf: v.rollbackOfId },
+      'state version rolled back',
+    );
     return one(request, reply, v, 201);
   });
 
   // The service hands out the same object while the current version is unchanged, so its
   // document (without includes) is rendered once per base URL.
   const renderedCurrent = new WeakMap<CurrentStateVersion, { baseUrl: string; body: string }>();
-  app.get<{ Params: { workspaceId: string } }>('/workspaces/:workspaceId/current-state-version', async (request, reply) => {
-    const current = await versions.currentWithOutputIds(requireActor(request), request.params.workspaceId);
-    const include = (request.query as Record<string, unknown>).include;
-    if (include !== undefined && include !== '') return one(request, reply, current.version, 200, [...current.outputIds]);
-    const baseUrl = baseUrlOf(request, deps.publicUrl);
-    let memo = renderedCurrent.get(current);
-    if (memo?.baseUrl !== baseUrl) {
-      const uploadTokens = versions.uploadTokens(current.version);
-      const body = stringifyWithRaw(stateVersionDocument(current.version, { baseUrl, uploadTokens, outputIds: [...current.outputIds] }));
-      memo = { baseUrl, body };
-      // A document with an upload URL changes when the URL expires.
-      if (uploadTokens.state === null && uploadTokens.json === null) renderedCurrent.set(current, memo);
-    }
-    return sendDocument(reply, 200, memo.body);
-  });
+  app.get<{ Params: { workspaceId: string } }>(
+    '/workspaces/:workspaceId/current-state-version',
+    async (request, reply) => {
+      const current = await versions.currentWithOutputIds(requireActor(request), request.params.workspaceId);
+      const include = (request.query as Record<string, unknown>).include;
+      if (include !== undefined && include !== '')
+        return one(request, reply, current.version, 200, [...current.outputIds]);
+      const baseUrl = baseUrlOf(request, deps.publicUrl);
+      let memo = renderedCurrent.get(current);
+      if (memo?.baseUrl !== baseUrl) {
+        const uploadTokens = versions.uploadTokens(current.version);
+        const body = stringifyWithRaw(
+          stateVersionDocument(current.version, { baseUrl, uploadTokens, outputIds: [...current.outputIds] }),
+        );
+        memo = { baseUrl, body };
+        // A document with an upload URL changes when the URL expires.
+        if (uploadTokens.state === null && uploadTokens.json === null) renderedCurrent.set(current, memo);
+      }
+      return sendDocument(reply, 200, memo.body);
+    },
+  );
 
   app.get('/state-versions', async (request, reply) => {
     const q = request.query as Record<string, unknown>;
     const workspace = q['filter[workspace][name]'];
     const organization = q['filter[organization][name]'];
-    if (typeof workspace !== 'string' || workspace === '') throw invalid('filter[workspace][name] is required', '/query/filter[workspace][name]');
-    if (typeof organization !== 'string' || organization === '') throw invalid('filter[organization][name] is required', '/query/filter[organization][name]');
+    if (typeof workspace !== 'string' || workspace === '')
+      throw invalid('filter[workspace][name] is required', '/query/filter[workspace][name]');
+    if (typeof organization !== 'string' || organization === '')
+      throw invalid('filter[organization][name] is required', '/query/filter[organization][name]');
     const statuses = parseStatusFilter(typeof q['filter[status]'] === 'string' ? q['filter[status]'] : undefined);
     const page = parsePageQuery(q);
     const includes = parseIncludes(q.include);
@@ -190,33 +258,48 @@ export async function registerStateVersionRoutes(app: FastifyInstance, deps: Sta
     return one(request, reply, await versions.get(requireActor(request), request.params.id));
   });
 
-  for (const [path, target] of [['download', 'state'], ['json-download', 'json']] as const) {
+  for (const [path, target] of [
+    ['download', 'state'],
+    ['json-download', 'json'],
+  ] as const) {
     app.get<{ Params: { id: string } }>(`/state-versions/:id/${path}`, async (request, reply) => {
       const d = await uploads.download(requireActor(request), request.params.id, target);
       if (d.size !== null) void reply.header('content-length', d.size);
-      return reply.status(200).type('application/json').send(Readable.from(d.body, { objectMode: false }));
+      return reply
+        .status(200)
+        .type('application/json')
+        .send(Readable.from(d.body, { objectMode: false }));
     });
   }
 
-  app.post<{ Params: { id: string; action: string } }>('/state-versions/:id/actions/:action', async (request, reply) => {
-    const action = request.params.action;
-    if (!(BACKING_DATA_ACTIONS as readonly string[]).includes(action)) {
-      throw new HttpStatusError(404, `no route for POST ${request.url.split('?')[0]}`);
-    }
-    let days: number | undefined;
-    if (action === 'soft_delete_backing_data') {
-      const input = JsonApiInput.parse(request.body, 'state-versions', { optional: true });
-      days = input.integer('delete-older-than-n-days');
-      if (days !== undefined && days < 0) throw invalid('delete-older-than-n-days must not be negative', '/data/attributes/delete-older-than-n-days');
-    }
-    try {
-      const v = await versions.backingData(requireActor(request), request.params.id, action as BackingDataAction, days);
-      request.log.info({ stateVersionId: v.id, action, status: v.status }, 'state version backing data changed');
-      return await one(request, reply, v);
-    } catch (err) {
-      // The specification answers a refused transition with 400.
-      if (isTransitionNotAllowed(err)) throw new HttpStatusError(400, (err as Error).message);
-      throw err;
-    }
-  });
+  app.post<{ Params: { id: string; action: string } }>(
+    '/state-versions/:id/actions/:action',
+    async (request, reply) => {
+      const action = request.params.action;
+      if (!(BACKING_DATA_ACTIONS as readonly string[]).includes(action)) {
+        throw new HttpStatusError(404, `no route for POST ${request.url.split('?')[0]}`);
+      }
+      let days: number | undefined;
+      if (action === 'soft_delete_backing_data') {
+        const input = JsonApiInput.parse(request.body, 'state-versions', { optional: true });
+        days = input.integer('delete-older-than-n-days');
+        if (days !== undefined && days < 0)
+          throw invalid('delete-older-than-n-days must not be negative', '/data/attributes/delete-older-than-n-days');
+      }
+      try {
+        const v = await versions.backingData(
+          requireActor(request),
+          request.params.id,
+          action as BackingDataAction,
+          days,
+        );
+        request.log.info({ stateVersionId: v.id, action, status: v.status }, 'state version backing data changed');
+        return await one(request, reply, v);
+      } catch (err) {
+        // The specification answers a refused transition with 400.
+        if (isTransitionNotAllowed(err)) throw new HttpStatusError(400, (err as Error).message);
+        throw err;
+      }
+    },
+  );
 }

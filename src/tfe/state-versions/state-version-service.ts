@@ -21,7 +21,14 @@ import {
   decodeBase64Strict,
   outputsReadable,
 } from './state-version.js';
-import type { BackingDataAction, StateClaims, StateVersion, StateVersionCreator, StateVersionOutput, StateVersionStatus } from './state-version.js';
+import type {
+  BackingDataAction,
+  StateClaims,
+  StateVersion,
+  StateVersionCreator,
+  StateVersionOutput,
+  StateVersionStatus,
+} from './state-version.js';
 import { createHash } from 'node:crypto';
 import { extractionJob } from './extraction-backfill.js';
 import { RecentCache } from '../recent-cache.js';
@@ -108,7 +115,14 @@ function sealContext(id: string, target: 'state' | 'json'): string {
 }
 
 export function toNewOutputs(outputs: StateOutput[]): NewOutput[] {
-  return outputs.map((o) => ({ id: tfeId('wsout'), name: o.name, sensitive: o.sensitive, type: o.type, detailedType: o.detailedType, value: o.value }));
+  return outputs.map((o) => ({
+    id: tfeId('wsout'),
+    name: o.name,
+    sensitive: o.sensitive,
+    type: o.type,
+    detailedType: o.detailedType,
+    value: o.value,
+  }));
 }
 
 /**
@@ -126,7 +140,12 @@ export class StateVersionService {
 
   constructor(private readonly deps: StateVersionServiceDeps) {
     if (deps.currentVersionCache) {
-      const cache = new RecentCache<CurrentStateVersion>({ clock: deps.clock, ttlMs: Infinity, max: 10_000, externalChanges: deps.currentVersionCache.externalChanges });
+      const cache = new RecentCache<CurrentStateVersion>({
+        clock: deps.clock,
+        ttlMs: Infinity,
+        max: 10_000,
+        externalChanges: deps.currentVersionCache.externalChanges,
+      });
       // Every write to a workspace's versions, outputs or head goes through the repo, which reports it here.
       deps.repo.onChange((workspaceIds) => {
         for (const id of workspaceIds) cache.delete(id);
@@ -141,7 +160,11 @@ export class StateVersionService {
   }
 
   /** create() with the ids of the outputs it stored (from `json-state-outputs`), so the answer needs no read. */
-  async createWithOutputIds(actor: Actor, workspaceId: string, input: CreateStateVersionInput): Promise<{ version: StateVersion; outputIds: string[] }> {
+  async createWithOutputIds(
+    actor: Actor,
+    workspaceId: string,
+    input: CreateStateVersionInput,
+  ): Promise<{ version: StateVersion; outputIds: string[] }> {
     const ws = await this.writableWorkspace(actor, workspaceId);
     const claims: StateClaims = { serial: input.serial, md5: input.md5.toLowerCase(), lineage: input.lineage };
 
@@ -161,7 +184,8 @@ export class StateVersionService {
     let outputs: NewOutput[] | undefined;
     if (input.jsonStateOutputs !== undefined && input.jsonStateOutputs !== '') {
       const bytes = decodeBase64Strict(input.jsonStateOutputs);
-      if (bytes === null) throw invalid('json-state-outputs is not valid base64', '/data/attributes/json-state-outputs');
+      if (bytes === null)
+        throw invalid('json-state-outputs is not valid base64', '/data/attributes/json-state-outputs');
       const parsed = parseJsonStateOutputs(bytes);
       if (!parsed.ok) throw invalid(parsed.error, '/data/attributes/json-state-outputs');
       outputs = toNewOutputs(parsed.outputs);
@@ -174,7 +198,11 @@ export class StateVersionService {
     const put = async () =>
       Promise.all(
         contents.map((b): Promise<VersionContent> | undefined =>
-          b === undefined ? undefined : b.length <= inlineMax ? Promise.resolve(inlineContent(b)) : this.deps.blobs.put(once(b)),
+          b === undefined
+            ? undefined
+            : b.length <= inlineMax
+              ? Promise.resolve(inlineContent(b))
+              : this.deps.blobs.put(once(b)),
         ),
       );
     let infos = await put();
@@ -207,7 +235,8 @@ export class StateVersionService {
             upload_token_hash: tokens ? hashToken(tokens.state) : null,
             upload_token_sealed: tokens ? this.deps.secrets.seal(tokens.state, sealContext(id, 'state')) : null,
             json_upload_token_hash: tokens && !jsonInfo ? hashToken(tokens.json) : null,
-            json_upload_token_sealed: tokens && !jsonInfo ? this.deps.secrets.seal(tokens.json, sealContext(id, 'json')) : null,
+            json_upload_token_sealed:
+              tokens && !jsonInfo ? this.deps.secrets.seal(tokens.json, sealContext(id, 'json')) : null,
             upload_expires_at: tokens ? addSeconds(now, this.deps.settings.uploadUrlTtlSeconds).toISOString() : null,
             resources_processed: 0,
             resources: null,
@@ -241,10 +270,16 @@ export class StateVersionService {
     const ws = await this.writableWorkspace(actor, workspaceId);
     const target = await this.deps.repo.findById(this.deps.repo.db, targetId);
     if (!target || target.workspaceId !== ws.id) {
-      throw notFound(`state version ${targetId} not found in this workspace`, '/data/relationships/rollback-state-version/data/id');
+      throw notFound(
+        `state version ${targetId} not found in this workspace`,
+        '/data/relationships/rollback-state-version/data/id',
+      );
     }
     if (target.status !== 'finalized') {
-      throw conflict(`cannot roll back to a state version whose status is ${target.status}; it must be finalized`, '/data/relationships/rollback-state-version/data/id');
+      throw conflict(
+        `cannot roll back to a state version whose status is ${target.status}; it must be finalized`,
+        '/data/relationships/rollback-state-version/data/id',
+      );
     }
     const id = tfeId('sv');
     const now = this.deps.clock.now();
@@ -287,7 +322,11 @@ export class StateVersionService {
         created_at: now.toISOString(),
       });
       const outputs = await this.deps.repo.outputs(trx, [t.id]);
-      await this.deps.repo.insertOutputs(trx, { id, workspaceId: ws.id }, outputs.map((o) => ({ ...o, id: tfeId('wsout') })));
+      await this.deps.repo.insertOutputs(
+        trx,
+        { id, workspaceId: ws.id },
+        outputs.map((o) => ({ ...o, id: tfeId('wsout') })),
+      );
       await this.makeCurrent(trx, ws.id, id);
       if (!t.resourcesProcessed) await this.deps.jobs.enqueue(trx, extractionJob(id));
       return (await this.deps.repo.findById(trx, id)) as StateVersion;
@@ -334,15 +373,29 @@ export class StateVersionService {
   }
 
   /** The state versions of one workspace, newest first. */
-  async list(actor: Actor, q: { organization: string; workspace: string; statuses?: StateVersionStatus[]; page: PageRequest }): Promise<Page<StateVersion>> {
+  async list(
+    actor: Actor,
+    q: { organization: string; workspace: string; statuses?: StateVersionStatus[]; page: PageRequest },
+  ): Promise<Page<StateVersion>> {
     const view = await this.deps.workspaces.getByName(actor, q.organization, q.workspace);
     const ws = await this.deps.workspaces.authorize(actor, view.workspace.id, 'read-state-versions');
-    const { items, total } = await this.deps.repo.list(this.deps.repo.db, ws.id, q.statuses, q.page.size, pageOffset(q.page));
+    const { items, total } = await this.deps.repo.list(
+      this.deps.repo.db,
+      ws.id,
+      q.statuses,
+      q.page.size,
+      pageOffset(q.page),
+    );
     return { items, number: q.page.number, size: q.page.size, totalCount: total };
   }
 
   /** The self-hosted backing-data actions; organization owners only. */
-  async backingData(actor: Actor, id: string, action: BackingDataAction, deleteOlderThanNDays?: number): Promise<StateVersion> {
+  async backingData(
+    actor: Actor,
+    id: string,
+    action: BackingDataAction,
+    deleteOlderThanNDays?: number,
+  ): Promise<StateVersion> {
     const v = await this.deps.repo.findById(this.deps.repo.db, id);
     if (!v) throw notFound(`state version ${id} not found`);
     await this.deps.workspaces.authorize(actor, v.workspaceId, 'organization-owner').catch((err: unknown) => {
@@ -359,7 +412,10 @@ export class StateVersionService {
           ? {
               soft_deleted_at: now.toISOString(),
               delete_older_than_n_days: deleteOlderThanNDays ?? null,
-              purge_after: deleteOlderThanNDays === undefined ? null : new Date(now.getTime() + deleteOlderThanNDays * 86_400_000).toISOString(),
+              purge_after:
+                deleteOlderThanNDays === undefined
+                  ? null
+                  : new Date(now.getTime() + deleteOlderThanNDays * 86_400_000).toISOString(),
             }
           : { soft_deleted_at: null, delete_older_than_n_days: null, purge_after: null };
       const moved =
@@ -451,7 +507,8 @@ export class StateVersionService {
       if (!info) continue;
       if (info.inline) await this.deps.repo.putInlineBlob(trx, info.sha256, info.inline, now);
       else if (revive) await this.deps.repo.reviveBlob(trx, info.sha256, info.size, now);
-      else if (!(await this.deps.repo.touchBlob(trx, info.sha256, info.size, now))) throw new BlobCollectedError(info.sha256);
+      else if (!(await this.deps.repo.touchBlob(trx, info.sha256, info.size, now)))
+        throw new BlobCollectedError(info.sha256);
     }
   }
 }

@@ -75,7 +75,12 @@ describe('checkAgainstCurrent', () => {
     ['no lineage given', cur, { serial: 6, md5: 'b'.repeat(32), lineage: null }, false, undefined],
   ];
   for (const [name, current, next, force, expected] of rows) {
-    it(name, () => assert.equal(kindOf(() => checkAgainstCurrent(current, next, force)), expected));
+    it(name, () =>
+      assert.equal(
+        kindOf(() => checkAgainstCurrent(current, next, force)),
+        expected,
+      ),
+    );
   }
 });
 
@@ -107,7 +112,10 @@ describe('checkFileMatchesClaims and checkMd5', () => {
   });
   it('compares MD5 case-insensitively', () => {
     checkMd5('abcdef0123456789abcdef0123456789', { serial: 0, md5: 'ABCDEF0123456789ABCDEF0123456789', lineage: null });
-    assert.equal(kindOf(() => checkMd5('0'.repeat(32), { serial: 0, md5: '1'.repeat(32), lineage: null })), 'invalid');
+    assert.equal(
+      kindOf(() => checkMd5('0'.repeat(32), { serial: 0, md5: '1'.repeat(32), lineage: null })),
+      'invalid',
+    );
   });
 });
 
@@ -127,7 +135,11 @@ describe('parseStatusFilter', () => {
     assert.deepEqual(parseStatusFilter('pending'), ['pending']);
     assert.deepEqual(parseStatusFilter('finalized,discarded'), ['finalized', 'discarded']);
   });
-  it('rejects unknown statuses', () => assert.equal(kindOf(() => parseStatusFilter('uploaded')), 'invalid'));
+  it('rejects unknown statuses', () =>
+    assert.equal(
+      kindOf(() => parseStatusFilter('uploaded')),
+      'invalid',
+    ));
 });
 
 describe('retentionMayDelete', () => {
@@ -145,7 +157,10 @@ describe('retentionMayDelete', () => {
   });
   it('keeps current versions, even without state', () => {
     assert.equal(retentionMayDelete({ ...base, isCurrent: true }, policy, now), false);
-    assert.equal(retentionMayDelete({ ...base, isCurrent: true, holdsState: false, newerStateInWorkspace: false }, policy, now), false);
+    assert.equal(
+      retentionMayDelete({ ...base, isCurrent: true, holdsState: false, newerStateInWorkspace: false }, policy, now),
+      false,
+    );
   });
   it('keeps the newest state of each workspace, however many versions without state follow it', () => {
     assert.equal(retentionMayDelete({ ...base, newerStateInWorkspace: false }, policy, now), false);

@@ -139,10 +139,16 @@ export function checkAgainstCurrent(current: StateClaims | null, next: StateClai
 export function checkFileMatchesClaims(file: StateFileFacts, claims: StateClaims, allowMismatch: boolean): void {
   if (allowMismatch) return;
   if (file.serial !== claims.serial) {
-    throw invalid(`serial ${claims.serial} does not match the serial ${file.serial} inside the state`, '/data/attributes/serial');
+    throw invalid(
+      `serial ${claims.serial} does not match the serial ${file.serial} inside the state`,
+      '/data/attributes/serial',
+    );
   }
   if (claims.lineage !== null && claims.lineage !== file.lineage) {
-    throw invalid(`lineage "${claims.lineage}" does not match the lineage "${file.lineage}" inside the state`, '/data/attributes/lineage');
+    throw invalid(
+      `lineage "${claims.lineage}" does not match the lineage "${file.lineage}" inside the state`,
+      '/data/attributes/lineage',
+    );
   }
 }
 
@@ -165,11 +171,19 @@ export interface AcceptedStateContent {
  * 3 or 4 whose serial and lineage match the claims, or, when allowed, an encrypted
  * envelope, which is opaque, so only its MD5 can be checked.
  */
-export function acceptStateContent(inspection: StateInspection, claims: StateClaims, rules: StateContentRules): AcceptedStateContent {
-  if (inspection.kind === 'invalid') throw invalid(`state is not a valid Terraform state: ${inspection.error}`, '/data/attributes/state');
+export function acceptStateContent(
+  inspection: StateInspection,
+  claims: StateClaims,
+  rules: StateContentRules,
+): AcceptedStateContent {
+  if (inspection.kind === 'invalid')
+    throw invalid(`state is not a valid Terraform state: ${inspection.error}`, '/data/attributes/state');
   if (inspection.kind === 'encrypted') {
     if (!rules.allowEncrypted) {
-      throw invalid('state is an OpenTofu encrypted state (encrypted_data/encryption_version), which this server does not accept (state_allow_encrypted is false)', '/data/attributes/state');
+      throw invalid(
+        'state is an OpenTofu encrypted state (encrypted_data/encryption_version), which this server does not accept (state_allow_encrypted is false)',
+        '/data/attributes/state',
+      );
     }
     return { formatVersion: null, terraformVersion: null };
   }
@@ -211,10 +225,15 @@ export function isTransitionNotAllowed(err: unknown): boolean {
  * Restore "applies to any state version not in backing_data_permanently_deleted": on a
  * version whose data is present it changes nothing. Everything else is refused.
  */
-export function backingDataTransition(action: BackingDataAction, status: StateVersionStatus, isCurrent: boolean): StateVersionStatus {
+export function backingDataTransition(
+  action: BackingDataAction,
+  status: StateVersionStatus,
+  isCurrent: boolean,
+): StateVersionStatus {
   switch (action) {
     case 'soft_delete_backing_data':
-      if (status !== 'finalized') throw notAllowed(`only a finalized state version can be soft deleted (status is ${status})`);
+      if (status !== 'finalized')
+        throw notAllowed(`only a finalized state version can be soft deleted (status is ${status})`);
       if (isCurrent) throw notAllowed('the current state version cannot be soft deleted');
       return 'backing_data_soft_deleted';
     case 'restore_backing_data':
@@ -241,7 +260,10 @@ export function parseStatusFilter(raw: string | undefined): StateVersionStatus[]
   for (const part of raw.split(',')) {
     const s = part.trim();
     if (!(STATE_VERSION_STATUSES as readonly string[]).includes(s)) {
-      throw invalid(`filter[status] must be one of ${STATE_VERSION_STATUSES.join(', ')}; got "${s}"`, '/query/filter[status]');
+      throw invalid(
+        `filter[status] must be one of ${STATE_VERSION_STATUSES.join(', ')}; got "${s}"`,
+        '/query/filter[status]',
+      );
     }
     out.push(s as StateVersionStatus);
   }
@@ -288,8 +310,10 @@ export function retentionMayDelete(v: RetentionFacts, policy: RetentionPolicy, n
  * (reference 4.8: downloads of soft-deleted data return 404).
  */
 export function assertBackingDataNotDeleted(v: { id: string; status: StateVersionStatus }): void {
-  if (v.status === 'backing_data_soft_deleted') throw notFound(`the backing data of state version ${v.id} is soft deleted; restore it to read it`);
-  if (v.status === 'backing_data_permanently_deleted') throw notFound(`the backing data of state version ${v.id} was permanently deleted`);
+  if (v.status === 'backing_data_soft_deleted')
+    throw notFound(`the backing data of state version ${v.id} is soft deleted; restore it to read it`);
+  if (v.status === 'backing_data_permanently_deleted')
+    throw notFound(`the backing data of state version ${v.id} was permanently deleted`);
 }
 
 /** Whether the outputs of a version in this status may be shown. */

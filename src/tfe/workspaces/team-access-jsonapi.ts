@@ -18,7 +18,10 @@ export function teamAccessResource(t: TeamAccess): Record<string, unknown> {
     },
     relationships: {
       team: { data: { id: t.teamId, type: 'teams' }, links: { related: `/api/v2/teams/${t.teamId}` } },
-      workspace: { data: { id: t.workspaceId, type: 'workspaces' }, links: { related: `/api/v2/workspaces/${t.workspaceId}` } },
+      workspace: {
+        data: { id: t.workspaceId, type: 'workspaces' },
+        links: { related: `/api/v2/workspaces/${t.workspaceId}` },
+      },
     },
     links: { self: `/api/v2/team-workspaces/${t.id}` },
   };

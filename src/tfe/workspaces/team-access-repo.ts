@@ -49,7 +49,13 @@ export class TeamAccessRepo {
   }
 
   async ofWorkspace(workspaceId: string): Promise<TeamAccess[]> {
-    const rows = await this.deps.db.selectFrom('tfe_team_workspaces').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at').orderBy('id').execute();
+    const rows = await this.deps.db
+      .selectFrom('tfe_team_workspaces')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
     return rows.map(toTeamAccess);
   }
 

@@ -8,7 +8,11 @@ import { teamAccessResource } from './team-access-jsonapi.js';
 import type { TeamAccessService } from './team-access-service.js';
 
 function accessInput(a: JsonApiInput): TeamAccessInput {
-  return { access: a.string('access'), stateVersions: a.string('state-versions'), workspaceLocking: a.boolean('workspace-locking') };
+  return {
+    access: a.string('access'),
+    stateVersions: a.string('state-versions'),
+    workspaceLocking: a.boolean('workspace-locking'),
+  };
 }
 
 /** https://developer.hashicorp.com/terraform/cloud-docs/api-docs/team-access (reference 8.2). */
@@ -17,11 +21,21 @@ export function registerTeamAccessRoutes(app: FastifyInstance, deps: { teamAcces
 
   app.get('/team-workspaces', async (request, reply) => {
     const ws = query(request)['filter[workspace][id]'];
-    if (typeof ws !== 'string' || ws === '') throw invalid('filter[workspace][id] is required', '/query/filter[workspace][id]');
+    if (typeof ws !== 'string' || ws === '')
+      throw invalid('filter[workspace][id] is required', '/query/filter[workspace][id]');
     const list = await teamAccess.listForWorkspace(requireActor(request), ws);
     return sendDocument(reply, 200, {
       data: list.map(teamAccessResource),
-      meta: { pagination: { 'current-page': 1, 'page-size': list.length, 'prev-page': null, 'next-page': null, 'total-pages': 1, 'total-count': list.length } },
+      meta: {
+        pagination: {
+          'current-page': 1,
+          'page-size': list.length,
+          'prev-page': null,
+          'next-page': null,
+          'total-pages': 1,
+          'total-count': list.length,
+        },
+      },
     });
   });
 
@@ -37,11 +51,17 @@ export function registerTeamAccessRoutes(app: FastifyInstance, deps: { teamAcces
   });
 
   app.get<{ Params: { id: string } }>('/team-workspaces/:id', async (request, reply) => {
-    return sendDocument(reply, 200, { data: teamAccessResource(await teamAccess.get(requireActor(request), request.params.id)) });
+    return sendDocument(reply, 200, {
+      data: teamAccessResource(await teamAccess.get(requireActor(request), request.params.id)),
+    });
   });
 
   app.patch<{ Params: { id: string } }>('/team-workspaces/:id', async (request, reply) => {
-    const grant = await teamAccess.update(requireActor(request), request.params.id, accessInput(JsonApiInput.parse(request.body, 'team-workspaces')));
+    const grant = await teamAccess.update(
+      requireActor(request),
+      request.params.id,
+      accessInput(JsonApiInput.parse(request.body, 'team-workspaces')),
+    );
     return sendDocument(reply, 200, { data: teamAccessResource(grant) });
   });
 

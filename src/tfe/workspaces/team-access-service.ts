@@ -10,13 +10,22 @@ import type { WorkspaceService } from './workspace-service.js';
 
 /** Grants of teams on workspaces. Managing them needs admin access to the workspace. */
 export class TeamAccessService {
-  constructor(private readonly deps: { repo: TeamAccessRepo; workspaces: WorkspaceService; teams: TeamService; clock: Clock }) {}
+  constructor(
+    private readonly deps: { repo: TeamAccessRepo; workspaces: WorkspaceService; teams: TeamService; clock: Clock },
+  ) {}
 
   async create(actor: Actor, teamId: string, workspaceId: string, input: TeamAccessInput): Promise<TeamAccess> {
     const ws = await this.deps.workspaces.authorize(actor, workspaceId, 'admin');
     const team = await this.deps.teams.get(actor, teamId).catch(() => undefined);
-    if (!team || team.organizationId !== ws.organizationId) throw invalid('team not found in the workspace\'s organization', '/data/relationships/team/data/id');
-    const grant: TeamAccess = { id: tfeId('tws'), teamId: team.id, workspaceId: ws.id, ...resolveTeamAccess(input), createdAt: this.deps.clock.now() };
+    if (!team || team.organizationId !== ws.organizationId)
+      throw invalid("team not found in the workspace's organization", '/data/relationships/team/data/id');
+    const grant: TeamAccess = {
+      id: tfeId('tws'),
+      teamId: team.id,
+      workspaceId: ws.id,
+      ...resolveTeamAccess(input),
+      createdAt: this.deps.clock.now(),
+    };
     await this.deps.repo.insert(grant);
     this.deps.workspaces.forgetAccess();
     return grant;

@@ -24,7 +24,9 @@ export interface TeamAccessInput {
 }
 
 /** What a fixed level means for the custom fields, so documents show consistent values. */
-export function impliedCustomFields(access: TeamAccessLevel): { stateVersions: StateVersionsAccess; workspaceLocking: boolean } | undefined {
+export function impliedCustomFields(
+  access: TeamAccessLevel,
+): { stateVersions: StateVersionsAccess; workspaceLocking: boolean } | undefined {
   switch (access) {
     case 'read':
     case 'plan':
@@ -48,19 +50,30 @@ export function resolveTeamAccess(
     throw invalid(`access must be one of ${TEAM_ACCESS_LEVELS.join(', ')}`, '/data/attributes/access');
   }
   const level = access as TeamAccessLevel;
-  if (input.stateVersions !== undefined && !(STATE_VERSIONS_ACCESS as readonly string[]).includes(input.stateVersions)) {
-    throw invalid(`state-versions must be one of ${STATE_VERSIONS_ACCESS.join(', ')}`, '/data/attributes/state-versions');
+  if (
+    input.stateVersions !== undefined &&
+    !(STATE_VERSIONS_ACCESS as readonly string[]).includes(input.stateVersions)
+  ) {
+    throw invalid(
+      `state-versions must be one of ${STATE_VERSIONS_ACCESS.join(', ')}`,
+      '/data/attributes/state-versions',
+    );
   }
   const implied = impliedCustomFields(level);
   if (implied) {
     if (input.stateVersions !== undefined || input.workspaceLocking !== undefined) {
-      throw invalid('state-versions and workspace-locking can only be set with access "custom"', '/data/attributes/access');
+      throw invalid(
+        'state-versions and workspace-locking can only be set with access "custom"',
+        '/data/attributes/access',
+      );
     }
     return { access: level, ...implied };
   }
   return {
     access: level,
-    stateVersions: (input.stateVersions as StateVersionsAccess | undefined) ?? (current?.access === 'custom' ? current.stateVersions : 'none'),
+    stateVersions:
+      (input.stateVersions as StateVersionsAccess | undefined) ??
+      (current?.access === 'custom' ? current.stateVersions : 'none'),
     workspaceLocking: input.workspaceLocking ?? (current?.access === 'custom' ? current.workspaceLocking : false),
   };
 }

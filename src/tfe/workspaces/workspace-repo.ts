@@ -18,7 +18,9 @@ function strings(json: string): string[] {
 
 function toWorkspace(r: Row): Workspace {
   const lockedBy: LockHolder | null =
-    r.locked_by_kind && r.locked_by_id ? { kind: r.locked_by_kind === 'team' ? 'team' : 'user', id: r.locked_by_id } : null;
+    r.locked_by_kind && r.locked_by_id
+      ? { kind: r.locked_by_kind === 'team' ? 'team' : 'user', id: r.locked_by_id }
+      : null;
   return {
     id: r.id,
     organization: r.organization_name,
@@ -100,7 +102,11 @@ export class WorkspaceRepo {
   constructor(private readonly deps: { db: Kysely<Database> }) {}
 
   private base(ex: Kysely<Database> = this.deps.db) {
-    return ex.selectFrom('workspaces as w').innerJoin('organizations as o', 'o.id', 'w.organization_id').selectAll('w').select('o.name as organization_name');
+    return ex
+      .selectFrom('workspaces as w')
+      .innerJoin('organizations as o', 'o.id', 'w.organization_id')
+      .selectAll('w')
+      .select('o.name as organization_name');
   }
 
   async insert(w: Workspace): Promise<void> {
@@ -149,16 +155,26 @@ export class WorkspaceRepo {
   }
 
   async byName(organizationId: string, name: string): Promise<Workspace | undefined> {
-    const r = await this.base().where('w.organization_id', '=', organizationId).where('w.name', '=', name).executeTakeFirst();
+    const r = await this.base()
+      .where('w.organization_id', '=', organizationId)
+      .where('w.name', '=', name)
+      .executeTakeFirst();
     return r && toWorkspace(r);
   }
 
-  async page(organizationId: string, visibility: WorkspaceVisibility, filter: WorkspaceFilter, page: PageRequest): Promise<{ items: Workspace[]; total: number }> {
+  async page(
+    organizationId: string,
+    visibility: WorkspaceVisibility,
+    filter: WorkspaceFilter,
+    page: PageRequest,
+  ): Promise<{ items: Workspace[]; total: number }> {
     if (!visibility.all && visibility.teamIds.length === 0) return { items: [], total: 0 };
     let q = this.base().where('w.organization_id', '=', organizationId);
     if (!visibility.all) {
       const teamIds = visibility.teamIds;
-      q = q.where('w.id', 'in', (eb) => eb.selectFrom('tfe_team_workspaces').select('workspace_id').where('team_id', 'in', teamIds));
+      q = q.where('w.id', 'in', (eb) =>
+        eb.selectFrom('tfe_team_workspaces').select('workspace_id').where('team_id', 'in', teamIds),
+      );
     }
     if (filter.search) {
       const pattern = `%${likeEscape(filter.search.toLowerCase())}%`;
@@ -173,16 +189,25 @@ export class WorkspaceRepo {
     // Tags are kept as a JSON array of names that cannot contain quotes, so `"name"` matches one element.
     // lower() on both sides: SQLite's LIKE ignores ASCII case and PostgreSQL's does not.
     const tagPattern = (tag: string) => `%${likeEscape(JSON.stringify(tag.toLowerCase()))}%`;
-    for (const tag of filter.tags ?? []) q = q.where(sql<boolean>`lower(w.tag_names) like ${tagPattern(tag)} escape '\\'`);
-    for (const tag of filter.excludeTags ?? []) q = q.where(sql<boolean>`lower(w.tag_names) not like ${tagPattern(tag)} escape '\\'`);
-    const total = await q.clearSelect().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    for (const tag of filter.tags ?? [])
+      q = q.where(sql<boolean>`lower(w.tag_names) like ${tagPattern(tag)} escape '\\'`);
+    for (const tag of filter.excludeTags ?? [])
+      q = q.where(sql<boolean>`lower(w.tag_names) not like ${tagPattern(tag)} escape '\\'`);
+    const total = await q
+      .clearSelect()
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     const rows = await q.orderBy('w.name').limit(page.size).offset(pageOffset(page)).execute();
     return { items: rows.map(toWorkspace), total: Number(total.n) };
   }
 
   async update(id: string, patch: Partial<Workspace>, updatedAt: Date): Promise<void> {
     try {
-      await this.deps.db.updateTable('workspaces').set({ ...settable(patch), updated_at: updatedAt.toISOString() }).where('id', '=', id).execute();
+      await this.deps.db
+        .updateTable('workspaces')
+        .set({ ...settable(patch), updated_at: updatedAt.toISOString() })
+        .where('id', '=', id)
+        .execute();
     } catch (err) {
       throw nameTaken(err, patch.name);
     }
@@ -224,7 +249,11 @@ export class WorkspaceRepo {
   /** Display name of a lock holder (username or team name). */
   async holderName(holder: LockHolder): Promise<string> {
     if (holder.kind === 'user') {
-      const r = await this.deps.db.selectFrom('tfe_users').select('username').where('id', '=', holder.id).executeTakeFirst();
+      const r = await this.deps.db
+        .selectFrom('tfe_users')
+        .select('username')
+        .where('id', '=', holder.id)
+        .executeTakeFirst();
       return r?.username ?? holder.id;
     }
     const r = await this.deps.db.selectFrom('tfe_teams').select('name').where('id', '=', holder.id).executeTakeFirst();

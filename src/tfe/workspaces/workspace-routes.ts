@@ -62,7 +62,10 @@ function workspaceInput(body: unknown): WorkspaceInput {
     workingDirectory: a.nullableString('working-directory'),
     triggerPrefixes: a.stringArray('trigger-prefixes'),
     triggerPatterns: a.stringArray('trigger-patterns'),
-    tagNames: relTags === undefined ? attrTags : [...new Set([...(attrTags ?? []), ...tagNames(relTags, '/data/relationships/tags/data')])],
+    tagNames:
+      relTags === undefined
+        ? attrTags
+        : [...new Set([...(attrTags ?? []), ...tagNames(relTags, '/data/relationships/tags/data')])],
     sourceName: a.nullableString('source-name'),
     sourceUrl: a.nullableString('source-url'),
   };
@@ -88,13 +91,19 @@ function pendingUnlockStatus(request: FastifyRequest): number {
 }
 
 /** https://developer.hashicorp.com/terraform/cloud-docs/api-docs/workspaces (reference 7.2–7.4). */
-export function registerWorkspaceRoutes(app: FastifyInstance, deps: { workspaces: WorkspaceService; organizations: OrganizationService; config: Config }): void {
+export function registerWorkspaceRoutes(
+  app: FastifyInstance,
+  deps: { workspaces: WorkspaceService; organizations: OrganizationService; config: Config },
+): void {
   const { workspaces, organizations, config } = deps;
 
   async function single(request: FastifyRequest, view: WorkspaceView): Promise<Record<string, unknown>> {
     const inc = includes(request, WORKSPACE_INCLUDES);
     const doc: Record<string, unknown> = { data: workspaceResource(view) };
-    if (inc.has('organization')) doc.included = [organizationResource(await organizations.get(requireActor(request), view.workspace.organization))];
+    if (inc.has('organization'))
+      doc.included = [
+        organizationResource(await organizations.get(requireActor(request), view.workspace.organization)),
+      ];
     return doc;
   }
 
@@ -102,7 +111,11 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: { workspaces
     const inc = includes(request, WORKSPACE_INCLUDES);
     const q = query(request);
     const text = (k: string) => (typeof q[k] === 'string' && q[k] !== '' ? (q[k] as string) : undefined);
-    const list = (k: string) => text(k)?.split(',').map((t) => t.trim()).filter(Boolean);
+    const list = (k: string) =>
+      text(k)
+        ?.split(',')
+        .map((t) => t.trim())
+        .filter(Boolean);
     const actor = requireActor(request);
     const page = await workspaces.list(actor, request.params.org, {
       search: text('search[name]'),
@@ -111,7 +124,10 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: { workspaces
       excludeTags: list('search[exclude-tags]'),
       page: pageRequest(request),
     });
-    const extra = inc.has('organization') && page.items.length > 0 ? { included: [organizationResource(await organizations.get(actor, request.params.org))] } : {};
+    const extra =
+      inc.has('organization') && page.items.length > 0
+        ? { included: [organizationResource(await organizations.get(actor, request.params.org))] }
+        : {};
     return sendDocument(reply, 200, listDocument(request, config, page, workspaceResource, extra));
   });
 
@@ -143,11 +159,19 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: { workspaces
     return sendDocument(reply, 200, { data: tags.map((name) => ({ id: name, type: 'tags', attributes: { name } })) });
   });
   app.post<{ Params: ById }>('/workspaces/:id/relationships/tags', async (request, reply) => {
-    await workspaces.addTags(requireActor(request), request.params.id, tagNames((request.body as { data?: unknown } | null)?.data, '/data'));
+    await workspaces.addTags(
+      requireActor(request),
+      request.params.id,
+      tagNames((request.body as { data?: unknown } | null)?.data, '/data'),
+    );
     return sendNoContent(reply);
   });
   app.delete<{ Params: ById }>('/workspaces/:id/relationships/tags', async (request, reply) => {
-    await workspaces.removeTags(requireActor(request), request.params.id, tagNames((request.body as { data?: unknown } | null)?.data, '/data'));
+    await workspaces.removeTags(
+      requireActor(request),
+      request.params.id,
+      tagNames((request.body as { data?: unknown } | null)?.data, '/data'),
+    );
     return sendNoContent(reply);
   });
 
@@ -164,7 +188,8 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: { workspaces
       return sendDocument(reply, 200, { data: workspaceResource(view) });
     } catch (err) {
       // The service error is kind 'unavailable' (503); newer clients get the 400 they retry on.
-      if (isPendingUnlockError(err) && pendingUnlockStatus(request) === 400) throw Object.assign(new Error((err as Error).message), { statusCode: 400 });
+      if (isPendingUnlockError(err) && pendingUnlockStatus(request) === 400)
+        throw Object.assign(new Error((err as Error).message), { statusCode: 400 });
       throw err;
     }
   });

@@ -13,7 +13,13 @@ import { allows, organizationAccess, workspaceAccess } from '../identity/permiss
 import type { WorkspaceAccess } from '../identity/permissions.js';
 import type { OrganizationService } from '../organizations/organization-service.js';
 import type { Page, PageRequest } from '../pagination.js';
-import { PENDING_STATE_VERSION_MESSAGE, heldByOtherMessage, isHeldBy, lockHolderOf, unlockCheck } from './workspace-lock.js';
+import {
+  PENDING_STATE_VERSION_MESSAGE,
+  heldByOtherMessage,
+  isHeldBy,
+  lockHolderOf,
+  unlockCheck,
+} from './workspace-lock.js';
 import type { WorkspaceFilter, WorkspaceRepo } from './workspace-repo.js';
 import { checkWorkspaceInput, permissionsFor } from './workspace.js';
 import type { Workspace, WorkspaceInput, WorkspaceNeed, WorkspaceView } from './workspace.js';
@@ -78,12 +84,25 @@ export class WorkspaceService {
    */
   private readonly accessCache: RecentCache<WorkspaceAccess>;
 
-  constructor(private readonly deps: { db: Db; repo: WorkspaceRepo; organizations: OrganizationService; identity: IdentityService; clock: Clock }) {
+  constructor(
+    private readonly deps: {
+      db: Db;
+      repo: WorkspaceRepo;
+      organizations: OrganizationService;
+      identity: IdentityService;
+      clock: Clock;
+    },
+  ) {
     deps.organizations.onDelete(async (ex, organizationId) => {
       const ids = await deps.repo.idsOfOrganization(organizationId, ex);
       if (ids.length > 0 && this.hooks.onWorkspacesDeleted) await this.hooks.onWorkspacesDeleted(ex, ids);
     });
-    this.accessCache = new RecentCache({ clock: deps.clock, ttlMs: ACCESS_TTL_MS, max: 10_000, externalChanges: deps.db.externalChanges });
+    this.accessCache = new RecentCache({
+      clock: deps.clock,
+      ttlMs: ACCESS_TTL_MS,
+      max: 10_000,
+      externalChanges: deps.db.externalChanges,
+    });
     deps.identity.onIdentityChange(() => this.accessCache.clear());
   }
 
@@ -116,7 +135,10 @@ export class WorkspaceService {
 
   private async view(actor: Actor, ws: Workspace, access?: WorkspaceAccess): Promise<WorkspaceView> {
     const [withCurrent] = await this.withCurrent([ws]);
-    return { workspace: withCurrent as Workspace, permissions: permissionsFor(access ?? (await this.access(actor, ws))) };
+    return {
+      workspace: withCurrent as Workspace,
+      permissions: permissionsFor(access ?? (await this.access(actor, ws))),
+    };
   }
 
   private async find(ref: WorkspaceRef): Promise<Workspace | undefined> {
@@ -126,7 +148,11 @@ export class WorkspaceService {
   }
 
   /** Loads a workspace and checks `need`; missing and not allowed both throw not_found. */
-  private async load(actor: Actor, ref: WorkspaceRef, need: WorkspaceNeed): Promise<{ ws: Workspace; access: WorkspaceAccess }> {
+  private async load(
+    actor: Actor,
+    ref: WorkspaceRef,
+    need: WorkspaceNeed,
+  ): Promise<{ ws: Workspace; access: WorkspaceAccess }> {
     const ws = await this.find(ref);
     const label = 'id' in ref ? ref.id : `${ref.organization}/${ref.name}`;
     if (!ws) throw notFound(`workspace ${label} not found`);
@@ -158,7 +184,10 @@ export class WorkspaceService {
   /** Throws conflict unless the workspace is locked by the actor (state writes need the lock). */
   assertWritable(actor: Actor, ws: Workspace): void {
     if (!ws.locked) throw conflict('This workspace is not locked and will only accept state uploads when locked');
-    if (!isHeldBy(ws, actor)) throw conflict('This workspace is locked by someone else and will only accept state uploads from the lock holder');
+    if (!isHeldBy(ws, actor))
+      throw conflict(
+        'This workspace is locked by someone else and will only accept state uploads from the lock holder',
+      );
   }
 
   async getById(actor: Actor, id: string): Promise<WorkspaceView> {
@@ -177,16 +206,29 @@ export class WorkspaceService {
   }
 
   /** Workspaces of an organization the actor can see, by name; `search` matches a substring of the name. */
-  async list(actor: Actor, organization: string, opts: WorkspaceFilter & { page: PageRequest }): Promise<Page<WorkspaceView>> {
+  async list(
+    actor: Actor,
+    organization: string,
+    opts: WorkspaceFilter & { page: PageRequest },
+  ): Promise<Page<WorkspaceView>> {
     const { organization: org } = await this.deps.organizations.authorize(actor, organization);
     const teams = await this.deps.identity.teamsOf(actor, org.id);
     const orgAccess = organizationAccess(await this.deps.identity.organizationFacts(actor, org.id));
-    const visibility = orgAccess.readAllWorkspaces ? ({ all: true } as const) : ({ all: false, teamIds: teams.map((t) => t.id) } as const);
+    const visibility = orgAccess.readAllWorkspaces
+      ? ({ all: true } as const)
+      : ({ all: false, teamIds: teams.map((t) => t.id) } as const);
     const { items, total } = await this.deps.repo.page(org.id, visibility, opts, opts.page);
-    const { facts, grants } = await this.deps.identity.accessFacts(actor, org.id, items.map((w) => w.id));
+    const { facts, grants } = await this.deps.identity.accessFacts(
+      actor,
+      org.id,
+      items.map((w) => w.id),
+    );
     const withCurrent = await this.withCurrent(items);
     return {
-      items: withCurrent.map((w) => ({ workspace: w, permissions: permissionsFor(workspaceAccess({ ...facts, grants: grants.get(w.id) ?? [] })) })),
+      items: withCurrent.map((w) => ({
+        workspace: w,
+        permissions: permissionsFor(workspaceAccess({ ...facts, grants: grants.get(w.id) ?? [] })),
+      })),
       number: opts.page.number,
       size: opts.page.size,
       totalCount: total,
@@ -254,7 +296,8 @@ export class WorkspaceService {
       sourceName: input.sourceName,
       sourceUrl: input.sourceUrl,
     };
-    if (Object.values(patch).some((v) => v !== undefined)) await this.deps.repo.update(ws.id, patch, this.deps.clock.now());
+    if (Object.values(patch).some((v) => v !== undefined))
+      await this.deps.repo.update(ws.id, patch, this.deps.clock.now());
     return this.getById(actor, ws.id);
   }
 
@@ -273,14 +316,16 @@ export class WorkspaceService {
     const { ws } = await this.load(actor, { id }, 'admin');
     const next = [...new Set([...ws.tagNames, ...tags])];
     checkWorkspaceInput({ tagNames: next });
-    if (next.length !== ws.tagNames.length) await this.deps.repo.update(ws.id, { tagNames: next }, this.deps.clock.now());
+    if (next.length !== ws.tagNames.length)
+      await this.deps.repo.update(ws.id, { tagNames: next }, this.deps.clock.now());
   }
 
   async removeTags(actor: Actor, id: string, tags: string[]): Promise<void> {
     const { ws } = await this.load(actor, { id }, 'admin');
     const drop = new Set(tags);
     const next = ws.tagNames.filter((t) => !drop.has(t));
-    if (next.length !== ws.tagNames.length) await this.deps.repo.update(ws.id, { tagNames: next }, this.deps.clock.now());
+    if (next.length !== ws.tagNames.length)
+      await this.deps.repo.update(ws.id, { tagNames: next }, this.deps.clock.now());
   }
 
   async tags(actor: Actor, id: string): Promise<string[]> {
@@ -320,7 +365,8 @@ export class WorkspaceService {
   private async explainUnlockRefusal(ws: Workspace, actor: Actor): Promise<void> {
     const check = unlockCheck(ws, actor);
     if (check === 'not-locked') throw conflict('workspace already unlocked');
-    if (check === 'held-by-other' && ws.lockedBy) throw conflict(heldByOtherMessage(ws.lockedBy, await this.deps.repo.holderName(ws.lockedBy)));
+    if (check === 'held-by-other' && ws.lockedBy)
+      throw conflict(heldByOtherMessage(ws.lockedBy, await this.deps.repo.holderName(ws.lockedBy)));
   }
 
   /** Releases anyone's lock (admins), even while a state version is pending. */

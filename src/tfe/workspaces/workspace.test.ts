@@ -10,7 +10,8 @@ import { AdminTokenService } from '../../admin/admin-token-service.js';
 import { openDatabase } from '../../db/database.js';
 import { buildTfeIdentityLayer } from '../tfe-services.js';
 
-const kindOf = (kind: string, field?: string) => (e: unknown) => e instanceof DomainError && e.kind === kind && (field === undefined || e.field === field);
+const kindOf = (kind: string, field?: string) => (e: unknown) =>
+  e instanceof DomainError && e.kind === kind && (field === undefined || e.field === field);
 
 for (const kind of dbKinds()) {
   describe(`tfe workspaces [${kind}]`, () => {
@@ -49,21 +50,37 @@ for (const kind of dbKinds()) {
     });
 
     it('refuses remote execution, bad names and duplicates with pointers', async () => {
-      await assert.rejects(f.workspaces.create(f.admin, 'acme', { name: 'r', executionMode: 'remote' }), kindOf('invalid', '/data/attributes/execution-mode'));
-      await assert.rejects(f.workspaces.create(f.admin, 'acme', { name: 'r', operations: true }), kindOf('invalid', '/data/attributes/operations'));
+      await assert.rejects(
+        f.workspaces.create(f.admin, 'acme', { name: 'r', executionMode: 'remote' }),
+        kindOf('invalid', '/data/attributes/execution-mode'),
+      );
+      await assert.rejects(
+        f.workspaces.create(f.admin, 'acme', { name: 'r', operations: true }),
+        kindOf('invalid', '/data/attributes/operations'),
+      );
       await assert.rejects(f.workspaces.create(f.admin, 'acme', {}), kindOf('invalid', '/data/attributes/name'));
       await f.workspace('acme', 'twice');
-      await assert.rejects(f.workspaces.create(f.admin, 'acme', { name: 'twice' }), kindOf('invalid', '/data/attributes/name'));
+      await assert.rejects(
+        f.workspaces.create(f.admin, 'acme', { name: 'twice' }),
+        kindOf('invalid', '/data/attributes/name'),
+      );
       await assert.rejects(f.workspaces.create(f.admin, 'nosuchorg', { name: 'x' }), kindOf('not_found'));
     });
 
     it('updates, renames and deletes by id or by name', async () => {
       const id = await f.workspace('acme', 'before');
-      const v = await f.workspaces.update(f.admin, { organization: 'acme', name: 'before' }, { name: 'after', terraformVersion: '1.6.0' });
+      const v = await f.workspaces.update(
+        f.admin,
+        { organization: 'acme', name: 'before' },
+        { name: 'after', terraformVersion: '1.6.0' },
+      );
       assert.equal(v.workspace.id, id);
       assert.equal(v.workspace.name, 'after');
       assert.equal(v.workspace.terraformVersion, '1.6.0');
-      await assert.rejects(f.workspaces.update(f.admin, { id }, { executionMode: 'agent' }), kindOf('invalid', '/data/attributes/execution-mode'));
+      await assert.rejects(
+        f.workspaces.update(f.admin, { id }, { executionMode: 'agent' }),
+        kindOf('invalid', '/data/attributes/execution-mode'),
+      );
       const deleted: string[][] = [];
       f.workspaces.setStateVersionHooks({ onWorkspacesDeleted: async (_ex, ids) => void deleted.push(ids) });
       await f.workspaces.delete(f.admin, { organization: 'acme', name: 'after' });
@@ -76,14 +93,23 @@ for (const kind of dbKinds()) {
       await f.org('listorg');
       for (const n of ['alpha-1', 'alpha-2', 'beta_1', 'gamma']) await f.workspace('listorg', n);
       const all = await f.workspaces.list(f.admin, 'listorg', { page: { number: 1, size: 20 } });
-      assert.deepEqual(all.items.map((v) => v.workspace.name), ['alpha-1', 'alpha-2', 'beta_1', 'gamma']);
+      assert.deepEqual(
+        all.items.map((v) => v.workspace.name),
+        ['alpha-1', 'alpha-2', 'beta_1', 'gamma'],
+      );
       const alpha = await f.workspaces.list(f.admin, 'listorg', { search: 'ALPHA', page: { number: 1, size: 20 } });
       assert.equal(alpha.totalCount, 2);
       // `_` is literal, not a LIKE wildcard.
       const underscore = await f.workspaces.list(f.admin, 'listorg', { search: '_', page: { number: 1, size: 20 } });
-      assert.deepEqual(underscore.items.map((v) => v.workspace.name), ['beta_1']);
+      assert.deepEqual(
+        underscore.items.map((v) => v.workspace.name),
+        ['beta_1'],
+      );
       const p2 = await f.workspaces.list(f.admin, 'listorg', { page: { number: 2, size: 3 } });
-      assert.deepEqual(p2.items.map((v) => v.workspace.name), ['gamma']);
+      assert.deepEqual(
+        p2.items.map((v) => v.workspace.name),
+        ['gamma'],
+      );
       assert.equal(p2.totalCount, 4);
       const u = await f.user('lister');
       await assert.rejects(f.workspaces.list(u, 'listorg', { page: { number: 1, size: 20 } }), kindOf('not_found'));
@@ -91,13 +117,16 @@ for (const kind of dbKinds()) {
 
     it('filters by tags, excluded tags and wildcard names; tags can be added and removed', async () => {
       await f.org('tagorg');
-      const mk = async (name: string, tagNames: string[]) => (await f.workspaces.create(f.admin, 'tagorg', { name, tagNames })).workspace.id;
+      const mk = async (name: string, tagNames: string[]) =>
+        (await f.workspaces.create(f.admin, 'tagorg', { name, tagNames })).workspace.id;
       await mk('app-prod', ['app', 'prod']);
       await mk('app-dev', ['app', 'dev']);
       const dbId = await mk('db-prod', ['db', 'prod']);
       await mk('app_x', ['application']);
       const names = async (filter: object) =>
-        (await f.workspaces.list(f.admin, 'tagorg', { ...filter, page: { number: 1, size: 20 } })).items.map((v) => v.workspace.name);
+        (await f.workspaces.list(f.admin, 'tagorg', { ...filter, page: { number: 1, size: 20 } })).items.map(
+          (v) => v.workspace.name,
+        );
       assert.deepEqual(await names({ tags: ['app'] }), ['app-dev', 'app-prod']);
       assert.deepEqual(await names({ tags: ['APP', 'prod'] }), ['app-prod']);
       assert.deepEqual(await names({ tags: ['prod'], excludeTags: ['db'] }), ['app-prod']);
@@ -109,7 +138,10 @@ for (const kind of dbKinds()) {
       assert.deepEqual(await f.workspaces.tags(f.admin, dbId), ['db', 'prod', 'app']);
       await f.workspaces.removeTags(f.admin, dbId, ['db']);
       assert.deepEqual(await names({ tags: ['app', 'prod'] }), ['app-prod', 'db-prod']);
-      await assert.rejects(f.workspaces.addTags(f.admin, dbId, ['bad tag']), kindOf('invalid', '/data/attributes/tag-names'));
+      await assert.rejects(
+        f.workspaces.addTags(f.admin, dbId, ['bad tag']),
+        kindOf('invalid', '/data/attributes/tag-names'),
+      );
     });
 
     it('team grants decide visibility and what a member may do', async () => {
@@ -121,10 +153,17 @@ for (const kind of dbKinds()) {
       const readers = await f.team('grants', 'readers', ['reader']);
       const writers = await f.team('grants', 'writers', ['writer']);
       await f.teamAccess.create(f.admin, readers, wsA, { access: 'read' });
-      const g = await f.teamAccess.create(f.admin, writers, wsA, { access: 'custom', stateVersions: 'write', workspaceLocking: true });
+      const g = await f.teamAccess.create(f.admin, writers, wsA, {
+        access: 'custom',
+        stateVersions: 'write',
+        workspaceLocking: true,
+      });
 
       const list = await f.workspaces.list(reader, 'grants', { page: { number: 1, size: 20 } });
-      assert.deepEqual(list.items.map((v) => v.workspace.id), [wsA]);
+      assert.deepEqual(
+        list.items.map((v) => v.workspace.id),
+        [wsA],
+      );
       await assert.rejects(f.workspaces.getById(reader, wsB), kindOf('not_found'));
       const rv = await f.workspaces.getById(reader, wsA);
       assert.equal(rv.permissions.canReadStateVersions, true);
@@ -162,7 +201,10 @@ for (const kind of dbKinds()) {
       const tok = await f.tokens.createOrganizationToken(f.admin, 'orgtok', {});
       const actor = await f.actorOf(tok.secret);
       assert.equal((await f.workspaces.getById(actor, ws)).workspace.id, ws);
-      assert.equal((await f.workspaces.create(actor, 'orgtok', { name: 'made-by-token' })).workspace.name, 'made-by-token');
+      assert.equal(
+        (await f.workspaces.create(actor, 'orgtok', { name: 'made-by-token' })).workspace.name,
+        'made-by-token',
+      );
       assert.equal((await f.workspaces.authorize(actor, ws, 'read-state-versions')).id, ws);
       await assert.rejects(f.workspaces.authorize(actor, ws, 'read-and-write-state-versions'), kindOf('forbidden'));
       await assert.rejects(f.workspaces.lock(actor, ws, null), kindOf('forbidden'));
@@ -181,7 +223,11 @@ for (const kind of dbKinds()) {
       assert.deepEqual(v.workspace.lockedBy, { kind: 'user', id: bob.userId });
       await assert.rejects(f.workspaces.lock(bob, id, null), kindOf('conflict'));
       await assert.rejects(f.workspaces.lock(f.admin, id, null), kindOf('conflict'));
-      await assert.rejects(f.workspaces.unlock(f.admin, id), (e: unknown) => e instanceof DomainError && e.kind === 'conflict' && /is locked by User lockbob/.test(e.message));
+      await assert.rejects(
+        f.workspaces.unlock(f.admin, id),
+        (e: unknown) =>
+          e instanceof DomainError && e.kind === 'conflict' && /is locked by User lockbob/.test(e.message),
+      );
       const u = await f.workspaces.unlock(bob, id);
       assert.equal(u.workspace.locked, false);
       assert.equal(u.workspace.lockedBy, null);
@@ -201,7 +247,10 @@ for (const kind of dbKinds()) {
       const actor = await f.actorOf((await f.tokens.createTeamToken(f.admin, teamId, {})).secret);
       const v = await f.workspaces.lock(actor, ws, null);
       assert.deepEqual(v.workspace.lockedBy, { kind: 'team', id: teamId });
-      await assert.rejects(f.workspaces.unlock(f.admin, ws), (e: unknown) => e instanceof DomainError && /is locked by Team deployers/.test(e.message));
+      await assert.rejects(
+        f.workspaces.unlock(f.admin, ws),
+        (e: unknown) => e instanceof DomainError && /is locked by Team deployers/.test(e.message),
+      );
       await f.workspaces.unlock(actor, ws);
     });
 
@@ -217,7 +266,11 @@ for (const kind of dbKinds()) {
       const id = await f.workspace('acme', 'two-nodes');
       const db2 = openDatabase({ url: f.tdb.url, poolSize: 5 });
       try {
-        const node2 = buildTfeIdentityLayer({ db: db2, clock: f.clock, adminTokens: new AdminTokenService({ repo: new AdminTokenRepo({ db: db2.kysely }), clock: f.clock }) });
+        const node2 = buildTfeIdentityLayer({
+          db: db2,
+          clock: f.clock,
+          adminTokens: new AdminTokenService({ repo: new AdminTokenRepo({ db: db2.kysely }), clock: f.clock }),
+        });
         const results = await Promise.allSettled([
           ...Array.from({ length: 6 }, () => f.workspaces.lock(f.admin, id, 'node1')),
           ...Array.from({ length: 6 }, () => node2.workspaces.lock(f.admin, id, 'node2')),
@@ -240,7 +293,10 @@ for (const kind of dbKinds()) {
       let pending = true;
       f.workspaces.setStateVersionHooks({ latestIsPending: async (wsId) => wsId === id && pending });
       await f.workspaces.lock(f.admin, id, null);
-      await assert.rejects(f.workspaces.unlock(f.admin, id), (e: unknown) => isPendingUnlockError(e) && /latest state version is still pending/.test((e as Error).message));
+      await assert.rejects(
+        f.workspaces.unlock(f.admin, id),
+        (e: unknown) => isPendingUnlockError(e) && /latest state version is still pending/.test((e as Error).message),
+      );
       assert.equal((await f.workspaces.getById(f.admin, id)).workspace.locked, true);
       pending = false;
       await f.workspaces.unlock(f.admin, id);
@@ -252,7 +308,9 @@ for (const kind of dbKinds()) {
 
     it('the current state version comes from the state versions hook', async () => {
       const id = await f.workspace('acme', 'withstate');
-      f.workspaces.setStateVersionHooks({ currentIds: async (ids) => new Map(ids.filter((x) => x === id).map((x) => [x, 'sv-current0000000'])) });
+      f.workspaces.setStateVersionHooks({
+        currentIds: async (ids) => new Map(ids.filter((x) => x === id).map((x) => [x, 'sv-current0000000'])),
+      });
       assert.equal((await f.workspaces.getById(f.admin, id)).workspace.currentStateVersionId, 'sv-current0000000');
       const list = await f.workspaces.list(f.admin, 'acme', { search: 'withstate', page: { number: 1, size: 20 } });
       assert.equal(list.items[0]!.workspace.currentStateVersionId, 'sv-current0000000');

@@ -75,7 +75,14 @@ export interface WorkspaceInput {
  * "state versions" permission; 'lock' is HCP's workspace-locking; 'admin' covers
  * settings, force-unlock and delete.
  */
-export type WorkspaceNeed = 'read' | 'read-state-outputs' | 'read-state-versions' | 'read-and-write-state-versions' | 'lock' | 'admin' | 'organization-owner';
+export type WorkspaceNeed =
+  | 'read'
+  | 'read-state-outputs'
+  | 'read-state-versions'
+  | 'read-and-write-state-versions'
+  | 'lock'
+  | 'admin'
+  | 'organization-owner';
 
 /** The `permissions` object of the workspace document, computed for one caller. */
 export interface WorkspacePermissions {
@@ -129,7 +136,10 @@ export function isValidTerraformVersion(v: string): boolean {
  */
 export function checkWorkspaceInput(input: WorkspaceInput): void {
   if (input.name !== undefined && !isValidWorkspaceName(input.name)) {
-    throw invalid('name may contain only letters, digits, "-" and "_" (at most 90 characters)', '/data/attributes/name');
+    throw invalid(
+      'name may contain only letters, digits, "-" and "_" (at most 90 characters)',
+      '/data/attributes/name',
+    );
   }
   if (input.executionMode !== undefined && input.operations !== undefined) {
     throw invalid('operations is deprecated and cannot be combined with execution-mode', '/data/attributes/operations');
@@ -141,14 +151,24 @@ export function checkWorkspaceInput(input: WorkspaceInput): void {
     );
   }
   if (input.operations === true) {
-    throw invalid('operations cannot be enabled: this server stores state only and does not offer remote runs', '/data/attributes/operations');
+    throw invalid(
+      'operations cannot be enabled: this server stores state only and does not offer remote runs',
+      '/data/attributes/operations',
+    );
   }
   if (input.terraformVersion !== undefined && !isValidTerraformVersion(input.terraformVersion)) {
-    throw invalid(`terraform-version "${input.terraformVersion}" is not a version or version constraint`, '/data/attributes/terraform-version');
+    throw invalid(
+      `terraform-version "${input.terraformVersion}" is not a version or version constraint`,
+      '/data/attributes/terraform-version',
+    );
   }
   if (input.tagNames !== undefined) {
     const bad = input.tagNames.findIndex((t) => !isValidTagName(t));
-    if (bad >= 0) throw invalid(`tag "${input.tagNames[bad]}" may contain only letters, digits, ":", "-" and "_"`, '/data/attributes/tag-names');
+    if (bad >= 0)
+      throw invalid(
+        `tag "${input.tagNames[bad]}" may contain only letters, digits, ":", "-" and "_"`,
+        '/data/attributes/tag-names',
+      );
   }
   if (input.description !== undefined && input.description !== null && input.description.length > 10_000) {
     throw invalid('description is too long', '/data/attributes/description');
