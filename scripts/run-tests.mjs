@@ -1,11 +1,15 @@
 #!/usr/bin/env node
-// Runs every compiled test file with node's test runner, several files at a time.
+// Runs every compiled test file with node's test runner, one process per file, several files at a time.
 // PostgreSQL: uses TEST_DATABASE_URL, or the local default when it answers.
-// With REQUIRE_POSTGRES=1 the run fails unless PostgreSQL tests ran and passed.
+// After the run it prints the slowest files, every skipped test grouped by reason, and how many PostgreSQL tests
+// ran (at any depth). With REQUIRE_POSTGRES=1 the run fails unless PostgreSQL tests ran and none was skipped.
+// With CI=true (or REQUIRE_NO_SKIPS=1) the run fails on any skip whose reason is not on the allow-list in
+// scripts/test-skips.json.
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, mkdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { availableParallelism } from 'node:os';
+import { parseTap, summarizeSkips, unexpectedSkips } from './tap-summary.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const DEFAULT_PG = 'postgres://postgres@127.0.0.1:5432/test';
@@ -34,6 +38,7 @@ if (env.REQUIRE_POSTGRES === '1' && !env.TEST_DATABASE_URL) {
   console.error('REQUIRE_POSTGRES=1 but no PostgreSQL is reachable (set TEST_DATABASE_URL)');
   process.exit(1);
 }
+const strictSkips = env.CI === 'true' || env.CI === '1' || env.REQUIRE_NO_SKIPS === '1';
 
 const filter = process.argv.slice(2);
 let files = [...findTests(join(root, 'dist/src')), ...findTests(join(root, 'dist/test'))].sort();
@@ -42,37 +47,113 @@ if (files.length === 0) {
   console.error('no test files found (did the build run?)');
   process.exit(1);
 }
-console.log(`running ${files.length} test files; PostgreSQL: ${env.TEST_DATABASE_URL ? 'yes' : 'no (SQLite only)'}`);
-
-mkdirSync(join(root, '.tmp'), { recursive: true });
-const tap = join(root, '.tmp/test-results.tap');
-const concurrency = Number(env.TEST_CONCURRENCY ?? Math.max(2, availableParallelism()));
-const child = spawn(
-  process.execPath,
-  [
-    '--test',
-    `--test-concurrency=${concurrency}`,
-    `--test-timeout=${env.TEST_TIMEOUT_MS ?? 300000}`,
-    '--test-reporter=spec',
-    '--test-reporter-destination=stdout',
-    '--test-reporter=tap',
-    `--test-reporter-destination=${tap}`,
-    ...files,
-  ],
-  { stdio: 'inherit', env, cwd: root },
+const concurrency = Math.max(1, Number(env.TEST_CONCURRENCY ?? Math.max(2, availableParallelism())));
+console.log(
+  `running ${files.length} test files, ${concurrency} at a time; ` +
+    `PostgreSQL: ${env.TEST_DATABASE_URL ? 'yes' : 'no (SQLite only)'}`,
 );
-child.on('exit', (code, signal) => {
-  if (code !== 0) process.exit(code ?? 1);
-  if (signal) process.exit(1);
-  if (env.TEST_DATABASE_URL) {
-    const lines = readFileSync(tap, 'utf8').split('\n');
-    const pgPassed = lines.filter((l) => /^\s*ok \d+ - .*\[postgres\]/.test(l) && !/# SKIP/.test(l)).length;
-    const pgSkipped = lines.filter((l) => /\[postgres\].*# SKIP/.test(l)).length;
-    console.log(`PostgreSQL tests passed: ${pgPassed}, skipped: ${pgSkipped}`);
-    if (env.REQUIRE_POSTGRES === '1' && (pgPassed === 0 || pgSkipped > 0)) {
-      console.error('PostgreSQL tests were required but did not all run');
-      process.exit(1);
+
+const outDir = join(root, '.tmp/test-results');
+mkdirSync(outDir, { recursive: true });
+const started = Date.now();
+
+/** Runs one file in its own test process; resolves with its outcome, timing and TAP text. */
+function runFile(file) {
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    const name = relative(join(root, 'dist'), file);
+    const tapFile = join(outDir, name.replaceAll('/', '__') + '.tap');
+    const child = spawn(
+      process.execPath,
+      [
+        '--test',
+        `--test-timeout=${env.TEST_TIMEOUT_MS ?? 300000}`,
+        '--test-reporter=spec',
+        '--test-reporter-destination=stdout',
+        '--test-reporter=tap',
+        `--test-reporter-destination=${tapFile}`,
+        file,
+      ],
+      { env, cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('close', (code, signal) => {
+      let tap = '';
+      try {
+        tap = readFileSync(tapFile, 'utf8');
+      } catch {
+        // a process that died before writing any TAP is reported by its exit status below
+      }
+      resolve({ name, ok: code === 0 && !signal, code, signal, out, tap, seconds: (Date.now() - t0) / 1000 });
+    });
+  });
+}
+
+const results = [];
+let next = 0;
+async function worker() {
+  while (next < files.length) {
+    const file = files[next++];
+    const r = await runFile(file);
+    results.push(r);
+    const mark = r.ok ? 'ok  ' : 'FAIL';
+    console.log(`${mark} ${r.name} (${r.seconds.toFixed(1)} s)`);
+    if (!r.ok || env.TEST_VERBOSE === '1') {
+      process.stdout.write(r.out.endsWith('\n') ? r.out : r.out + '\n');
+      if (r.signal) console.log(`  (killed by ${r.signal})`);
     }
   }
-  process.exit(0);
-});
+}
+await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
+
+const tests = results.flatMap((r) => parseTap(r.tap).map((t) => ({ ...t, file: r.name })));
+writeFileSync(join(root, '.tmp/test-results.tap'), results.map((r) => r.tap).join('\n'));
+const failedFiles = results.filter((r) => !r.ok);
+const leaves = tests.filter((t) => t.leaf);
+const passed = leaves.filter((t) => t.ok && !t.skip && !t.todo).length;
+const failed = leaves.filter((t) => !t.ok).length;
+const skipped = leaves.filter((t) => t.skip);
+
+console.log('');
+console.log(`tests: ${leaves.length}, passed: ${passed}, failed: ${failed}, skipped: ${skipped.length}`);
+console.log(
+  `files: ${results.length}, failed: ${failedFiles.length}; wall time ${((Date.now() - started) / 1000).toFixed(0)} s`,
+);
+console.log('slowest files:');
+for (const r of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 10)) {
+  console.log(`  ${r.seconds.toFixed(1).padStart(7)} s  ${r.name}`);
+}
+
+let exit = failedFiles.length > 0 ? 1 : 0;
+
+const skipGroups = summarizeSkips(skipped);
+if (skipGroups.length > 0) {
+  console.log('skipped tests by reason:');
+  for (const g of skipGroups) console.log(`  ${String(g.count).padStart(4)}  ${g.reason}`);
+}
+const allowList = JSON.parse(readFileSync(join(root, 'scripts/test-skips.json'), 'utf8')).allowed;
+const unexpected = unexpectedSkips(skipped, allowList);
+if (unexpected.length > 0) {
+  const say = strictSkips ? console.error : console.log;
+  say(`${unexpected.length} skipped test(s) are not on the allow-list (scripts/test-skips.json):`);
+  for (const t of unexpected) say(`  ${t.file}: ${t.path.join(' > ')} (${t.reason || 'no reason given'})`);
+  if (strictSkips) exit = 1;
+}
+
+if (env.TEST_DATABASE_URL) {
+  const pg = leaves.filter((t) => t.path.some((p) => p.includes('[postgres]')));
+  const pgPassed = pg.filter((t) => t.ok && !t.skip).length;
+  const pgSkipped = pg.filter((t) => t.skip).length;
+  console.log(`PostgreSQL tests passed: ${pgPassed}, skipped: ${pgSkipped}`);
+  const pgUnexpected = unexpectedSkips(
+    pg.filter((t) => t.skip),
+    allowList,
+  ).length;
+  if (env.REQUIRE_POSTGRES === '1' && (pgPassed === 0 || pgUnexpected > 0)) {
+    console.error('PostgreSQL tests were required but did not all run');
+    exit = 1;
+  }
+}
+process.exit(exit);

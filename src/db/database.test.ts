@@ -56,7 +56,7 @@ for (const kind of dbKinds()) {
 
     it(
       'lazy-sync transactions commit, report durability, and leave every other commit synchronous=FULL',
-      { skip: kind !== 'sqlite' },
+      { skip: kind !== 'sqlite' && 'SQLite only: lazy sync is a SQLite pragma' },
       async () => {
         const lazy = tdb.db.lazySyncTransaction;
         assert.ok(lazy, 'a SQLite file offers lazySyncTransaction');

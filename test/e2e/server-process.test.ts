@@ -177,18 +177,22 @@ for (const kind of dbKinds()) {
       );
     });
 
-    it('runs every thread but the event loop under SCHED_BATCH', { skip: process.platform !== 'linux' }, async () => {
-      const policies = threadPolicies(server.child.pid as number);
-      assert.equal(policies.get(server.child.pid as number), SCHED_OTHER, 'the event loop keeps the normal policy');
-      const others = [...policies].filter(([tid]) => tid !== server.child.pid);
-      assert.ok(others.length >= 4, `threads: ${JSON.stringify([...policies])}`);
-      assert.deepEqual(
-        others.filter(([, p]) => p !== SCHED_BATCH),
-        [],
-        'threads not under SCHED_BATCH',
-      );
-      assert.match(server.output(), /background threads run under SCHED_BATCH/);
-    });
+    it(
+      'runs every thread but the event loop under SCHED_BATCH',
+      { skip: process.platform !== 'linux' && 'Linux only: SCHED_BATCH is a Linux policy' },
+      async () => {
+        const policies = threadPolicies(server.child.pid as number);
+        assert.equal(policies.get(server.child.pid as number), SCHED_OTHER, 'the event loop keeps the normal policy');
+        const others = [...policies].filter(([tid]) => tid !== server.child.pid);
+        assert.ok(others.length >= 4, `threads: ${JSON.stringify([...policies])}`);
+        assert.deepEqual(
+          others.filter(([, p]) => p !== SCHED_BATCH),
+          [],
+          'threads not under SCHED_BATCH',
+        );
+        assert.match(server.output(), /background threads run under SCHED_BATCH/);
+      },
+    );
 
     it('on SIGTERM finishes the request in flight, then exits 0', async () => {
       const body = JSON.stringify({ data: { type: 'x' } });
@@ -293,7 +297,7 @@ describe('the CLI', () => {
 
   it(
     'leaves every thread under the normal policy with --batch-background-threads false',
-    { skip: process.platform !== 'linux' },
+    { skip: process.platform !== 'linux' && 'Linux only: SCHED_BATCH is a Linux policy' },
     async () => {
       const s = await spawnServer(['--dev', '--batch-background-threads', 'false']);
       try {
