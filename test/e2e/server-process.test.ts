@@ -125,7 +125,9 @@ for (const kind of dbKinds()) {
 
       const vault404 = await fetch(`${server.url}/v1/no/such/path`, { headers: { 'x-vault-token': firstToken } });
       assert.equal(vault404.status, 404);
-      assert.deepEqual(await vault404.json(), { errors: [] });
+      assert.deepEqual(await vault404.json(), {
+        errors: ['no handler for route "no/such/path". route entry not found.'],
+      });
 
       const big = JSON.stringify({ data: { type: 'organizations', attributes: { name: 'x'.repeat(5000) } } });
       const tfe413 = await fetch(`${server.url}/api/v2/organizations`, {
@@ -134,8 +136,12 @@ for (const kind of dbKinds()) {
         body: big,
       });
       assert.equal(tfe413.status, 413);
-      const tfe413Body = (await tfe413.json()) as { errors: Array<{ status: string }> };
-      assert.equal(tfe413Body.errors[0]?.status, '413');
+      const limitText =
+        'request body is larger than the limit of 4096 bytes; raise it with --body-limit ' +
+        '(STRONGROOM_BODY_LIMIT, config key body_limit)';
+      assert.deepEqual(await tfe413.json(), {
+        errors: [{ status: '413', title: 'payload too large', detail: limitText }],
+      });
 
       const vault413 = await fetch(`${server.url}/v1/sys/policies/acl/big`, {
         method: 'POST',
@@ -143,7 +149,7 @@ for (const kind of dbKinds()) {
         body: JSON.stringify({ policy: 'x'.repeat(5000) }),
       });
       assert.equal(vault413.status, 413);
-      assert.deepEqual(await vault413.json(), { errors: ['request body is larger than the configured limit'] });
+      assert.deepEqual(await vault413.json(), { errors: [limitText] });
 
       const tfeBad = await fetch(`${server.url}/api/v2/organizations`, {
         method: 'POST',
@@ -151,7 +157,40 @@ for (const kind of dbKinds()) {
         body: '{"data": ',
       });
       assert.equal(tfeBad.status, 400);
-      assert.equal(((await tfeBad.json()) as { errors: Array<{ status: string }> }).errors[0]?.status, '400');
+      assert.deepEqual(await tfeBad.json(), {
+        errors: [
+          {
+            status: '400',
+            title: 'bad request',
+            detail:
+              'malformed JSON body: sent as application/vnd.api+json, the body breaks at position 9 ' +
+              '(line 1, column 10): it ends before the JSON value does',
+          },
+        ],
+      });
+      const tfeBadJson = await fetch(`${server.url}/api/v2/organizations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${firstToken}` },
+        body: '{"data": {"type": "organizations",}}',
+      });
+      assert.equal(tfeBadJson.status, 400);
+      assert.match(
+        ((await tfeBadJson.json()) as { errors: Array<{ detail: string }> }).errors[0]!.detail,
+        /sent as application\/json; charset=utf-8, the body breaks at position 34 \(line 1, column 35\): unexpected '}'/,
+      );
+      for (const [contentType, got] of [
+        [undefined, 'none'],
+        ['application/x-www-form-urlencoded', '"application/x-www-form-urlencoded" (curl -d sends that'],
+      ] as const) {
+        const headers: Record<string, string> = { authorization: `Bearer ${firstToken}` };
+        const body = new Blob(['{"data":{}}'], contentType ? { type: contentType } : {});
+        if (contentType) headers['content-type'] = contentType;
+        const r415 = await fetch(`${server.url}/api/v2/organizations`, { method: 'POST', headers, body });
+        assert.equal(r415.status, 415);
+        assert.match(r415.headers.get('content-type') ?? '', /application\/vnd\.api\+json/);
+        const detail = ((await r415.json()) as { errors: Array<{ detail: string }> }).errors[0]!.detail;
+        assert.ok(detail.startsWith(`expected Content-Type: application/vnd.api+json, got ${got}`), detail);
+      }
 
       const vaultBad = await fetch(`${server.url}/v1/sys/policies/acl/bad`, {
         method: 'POST',
