@@ -10,6 +10,7 @@ import { POLICY_SERVICE_USAGE, runPolicyServiceCommand } from './cli/policy-serv
 import { TOKEN_USAGE, runTokenCommand } from './cli/token-command.js';
 import { TFE_USAGE, runTfeCommand } from './cli/tfe-command.js';
 import { ADMIN_TOKEN_USAGE, runAdminTokenCommand } from './cli/admin-token-command.js';
+import { runTfeClientCommand } from './cli/tfe-client-command.js';
 import { CliError } from './cli/vault-api.js';
 import type { CliIo } from './cli/vault-api.js';
 
@@ -89,6 +90,14 @@ async function main(argv: string[]): Promise<number> {
     case 'admin-token':
       return runAdminTokenCommand(rest, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
     case 'tfe':
+      if (rest[0] === 'workspace' || rest[0] === 'state') {
+        const io = {
+          out: (t: string | Buffer) => process.stdout.write(t),
+          err: (t: string) => process.stderr.write(t),
+          tty: process.stderr.isTTY === true,
+        };
+        return reportCliError(() => runTfeClientCommand(rest, process.env, io));
+      }
       return runTfeCommand(rest, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
     case 'token':
     case 'policy': {
@@ -98,13 +107,7 @@ async function main(argv: string[]): Promise<number> {
         readFile: async (p) => (p === '-' ? readStdin() : readFile(p, 'utf8')),
       };
       const run = command === 'token' ? runTokenCommand : runPolicyCommand;
-      try {
-        return await run(rest, process.env, io);
-      } catch (err) {
-        if (!(err instanceof CliError)) throw err;
-        process.stderr.write(`${err.message}\n`);
-        return err.exitCode;
-      }
+      return reportCliError(() => run(rest, process.env, io));
     }
     default:
       process.stderr.write(`unknown command "${command}"\n\n${USAGE}`);
@@ -142,6 +145,17 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
   'policy-service': POLICY_SERVICE_USAGE,
   'admin-token': ADMIN_TOKEN_USAGE,
 };
+
+/** Runs a client command; its CliError is printed and becomes the exit code. */
+async function reportCliError(run: () => Promise<number>): Promise<number> {
+  try {
+    return await run();
+  } catch (err) {
+    if (!(err instanceof CliError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    return err.exitCode;
+  }
+}
 
 /** Settings flags, and nothing else: a stray word (`--dev-root-token` without its value, say) is an error, not ignored. */
 function settingsOnly(argv: string[]): Record<string, string | boolean> {
