@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
@@ -325,6 +325,51 @@ describe('the CLI', () => {
     ]) {
       assert.ok(r.stdout.includes(s), `help lacks ${s}`);
     }
+  });
+
+  it("prints each command's own help for <command> --help", async () => {
+    const expected: Record<string, RegExp> = {
+      server: /^Usage: strongroom server \[settings\][\s\S]*SIGHUP reloads the TLS\s+certificate/,
+      migrate: /^Usage: strongroom migrate \[settings\]/,
+      tfe: /^Usage: strongroom tfe <command>[\s\S]*state push ORG NAME FILE/,
+      token: /^Usage: strongroom token <create\|lookup\|revoke>/,
+      policy: /^Usage: strongroom policy <write\|read\|list\|delete>/,
+      'policy-service': /^Usage: strongroom policy-service --rules FILE/,
+      'admin-token': /^Usage: strongroom admin-token <create\|list\|revoke>/,
+    };
+    for (const [command, usage] of Object.entries(expected)) {
+      for (const flag of ['--help', '-h']) {
+        const r = await runCli([command, flag]);
+        assert.equal(r.code, 0, `${command} ${flag}: ${r.stderr}`);
+        assert.match(r.stdout, usage, `${command} ${flag}`);
+      }
+    }
+    const tfeSub = await runCli(['tfe', 'state', 'push', '--help']);
+    assert.match(tfeSub.stdout, /^Usage: strongroom tfe/);
+  });
+
+  it('names every setting by the config-file key that the config file takes', async () => {
+    const help = (await runCli(['server', '--help'])).stdout;
+    assert.match(help, /--tls-cert <value> +STRONGROOM_TLS_CERT {2}config key: tls_cert_file/);
+    assert.match(help, /--listen <value> +STRONGROOM_LISTEN {2}config key: listen/);
+    // The key the help names is the key the file takes.
+    const dir = mkdtempSync(join(tmpdir(), 'config-key-'));
+    makeCert(dir, 'cert', '127.0.0.1');
+    const configFile = join(dir, 'strongroom.json');
+    writeFileSync(
+      configFile,
+      JSON.stringify({ tls_cert_file: join(dir, 'cert.pem'), tls_key_file: join(dir, 'cert.key'), log_level: 'warn' }),
+    );
+    const s = await spawnServer(['--dev', '--config', configFile]);
+    try {
+      assert.match(s.url, /^https:/);
+    } finally {
+      await s.stop();
+    }
+    writeFileSync(configFile, JSON.stringify({ tls_cert: 'x' }));
+    const bad = await runCli(['server', '--dev', '--config', configFile]);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /unknown setting "tls_cert"/);
   });
 
   it('reports bad settings together and exits 1', async () => {
