@@ -3,12 +3,14 @@ import { readFile } from 'node:fs/promises';
 import { ConfigError, loadConfig } from './config.js';
 import { parseSettingFlags, settingsHelp } from './cli/server-flags.js';
 import { openDatabase } from './db/database.js';
-import { migrateToLatest } from './db/migrate.js';
+import { migrateWithProgress } from './db/migrate.js';
 import { runServer } from './main.js';
-import { runPolicyCommand } from './cli/policy-command.js';
-import { runPolicyServiceCommand } from './cli/policy-service-command.js';
-import { runTokenCommand } from './cli/token-command.js';
-import { runTfeCommand } from './cli/tfe-command.js';
+import { POLICY_USAGE, runPolicyCommand } from './cli/policy-command.js';
+import { POLICY_SERVICE_USAGE, runPolicyServiceCommand } from './cli/policy-service-command.js';
+import { TOKEN_USAGE, runTokenCommand } from './cli/token-command.js';
+import { TFE_USAGE, runTfeCommand } from './cli/tfe-command.js';
+import { ADMIN_TOKEN_USAGE, runAdminTokenCommand } from './cli/admin-token-command.js';
+import { runTfeClientCommand } from './cli/tfe-client-command.js';
 import { CliError } from './cli/vault-api.js';
 import type { CliIo } from './cli/vault-api.js';
 
@@ -19,11 +21,16 @@ Commands:
   migrate     Apply pending database migrations and exit
   token       Create, look up and revoke tokens of a running server (strongroom token help)
   policy      Write, read, list and delete ACL policies of a running server (strongroom policy help)
-  tfe         Create Terraform state users, organizations, teams and API tokens in the database (strongroom tfe help)
-  policy-service  Run the reference external policy service for external-policy issuance (strongroom policy-service --help)
+  tfe         Terraform state: users, organizations, teams and API tokens in the database; workspaces,
+              locks and state of a running server (strongroom tfe help)
+  admin-token Make, list and revoke admin tokens in the database, e.g. for a lost initial token
+  policy-service  Run the reference external policy service for external-policy issuance
   help        Show this help
 
-Settings (flag, then environment variable, then config file key of the same name):
+"strongroom <command> --help" shows a command's own help.
+
+Settings of server, migrate, tfe and admin-token (a flag beats the environment variable, which
+beats the key in the JSON config file named by --config):
 ${settingsHelp()}
 
 Examples:
@@ -53,7 +60,7 @@ async function main(argv: string[]): Promise<number> {
     return -1; // keeps running until a signal
   }
   if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(USAGE);
+    process.stdout.write(COMMAND_HELP[command] ?? USAGE);
     return 0;
   }
   switch (command) {
@@ -67,14 +74,30 @@ async function main(argv: string[]): Promise<number> {
       const config = loadConfig(undefined, flags);
       const db = openDatabase({ url: config.databaseUrl, poolSize: 1 });
       try {
-        const applied = await migrateToLatest(db);
+        // Progress on a terminal; scripts get the one line below.
+        const tty = process.stderr.isTTY === true;
+        const applied = await migrateWithProgress(db, (step) => {
+          if (!tty) return;
+          const at = `[${step.index}/${step.total}] ${step.name}`;
+          process.stderr.write(step.ms === undefined ? `applying ${at} ...` : ` done (${step.ms} ms)\n`);
+        });
         process.stdout.write(applied.length > 0 ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
       } finally {
         await db.destroy();
       }
       return 0;
     }
+    case 'admin-token':
+      return runAdminTokenCommand(rest, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
     case 'tfe':
+      if (rest[0] === 'workspace' || rest[0] === 'state') {
+        const io = {
+          out: (t: string | Buffer) => process.stdout.write(t),
+          err: (t: string) => process.stderr.write(t),
+          tty: process.stderr.isTTY === true,
+        };
+        return reportCliError(() => runTfeClientCommand(rest, process.env, io));
+      }
       return runTfeCommand(rest, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
     case 'token':
     case 'policy': {
@@ -84,17 +107,53 @@ async function main(argv: string[]): Promise<number> {
         readFile: async (p) => (p === '-' ? readStdin() : readFile(p, 'utf8')),
       };
       const run = command === 'token' ? runTokenCommand : runPolicyCommand;
-      try {
-        return await run(rest, process.env, io);
-      } catch (err) {
-        if (!(err instanceof CliError)) throw err;
-        process.stderr.write(`${err.message}\n`);
-        return err.exitCode;
-      }
+      return reportCliError(() => run(rest, process.env, io));
     }
     default:
       process.stderr.write(`unknown command "${command}"\n\n${USAGE}`);
       return 2;
+  }
+}
+
+const SERVER_USAGE = `Usage: strongroom server [settings]
+
+Serves the Terraform state API (/api/v2) and the Vault-compatible API (/v1). The first start
+makes the data directory, the master key and an initial admin token, printed once (lost it?
+strongroom admin-token create). Stops gracefully on SIGTERM or SIGINT; SIGHUP reloads the TLS
+certificate and key from their files.
+
+Settings (a flag beats the environment variable, which beats the key in the --config file):
+${settingsHelp()}
+`;
+
+const MIGRATE_USAGE = `Usage: strongroom migrate [settings]
+
+Applies pending database migrations to the database the settings name, then exits (the server
+also applies them at start). On a terminal it shows each migration as it runs.
+
+Settings (only those naming the database matter: --data-dir, --database-url, --config):
+${settingsHelp()}
+`;
+
+/** What `strongroom <command> --help` prints. */
+const COMMAND_HELP: Readonly<Record<string, string>> = {
+  server: SERVER_USAGE,
+  migrate: MIGRATE_USAGE,
+  tfe: TFE_USAGE,
+  token: TOKEN_USAGE,
+  policy: POLICY_USAGE,
+  'policy-service': POLICY_SERVICE_USAGE,
+  'admin-token': ADMIN_TOKEN_USAGE,
+};
+
+/** Runs a client command; its CliError is printed and becomes the exit code. */
+async function reportCliError(run: () => Promise<number>): Promise<number> {
+  try {
+    return await run();
+  } catch (err) {
+    if (!(err instanceof CliError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    return err.exitCode;
   }
 }
 
@@ -121,6 +180,7 @@ main(process.argv.slice(2)).then(
     else if (err instanceof TypeError && (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS'))
       process.stderr.write(`${err.message}\n\n${USAGE}`);
     else process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
+    // At once: a failed start must not linger on whatever it had opened (stderr is written synchronously).
+    process.exit(1);
   },
 );

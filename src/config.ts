@@ -52,6 +52,8 @@ export interface Config {
   readonly nativeCrypto: boolean;
   /** `strongroom server` runs its threads other than the event loop under SCHED_BATCH (Linux, with the native addon). */
   readonly batchBackgroundThreads: boolean;
+  /** When set, GET /metrics needs `Authorization: Bearer <this>`. */
+  readonly metricsToken: string | undefined;
 }
 
 /** One setting: its flag, environment variable, config-file key and parser. */
@@ -250,6 +252,13 @@ export const SETTINGS: readonly SettingDef[] = [
     boolean: true,
   },
   {
+    key: 'metrics_token',
+    flag: 'metrics-token',
+    env: 'STRONGROOM_METRICS_TOKEN',
+    description:
+      'When set, GET /metrics answers only requests with Authorization: Bearer <this value> (401 otherwise); Prometheus sends it with authorization.credentials (or credentials_file) in its scrape config. When unset /metrics is open, like /healthz and /readyz.',
+  },
+  {
     key: 'dev',
     flag: 'dev',
     env: 'STRONGROOM_DEV',
@@ -433,6 +442,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     stateRetentionKeepLatest: int('state_retention_keep_latest', 0, 100_000_000),
     stateRetentionMaxAgeDays: int('state_retention_max_age_days', 0, 36_500),
     stateMaintenanceIntervalSeconds: seconds('state_maintenance_interval'),
+    metricsToken: (get('metrics_token') as string | undefined) || undefined,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

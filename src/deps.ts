@@ -43,8 +43,6 @@ export interface Deps {
   worker: JobWorker;
   /** Enqueues the recurring core jobs (idempotent; called when the server starts serving). */
   scheduleRecurringJobs(): Promise<void>;
-  /** The initial admin token when this start created it (shown once), else undefined. */
-  initialAdminToken: string | undefined;
   close(): Promise<void>;
 }
 
@@ -77,9 +75,9 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
     const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock });
     const core: CoreDeps = { config, db, blobs, secrets, clock, logger, metrics, jobs, adminTokens };
 
-    let initialAdminToken: string | undefined;
+    // The initial admin token is made by the server once it serves (main.ts), never here: a
+    // start that fails must leave it to the next start to make and print.
     if (config.dev && config.devRootToken) await adminTokens.ensureFixed(config.devRootToken);
-    else if (!opts.skipMigrations) initialAdminToken = await adminTokens.ensureInitial();
 
     const tfe = buildTfeServices(core);
     const pki = buildPkiServices(core);
@@ -102,7 +100,6 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       tfe,
       pki,
       worker,
-      initialAdminToken,
       scheduleRecurringJobs: () => housekeeping.start(),
       async close() {
         await pki.close?.();

@@ -1,12 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { Server as TlsServer } from 'node:tls';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { buildDeps } from './deps.js';
 import type { Deps } from './deps.js';
 import { keepBackgroundThreadsBatched } from './shared/thread-scheduling.js';
+import { describeListenError } from './shared/listen-error.js';
+import { ServerLock, ServerLockHeldError } from './db/server-lock.js';
 
 /** How often threads started since the last pass are put under SCHED_BATCH. */
 const BATCH_PASS_MS = 10_000;
@@ -15,6 +18,8 @@ export interface RunningServer {
   app: FastifyInstance;
   deps: Deps;
   url: string;
+  /** The initial admin token when this start made it (to be shown once), else undefined. */
+  initialAdminToken: string | undefined;
   /** Stops accepting, lets in-flight requests and jobs finish (up to the timeout), closes storage. */
   shutdown(reason?: string): Promise<void>;
 }
@@ -29,14 +34,36 @@ export function applyDevMode(config: Config): Config {
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
-  const deps = await buildDeps(config);
-  const log = deps.core.logger;
-  if (config.databaseKind === 'sqlite' && config.runJobWorker) {
-    const n = await deps.core.jobs.requeueAllRunning();
-    if (n > 0) log.warn({ jobs: n }, 'requeued jobs left running by an earlier stop');
+  const locks = lockSqliteStorage(config);
+  const releaseLocks = () => locks.forEach((l) => l.release());
+  let deps: Deps;
+  try {
+    deps = await buildDeps(config);
+  } catch (err) {
+    releaseLocks();
+    throw err;
   }
-  const app = await buildApp(deps);
-  await app.listen({ host: config.listenHost, port: config.listenPort });
+  const log = deps.core.logger;
+  let app: FastifyInstance;
+  try {
+    if (config.databaseKind === 'sqlite' && config.runJobWorker) {
+      const n = await deps.core.jobs.requeueAllRunning();
+      if (n > 0) log.warn({ jobs: n }, 'requeued jobs left running by an earlier stop');
+    }
+    app = await buildApp(deps);
+    try {
+      await app.listen({ host: config.listenHost, port: config.listenPort });
+    } catch (err) {
+      await app.close().catch(() => {});
+      throw describeListenError(err, config.listenHost, config.listenPort);
+    }
+  } catch (err) {
+    await deps.close().catch(() => {});
+    releaseLocks();
+    throw err;
+  }
+  // Only now that the server serves: a start that failed above leaves the token to the next one.
+  const initialAdminToken = config.dev ? undefined : await deps.core.adminTokens.ensureInitial();
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.listenPort;
   const scheme = config.tlsCertFile ? 'https' : 'http';
@@ -56,11 +83,41 @@ export async function startServer(config: Config): Promise<RunningServer> {
       await Promise.race([app.close(), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
       await deps.worker.stop(Math.max(1000, timeoutMs - (Date.now() - started)));
       await deps.close();
+      releaseLocks();
       log.info('stopped');
     })();
     return closing;
   };
-  return { app, deps, url, shutdown };
+  return { app, deps, url, initialAdminToken, shutdown };
+}
+
+/**
+ * A SQLite database and its data directory serve one server at a time: two would each
+ * cache what the other changes, and each would collect the other's blobs. Several nodes
+ * share a PostgreSQL database instead.
+ */
+function lockSqliteStorage(config: Config): ServerLock[] {
+  if (config.databaseKind !== 'sqlite') return [];
+  const dbPath = config.databaseUrl.slice('sqlite:'.length);
+  const paths = [join(config.dataDir, 'server.lock')];
+  if (dbPath !== ':memory:' && dbPath !== '' && dirname(dbPath) !== config.dataDir) paths.push(`${dbPath}.server.lock`);
+  const holder = { pid: process.pid, startedAt: new Date().toISOString() };
+  const taken: ServerLock[] = [];
+  try {
+    for (const p of paths) taken.push(ServerLock.acquire(p, holder));
+  } catch (err) {
+    taken.forEach((l) => l.release());
+    if (!(err instanceof ServerLockHeldError)) throw err;
+    const who = err.holder ? ` (pid ${err.holder.pid}, started ${err.holder.startedAt})` : '';
+    const what = err.path.endsWith('.server.lock')
+      ? `the SQLite database ${dbPath}`
+      : `the data directory ${config.dataDir}`;
+    throw new Error(
+      `another Strongroom server${who} is using ${what}. Stop it first, or give this server its own --data-dir ` +
+        '(several nodes share a PostgreSQL database, --database-url postgres://…, never a SQLite file).',
+    );
+  }
+  return taken;
 }
 
 /** `strongroom server`: serve until SIGTERM or SIGINT, then shut down gracefully and exit 0. */
@@ -74,10 +131,11 @@ export async function runServer(config: Config): Promise<void> {
   if (effective.dev) {
     banner += `  Development mode: storage in ${effective.dataDir} is thrown away at exit.\n`;
     banner += `  Root token: ${effective.devRootToken}\n\n`;
-  } else if (server.deps.initialAdminToken) {
+  } else if (server.initialAdminToken) {
     banner += '\n  Initial admin token (a Vault root token and a site-admin API token).\n';
     banner += '  It is shown only this once and stored only as a hash; keep it safe:\n\n';
-    banner += `      ${server.deps.initialAdminToken}\n\n`;
+    banner += `      ${server.initialAdminToken}\n\n`;
+    banner += '  Lost it? `strongroom admin-token create` (with the same settings, on this machine) makes another.\n\n';
   } else {
     banner += '\n';
   }
@@ -98,8 +156,31 @@ export async function runServer(config: Config): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  if (effective.tlsCertFile && effective.tlsKeyFile) {
+    const { tlsCertFile, tlsKeyFile } = effective;
+    process.on('SIGHUP', () => reloadTls(server, tlsCertFile, tlsKeyFile));
+  }
   // Only now: whoever waits for the banner may signal at once, and must reach the handler.
   process.stdout.write(banner);
+}
+
+/**
+ * SIGHUP: reads the TLS certificate and key files again (a renewed certificate) and serves
+ * new connections with them; connections already open keep theirs. A pair that does not
+ * load or match is refused and the old one kept.
+ */
+function reloadTls(server: RunningServer, certFile: string, keyFile: string): void {
+  const log = server.deps.core.logger;
+  try {
+    const context = { cert: readFileSync(certFile), key: readFileSync(keyFile) };
+    (server.app.server as unknown as TlsServer).setSecureContext(context);
+    log.info({ certFile }, 'reloaded the TLS certificate and key');
+  } catch (err) {
+    log.error(
+      { certFile, keyFile, error: (err as Error).message },
+      'TLS reload failed; still serving the old certificate',
+    );
+  }
 }
 
 /** The batch_background_threads setting: every thread but the event loop under SCHED_BATCH (decision 0019). */

@@ -30,4 +30,21 @@ export class AdminTokenRepo {
       .executeTakeFirst();
     return Number(res.numInsertedOrUpdatedRows ?? 0n) > 0;
   }
+
+  /** Every admin token's hash and creation time, oldest first. */
+  async list(): Promise<Array<{ tokenHash: string; createdAt: Date }>> {
+    const rows = await this.deps.db
+      .selectFrom('admin_tokens')
+      .select(['token_hash', 'created_at'])
+      .orderBy('created_at')
+      .orderBy('token_hash')
+      .execute();
+    return rows.map((r) => ({ tokenHash: r.token_hash, createdAt: new Date(r.created_at) }));
+  }
+
+  /** Deletes one token by its hash; returns whether it was there. */
+  async delete(tokenHash: string): Promise<boolean> {
+    const res = await this.deps.db.deleteFrom('admin_tokens').where('token_hash', '=', tokenHash).executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
+  }
 }

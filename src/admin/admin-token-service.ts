@@ -1,25 +1,71 @@
 import type { Clock } from '../shared/clock.js';
+import { invalid, notFound } from '../shared/errors.js';
 import { hashToken, randomBase58 } from '../shared/ids.js';
 import type { AdminTokenRepo } from './admin-token-repo.js';
 
+/** Length of the id an admin token is listed and revoked by: the start of its hash, never the token. */
+const ID_LENGTH = 12;
+const MIN_ID_LENGTH = 8;
+
+/** An admin token as it is listed: an id (the start of its hash) and when it was made. */
+export interface AdminTokenSummary {
+  id: string;
+  createdAt: Date;
+}
+
 /**
- * The server's initial admin token: a Vault root token under /v1 and a site-admin user
- * token under /api/v2. Created on first start and shown once; only its hash is kept.
+ * Admin tokens: each is a Vault root token under /v1 and a site-admin user token under
+ * /api/v2. The initial one is made on the first start that serves and printed once; more
+ * are made on the server's machine (`strongroom admin-token create`). Only hashes are kept.
  */
 export class AdminTokenService {
   constructor(private readonly deps: { repo: AdminTokenRepo; clock: Clock }) {}
 
   /**
    * Creates the initial admin token when none exists yet. Returns the token only when it
-   * was created now; a second start (or a second node) gets undefined.
+   * was created now; a second start (or a second node) gets undefined. The server calls
+   * this only once it serves, right before it prints the banner, so that a start that
+   * fails leaves the next one to make and show it.
    */
   async ensureInitial(): Promise<string | undefined> {
     if ((await this.deps.repo.count()) > 0) return undefined;
-    const token = `sr.${randomBase58(40)}`;
+    const token = newAdminToken();
     const added = await this.deps.repo.insert(hashToken(token), this.deps.clock.now());
     if (!added) return undefined;
     // Another node may have raced us; only the first admin token is printed.
     return (await this.deps.repo.count()) === 1 ? token : undefined;
+  }
+
+  /** Makes one more admin token (the recovery path when the printed one is lost); returned once, kept as a hash. */
+  async create(): Promise<{ token: string; id: string }> {
+    const token = newAdminToken();
+    const hash = hashToken(token);
+    await this.deps.repo.insert(hash, this.deps.clock.now());
+    return { token, id: hash.slice(0, ID_LENGTH) };
+  }
+
+  async list(): Promise<AdminTokenSummary[]> {
+    return (await this.deps.repo.list()).map((t) => ({ id: t.tokenHash.slice(0, ID_LENGTH), createdAt: t.createdAt }));
+  }
+
+  /**
+   * Revokes one admin token, named by the token itself or by its listed id. Returns the id.
+   * Running servers stop honouring it once their few-second token caches lapse.
+   */
+  async revoke(tokenOrId: string): Promise<string> {
+    const all = await this.deps.repo.list();
+    const byToken = hashToken(tokenOrId);
+    let hit = all.find((t) => t.tokenHash === byToken);
+    if (!hit && /^[0-9a-f]+$/.test(tokenOrId)) {
+      if (tokenOrId.length < MIN_ID_LENGTH)
+        throw invalid(`an admin token id has at least ${MIN_ID_LENGTH} hex digits (see admin-token list)`);
+      const matches = all.filter((t) => t.tokenHash.startsWith(tokenOrId));
+      if (matches.length > 1) throw invalid(`"${tokenOrId}" names more than one admin token; give more digits`);
+      hit = matches[0];
+    }
+    if (!hit) throw notFound('no such admin token (give the token itself or an id from admin-token list)');
+    await this.deps.repo.delete(hit.tokenHash);
+    return hit.tokenHash.slice(0, ID_LENGTH);
   }
 
   /** Registers a fixed token (the --dev root token). */
@@ -31,4 +77,8 @@ export class AdminTokenService {
     if (!token) return false;
     return this.deps.repo.exists(hashToken(token));
   }
+}
+
+function newAdminToken(): string {
+  return `sr.${randomBase58(40)}`;
 }

@@ -43,11 +43,30 @@ export function parseSettingFlags(argv: string[]): { flags: Record<string, strin
   return { flags, positionals };
 }
 
+/**
+ * Every setting in three names (flag, environment variable, config-file key) and what it
+ * does, as `--help` shows them. The config-file key is spelled out because it is not
+ * always the flag's name (`--tls-cert` is `tls_cert_file`).
+ */
 export function settingsHelp(): string {
-  const lines = SETTINGS.map((s) => {
-    const flag = s.flag ? `--${s.flag}${s.boolean ? ' [true|false]' : ' <value>'}` : '(env only)';
+  const entries = SETTINGS.map((s) => {
+    const flag = s.flag ? `--${s.flag}${s.boolean ? ' [true|false]' : ' <value>'}` : '(environment only)';
+    const file = s.key === 'master_key' || s.key === 'config' ? '' : `  config key: ${s.key}`;
     const def = s.default !== undefined ? ` [default: ${s.default}]` : '';
-    return `  ${flag.padEnd(30)} ${s.env.padEnd(30)} ${s.description}${def}`;
+    return `  ${flag.padEnd(36)} ${s.env}${file}\n${wrap(`${s.description}${def}`, 6, 110)}`;
   });
-  return lines.join('\n');
+  return entries.join('\n');
+}
+
+function wrap(text: string, indent: number, width: number): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/)) {
+    if (line && indent + line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines.map((l) => `${' '.repeat(indent)}${l}`).join('\n');
 }

@@ -9,11 +9,12 @@ import { isDomainError } from '../shared/errors.js';
 import type { Actor } from '../tfe/identity/actor.js';
 import { buildTfeIdentityLayer } from '../tfe/tfe-services.js';
 import { parseSettingFlags } from './server-flags.js';
+import { TFE_CLIENT_USAGE } from './tfe-client-command.js';
 
 export const TFE_USAGE = `Usage: strongroom tfe <command> [options] [settings]
 
-Manage Terraform state service users, organizations, teams and API tokens directly in the
-database named by the usual settings (--database-url, --data-dir, …), as a site admin.
+In the database named by the usual settings (--database-url, --data-dir, …), as a site admin:
+users, organizations, teams and API tokens.
 
   user create NAME [--email E] [--site-admin]     create a user
   user list                                        list users
@@ -26,6 +27,7 @@ database named by the usual settings (--database-url, --data-dir, …), as a sit
   token create (--user NAME | --team TEAM_ID | --org ORG) [--description D] [--expires-in 30d]
                                                    create an API token; prints it once on stdout
 
+${TFE_CLIENT_USAGE}
 Examples:
   strongroom tfe user create alice
   strongroom tfe token create --user alice --description laptop

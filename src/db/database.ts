@@ -47,7 +47,8 @@ export interface OpenDatabaseOptions {
 /** Opens SQLite (WAL, foreign keys, synchronous=FULL) or a PostgreSQL pool from a URL. */
 export function openDatabase(opts: OpenDatabaseOptions): Db {
   if (/^postgres(ql)?:\/\//.test(opts.url)) {
-    const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10 });
+    // application_name lets an operator count the server's connections in pg_stat_activity; the URL may name another.
+    const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, application_name: 'strongroom' });
     // A dropped idle connection must not crash the process; the pool replaces it.
     pool.on('error', () => {});
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });

@@ -51,3 +51,33 @@ export async function pendingMigrations(db: Db): Promise<string[]> {
   const list = await migrator(db).getMigrations();
   return list.filter((m) => m.executedAt === undefined).map((m) => m.name);
 }
+
+/** One step of migrateWithProgress: before (`ms` undefined) and after each migration. */
+export interface MigrationStep {
+  name: string;
+  index: number;
+  total: number;
+  ms?: number;
+}
+
+/**
+ * Applies pending migrations one at a time, reporting each before and after it runs (the
+ * `migrate` command shows this on a terminal). Same result as migrateToLatest.
+ */
+export async function migrateWithProgress(db: Db, onStep: (step: MigrationStep) => void): Promise<string[]> {
+  const m = migrator(db);
+  const pending = (await m.getMigrations()).filter((x) => x.executedAt === undefined).map((x) => x.name);
+  const applied: string[] = [];
+  for (const [i, name] of pending.entries()) {
+    onStep({ name, index: i + 1, total: pending.length });
+    const started = performance.now();
+    const { error, results } = await m.migrateUp();
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    const done = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    applied.push(...done);
+    onStep({ name, index: i + 1, total: pending.length, ms: Math.round(performance.now() - started) });
+    // Another node applied the rest meanwhile.
+    if (done.length === 0) break;
+  }
+  return applied;
+}

@@ -15,7 +15,7 @@ export interface ClassifiedError {
  * errors (bad JSON, too-large bodies, schema failures) become `invalid`/`too_large`;
  * the rest is internal.
  */
-export function classifyError(err: unknown): ClassifiedError {
+export function classifyError(err: unknown, limits: { bodyLimit?: number } = {}): ClassifiedError {
   if (isDomainError(err)) return { kind: err.kind, message: err.message, field: err.field };
   const e = err as {
     code?: string;
@@ -35,7 +35,7 @@ export function classifyError(err: unknown): ClassifiedError {
     };
   }
   if (e?.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || e?.statusCode === 413) {
-    return { kind: 'too_large', message: 'request body is larger than the configured limit' };
+    return { kind: 'too_large', message: bodyLimitMessage(limits.bodyLimit) };
   }
   if (
     e?.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
@@ -48,4 +48,19 @@ export function classifyError(err: unknown): ClassifiedError {
     return { kind: 'http', status: e.statusCode, message: e.message ?? 'bad request' };
   }
   return { kind: 'internal', message: 'internal server error' };
+}
+
+/** The detail of a 413 for an API body over the body_limit setting: the limit, and the setting that raises it. */
+export function bodyLimitMessage(bodyLimit: number | undefined): string {
+  const limit = bodyLimit === undefined ? 'the configured limit' : `the limit of ${bodyLimit} bytes`;
+  return `request body is larger than ${limit}; raise it with --body-limit (STRONGROOM_BODY_LIMIT, config key body_limit)`;
+}
+
+/** The detail of a 415 from an API that takes one media type: what it expects and what came. */
+export function mediaTypeMessage(expected: string, sent: string | undefined): string {
+  const got = sent ? `"${sent}"` : 'none';
+  const hint = sent?.startsWith('application/x-www-form-urlencoded')
+    ? ` (curl -d sends that unless told otherwise: add -H 'Content-Type: ${expected}')`
+    : '';
+  return `expected Content-Type: ${expected}, got ${got}${hint}`;
 }

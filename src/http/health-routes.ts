@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { pingDatabase } from '../db/database.js';
 import type { Db } from '../db/database.js';
@@ -6,7 +7,10 @@ import type { JobQueue } from '../jobs/job-queue.js';
 import type { Metrics } from '../shared/metrics.js';
 
 /** Liveness, readiness and Prometheus metrics, outside both products. */
-export function registerHealthRoutes(app: FastifyInstance, deps: { db: Db; jobs: JobQueue; metrics: Metrics }): void {
+export function registerHealthRoutes(
+  app: FastifyInstance,
+  deps: { db: Db; jobs: JobQueue; metrics: Metrics; metricsToken?: string },
+): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {
@@ -21,7 +25,16 @@ export function registerHealthRoutes(app: FastifyInstance, deps: { db: Db; jobs:
     return { status: 'ok', database: 'ok', migrations: 'applied' };
   });
 
-  app.get('/metrics', async (_request, reply) => {
+  const expected = deps.metricsToken ? Buffer.from(`Bearer ${deps.metricsToken}`) : undefined;
+  app.get('/metrics', async (request, reply) => {
+    if (expected) {
+      const given = Buffer.from(request.headers.authorization ?? '');
+      if (given.length !== expected.length || !timingSafeEqual(given, expected))
+        return reply
+          .status(401)
+          .header('www-authenticate', 'Bearer realm="metrics"')
+          .send({ errors: ['/metrics needs Authorization: Bearer <metrics_token>'] });
+    }
     const depth = await deps.jobs.depth().catch(() => undefined);
     if (depth) for (const [status, n] of Object.entries(depth)) deps.metrics.jobQueueDepth.set({ status }, n);
     await deps.metrics.refresh();

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { forbidden, invalid, isDomainError } from '../shared/errors.js';
+import { forbidden, invalid, isDomainError, unauthenticated as noValidToken } from '../shared/errors.js';
 import { RouteTable } from './mounts/route-table.js';
 import type { RouteMatch } from './mounts/route-table.js';
 import { toMountInfo } from './mounts/mount.js';
@@ -68,7 +68,8 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
     if (!unauthenticated) {
       token = readToken(request);
       auth = token ? (deps.tokens.authenticateNow(token) ?? (await deps.tokens.authenticate(token))) : undefined;
-      if (!auth) throw forbidden('permission denied');
+      // Vault's words for each: no token at all, or one it does not know (or that lapsed).
+      if (!auth) throw noValidToken(token ? 'invalid token' : 'missing client token');
       if (resolved.kind === 'write' && target.kind === 'system' && target.match?.route.exists) {
         const m = target.match;
         const exists = await m.route.exists!({
@@ -104,7 +105,9 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
 
     if (target.kind === 'none' || !target.match) {
       if (target.kind !== 'none' && target.pathExists) throw httpError(405, 'unsupported operation');
-      void reply.status(404).type('application/json').send(vaultError([]));
+      // No mount at that path: Vault's router names the path (a known mount without the route stays `[]`).
+      const errors = target.kind === 'none' ? [`no handler for route "${rawPath}". route entry not found.`] : [];
+      void reply.status(404).type('application/json').send(vaultError(errors));
       return;
     }
     if (resolved.kind === 'patch' && !isMergePatch(request.headers['content-type'])) {

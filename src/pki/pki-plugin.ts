@@ -48,8 +48,9 @@ export async function sendPkiError(
   err: unknown,
   request: FastifyRequest,
   reply: FastifyReply,
+  bodyLimit?: number,
 ): Promise<void> {
-  const c = classifyError(err);
+  const c = classifyError(err, { bodyLimit });
   const status = c.kind === 'http' ? (c.status ?? 400) : vaultStatusFor(c.kind);
   if (status >= 500) request.log.error({ err }, 'request failed');
   if (await isOcspRequest(services, request)) {
@@ -61,10 +62,9 @@ export async function sendPkiError(
     return;
   }
   const message = status >= 500 ? 'internal error' : status === 403 ? 'permission denied' : c.message;
-  void reply
-    .status(status)
-    .type('application/json')
-    .send(vaultError([message]));
+  // A missing or unknown token says which, after Vault's "permission denied" that clients match.
+  const messages = c.kind === 'unauthenticated' ? [message, c.message] : [message];
+  void reply.status(status).type('application/json').send(vaultError(messages));
 }
 
 export interface PkiPluginOptions {
@@ -122,7 +122,7 @@ export const pkiPlugin: FastifyPluginAsync<PkiPluginOptions> = async (app: Fasti
     }, done);
   });
 
-  app.setErrorHandler((err, request, reply) => sendPkiError(opts.services, err, request, reply));
+  app.setErrorHandler((err, request, reply) => sendPkiError(opts.services, err, request, reply, opts.config.bodyLimit));
 
   app.setNotFoundHandler((_request, reply) => {
     void reply.status(404).type('application/json').send(vaultError([]));

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import { classifyError } from '../http/error-kind.js';
+import { classifyError, mediaTypeMessage } from '../http/error-kind.js';
+import { malformedJsonDetail } from '../http/json-error.js';
 import { JSONAPI_CONTENT_TYPE, jsonApiError, tfeStatusFor } from './jsonapi.js';
 import type { TfeServices } from './tfe-services.js';
 import type { Config } from '../config.js';
@@ -18,17 +19,29 @@ export interface TfePluginOptions {
  */
 export const tfePlugin: FastifyPluginAsync<TfePluginOptions> = async (app: FastifyInstance, opts) => {
   const parseJson = app.getDefaultJsonParser('error', 'ignore');
-  app.addContentTypeParser(JSONAPI_CONTENT_TYPE, { parseAs: 'string' }, (request, body, done) => {
+  const parser: Parameters<typeof app.addContentTypeParser>[2] = (request, body, done) => {
     // go-tfe sends body-less POSTs (unlock, force-unlock) with this content type and Content-Length: 0.
     if (body === '' || (Buffer.isBuffer(body) && body.length === 0)) {
       done(null, undefined);
       return;
     }
-    parseJson(request, body as string, done);
-  });
+    parseJson(request, body as string, (err, value) => {
+      if (!err) return done(null, value);
+      // Say what came and where it breaks: the parser's own message has neither.
+      const detail = malformedJsonDetail(String(body), request.headers['content-type'], err.message);
+      done(Object.assign(new Error(detail), { code: 'FST_ERR_CTP_INVALID_JSON_BODY', statusCode: 400 }), undefined);
+    });
+  };
+  app.addContentTypeParser(JSONAPI_CONTENT_TYPE, { parseAs: 'string' }, parser);
+  if (opts.scope === 'api') {
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, parser);
+  }
 
   app.setErrorHandler((err, request, reply) => {
-    const c = classifyError(err);
+    const c = classifyError(err, { bodyLimit: opts.config.bodyLimit });
+    if (c.kind === 'http' && c.status === 415)
+      c.message = mediaTypeMessage(JSONAPI_CONTENT_TYPE, request.headers['content-type']);
     const status =
       c.kind === 'http'
         ? (c.status ?? 400)

@@ -218,7 +218,8 @@ for (const kind of dbKinds()) {
               assert.notEqual(r.status, 403, where);
             } else {
               assert.equal(r.status, 403, where);
-              assert.deepEqual(r.json, { errors: ['permission denied'] }, where);
+              const why = token ? 'invalid token' : 'missing client token';
+              assert.deepEqual(r.json, { errors: ['permission denied', why] }, where);
             }
           }
           if (expectPublic) publicSeen++;
@@ -235,7 +236,7 @@ for (const kind of dbKinds()) {
       for (const [method, path] of PRIVATE_PROBES) {
         const r = await call(undefined, method, path);
         assert.equal(r.status, 403, `${method} ${path}: ${r.text}`);
-        assert.deepEqual(r.json, { errors: ['permission denied'] });
+        assert.deepEqual(r.json, { errors: ['permission denied', 'missing client token'] });
       }
       // LIST issuers is public; the same path read is not.
       assert.equal((await call(undefined, 'LIST', 'issuers')).status, 200);
@@ -353,7 +354,7 @@ for (const kind of dbKinds()) {
         ] as const) {
           const r = await call(t, method, path, { common_name: 'a.example.com' });
           assert.equal(r.status, 403, `${method} ${path}: ${r.text}`);
-          assert.deepEqual(r.json, { errors: ['permission denied'] });
+          assert.deepEqual(r.json, { errors: ['permission denied', 'invalid token'] });
         }
         const ca = await call(t, 'GET', 'ca/pem');
         assert.equal(ca.status, 200);

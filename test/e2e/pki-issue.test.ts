@@ -227,7 +227,11 @@ for (const kind of dbKinds()) {
       const stored = await storedSerials(v, mount);
       r = await v('POST', `${mount}/issue/ttl`, { body: { common_name: 'x.test', ttl: '100h' } });
       assert.equal(r.status, 400);
-      assert.match(r.json.errors[0], /ttl of 360000s .* longer than the maximum of 172800s .* role's max_ttl/);
+      assert.equal(
+        r.json.errors[0],
+        'ttl of 360000s (100h0m0s) is longer than the maximum of 172800s (48h0m0s) allowed by the ' +
+          `role's max_ttl (role "ttl"); ask for at most 48h0m0s, or raise the role's max_ttl`,
+      );
       assert.deepEqual(await storedSerials(v, mount), stored, 'nothing stored');
       // Without a ttl the mount default (768h here) is clamped to the role's max_ttl, with Vault's warning.
       r = await v('POST', `${mount}/issue/ttl`, { body: { common_name: 'x.test' } });

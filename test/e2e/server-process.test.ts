@@ -1,13 +1,17 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import { X509Certificate } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dbKinds, createDatabaseUrl } from '../support/test-db.js';
-import { runCli, spawnServer } from '../support/spawn-server.js';
+import { CLI, runCli, spawnServer } from '../support/spawn-server.js';
 import type { SpawnedServer } from '../support/spawn-server.js';
 
 const TOKEN_LINE = /^\s+(sr\.[1-9A-Za-z]{40})$/m;
@@ -29,6 +33,34 @@ function threadPolicies(pid: number): Map<number, number> {
     out.set(Number(tid), Number(fields[41 - 3]));
   }
   return out;
+}
+
+/** A self-signed P-256 certificate for 127.0.0.1 as DIR/NAME.pem and DIR/NAME.key; returns its SHA-256 fingerprint. */
+function makeCert(dir: string, name: string, cn: string): string {
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      join(dir, `${name}.key`),
+      '-out',
+      join(dir, `${name}.pem`),
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${cn}`,
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
+  return new X509Certificate(readFileSync(join(dir, `${name}.pem`))).fingerprint256;
 }
 
 for (const kind of dbKinds()) {
@@ -93,7 +125,9 @@ for (const kind of dbKinds()) {
 
       const vault404 = await fetch(`${server.url}/v1/no/such/path`, { headers: { 'x-vault-token': firstToken } });
       assert.equal(vault404.status, 404);
-      assert.deepEqual(await vault404.json(), { errors: [] });
+      assert.deepEqual(await vault404.json(), {
+        errors: ['no handler for route "no/such/path". route entry not found.'],
+      });
 
       const big = JSON.stringify({ data: { type: 'organizations', attributes: { name: 'x'.repeat(5000) } } });
       const tfe413 = await fetch(`${server.url}/api/v2/organizations`, {
@@ -102,8 +136,12 @@ for (const kind of dbKinds()) {
         body: big,
       });
       assert.equal(tfe413.status, 413);
-      const tfe413Body = (await tfe413.json()) as { errors: Array<{ status: string }> };
-      assert.equal(tfe413Body.errors[0]?.status, '413');
+      const limitText =
+        'request body is larger than the limit of 4096 bytes; raise it with --body-limit ' +
+        '(STRONGROOM_BODY_LIMIT, config key body_limit)';
+      assert.deepEqual(await tfe413.json(), {
+        errors: [{ status: '413', title: 'payload too large', detail: limitText }],
+      });
 
       const vault413 = await fetch(`${server.url}/v1/sys/policies/acl/big`, {
         method: 'POST',
@@ -111,7 +149,7 @@ for (const kind of dbKinds()) {
         body: JSON.stringify({ policy: 'x'.repeat(5000) }),
       });
       assert.equal(vault413.status, 413);
-      assert.deepEqual(await vault413.json(), { errors: ['request body is larger than the configured limit'] });
+      assert.deepEqual(await vault413.json(), { errors: [limitText] });
 
       const tfeBad = await fetch(`${server.url}/api/v2/organizations`, {
         method: 'POST',
@@ -119,7 +157,40 @@ for (const kind of dbKinds()) {
         body: '{"data": ',
       });
       assert.equal(tfeBad.status, 400);
-      assert.equal(((await tfeBad.json()) as { errors: Array<{ status: string }> }).errors[0]?.status, '400');
+      assert.deepEqual(await tfeBad.json(), {
+        errors: [
+          {
+            status: '400',
+            title: 'bad request',
+            detail:
+              'malformed JSON body: sent as application/vnd.api+json, the body breaks at position 9 ' +
+              '(line 1, column 10): it ends before the JSON value does',
+          },
+        ],
+      });
+      const tfeBadJson = await fetch(`${server.url}/api/v2/organizations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${firstToken}` },
+        body: '{"data": {"type": "organizations",}}',
+      });
+      assert.equal(tfeBadJson.status, 400);
+      assert.match(
+        ((await tfeBadJson.json()) as { errors: Array<{ detail: string }> }).errors[0]!.detail,
+        /sent as application\/json; charset=utf-8, the body breaks at position 34 \(line 1, column 35\): unexpected '}'/,
+      );
+      for (const [contentType, got] of [
+        [undefined, 'none'],
+        ['application/x-www-form-urlencoded', '"application/x-www-form-urlencoded" (curl -d sends that'],
+      ] as const) {
+        const headers: Record<string, string> = { authorization: `Bearer ${firstToken}` };
+        const body = new Blob(['{"data":{}}'], contentType ? { type: contentType } : {});
+        if (contentType) headers['content-type'] = contentType;
+        const r415 = await fetch(`${server.url}/api/v2/organizations`, { method: 'POST', headers, body });
+        assert.equal(r415.status, 415);
+        assert.match(r415.headers.get('content-type') ?? '', /application\/vnd\.api\+json/);
+        const detail = ((await r415.json()) as { errors: Array<{ detail: string }> }).errors[0]!.detail;
+        assert.ok(detail.startsWith(`expected Content-Type: application/vnd.api+json, got ${got}`), detail);
+      }
 
       const vaultBad = await fetch(`${server.url}/v1/sys/policies/acl/bad`, {
         method: 'POST',
@@ -260,6 +331,51 @@ describe('the CLI', () => {
     }
   });
 
+  it("prints each command's own help for <command> --help", async () => {
+    const expected: Record<string, RegExp> = {
+      server: /^Usage: strongroom server \[settings\][\s\S]*SIGHUP reloads the TLS\s+certificate/,
+      migrate: /^Usage: strongroom migrate \[settings\]/,
+      tfe: /^Usage: strongroom tfe <command>[\s\S]*state push ORG NAME FILE/,
+      token: /^Usage: strongroom token <create\|lookup\|revoke>/,
+      policy: /^Usage: strongroom policy <write\|read\|list\|delete>/,
+      'policy-service': /^Usage: strongroom policy-service --rules FILE/,
+      'admin-token': /^Usage: strongroom admin-token <create\|list\|revoke>/,
+    };
+    for (const [command, usage] of Object.entries(expected)) {
+      for (const flag of ['--help', '-h']) {
+        const r = await runCli([command, flag]);
+        assert.equal(r.code, 0, `${command} ${flag}: ${r.stderr}`);
+        assert.match(r.stdout, usage, `${command} ${flag}`);
+      }
+    }
+    const tfeSub = await runCli(['tfe', 'state', 'push', '--help']);
+    assert.match(tfeSub.stdout, /^Usage: strongroom tfe/);
+  });
+
+  it('names every setting by the config-file key that the config file takes', async () => {
+    const help = (await runCli(['server', '--help'])).stdout;
+    assert.match(help, /--tls-cert <value> +STRONGROOM_TLS_CERT {2}config key: tls_cert_file/);
+    assert.match(help, /--listen <value> +STRONGROOM_LISTEN {2}config key: listen/);
+    // The key the help names is the key the file takes.
+    const dir = mkdtempSync(join(tmpdir(), 'config-key-'));
+    makeCert(dir, 'cert', '127.0.0.1');
+    const configFile = join(dir, 'strongroom.json');
+    writeFileSync(
+      configFile,
+      JSON.stringify({ tls_cert_file: join(dir, 'cert.pem'), tls_key_file: join(dir, 'cert.key'), log_level: 'warn' }),
+    );
+    const s = await spawnServer(['--dev', '--config', configFile]);
+    try {
+      assert.match(s.url, /^https:/);
+    } finally {
+      await s.stop();
+    }
+    writeFileSync(configFile, JSON.stringify({ tls_cert: 'x' }));
+    const bad = await runCli(['server', '--dev', '--config', configFile]);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /unknown setting "tls_cert"/);
+  });
+
   it('reports bad settings together and exits 1', async () => {
     const r = await runCli(['server', '--listen', 'nowhere', '--log-level', 'chatty']);
     assert.equal(r.code, 1);
@@ -316,30 +432,8 @@ describe('the CLI', () => {
 
   it('serves HTTPS when given a certificate and key', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tls-'));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
-    const s = await spawnServer(['--dev', '--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'key.pem')]);
+    makeCert(dir, 'cert', '127.0.0.1');
+    const s = await spawnServer(['--dev', '--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'cert.key')]);
     try {
       assert.match(s.url, /^https:/);
       const u = new URL(`${s.url}/healthz`);
@@ -359,6 +453,193 @@ describe('the CLI', () => {
     } finally {
       await s.stop();
     }
-    assert.deepEqual(readdirSync(dir).sort(), ['cert.pem', 'key.pem']);
+    assert.deepEqual(readdirSync(dir).sort(), ['cert.key', 'cert.pem']);
+  });
+});
+
+/** Polls `check` until it returns a value other than undefined; fails after a generous deadline. */
+async function waitFor<T>(what: string, check: () => Promise<T | undefined>, deadlineMs = 20_000): Promise<T> {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A TCP port held by this test process until `close`. */
+async function holdPort(): Promise<{ port: number; close(): Promise<void> }> {
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (blocker.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => blocker.close(() => resolve())),
+  };
+}
+
+for (const kind of dbKinds()) {
+  describe(`the first start [${kind}]`, () => {
+    it('fails at once on a busy port, naming the address, the holder and --listen, then a clean start prints the token', async () => {
+      const db = await createDatabaseUrl(kind);
+      const dataDir = join(db.dir, 'data');
+      const dbArgs = kind === 'postgres' ? ['--database-url', db.url] : [];
+      const busy = await holdPort();
+      try {
+        const failed = await runCli(['server', '--listen', `127.0.0.1:${busy.port}`, '--data-dir', dataDir, ...dbArgs]);
+        assert.equal(failed.code, 1, failed.stderr);
+        assert.match(
+          failed.stderr,
+          new RegExp(`cannot listen on 127\\.0\\.0\\.1:${busy.port}: the address is already in use`),
+        );
+        assert.match(failed.stderr, new RegExp(`by pid ${process.pid} \\(`), 'names the process holding the port');
+        assert.match(failed.stderr, /--listen HOST:PORT/);
+        assert.doesNotMatch(
+          failed.stdout + failed.stderr,
+          /sr\.[1-9A-Za-z]{40}/,
+          'no token made on a start that failed',
+        );
+        await busy.close();
+        const clean = await spawnServer(['--data-dir', dataDir, ...dbArgs]);
+        try {
+          const m = TOKEN_LINE.exec(clean.output());
+          assert.ok(m, `the next start prints the initial admin token:\n${clean.output()}`);
+          assert.match(clean.output(), /Lost it\? `strongroom admin-token create`/);
+          const self = await fetch(`${clean.url}/v1/auth/token/lookup-self`, { headers: { 'x-vault-token': m[1]! } });
+          assert.equal(self.status, 200);
+        } finally {
+          assert.equal(await clean.stop(), 0);
+        }
+      } finally {
+        await busy.close().catch(() => {});
+        await db.drop();
+      }
+    });
+
+    it('makes, lists and revokes admin tokens from the command line while the server runs', async () => {
+      const db = await createDatabaseUrl(kind);
+      const dataDir = join(db.dir, 'data');
+      const dbArgs = kind === 'postgres' ? ['--database-url', db.url] : [];
+      const server = await spawnServer(['--data-dir', dataDir, ...dbArgs]);
+      try {
+        const made = await runCli(['admin-token', 'create', '--data-dir', dataDir, ...dbArgs]);
+        assert.equal(made.code, 0, made.stderr);
+        const token = made.stdout.trim();
+        assert.match(token, /^sr\.[1-9A-Za-z]{40}$/);
+        assert.match(made.stderr, /shown only this once/);
+        const lookup = () => fetch(`${server.url}/v1/auth/token/lookup-self`, { headers: { 'x-vault-token': token } });
+        const self = (await (await lookup()).json()) as { data: { policies: string[] } };
+        assert.deepEqual(self.data.policies, ['root']);
+        const account = await fetch(`${server.url}/api/v2/account/details`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        assert.equal(account.status, 200, 'a site admin under /api/v2 too');
+
+        const listed = await runCli(['admin-token', 'list', '--data-dir', dataDir, ...dbArgs]);
+        assert.equal(listed.stdout.trim().split('\n').length, 2, 'the initial token and the new one');
+        assert.ok(!listed.stdout.includes(token), 'list never shows a token');
+
+        const revoked = await runCli(['admin-token', 'revoke', token, '--data-dir', dataDir, ...dbArgs]);
+        assert.equal(revoked.code, 0, revoked.stderr);
+        await waitFor('the revoked token to be refused', async () =>
+          (await lookup()).status === 403 ? true : undefined,
+        );
+        const again = await runCli(['admin-token', 'revoke', token, '--data-dir', dataDir, ...dbArgs]);
+        assert.equal(again.code, 1);
+        assert.match(again.stderr, /no such admin token/);
+      } finally {
+        await server.stop();
+        await db.drop();
+      }
+    });
+
+    it(
+      kind === 'sqlite'
+        ? 'refuses a second server on the same data directory, and lets one start once the first is gone'
+        : 'lets two servers share one PostgreSQL database',
+      async () => {
+        const db = await createDatabaseUrl(kind);
+        const dataDir = join(db.dir, 'data');
+        const dbArgs = kind === 'postgres' ? ['--database-url', db.url] : [];
+        const first = await spawnServer(['--data-dir', dataDir, ...dbArgs]);
+        try {
+          if (kind === 'postgres') {
+            const second = await spawnServer(['--data-dir', join(db.dir, 'data2'), ...dbArgs]);
+            assert.equal((await fetch(`${second.url}/readyz`)).status, 200);
+            assert.equal(await second.stop(), 0);
+            return;
+          }
+          const second = await runCli(['server', '--listen', '127.0.0.1:0', '--data-dir', dataDir]);
+          assert.equal(second.code, 1);
+          assert.match(second.stderr, new RegExp(`another Strongroom server \\(pid ${first.child.pid}, started `));
+          assert.match(
+            second.stderr,
+            /is using the data directory .*data\. Stop it first, or give this server its own --data-dir/,
+          );
+          assert.equal((await fetch(`${first.url}/readyz`)).status, 200, 'the first server is undisturbed');
+          // However the first one ends, the lock goes with it.
+          await first.stop('SIGKILL');
+          const third = await spawnServer(['--data-dir', dataDir]);
+          assert.equal((await fetch(`${third.url}/readyz`)).status, 200);
+          assert.equal(await third.stop(), 0);
+        } finally {
+          await first.stop('SIGKILL');
+          await db.drop();
+        }
+      },
+    );
+  });
+}
+
+describe('the CLI on a terminal', () => {
+  it('shows each migration as it runs', { skip: process.platform !== 'linux' }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'migrate-tty-'));
+    // script(1) runs the command on a pseudo-terminal.
+    const out = execFileSync('script', ['-qec', `${process.execPath} ${CLI} migrate --data-dir ${dir}`, '/dev/null'], {
+      encoding: 'utf8',
+    });
+    assert.match(out, /applying \[1\/\d+\] 0001-core \.\.\. done \(\d+ ms\)/);
+    assert.match(out, /applied: 0001-core/);
+  });
+});
+
+describe('TLS certificate reload', () => {
+  const servedFingerprint = (url: string) =>
+    new Promise<string>((resolve, reject) => {
+      const u = new URL(url);
+      const socket = tlsConnect({ host: u.hostname, port: Number(u.port), rejectUnauthorized: false }, () => {
+        const fp = socket.getPeerX509Certificate()?.fingerprint256 ?? '';
+        socket.end();
+        resolve(fp);
+      });
+      socket.on('error', reject);
+    });
+
+  it('serves a renewed certificate after SIGHUP, and keeps the old one when the new pair is broken', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tls-reload-'));
+    const first = makeCert(dir, 'live', 'first');
+    const s = await spawnServer(['--dev', '--tls-cert', join(dir, 'live.pem'), '--tls-key', join(dir, 'live.key')]);
+    try {
+      assert.equal(await servedFingerprint(s.url), first);
+      const renewed = makeCert(dir, 'next', 'renewed');
+      execFileSync('mv', [join(dir, 'next.pem'), join(dir, 'live.pem')]);
+      execFileSync('mv', [join(dir, 'next.key'), join(dir, 'live.key')]);
+      s.child.kill('SIGHUP');
+      await waitFor('the renewed certificate', async () =>
+        (await servedFingerprint(s.url)) === renewed ? true : undefined,
+      );
+      assert.match(s.output(), /reloaded the TLS certificate and key/);
+
+      // A key that does not match the certificate is refused; the renewed pair stays.
+      makeCert(dir, 'other', 'other');
+      execFileSync('mv', [join(dir, 'other.key'), join(dir, 'live.key')]);
+      s.child.kill('SIGHUP');
+      await waitFor('the failed reload to be logged', async () =>
+        /TLS reload failed; still serving the old certificate/.test(s.output()) ? true : undefined,
+      );
+      assert.equal(await servedFingerprint(s.url), renewed);
+    } finally {
+      assert.equal(await s.stop(), 0);
+    }
   });
 });

@@ -199,7 +199,7 @@ for (const kind of dbKinds()) {
       assert.deepEqual(r.json, { errors: [] });
       r = await root('GET', 'nomount/x');
       assert.equal(r.status, 404);
-      assert.deepEqual(r.json, { errors: [] });
+      assert.deepEqual(r.json, { errors: ['no handler for route "nomount/x". route entry not found.'] });
       r = await root('GET', 'acl/missing/1');
       assert.equal(r.status, 404);
       assert.deepEqual(r.json, { errors: [] });
@@ -220,7 +220,7 @@ for (const kind of dbKinds()) {
       // Without a token an unknown path is forbidden, as in Vault.
       r = await vault(server.url, 'GET', 'nomount/x');
       assert.equal(r.status, 403);
-      assert.deepEqual(r.json, { errors: ['permission denied'] });
+      assert.deepEqual(r.json, { errors: ['permission denied', 'missing client token'] });
     });
 
     it('treats the LIST method and ?list=true alike', async () => {
@@ -360,7 +360,7 @@ for (const kind of dbKinds()) {
       assert.equal(r.text, 'MEow/Ab+c');
       r = await vault(server.url, 'GET', 'acl/echo/x');
       assert.equal(r.status, 403);
-      assert.deepEqual(r.json, { errors: ['permission denied'] });
+      assert.deepEqual(r.json, { errors: ['permission denied', 'missing client token'] });
     });
 
     it('reports capabilities with sys/capabilities-self', async () => {

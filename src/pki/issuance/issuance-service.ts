@@ -187,6 +187,7 @@ export class IssuanceService {
       ttl: input.ttl,
       notAfter: input.not_after,
       role,
+      roleName: req.roleName,
       mountDefaultTtl: req.mountDefaultTtl,
       mountMaxTtl: req.mountMaxTtl,
       issuerNotAfter: signing.issuer.notAfter,

@@ -666,13 +666,11 @@ export class StateVersionRepo {
         .insertInto('tfe_state_blobs')
         .values({ sha256, size, deleting: sql<number>`0`, updated_at: updatedAt, data })
         .onConflict((oc) =>
-          oc
-            .column('sha256')
-            .doUpdateSet((eb) => ({
-              deleting: sql<number>`0`,
-              updated_at: eb.ref('excluded.updated_at'),
-              data: eb.ref('excluded.data'),
-            })),
+          oc.column('sha256').doUpdateSet((eb) => ({
+            deleting: sql<number>`0`,
+            updated_at: eb.ref('excluded.updated_at'),
+            data: eb.ref('excluded.data'),
+          })),
         ),
   );
 
