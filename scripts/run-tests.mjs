@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 // Runs every compiled test file with node's test runner, several files at a time.
 // PostgreSQL: uses TEST_DATABASE_URL, or the local default when it answers.
-// With REQUIRE_POSTGRES=1 the run fails unless PostgreSQL tests ran and passed; with REQUIRE_TERRAFORM=1,
-// unless the real Terraform CLI tests ran on each database.
+// With REQUIRE_POSTGRES=1 the run fails unless PostgreSQL tests ran and passed.
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -65,18 +64,6 @@ const child = spawn(
 child.on('exit', (code, signal) => {
   if (code !== 0) process.exit(code ?? 1);
   if (signal) process.exit(1);
-  // With REQUIRE_TERRAFORM=1 the real Terraform CLI suites must have run, one per database, none skipped.
-  if (env.REQUIRE_TERRAFORM === '1') {
-    const lines = readFileSync(tap, 'utf8').split('\n');
-    const suites = lines.filter((l) => /^\s*ok \d+ - real Terraform CLI \[/.test(l));
-    const ran = suites.filter((l) => !/# SKIP/.test(l)).length;
-    const expected = env.TEST_DATABASE_URL ? 2 : 1;
-    console.log(`real Terraform CLI suites passed: ${ran} of ${expected}`);
-    if (ran < expected || suites.length > ran) {
-      console.error('REQUIRE_TERRAFORM=1 but the real Terraform CLI tests did not all run');
-      process.exit(1);
-    }
-  }
   if (env.TEST_DATABASE_URL) {
     const lines = readFileSync(tap, 'utf8').split('\n');
     const pgPassed = lines.filter((l) => /^\s*ok \d+ - .*\[postgres\]/.test(l) && !/# SKIP/.test(l)).length;
