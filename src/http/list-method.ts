@@ -20,8 +20,8 @@ import type { Server } from 'node:http';
  *   `x-original-method: LIST`. Node's own parser then serves it with keep-alive and
  *   pipelining as usual; a later `LIST` on it is taken over the same way.
  *
- * A method of other bytes that happens to fail at an `S` after `LI` (`LISTEN`) gets the 400
- * Node would give, in order. Node's listeners on a taken-over socket are found by name
+ * A method of other bytes that happens to fail at an `S` after `LI` (`LISTEN`, `UNLIST`) gets
+ * the 400 Node would give, in order. Node's listeners on a taken-over socket are found by name
  * (`socketOnData`, `socketOnEnd`, `socketOnTimeout`, stable across Node releases); the
  * raw-socket tests of this module fail if that ever changes.
  */
@@ -40,12 +40,13 @@ interface ParserError extends Error {
 
 /** The parts of Node's internal per-socket HTTP state this module reads. */
 interface HttpSocket extends Duplex {
-  _httpMessage?: (NodeJS.EventEmitter & { finished?: boolean; _headerSent?: boolean }) | null;
+  _httpMessage?: NodeJS.EventEmitter | null;
 }
 
 const CONNECTION = Symbol('strongroom.listConnection');
+const REFUSING = Symbol('strongroom.refusing');
 
-/** Returns a Fastify clientErrorHandler that serves LIST requests and otherwise refuses as Node does. */
+/** Returns a Fastify clientErrorHandler that serves LIST requests and otherwise refuses as Node does, in order. */
 export function listAwareClientErrorHandler(getServer: () => Server, secure: boolean) {
   return (err: Error, socket: Socket): void => {
     const e = err as ParserError;
@@ -69,21 +70,37 @@ export function listAwareClientErrorHandler(getServer: () => Server, secure: boo
 }
 
 /**
- * Whether the bytes before the failing `S` are `LI`. When the request began in an earlier
- * read, only the part in this read can be checked; it must be a suffix of `LI`.
+ * Whether the bytes before the failing `S` are `LI`, and not the `UNLI` of `UNLIST` (llhttp
+ * reads `UNLI` as the start of `UNLINK`). When the request began in an earlier read, only the
+ * part in this read can be checked; it must be a suffix of `LI`.
  */
 function consumedListPrefix(raw: Buffer, at: number): boolean {
+  if (at >= 4 && raw[at - 4] === 0x55 && raw[at - 3] === 0x4e) return false;
   if (at >= 2) return raw[at - 2] === 0x4c && raw[at - 1] === 0x49;
   return at === 0 || raw[0] === 0x49;
 }
 
-/** Node's and Fastify's answer to a request that cannot be parsed, unless a response is half-sent. */
+/**
+ * Node's and Fastify's answer to a request that cannot be parsed (400, 431 for headers too
+ * large, 408 for a request too slow), sent after the answers still owed to the requests
+ * before it; then the connection closes. A socket error just closes it.
+ */
 function refuse(socket: Socket, code: string | undefined): void {
-  if (code === 'ECONNRESET' || socket.destroyed) return;
+  const marked = socket as unknown as Record<symbol, boolean>;
+  // A failed parser that reads the socket itself reports every later read again.
+  if (socket.destroyed || marked[REFUSING]) return;
+  if (!code?.startsWith('HPE_') && code !== 'ERR_HTTP_REQUEST_TIMEOUT') {
+    socket.destroy();
+    return;
+  }
+  marked[REFUSING] = true;
+  detachNodeParser(socket);
   const status = code === 'HPE_HEADER_OVERFLOW' ? 431 : code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-  const inFlight = (socket as unknown as HttpSocket)._httpMessage;
-  if (socket.writable && !inFlight?._headerSent) socket.write(statusOnly(status));
-  socket.destroy();
+  whenIdle(socket as unknown as HttpSocket, () => {
+    if (!socket.writable) return void socket.destroy();
+    socket.once('finish', () => socket.destroy());
+    socket.end(statusOnly(status));
+  });
 }
 
 function statusOnly(status: number): string {
@@ -309,8 +326,8 @@ class ListSocket extends Duplex {
   }
 
   override _final(cb: (err?: Error | null) => void): void {
-    this.raw.end();
-    cb();
+    // Finished only once the client's socket has sent everything: Node destroys this socket on 'finish'.
+    this.raw.end(() => cb());
   }
 
   override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {

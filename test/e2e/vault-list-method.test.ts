@@ -125,9 +125,28 @@ for (const kind of dbKinds()) {
         }
       });
 
+      it('answers a request it cannot parse with 400 (431 for oversized headers), after the requests before it', async () => {
+        for (const [bad, status] of [
+          ['GET /v1/sys/health HTTP/1.1\r\nNo colon here\r\n\r\n', 400],
+          [`GET /v1/sys/health HTTP/1.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+        ] as const) {
+          const c = await open();
+          try {
+            await c.send([Buffer.concat([read(), list(), Buffer.from(bad)])]);
+            assertRead(await c.read(), 'GET before it');
+            assertListed(await c.read(), 'LIST before it');
+            assert.equal((await c.read()).status, status);
+            assert.equal(await c.closedByServer(), true);
+          } finally {
+            c.close();
+          }
+        }
+      });
+
       it('answers a method that only begins like LIST with 400, after the requests before it', async () => {
         for (const bad of [
           'LISTEN /v1/sys/policies/acl HTTP/1.1\r\n\r\n',
+          'UNLIST /v1/sys/policies/acl HTTP/1.1\r\n\r\n',
           'LIST /v1/sys/policies/acl HTTP/9.9\r\n\r\n',
         ]) {
           const c = await open();
