@@ -6,7 +6,7 @@ import type { Deps } from './deps.js';
 import { LazyChildLogger } from './shared/log.js';
 import type { Logger } from './shared/log.js';
 import { registerHealthRoutes } from './http/health-routes.js';
-import { isListRewrittenSocket, listAwareClientErrorHandler } from './http/list-method.js';
+import { listAwareClientErrorHandler } from './http/list-method.js';
 import { classifyError } from './http/error-kind.js';
 import { pkiPlugin, sendPkiError } from './pki/pki-plugin.js';
 import type { PkiServices } from './pki/pki-services.js';
@@ -44,8 +44,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // Hooks every request runs are in callback style: an async hook costs a promise each time.
   app.addHook('onSend', (request, reply, payload, done) => {
     void reply.header('x-request-id', request.id);
-    // A connection revived from a LIST request is served once, then closed.
-    if (closing || isListRewrittenSocket(request.raw.socket)) void reply.header('connection', 'close');
+    if (closing) void reply.header('connection', 'close');
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {

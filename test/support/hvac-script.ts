@@ -15,19 +15,24 @@ export const hvacSkip: false | string = hvacAvailable
   : 'python3-hvac is not installed (apt-get install -y python3-hvac)';
 
 /**
- * Runs a script of test/e2e with hvac against a server (VAULT_ADDR, VAULT_TOKEN set);
+ * Runs a script of test/e2e with hvac against a server (VAULT_ADDR, VAULT_TOKEN, VAULT_CACERT set);
  * resolves with its exit code and everything it printed.
  */
 export async function runHvacScript(
   name: string,
-  env: { url: string; token: string },
+  env: { url: string; token: string; caFile?: string },
   args: string[] = [],
 ): Promise<{ code: number | null; out: string }> {
   // Runs from dist/test/support; the scripts stay in the source tree.
   const script = [resolve(here, '../e2e', name), resolve(here, '../../../test/e2e', name)].find((p) => existsSync(p));
   if (!script) throw new Error(`hvac script ${name} not found`);
   const child = spawn(PYTHON, [script, ...args], {
-    env: { PATH: process.env.PATH ?? '', VAULT_ADDR: env.url, VAULT_TOKEN: env.token },
+    env: {
+      PATH: process.env.PATH ?? '',
+      VAULT_ADDR: env.url,
+      VAULT_TOKEN: env.token,
+      ...(env.caFile ? { VAULT_CACERT: env.caFile } : {}),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

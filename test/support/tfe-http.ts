@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { request as httpsRequest } from 'node:https';
 
 /** A minimal JSON:API client over fetch for the TFE end-to-end tests. */
 export interface TfeResponse {
@@ -13,21 +14,23 @@ export class TfeHttp {
   constructor(
     readonly baseUrl: string,
     readonly token: string | undefined,
+    /** The CA (PEM) to trust for an https server (fetch cannot be given one). */
+    readonly ca?: string,
   ) {}
 
   as(token: string | undefined): TfeHttp {
-    return new TfeHttp(this.baseUrl, token);
+    return new TfeHttp(this.baseUrl, token, this.ca);
   }
 
   async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<TfeResponse> {
     const h: Record<string, string> = { accept: 'application/vnd.api+json', ...headers };
     if (this.token !== undefined) h.authorization = `Bearer ${this.token}`;
     if (method !== 'GET' && h['content-type'] === undefined) h['content-type'] = 'application/vnd.api+json';
-    const res = await fetch(`${this.baseUrl}${path}`, {
-      method,
-      headers: h,
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
+    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    const res =
+      this.ca === undefined
+        ? await fetch(`${this.baseUrl}${path}`, { method, headers: h, body: payload })
+        : await httpsCall(`${this.baseUrl}${path}`, { method, headers: h, ca: this.ca }, payload);
     const text = await res.text();
     let parsed: unknown = undefined;
     if (text !== '') {
@@ -52,6 +55,29 @@ export class TfeHttp {
   delete(path: string) {
     return this.call('DELETE', path);
   }
+}
+
+/** One request with node:https, answered in the shape of a fetch Response as far as TfeHttp reads it. */
+function httpsCall(
+  url: string,
+  opts: { method: string; headers: Record<string, string>; ca: string },
+  body: string | undefined,
+): Promise<{ status: number; headers: Headers; text(): Promise<string> }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, opts, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const headers = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers.set(k, v);
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, headers, text: async () => text });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 /** Asserts a JSON:API document response with the given status. */

@@ -6,21 +6,16 @@ import type { TokenService } from '../tokens/token-service.js';
 import { defineFields } from '../vault-fields.js';
 import { leaseListKeys, leaseTtl } from './lease.js';
 import type { LeaseService } from './lease-service.js';
+import { statusRoutes } from './status-routes.js';
 import type { SystemRequestContext, SystemResult, SystemRoute } from './system-route.js';
 
 /**
- * System endpoints a PKI user needs besides mounts and policies: health, seal status,
- * leases and capabilities.
- * https://developer.hashicorp.com/vault/api-docs/system/health
- * https://developer.hashicorp.com/vault/api-docs/system/seal-status
+ * System endpoints a PKI user needs besides mounts and policies: the status endpoints
+ * (status-routes.ts), leases and capabilities.
  * https://developer.hashicorp.com/vault/api-docs/system/leases
  * https://developer.hashicorp.com/vault/api-docs/system/capabilities-self
  */
 
-/** The Vault API level this server follows; clients use it for feature checks. */
-export const VAULT_COMPAT_VERSION = '1.15.0+strongroom';
-
-const HEALTH_FIELDS = defineFields({ activecode: { type: 'int', default: 200 } });
 const LEASE_FIELDS = defineFields({
   lease_id: { type: 'string', default: '' },
   increment: { type: 'duration', default: 0 },
@@ -49,34 +44,7 @@ export function sysRoutes(deps: SysRouteDeps): SystemRoute[] {
     pattern: string,
     operations: SystemRoute['operations'],
     handler: SystemRoute['handler'],
-    extra: Partial<SystemRoute> = {},
-  ): SystemRoute => ({
-    pattern,
-    operations,
-    handler,
-    mountType: 'system',
-    ...extra,
-  });
-
-  const health = async (ctx: SystemRequestContext): Promise<SystemResult> => {
-    const status = HEALTH_FIELDS.parse(ctx.query).values.activecode;
-    if (ctx.request.method === 'HEAD') return { kind: 'status', status };
-    const data = {
-      initialized: true,
-      sealed: false,
-      standby: false,
-      performance_standby: false,
-      replication_performance_mode: 'disabled',
-      replication_dr_mode: 'disabled',
-      server_time_utc: Math.floor(deps.clock.now().getTime() / 1000),
-      version: VAULT_COMPAT_VERSION,
-      enterprise: false,
-      cluster_name: 'strongroom',
-      cluster_id: clusterId,
-    };
-    // Health and seal status are bare objects, not the usual envelope.
-    return { kind: 'raw', status, contentType: 'application/json', body: JSON.stringify(data) };
-  };
+  ): SystemRoute => ({ pattern, operations, handler, mountType: 'system' });
 
   const leaseLookup = async (ctx: SystemRequestContext): Promise<SystemResult> => {
     const l = await deps.leases.lookup(LEASE_FIELDS.parse(ctx.body).values.lease_id);
@@ -140,19 +108,12 @@ export function sysRoutes(deps: SysRouteDeps): SystemRoute[] {
     };
 
   return [
-    sys('sys/health', ['read'], health, { unauthenticated: true }),
+    ...statusRoutes({ clock: deps.clock, clusterId, storageType: deps.storageType }),
     sys('sys/auth', ['read'], async () => ({
       kind: 'json',
       data: { 'token/': tokenAuthEntry(clusterId) },
       copyToTopLevel: true,
     })),
-    sys(
-      'sys/init',
-      ['read'],
-      async () => ({ kind: 'raw', status: 200, contentType: 'application/json', body: '{"initialized":true}' }),
-      { unauthenticated: true },
-    ),
-    sys('sys/seal-status', ['read'], async () => sealStatus(clusterId, deps.storageType), { unauthenticated: true }),
     sys('sys/leases/lookup', ['update'], leaseLookup),
     sys('sys/leases/lookup', ['list'], leaseList),
     sys('sys/leases/lookup/*prefix', ['list'], leaseList),
@@ -172,26 +133,6 @@ export function sysRoutes(deps: SysRouteDeps): SystemRoute[] {
     sys('sys/capabilities', ['update'], capabilities('token')),
     sys('sys/capabilities-accessor', ['update'], capabilities('accessor')),
   ];
-}
-
-function sealStatus(clusterId: string, storageType: string): SystemResult {
-  const data = {
-    type: 'shamir',
-    initialized: true,
-    sealed: false,
-    t: 1,
-    n: 1,
-    progress: 0,
-    nonce: '',
-    version: VAULT_COMPAT_VERSION,
-    build_date: '',
-    migration: false,
-    cluster_name: 'strongroom',
-    cluster_id: clusterId,
-    recovery_seal: false,
-    storage_type: storageType,
-  };
-  return { kind: 'raw', status: 200, contentType: 'application/json', body: JSON.stringify(data) };
 }
 
 /** The one auth method: the token store, listed as Vault lists it under sys/auth. */
