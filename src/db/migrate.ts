@@ -12,6 +12,7 @@ import { pkiExternalPolicyMigration } from './migrations/0009-pki-external-polic
 import { tfeInlineStateMigration } from './migrations/0011-tfe-inline-state.js';
 import { tfePurgedOutputsMigration } from './migrations/0012-tfe-purged-outputs.js';
 import { pkiLeaseTokenIndexMigration } from './migrations/0013-pki-lease-token-index.js';
+import { tfeCurrentFinalizedMigration } from './migrations/0014-tfe-current-finalized.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -31,6 +32,7 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0011-tfe-inline-state': tfeInlineStateMigration(ctx),
     '0012-tfe-purged-outputs': tfePurgedOutputsMigration(),
     '0013-pki-lease-token-index': pkiLeaseTokenIndexMigration(),
+    '0014-tfe-current-finalized': tfeCurrentFinalizedMigration(),
   };
 }
 
@@ -50,4 +52,11 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
 export async function pendingMigrations(db: Db): Promise<string[]> {
   const list = await migrator(db).getMigrations();
   return list.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+/** Applies migrations up to and including `name` (tests of data migrations start from an older schema). */
+export async function migrateTo(db: Db, name: string): Promise<string[]> {
+  const { error, results } = await migrator(db).migrateTo(name);
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

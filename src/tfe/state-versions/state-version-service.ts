@@ -252,7 +252,10 @@ export class StateVersionService {
             purge_after: null,
             created_at: now.toISOString(),
           });
-          await this.makeCurrent(trx, ws.id, id);
+          // A pending version supersedes older pending ones at once but becomes current only
+          // when its upload finalizes it (StateUploadService.upload): current is the newest finalized.
+          if (pending) await this.deps.repo.discardPending(trx, ws.id, id);
+          else await this.makeCurrent(trx, ws.id, id);
           if (outputs) await this.deps.repo.insertOutputs(trx, { id, workspaceId: ws.id }, outputs);
           if (!pending) await this.deps.jobs.enqueue(trx, extractionJob(id));
           // Making it current changes nothing in its row.
@@ -478,7 +481,7 @@ export class StateVersionService {
     return ws;
   }
 
-  /** The new version becomes current; pending versions it supersedes are discarded. */
+  /** The new (finalized) version becomes current; pending versions it supersedes are discarded. */
   private async makeCurrent(trx: Executor, workspaceId: string, id: string): Promise<void> {
     await this.deps.repo.discardPending(trx, workspaceId, id);
     await this.deps.repo.setCurrent(trx, workspaceId, id);
