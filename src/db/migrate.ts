@@ -13,6 +13,7 @@ import { tfeInlineStateMigration } from './migrations/0011-tfe-inline-state.js';
 import { tfePurgedOutputsMigration } from './migrations/0012-tfe-purged-outputs.js';
 import { pkiLeaseTokenIndexMigration } from './migrations/0013-pki-lease-token-index.js';
 import { tfeCurrentFinalizedMigration } from './migrations/0014-tfe-current-finalized.js';
+import { tfeProjectsMigration } from './migrations/0015-tfe-projects.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -33,6 +34,7 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0012-tfe-purged-outputs': tfePurgedOutputsMigration(),
     '0013-pki-lease-token-index': pkiLeaseTokenIndexMigration(),
     '0014-tfe-current-finalized': tfeCurrentFinalizedMigration(),
+    '0015-tfe-projects': tfeProjectsMigration(),
   };
 }
 

@@ -91,7 +91,10 @@ export async function createTfeFixture(kind: DatabaseKind): Promise<TfeFixture> 
       return (await workspaces.create(admin, org, { name })).workspace.id;
     },
     async team(org, name, members = [], opts = {}) {
-      const t = await teams.create(admin, org, { name, manageWorkspaces: opts.manageWorkspaces });
+      const { team: t } = await teams.create(admin, org, {
+        name,
+        organizationAccess: { 'manage-workspaces': opts.manageWorkspaces ?? false },
+      });
       if (members.length > 0) await teams.addMembers(admin, t.id, members);
       return t.id;
     },
