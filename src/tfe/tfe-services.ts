@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { CoreDeps } from '../deps.js';
+import type { HousekeepingTask } from '../jobs/housekeeping.js';
 import type { TfePluginOptions } from './tfe-plugin.js';
 import { registerApiHeadersAndPing, registerDiscoveryRoutes } from './discovery-routes.js';
 import { IdentityRepo } from './identity/identity-repo.js';
@@ -45,6 +46,8 @@ export interface TfeServices {
   registerRoutes(app: FastifyInstance, opts: TfePluginOptions): Promise<void>;
   /** Routes outside /api/v2 (/.well-known/terraform.json, upload URLs), with the same JSON:API errors. */
   registerRootRoutes(app: FastifyInstance, opts: TfePluginOptions): Promise<void>;
+  /** What the hourly (and start-up) housekeeping job runs for this product. */
+  housekeepingTasks: HousekeepingTask[];
   /** Job handlers this product runs, by job kind. */
   jobHandlers: Record<
     string,
@@ -192,6 +195,8 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
       await registerStateUploadRoutes(app, { uploads: stateUploads, maxUploadSize: config.maxUploadSize });
       app.addHook('onReady', () => stateMaintenance.scheduleNext());
     },
+    // Blobs stored by writes whose version never committed (a crash, a failed commit).
+    housekeepingTasks: [(signal) => stateMaintenance.collectOrphanBlobs(signal)],
     jobHandlers: {
       [EXTRACT_STATE_JOB]: extractStateJob({ repo: stateRepo, blobs: core.blobs }),
       [STATE_BLOB_GC_JOB]: async (_payload, ctx) => {
