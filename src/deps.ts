@@ -70,7 +70,7 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
     const blobs: BlobStore =
       db.kind === 'postgres'
         ? new DbBlobStore({ db: db.kysely, clock })
-        : await FsBlobStore.open(join(config.dataDir, 'blobs'));
+        : await FsBlobStore.open(join(config.dataDir, 'blobs'), clock);
     const jobs = new JobQueue({ db, clock });
     const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock });
     const core: CoreDeps = { config, db, blobs, secrets, clock, logger, metrics, jobs, adminTokens };
@@ -89,8 +89,8 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       pollIntervalMs: config.jobPollIntervalMs,
       leaseSeconds: config.jobLeaseSeconds,
     });
-    const housekeeping = housekeepingJob({ jobs, clock, db: db.kysely });
-    worker.register(HOUSEKEEPING_JOB, () => housekeeping.handler());
+    const housekeeping = housekeepingJob({ jobs, clock, db: db.kysely, tasks: tfe.housekeepingTasks });
+    worker.register(HOUSEKEEPING_JOB, (_payload, ctx) => housekeeping.handler(ctx.signal));
     for (const [kind, handler] of [...Object.entries(tfe.jobHandlers), ...Object.entries(pki.jobHandlers)]) {
       worker.register(kind, handler);
     }

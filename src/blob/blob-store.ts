@@ -18,6 +18,11 @@ export interface BlobStore {
   get(sha256: string): Promise<AsyncIterable<Buffer>>;
   stat(sha256: string): Promise<{ size: number } | undefined>;
   delete(sha256: string): Promise<void>;
+  /**
+   * Blobs last written before `cutoff` (a write of content already stored counts as a
+   * write), for finding the ones nothing refers to. In no particular order.
+   */
+  writtenBefore(cutoff: Date): AsyncIterable<{ sha256: string; size: number }>;
 }
 
 export interface PutOptions {

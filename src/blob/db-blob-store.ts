@@ -49,7 +49,9 @@ export class DbBlobStore implements BlobStore {
       await flush();
       const info = digest.finish();
       result = info;
-      const inserted = await trx
+      // A blob already stored keeps its chunks and gets a fresh time: the caller is about to
+      // refer to it, so it must not look like an old unreferenced one (writtenBefore).
+      const row = await trx
         .insertInto('blobs')
         .values({
           sha256: info.sha256,
@@ -57,9 +59,10 @@ export class DbBlobStore implements BlobStore {
           upload_id: uploadId,
           created_at: this.deps.clock.now().toISOString(),
         })
-        .onConflict((oc) => oc.column('sha256').doNothing())
-        .executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
+        .onConflict((oc) => oc.column('sha256').doUpdateSet((eb) => ({ created_at: eb.ref('excluded.created_at') })))
+        .returning('upload_id')
+        .executeTakeFirstOrThrow();
+      if (row.upload_id !== uploadId) {
         // Already stored: drop this copy's chunks inside the same transaction.
         await trx.deleteFrom('blob_chunks').where('upload_id', '=', uploadId).execute();
       }
@@ -92,6 +95,24 @@ export class DbBlobStore implements BlobStore {
     if (!isSha256(sha256)) return undefined;
     const row = await this.deps.db.selectFrom('blobs').select('size').where('sha256', '=', sha256).executeTakeFirst();
     return row ? { size: Number(row.size) } : undefined;
+  }
+
+  async *writtenBefore(cutoff: Date): AsyncIterable<{ sha256: string; size: number }> {
+    // Keyset pages along the primary key, so a long list is never held at once.
+    let after = '';
+    for (;;) {
+      const rows = await this.deps.db
+        .selectFrom('blobs')
+        .select(['sha256', 'size'])
+        .where('created_at', '<', cutoff.toISOString())
+        .where('sha256', '>', after)
+        .orderBy('sha256')
+        .limit(500)
+        .execute();
+      for (const r of rows) yield { sha256: r.sha256, size: Number(r.size) };
+      if (rows.length < 500) return;
+      after = (rows[rows.length - 1] as { sha256: string }).sha256;
+    }
   }
 
   async delete(sha256: string): Promise<void> {

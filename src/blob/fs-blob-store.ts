@@ -1,8 +1,10 @@
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, unlink, utimes } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { systemClock } from '../shared/clock.js';
+import type { Clock } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
 import { BlobDigest, isSha256, toBuffer } from './blob-store.js';
 import type { BlobInfo, BlobStore, PutOptions } from './blob-store.js';
@@ -11,15 +13,20 @@ import type { BlobInfo, BlobStore, PutOptions } from './blob-store.js';
  * Blobs as files under `<dir>/sha256/ab/<hash>`. A write goes to `<dir>/tmp`, is
  * fsynced, then renamed into place and the directory fsynced, so a crash leaves either
  * the whole blob or nothing visible. Leftover temporary files are removed on open.
+ * A file's modification time is the time of its last write by the clock (a write of
+ * content already stored touches it), which `writtenBefore` compares.
  */
 export class FsBlobStore implements BlobStore {
   readonly kind = 'fs' as const;
-  private constructor(private readonly dir: string) {}
+  private constructor(
+    private readonly dir: string,
+    private readonly clock: Clock,
+  ) {}
 
-  static async open(dir: string): Promise<FsBlobStore> {
+  static async open(dir: string, clock: Clock = systemClock): Promise<FsBlobStore> {
     await mkdir(join(dir, 'tmp'), { recursive: true });
     await mkdir(join(dir, 'sha256'), { recursive: true });
-    const store = new FsBlobStore(dir);
+    const store = new FsBlobStore(dir, clock);
     for (const name of await readdir(join(dir, 'tmp'))) await rm(join(dir, 'tmp', name), { force: true });
     return store;
   }
@@ -72,16 +79,31 @@ export class FsBlobStore implements BlobStore {
     }
     await fh.close();
     const final = this.pathOf(info.sha256);
+    const now = this.clock.now();
     const existing = await stat(final).catch(() => undefined);
     if (existing) {
       await unlink(tmp);
+      // The caller is about to refer to it: it must not look like an old unreferenced file.
+      await utimes(final, now, now);
       return info;
     }
     const shard = join(this.dir, 'sha256', info.sha256.slice(0, 2));
     await mkdir(shard, { recursive: true });
+    await utimes(tmp, now, now);
     await rename(tmp, final);
     await fsyncDir(shard);
     return info;
+  }
+
+  async *writtenBefore(cutoff: Date): AsyncIterable<{ sha256: string; size: number }> {
+    const root = join(this.dir, 'sha256');
+    for (const shard of await readdir(root)) {
+      for (const name of await readdir(join(root, shard)).catch(() => [] as string[])) {
+        if (!isSha256(name)) continue;
+        const st = await stat(join(root, shard, name)).catch(() => undefined);
+        if (st && st.mtimeMs < cutoff.getTime()) yield { sha256: name, size: st.size };
+      }
+    }
   }
 
   async get(sha256: string): Promise<AsyncIterable<Buffer>> {

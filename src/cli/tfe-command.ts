@@ -167,10 +167,12 @@ async function dispatch(
     }
     case 'team create': {
       need(2, 'ORG and NAME');
-      const t = await tfe.teams.create(admin, args[0] as string, {
+      const { team: t } = await tfe.teams.create(admin, args[0] as string, {
         name: args[1] as string,
-        manageWorkspaces: own['manage-workspaces'] === true,
-        readWorkspaces: own['read-workspaces'] === true,
+        organizationAccess: {
+          'manage-workspaces': own['manage-workspaces'] === true,
+          'read-workspaces': own['read-workspaces'] === true,
+        },
       });
       io.out(`${t.id}\n`);
       return 0;

@@ -23,6 +23,9 @@ export function constraintViolation(err: unknown): ConstraintViolation | undefin
       return { type: 'check', constraint: e.constraint };
     case 'SQLITE_CONSTRAINT_UNIQUE':
     case 'SQLITE_CONSTRAINT_PRIMARYKEY': {
+      // An index on expressions is named in the message: "UNIQUE constraint failed: index 'name'".
+      const named = /constraint failed: index '([^']+)'/.exec(e.message ?? '');
+      if (named) return { type: 'unique', constraint: named[1] };
       const m = /constraint failed: (.+)$/.exec(e.message ?? '');
       const cols = (m?.[1] ?? '').split(',').map((c) => c.trim());
       const table = cols[0]?.split('.')[0];

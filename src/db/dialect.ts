@@ -16,3 +16,8 @@ export function skipLockedClause(kind: DatabaseKind): RawBuilder<unknown> {
 export function binaryType(kind: DatabaseKind): 'bytea' | 'blob' {
   return kind === 'postgres' ? 'bytea' : 'blob';
 }
+
+/** Escapes LIKE wildcards (and the escape character) with a backslash; use with `escape '\'`. */
+export function likeEscape(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
+}

@@ -12,6 +12,8 @@ import { pkiExternalPolicyMigration } from './migrations/0009-pki-external-polic
 import { tfeInlineStateMigration } from './migrations/0011-tfe-inline-state.js';
 import { tfePurgedOutputsMigration } from './migrations/0012-tfe-purged-outputs.js';
 import { pkiLeaseTokenIndexMigration } from './migrations/0013-pki-lease-token-index.js';
+import { tfeCurrentFinalizedMigration } from './migrations/0014-tfe-current-finalized.js';
+import { tfeProjectsMigration } from './migrations/0015-tfe-projects.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -31,6 +33,8 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0011-tfe-inline-state': tfeInlineStateMigration(ctx),
     '0012-tfe-purged-outputs': tfePurgedOutputsMigration(),
     '0013-pki-lease-token-index': pkiLeaseTokenIndexMigration(),
+    '0014-tfe-current-finalized': tfeCurrentFinalizedMigration(),
+    '0015-tfe-projects': tfeProjectsMigration(),
   };
 }
 
@@ -80,4 +84,11 @@ export async function migrateWithProgress(db: Db, onStep: (step: MigrationStep) 
     if (done.length === 0) break;
   }
   return applied;
+}
+
+/** Applies migrations up to and including `name` (tests of data migrations start from an older schema). */
+export async function migrateTo(db: Db, name: string): Promise<string[]> {
+  const { error, results } = await migrator(db).migrateTo(name);
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

@@ -7,6 +7,7 @@ export interface TfeTables {
   workspaces: WorkspacesTable;
   tfe_team_workspaces: TfeTeamWorkspacesTable;
   tfe_tokens: TfeTokensTable;
+  tfe_projects: TfeProjectsTable;
 }
 
 export interface TfeUsersTable {
@@ -29,6 +30,8 @@ export interface OrganizationsTable {
   allow_force_delete_workspaces: number;
   created_at: string;
   updated_at: string;
+  /** The project new workspaces go to (migration 0015); set for every organization. */
+  default_project_id: string | null;
 }
 
 export interface TfeTeamsTable {
@@ -40,6 +43,10 @@ export interface TfeTeamsTable {
   manage_workspaces: number;
   read_workspaces: number;
   created_at: string;
+  manage_projects: number;
+  read_projects: number;
+  /** JSON object: the documented organization-access flags that have no column of their own. */
+  organization_access: string;
 }
 
 export interface TfeTeamMembersTable {
@@ -77,6 +84,8 @@ export interface WorkspacesTable {
   locked_at: string | null;
   created_at: string;
   updated_at: string;
+  /** The project the workspace belongs to (migration 0015); set for every workspace. */
+  project_id: string | null;
 }
 
 export interface TfeTeamWorkspacesTable {
@@ -87,6 +96,10 @@ export interface TfeTeamWorkspacesTable {
   state_versions: string;
   workspace_locking: number;
   created_at: string;
+  runs: string;
+  variables: string;
+  sentinel_mocks: string;
+  run_tasks: number;
 }
 
 export interface TfeTokensTable {
@@ -102,4 +115,13 @@ export interface TfeTokensTable {
   created_at: string;
   last_used_at: string | null;
   expired_at: string | null;
+}
+
+export interface TfeProjectsTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  description: string | null;
+  created_at: string;
+  updated_at: string;
 }

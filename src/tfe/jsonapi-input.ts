@@ -13,11 +13,15 @@ export class JsonApiInput {
   ) {}
 
   /**
-   * Parses a request body. `type`, when given, must match unless the client sent an
-   * empty or missing type (go-tfe sends `"type":""` on lock requests); with
-   * `requireType` an empty or missing type is refused too.
+   * Parses a request body. `type`, when given, must match (one of the types, when several
+   * are accepted) unless the client sent an empty or missing type (go-tfe sends
+   * `"type":""` on lock requests); with `requireType` an empty or missing type is refused too.
    */
-  static parse(body: unknown, type?: string, opts: { optional?: boolean; requireType?: boolean } = {}): JsonApiInput {
+  static parse(
+    body: unknown,
+    type?: string | readonly string[],
+    opts: { optional?: boolean; requireType?: boolean } = {},
+  ): JsonApiInput {
     if (body === undefined || body === null || body === '') {
       if (opts.optional) return new JsonApiInput({}, {});
       throw invalid('request body must be a JSON:API document with a "data" object', '/data');
@@ -29,10 +33,12 @@ export class JsonApiInput {
       throw invalid('"data" must be an object', '/data');
     const d = data as Record<string, unknown>;
     if (d.type !== undefined && typeof d.type !== 'string') throw invalid('"type" must be a string', '/data/type');
-    if (type && opts.requireType && (d.type === undefined || d.type === ''))
-      throw invalid(`"type" is required and must be "${type}"`, '/data/type');
-    if (type && typeof d.type === 'string' && d.type !== '' && d.type !== type)
-      throw invalid(`"type" must be "${type}"`, '/data/type');
+    const types = type === undefined ? [] : typeof type === 'string' ? [type] : type;
+    const named = types.map((t) => `"${t}"`).join(' or ');
+    if (types.length > 0 && opts.requireType && (d.type === undefined || d.type === ''))
+      throw invalid(`"type" is required and must be ${named}`, '/data/type');
+    if (types.length > 0 && typeof d.type === 'string' && d.type !== '' && !types.includes(d.type))
+      throw invalid(`"type" must be ${named}`, '/data/type');
     const attrs = d.attributes ?? {};
     if (typeof attrs !== 'object' || attrs === null || Array.isArray(attrs))
       throw invalid('"attributes" must be an object', '/data/attributes');

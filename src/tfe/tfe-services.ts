@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { CoreDeps } from '../deps.js';
+import type { HousekeepingTask } from '../jobs/housekeeping.js';
 import type { TfePluginOptions } from './tfe-plugin.js';
 import { registerApiHeadersAndPing, registerDiscoveryRoutes } from './discovery-routes.js';
 import { IdentityRepo } from './identity/identity-repo.js';
@@ -12,6 +13,10 @@ import { TokenService } from './identity/token-service.js';
 import { OrganizationRepo } from './organizations/organization-repo.js';
 import { registerOrganizationRoutes } from './organizations/organization-routes.js';
 import { OrganizationService } from './organizations/organization-service.js';
+import { ProjectRepo } from './projects/project-repo.js';
+import { projectResource } from './projects/project-jsonapi.js';
+import { registerProjectRoutes } from './projects/project-routes.js';
+import { ProjectService } from './projects/project-service.js';
 import { TeamAccessRepo } from './workspaces/team-access-repo.js';
 import { registerTeamAccessRoutes } from './workspaces/team-access-routes.js';
 import { TeamAccessService } from './workspaces/team-access-service.js';
@@ -41,6 +46,8 @@ export interface TfeServices {
   registerRoutes(app: FastifyInstance, opts: TfePluginOptions): Promise<void>;
   /** Routes outside /api/v2 (/.well-known/terraform.json, upload URLs), with the same JSON:API errors. */
   registerRootRoutes(app: FastifyInstance, opts: TfePluginOptions): Promise<void>;
+  /** What the hourly (and start-up) housekeeping job runs for this product. */
+  housekeepingTasks: HousekeepingTask[];
   /** Job handlers this product runs, by job kind. */
   jobHandlers: Record<
     string,
@@ -51,6 +58,7 @@ export interface TfeServices {
   organizations: OrganizationService;
   teams: TeamService;
   tokens: TokenService;
+  projects: ProjectService;
   workspaces: WorkspaceService;
   teamAccess: TeamAccessService;
   stateVersions: StateVersionService;
@@ -58,7 +66,7 @@ export interface TfeServices {
   onJobsEnqueued(listener: () => void): void;
 }
 
-/** Identity, organizations, teams, tokens, workspaces and team access: what the CLI needs without the rest. */
+/** Identity, organizations, teams, tokens, projects, workspaces and team access: what the CLI needs without the rest. */
 export function buildTfeIdentityLayer(core: Pick<CoreDeps, 'db' | 'clock' | 'adminTokens'>) {
   const { db, clock } = core;
   const identityRepo = new IdentityRepo({ db: db.kysely });
@@ -67,20 +75,22 @@ export function buildTfeIdentityLayer(core: Pick<CoreDeps, 'db' | 'clock' | 'adm
   const organizations = new OrganizationService({ db, repo: new OrganizationRepo({ db: db.kysely }), identity, clock });
   const teams = new TeamService({ repo: identityRepo, organizations, clock, tokenCache });
   const tokens = new TokenService({ db, repo: identityRepo, organizations, clock, tokenCache });
+  const projects = new ProjectService({ repo: new ProjectRepo({ db: db.kysely }), organizations, identity, clock });
   const workspaces = new WorkspaceService({
     db,
     repo: new WorkspaceRepo({ db: db.kysely }),
     organizations,
     identity,
+    projects,
     clock,
   });
   const teamAccess = new TeamAccessService({ repo: new TeamAccessRepo({ db: db.kysely }), workspaces, teams, clock });
-  return { identity, organizations, teams, tokens, workspaces, teamAccess };
+  return { identity, organizations, teams, tokens, projects, workspaces, teamAccess };
 }
 
 export function buildTfeServices(core: CoreDeps): TfeServices {
   const { db, clock, config } = core;
-  const { identity, organizations, teams, tokens, workspaces, teamAccess } = buildTfeIdentityLayer(core);
+  const { identity, organizations, teams, tokens, projects, workspaces, teamAccess } = buildTfeIdentityLayer(core);
 
   const stateSettings = {
     allowSerialMismatch: config.stateAllowSerialMismatch,
@@ -146,6 +156,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     organizations,
     teams,
     tokens,
+    projects,
     workspaces,
     teamAccess,
     stateVersions,
@@ -153,9 +164,15 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
       registerApiHeadersAndPing(app);
       registerAuthHook(app, identity);
       nudgeAfterStateWrite(app);
-      registerOrganizationRoutes(app, { organizations, config });
+      registerOrganizationRoutes(app, {
+        organizations,
+        config,
+        defaultProject: async (actor, view) =>
+          projectResource(await projects.get(actor, view.organization.defaultProjectId)),
+      });
       registerIdentityRoutes(app, { identity, tokens, teams, config });
-      registerWorkspaceRoutes(app, { workspaces, organizations, config });
+      registerProjectRoutes(app, { projects, config });
+      registerWorkspaceRoutes(app, { workspaces, organizations, projects, config });
       registerTeamAccessRoutes(app, { teamAccess });
       await registerStateVersionRoutes(app, {
         versions: stateVersions,
@@ -178,6 +195,8 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
       await registerStateUploadRoutes(app, { uploads: stateUploads, maxUploadSize: config.maxUploadSize });
       app.addHook('onReady', () => stateMaintenance.scheduleNext());
     },
+    // Blobs stored by writes whose version never committed (a crash, a failed commit).
+    housekeepingTasks: [(signal) => stateMaintenance.collectOrphanBlobs(signal)],
     jobHandlers: {
       [EXTRACT_STATE_JOB]: extractStateJob({ repo: stateRepo, blobs: core.blobs }),
       [STATE_BLOB_GC_JOB]: async (_payload, ctx) => {

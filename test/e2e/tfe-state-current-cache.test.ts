@@ -75,16 +75,17 @@ for (const kind of dbKinds()) {
       assert.equal(cur.attributes['resources-processed'], true);
       assert.equal(cur.relationships.outputs.data.length, 2, 'the extracted outputs are listed');
 
-      // A pending version becomes current at once and shows its upload URLs.
+      // A pending version leaves the current one as it is; its upload makes it current.
       const bytes2 = stateFile(2, f.lineage);
       const v2 = await createPending(srv, f, 2, bytes2);
       cur = await currentData(srv, f.wsId);
-      assert.equal(cur.id, v2.id);
-      assert.equal(cur.attributes.status, 'pending');
-      assert.match(cur.attributes['hosted-state-upload-url'], /\/v1\/object\//);
+      assert.equal(cur.id, v1.id);
+      assert.equal(cur.attributes.status, 'finalized');
+      assert.equal(cur.relationships.outputs.data.length, 2);
 
-      assert.equal((await put(cur.attributes['hosted-state-upload-url'], bytes2)).status, 200);
+      assert.equal((await put(v2.attributes['hosted-state-upload-url'], bytes2)).status, 200);
       cur = await currentData(srv, f.wsId);
+      assert.equal(cur.id, v2.id);
       assert.equal(cur.attributes.status, 'finalized');
       assert.equal(cur.attributes['hosted-state-upload-url'], null);
       assert.match(cur.attributes['hosted-state-download-url'], /\/download$/);
@@ -195,14 +196,13 @@ if (dbKinds().includes('postgres')) {
 
       const bytes3 = stateFile(3, f.lineage);
       const v3 = await createPending(a, f, 3, bytes3);
-      const pending = await currentData(b, f.wsId);
-      assert.equal(pending.id, v3.id);
+      assert.equal((await currentData(b, f.wsId)).id, v2.id, 'a pending version is not current');
+      const shown = (await call(b, 'GET', `/api/v2/state-versions/${v3.id}`)).json.data;
       // The upload URL shown by the other node works (both nodes share the master key).
-      assert.equal(
-        (await put(pending.attributes['hosted-state-upload-url'].replace(b.url, a.url), bytes3)).status,
-        200,
-      );
-      assert.equal((await currentData(b, f.wsId)).attributes.status, 'finalized');
+      assert.equal((await put(shown.attributes['hosted-state-upload-url'].replace(b.url, a.url), bytes3)).status, 200);
+      const cur3 = await currentData(b, f.wsId);
+      assert.equal(cur3.id, v3.id, 'the upload made it current on the other node too');
+      assert.equal(cur3.attributes.status, 'finalized');
 
       assert.equal((await call(a, 'DELETE', `/api/v2/workspaces/${f.wsId}`)).status, 204);
       assertError(await current(b, f.wsId), 404);

@@ -106,7 +106,7 @@ for (const kind of dbKinds()) {
         assert.equal(after.attributes.status, 'pending');
         assert.equal(after.attributes['hosted-state-upload-url'], url, 'the URL is still usable');
         assert.equal(after.attributes['hosted-state-download-url'], null);
-        assert.equal(await currentId(srv, f), pending.id, 'the current version is still the pending one');
+        assert.equal(await currentId(srv, f), first.data.id, 'the last finalized version stays current');
         assert.equal((await show(srv, first.data.id)).attributes.status, 'finalized');
         await assertNotKept(srv, bad);
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
-import { call, createBody, inlineAttrs, md5, stateFile, workspace } from './tfe-state-versions-fixture.js';
+import { call, createBody, inlineAttrs, md5, put, stateFile, workspace } from './tfe-state-versions-fixture.js';
 import type { WorkspaceFixture } from './tfe-state-versions-fixture.js';
 
 /** The history of a workspace as stored: positions must run 1..n without gaps. */
@@ -86,7 +86,7 @@ for (const kind of dbKinds()) {
       assert.equal((await current(srv, f)).id, rows[49]?.id);
     });
 
-    it('50 concurrent pending creates leave exactly one pending (current) version, the others discarded', async () => {
+    it('50 concurrent pending creates leave exactly one pending version, the others discarded', async () => {
       const f = await workspace(srv);
       const path = `/api/v2/workspaces/${f.wsId}/state-versions`;
       const bytes = stateFile(1, f.lineage);
@@ -102,7 +102,45 @@ for (const kind of dbKinds()) {
         rows.map((r) => r.status),
         [...Array<string>(49).fill('discarded'), 'pending'],
       );
+      // Nothing is finalized yet, so nothing is current; the upload of the survivor makes it current.
+      assert.equal((await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version`)).status, 404);
+      const urls = results.map((r) => r.json.data.attributes['hosted-state-upload-url'] as string);
+      const uploads = await Promise.all(urls.map((u) => put(u, bytes)));
+      assert.deepEqual(
+        uploads.map((u) => u.status).sort(),
+        [200, ...Array<number>(49).fill(409)],
+        'only the surviving pending version takes its upload',
+      );
       assert.equal((await current(srv, f)).id, rows[49]?.id);
+    });
+
+    it('uploads racing newer creates: the current version is always the newest finalized one', async () => {
+      const f = await workspace(srv);
+      const path = `/api/v2/workspaces/${f.wsId}/state-versions`;
+      for (let serial = 1; serial <= 20; serial += 2) {
+        const bytes = stateFile(serial, f.lineage);
+        const pending = await call(srv, 'POST', path, {
+          body: createBody({ serial, md5: md5(bytes), lineage: f.lineage }),
+        });
+        assert.equal(pending.status, 201, pending.text);
+        // The upload of `serial` and the inline create of `serial + 1` race: whichever commits
+        // first, the newer create must end up current and the pending version either finalized
+        // (upload first) or discarded (create first, the upload then answers 409).
+        const next = stateFile(serial + 1, f.lineage);
+        const [up, created] = await Promise.all([
+          put(pending.json.data.attributes['hosted-state-upload-url'] as string, bytes),
+          call(srv, 'POST', path, { body: createBody(inlineAttrs(next, serial + 1, f.lineage)) }),
+        ]);
+        assert.equal(created.status, 201, created.text);
+        assert.ok(up.status === 200 || up.status === 409, `${up.status} ${up.text}`);
+        const { rows, head } = await history(srv, f.wsId);
+        const byId = new Map(rows.map((r) => [r.id, r]));
+        assert.equal(byId.get(pending.json.data.id)?.status, up.status === 200 ? 'finalized' : 'discarded');
+        const newestFinalized = rows.filter((r) => r.status === 'finalized').at(-1);
+        assert.equal(head?.current_id, newestFinalized?.id);
+        assert.equal(head?.current_id, created.json.data.id);
+        assert.equal((await current(srv, f)).id, created.json.data.id);
+      }
     });
   });
 }

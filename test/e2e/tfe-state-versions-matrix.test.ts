@@ -5,6 +5,7 @@ import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
 import { orgBody, wsBody } from '../support/tfe-http.js';
+import { asAdmin, createTeam, grantTeam, joinTeam, ownersTeamId, tokenAt, userToken } from './tfe-principals.js';
 import { b64, call, count, createBody, inlineAttrs, md5, put, stateFile } from './tfe-state-versions-fixture.js';
 import type { Res } from './tfe-state-versions-fixture.js';
 
@@ -144,41 +145,13 @@ for (const kind of dbKinds()) {
     let ownerWs: Ws;
     let readV1: { id: string; outputId: string; bytes: Buffer; json: Buffer };
 
-    /** A call as the admin that must answer `status`. */
-    async function ok(method: string, path: string, body: unknown, status: number): Promise<Res> {
-      const r = await call(srv, method, path, { body });
-      assert.equal(r.status, status, `${method} ${path}: ${r.text}`);
-      return r;
-    }
+    const ok = (method: string, path: string, body: unknown, status: number) =>
+      asAdmin(srv, method, path, body, status);
 
     async function newWorkspace(): Promise<Ws> {
       const name = `ws-${randomUUID().slice(0, 8)}`;
       const r = await ok('POST', `/api/v2/organizations/${org}/workspaces`, wsBody(name), 201);
       return { id: r.json.data.id as string, name, lineage: randomUUID(), serial: 0 };
-    }
-
-    async function token(path: string): Promise<string> {
-      const r = await ok('POST', path, { data: { type: 'authentication-tokens', attributes: {} } }, 201);
-      return r.json.data.attributes.token as string;
-    }
-
-    async function userToken(username: string, siteAdmin = false): Promise<string> {
-      const admin = (await srv.deps.tfe.identity.authenticate(srv.rootToken))!;
-      const user = await srv.deps.tfe.identity.createUser(admin, { username, siteAdmin });
-      return token(`/api/v2/users/${user.id}/authentication-tokens`);
-    }
-
-    async function join(teamId: string, username: string): Promise<void> {
-      await ok('POST', `/api/v2/teams/${teamId}/relationships/users`, { data: [{ type: 'users', id: username }] }, 204);
-    }
-
-    async function ownersTeam(organization: string): Promise<string> {
-      const teams = await ok('GET', `/api/v2/organizations/${organization}/teams`, undefined, 200);
-      const owners = (teams.json.data as Array<{ id: string; attributes: { name: string } }>).find(
-        (t) => t.attributes.name === 'owners',
-      );
-      assert.ok(owners, `${organization} has an owners team`);
-      return owners.id;
     }
 
     function add(name: string, tok: string): void {
@@ -233,47 +206,30 @@ for (const kind of dbKinds()) {
       writeWs = await newWorkspace();
       ownerWs = await newWorkspace();
 
-      add('site-admin user [P]', await userToken(`${org}-site-admin`, true));
-      const owners = await ownersTeam(org);
-      add('owners-team user', await userToken(`${org}-owner`));
-      await join(owners, `${org}-owner`);
-      add('owners-team token', await token(`/api/v2/teams/${owners}/authentication-token`));
-      add('organization token [P]', await token(`/api/v2/organizations/${org}/authentication-token`));
+      add('site-admin user [P]', await userToken(srv, `${org}-site-admin`, true));
+      const owners = await ownersTeamId(srv, org);
+      add('owners-team user', await userToken(srv, `${org}-owner`));
+      await joinTeam(srv, owners, `${org}-owner`);
+      add('owners-team token', await tokenAt(srv, `/api/v2/teams/${owners}/authentication-token`));
+      add('organization token [P]', await tokenAt(srv, `/api/v2/organizations/${org}/authentication-token`));
       const other = `${org}-other`;
       await ok('POST', '/api/v2/organizations', orgBody(other), 201);
-      const otherOwners = await ownersTeam(other);
-      add('other org: owner user', await userToken(`${other}-owner`));
-      await join(otherOwners, `${other}-owner`);
-      add('other org: org token', await token(`/api/v2/organizations/${other}/authentication-token`));
+      const otherOwners = await ownersTeamId(srv, other);
+      add('other org: owner user', await userToken(srv, `${other}-owner`));
+      await joinTeam(srv, otherOwners, `${other}-owner`);
+      add('other org: org token', await tokenAt(srv, `/api/v2/organizations/${other}/authentication-token`));
 
       for (const level of LEVELS) {
         const slug = level.replace(':', '-');
-        const t = await ok(
-          'POST',
-          `/api/v2/organizations/${org}/teams`,
-          { data: { type: 'teams', attributes: { name: `team-${slug}` } } },
-          201,
-        );
-        const teamId = t.json.data.id as string;
+        const teamId = await createTeam(srv, org, `team-${slug}`);
         if (level !== 'none') {
-          for (const ws of [readWs, writeWs, ownerWs]) {
-            const relationships = {
-              team: { data: { type: 'teams', id: teamId } },
-              workspace: { data: { type: 'workspaces', id: ws.id } },
-            };
-            await ok(
-              'POST',
-              '/api/v2/team-workspaces',
-              { data: { type: 'team-workspaces', attributes: grantAttributes(level), relationships } },
-              200,
-            );
-          }
+          for (const ws of [readWs, writeWs, ownerWs]) await grantTeam(srv, teamId, ws.id, grantAttributes(level));
         }
         const username = `${org}-${slug}`;
-        const userTok = await userToken(username);
-        await join(teamId, username);
+        const userTok = await userToken(srv, username);
+        await joinTeam(srv, teamId, username);
         add(`user ${level}`, userTok);
-        add(`team ${level}`, await token(`/api/v2/teams/${teamId}/authentication-token`));
+        add(`team ${level}`, await tokenAt(srv, `/api/v2/teams/${teamId}/authentication-token`));
       }
       assert.deepEqual(
         principals.map((p) => p.name).sort(),

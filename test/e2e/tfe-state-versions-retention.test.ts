@@ -81,7 +81,7 @@ for (const kind of dbKinds()) {
       return (await createPending(s, f, serial, stateFile(serial, f.lineage))) as { id: string };
     }
 
-    it('keeps the newest state of a workspace whose newest version is a pending upload, and the pending current version', async () => {
+    it('keeps the newest state of a workspace whose newest version is a pending upload, which itself may go', async () => {
       const clock = new ManualClock('2026-01-01T00:00:00.000Z');
       const s = await start(clock, { stateRetentionKeepLatest: 1, stateRetentionMaxAgeDays: 180 });
       const p = await workspace(s);
@@ -111,12 +111,15 @@ for (const kind of dbKinds()) {
       const outs = await call(s, 'GET', `/api/v2/state-versions/${p2.id}/outputs`);
       assert.equal(outs.status, 200, outs.text);
       assert.equal(outs.json.data.length, 2);
-      // The pending version is current: it stays although it holds nothing.
+      // p2 is also the current version (the newest finalized one). The pending p4 was never
+      // current, holds nothing and its upload URLs expired long ago: retention removes it.
       const cur = await call(s, 'GET', `/api/v2/workspaces/${p.wsId}/current-state-version`);
       assert.equal(cur.status, 200, cur.text);
-      assert.equal(cur.json.data.id, p4.id);
-      assert.equal(cur.json.data.attributes.status, 'pending');
-      assert.equal(await count(s, p), 2);
+      assert.equal(cur.json.data.id, p2.id);
+      assertError(await call(s, 'GET', `/api/v2/state-versions/${p4.id}`), 404);
+      assert.equal(await count(s, p), 1);
+      // Nothing pending is left, so a normal unlock works again.
+      assert.equal((await call(s, 'POST', `/api/v2/workspaces/${p.wsId}/actions/unlock`)).status, 200);
       assert.equal(await status(s, q1.id), 200);
     });
 

@@ -74,10 +74,12 @@ for (const kind of dbKinds()) {
       assert.match(up, new RegExp(`^${srv.url}/v1/object/[A-Za-z0-9_-]{40,}$`));
       assert.match(upJson, new RegExp(`^${srv.url}/v1/object/[A-Za-z0-9_-]{40,}$`));
       assert.notEqual(up, upJson);
-      // The pending version is current and is shown with its URLs on later reads too.
-      const cur = await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version`);
-      assert.equal(cur.json.data.id, sv.id);
-      assert.equal(cur.json.data.attributes['hosted-state-upload-url'], up);
+      // The pending version is shown with its URLs on later reads too; it is not current yet.
+      assert.equal(
+        (await call(srv, 'GET', `/api/v2/state-versions/${sv.id}`)).json.data.attributes['hosted-state-upload-url'],
+        up,
+      );
+      assert.equal((await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version`)).status, 404);
       // Normal unlock is refused while the latest version is pending.
       const un = await unlock(srv, f.wsId);
       assert.notEqual(un.status, 200);
@@ -96,11 +98,51 @@ for (const kind of dbKinds()) {
       assert.equal(a.size, bytes.length);
       assert.ok((await download(srv, a['hosted-state-download-url'])).body.equals(bytes));
       assert.ok((await download(srv, a['hosted-json-state-download-url'])).body.equals(jsonState));
+      // Finalized by its upload, it is the current version.
+      const cur = await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version`);
+      assert.equal(cur.json.data.id, sv.id);
+      const ws = await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}`);
+      assert.deepEqual(ws.json.data.relationships['current-state-version'].data, { id: sv.id, type: 'state-versions' });
       // A retried identical upload succeeds; other content is a conflict.
       assert.equal((await put(up, bytes)).status, 200);
       assertError(await put(up, stateFile(3, f.lineage, 'x')), 409);
       assertError(await put(upJson, Buffer.from('{"other":1}')), 409);
       assert.equal((await unlock(srv, f.wsId)).status, 200);
+    });
+
+    it('an upload that never arrives leaves the last finalized version current for every reader', async () => {
+      const f = await workspace(srv);
+      const { data: v1, bytes: b1 } = await createInline(srv, f, 1);
+      await srv.deps.worker.runUntilIdle();
+      // An apply whose upload was interrupted: the version was created, its content never came.
+      const v2 = await createPending(srv, f, 2, stateFile(2, f.lineage));
+      const cur = await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version`);
+      assert.equal(cur.status, 200, cur.text);
+      assert.equal(cur.json.data.id, v1.id);
+      // `terraform state pull` and `terraform_remote_state`: current, then its download.
+      const dl = await download(srv, cur.json.data.attributes['hosted-state-download-url']);
+      assert.equal(dl.status, 200);
+      assert.ok(dl.body.equals(b1));
+      // `terraform output`: the current outputs.
+      const outs = await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version-outputs`);
+      assert.equal(outs.status, 200, outs.text);
+      assert.equal(outs.json.data.length, 2);
+      const ws = await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}`);
+      assert.deepEqual(ws.json.data.relationships['current-state-version'].data, { id: v1.id, type: 'state-versions' });
+      const listed = await call(srv, 'GET', `/api/v2/organizations/${f.org}/workspaces`);
+      assert.equal(listed.json.data[0].relationships['current-state-version'].data.id, v1.id);
+      // The lock rules stay: a normal unlock waits for the upload, force-unlock does not.
+      assert.match((await unlock(srv, f.wsId)).text, /latest state version is still pending/);
+      assert.equal((await unlock(srv, f.wsId, undefined, true)).status, 200);
+      // Discarded by a newer version, the pending one never becomes current.
+      await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/actions/lock`, { body: {} });
+      const { data: v3 } = await createInline(srv, f, 3);
+      assert.equal(
+        (await call(srv, 'GET', `/api/v2/state-versions/${v2.id}`)).json.data.attributes.status,
+        'discarded',
+      );
+      assertError(await put(v2.attributes['hosted-state-upload-url'], stateFile(2, f.lineage)), 409);
+      assert.equal((await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version`)).json.data.id, v3.id);
     });
 
     it('discards a pending version when a newer version is created before its upload', async () => {

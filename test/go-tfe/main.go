@@ -2,10 +2,10 @@
 // HCP Terraform / Terraform Enterprise API (github.com/hashicorp/go-tfe) and exits
 // non-zero on the first answer the client cannot use or that differs from what was sent.
 //
-//	STRONGROOM_URL=http://127.0.0.1:8080 STRONGROOM_TOKEN=... go run main.go
+//	STRONGROOM_URL=http://127.0.0.1:8080 STRONGROOM_TOKEN=... go run .
 //
 // It builds in GOPATH mode against the Debian package golang-github-hashicorp-go-tfe-dev
-// (GO111MODULE=off GOPATH=/usr/share/gocode).
+// (GO111MODULE=off GOPATH=/usr/share/gocode): `go build` of this directory.
 package main
 
 import (
@@ -62,7 +62,7 @@ func stateFile(serial int64, lineage string) []byte {
 		"resources": []interface{}{
 			map[string]interface{}{
 				"mode": "managed", "type": "null_resource", "name": "n",
-				"provider": "provider[\"registry.terraform.io/hashicorp/null\"]",
+				"provider":  "provider[\"registry.terraform.io/hashicorp/null\"]",
 				"instances": []interface{}{map[string]interface{}{"schema_version": 0, "attributes": map[string]interface{}{"id": "1"}}},
 			},
 		},
@@ -210,6 +210,8 @@ func main() {
 	check(errors.Is(err, tfe.ErrResourceNotFound), "unknown state version: %v", err)
 	step("download byte for byte, mangled URL, unknown route and version")
 
+	checkPendingUpload(client, address, token, ws.ID, lineage, sv2, raw2)
+
 	// Unlock, and the unlocked/force-unlock answers.
 	unlocked, err := client.Workspaces.Unlock(ctx, ws.ID)
 	must(err, "unlock")
@@ -226,14 +228,17 @@ func main() {
 	step("unlock, force-unlock, and 409 when not locked")
 
 	// Writing without the lock is refused.
-	rawX := stateFile(3, lineage)
+	rawX := stateFile(4, lineage)
 	sum := md5.Sum(rawX)
 	_, err = client.StateVersions.Create(ctx, ws.ID, tfe.StateVersionCreateOptions{
-		Lineage: tfe.String(lineage), MD5: tfe.String(hex.EncodeToString(sum[:])), Serial: tfe.Int64(3),
+		Lineage: tfe.String(lineage), MD5: tfe.String(hex.EncodeToString(sum[:])), Serial: tfe.Int64(4),
 		State: tfe.String(base64.StdEncoding.EncodeToString(rawX)),
 	})
 	check(err != nil, "create without the lock must fail")
 	step("create refused without the lock")
+
+	checkTeams(client, address, orgName, suffix)
+	checkProjects(address, token, orgName, suffix)
 
 	must(client.Workspaces.Delete(ctx, orgName, wsName), "delete workspace")
 	_, err = client.Workspaces.ReadByID(ctx, ws.ID)

@@ -10,6 +10,8 @@ import { TokenActorCache } from '../../src/tfe/identity/token-actor-cache.js';
 import { TokenService } from '../../src/tfe/identity/token-service.js';
 import { OrganizationRepo } from '../../src/tfe/organizations/organization-repo.js';
 import { OrganizationService } from '../../src/tfe/organizations/organization-service.js';
+import { ProjectRepo } from '../../src/tfe/projects/project-repo.js';
+import { ProjectService } from '../../src/tfe/projects/project-service.js';
 import { TeamAccessRepo } from '../../src/tfe/workspaces/team-access-repo.js';
 import { TeamAccessService } from '../../src/tfe/workspaces/team-access-service.js';
 import { WorkspaceRepo } from '../../src/tfe/workspaces/workspace-repo.js';
@@ -27,6 +29,7 @@ export interface TfeFixture {
   organizations: OrganizationService;
   teams: TeamService;
   tokens: TokenService;
+  projects: ProjectService;
   workspaces: WorkspaceService;
   teamAccess: TeamAccessService;
   admin: Actor;
@@ -52,11 +55,13 @@ export async function createTfeFixture(kind: DatabaseKind): Promise<TfeFixture> 
   const organizations = new OrganizationService({ db, repo: new OrganizationRepo({ db: db.kysely }), identity, clock });
   const teams = new TeamService({ repo, organizations, clock, tokenCache });
   const tokens = new TokenService({ db, repo, organizations, clock, tokenCache });
+  const projects = new ProjectService({ repo: new ProjectRepo({ db: db.kysely }), organizations, identity, clock });
   const workspaces = new WorkspaceService({
     db,
     repo: new WorkspaceRepo({ db: db.kysely }),
     organizations,
     identity,
+    projects,
     clock,
   });
   const teamAccess = new TeamAccessService({ repo: new TeamAccessRepo({ db: db.kysely }), workspaces, teams, clock });
@@ -75,6 +80,7 @@ export async function createTfeFixture(kind: DatabaseKind): Promise<TfeFixture> 
     organizations,
     teams,
     tokens,
+    projects,
     workspaces,
     teamAccess,
     admin,
@@ -91,7 +97,10 @@ export async function createTfeFixture(kind: DatabaseKind): Promise<TfeFixture> 
       return (await workspaces.create(admin, org, { name })).workspace.id;
     },
     async team(org, name, members = [], opts = {}) {
-      const t = await teams.create(admin, org, { name, manageWorkspaces: opts.manageWorkspaces });
+      const { team: t } = await teams.create(admin, org, {
+        name,
+        organizationAccess: { 'manage-workspaces': opts.manageWorkspaces ?? false },
+      });
       if (members.length > 0) await teams.addMembers(admin, t.id, members);
       return t.id;
     },

@@ -1,5 +1,6 @@
 import type { AccountDetails } from './identity-service.js';
-import type { AuthToken, Team, User } from './identity.js';
+import type { AuthToken, TeamView, User } from './identity.js';
+import { shownOrganizationAccess } from './identity.js';
 
 /** Users, teams and tokens as JSON:API resources (reference 8). */
 
@@ -74,7 +75,10 @@ export function tokenResource(t: AuthToken, secret?: string): Record<string, unk
   };
 }
 
-export function teamResource(t: Team, opts: { canManage: boolean }): Record<string, unknown> {
+/** A team document with the caller's permissions on it (teams API). */
+export function teamResource(view: TeamView): Record<string, unknown> {
+  const t = view.team;
+  const p = view.permissions;
   return {
     id: t.id,
     type: 'teams',
@@ -85,29 +89,14 @@ export function teamResource(t: Team, opts: { canManage: boolean }): Record<stri
       'is-unified': false,
       'sso-team-id': null,
       'allow-member-token-management': true,
-      'organization-access': {
-        'manage-workspaces': t.manageWorkspaces,
-        'read-workspaces': t.readWorkspaces || t.manageWorkspaces,
-        'manage-projects': false,
-        'read-projects': false,
-        'manage-policies': false,
-        'manage-policy-overrides': false,
-        'manage-vcs-settings': false,
-        'manage-providers': false,
-        'manage-modules': false,
-        'manage-run-tasks': false,
-        'manage-membership': t.isOwners,
-        'manage-teams': t.isOwners,
-        'manage-organization-access': t.isOwners,
-        'access-secret-teams': t.isOwners,
-      },
+      'organization-access': shownOrganizationAccess(t.organizationAccess),
       permissions: {
-        'can-update-membership': opts.canManage,
-        'can-destroy': opts.canManage && !t.isOwners,
-        'can-update-organization-access': opts.canManage && !t.isOwners,
-        'can-update-api-token': opts.canManage,
-        'can-update-visibility': opts.canManage,
-        'can-update-name': opts.canManage && !t.isOwners,
+        'can-update-membership': p.updateMembership,
+        'can-destroy': p.destroy,
+        'can-update-organization-access': p.updateOrganizationAccess,
+        'can-update-api-token': p.updateApiToken,
+        'can-update-visibility': p.updateVisibility,
+        'can-update-name': p.updateName,
       },
     },
     relationships: {

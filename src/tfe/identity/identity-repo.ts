@@ -5,7 +5,8 @@ import type { Database } from '../../db/schema.js';
 import type { TfeTeamsTable, TfeTokensTable, TfeUsersTable } from '../../db/schema-tfe.js';
 import { conflict, invalid } from '../../shared/errors.js';
 import type { TeamGrant } from './permissions.js';
-import type { AuthToken, Team, User } from './identity.js';
+import type { AuthToken, OrganizationAccessFlags, Team, User } from './identity.js';
+import { ORGANIZATION_ACCESS_FLAGS, RULE_ACCESS_FLAGS, organizationAccessOf } from './identity.js';
 
 type TeamRow = Selectable<TfeTeamsTable> & { organization_name: string; users_count: number };
 
@@ -19,6 +20,39 @@ function toUser(r: Selectable<TfeUsersTable>): User {
   };
 }
 
+/** The stored flags: the rule flags from their columns, the others from the JSON object. */
+function accessFlags(r: Selectable<TfeTeamsTable>): OrganizationAccessFlags {
+  const stored: unknown = JSON.parse(r.organization_access);
+  const flags = organizationAccessOf(false);
+  for (const f of ORGANIZATION_ACCESS_FLAGS) {
+    const v = (stored as Record<string, unknown> | null)?.[f];
+    if (typeof v === 'boolean') flags[f] = v;
+  }
+  flags['manage-workspaces'] = r.manage_workspaces === 1;
+  flags['read-workspaces'] = r.read_workspaces === 1;
+  flags['manage-projects'] = r.manage_projects === 1;
+  flags['read-projects'] = r.read_projects === 1;
+  return r.is_owners === 1 ? organizationAccessOf(true) : flags;
+}
+
+/** The columns that hold a team's organization access. */
+function accessColumns(flags: Partial<OrganizationAccessFlags>, current?: OrganizationAccessFlags) {
+  const next = { ...(current ?? organizationAccessOf(false)), ...flags };
+  const rest = Object.fromEntries(
+    ORGANIZATION_ACCESS_FLAGS.filter((f) => !(RULE_ACCESS_FLAGS as readonly string[]).includes(f)).map((f) => [
+      f,
+      next[f],
+    ]),
+  );
+  return {
+    manage_workspaces: next['manage-workspaces'] ? 1 : 0,
+    read_workspaces: next['read-workspaces'] ? 1 : 0,
+    manage_projects: next['manage-projects'] ? 1 : 0,
+    read_projects: next['read-projects'] ? 1 : 0,
+    organization_access: JSON.stringify(rest),
+  };
+}
+
 function toTeam(r: TeamRow): Team {
   return {
     id: r.id,
@@ -27,8 +61,7 @@ function toTeam(r: TeamRow): Team {
     name: r.name,
     visibility: r.visibility === 'organization' ? 'organization' : 'secret',
     isOwners: r.is_owners === 1,
-    manageWorkspaces: r.manage_workspaces === 1,
-    readWorkspaces: r.read_workspaces === 1,
+    organizationAccess: accessFlags(r),
     usersCount: Number(r.users_count),
     createdAt: new Date(r.created_at),
   };
@@ -53,13 +86,45 @@ function toToken(r: Selectable<TfeTokensTable>): AuthToken {
 export type Executor = Kysely<Database>;
 
 /** A team as the permission rules see it. */
-export type AccessTeam = Pick<Team, 'id' | 'isOwners' | 'manageWorkspaces' | 'readWorkspaces'>;
+export interface AccessTeam {
+  id: string;
+  isOwners: boolean;
+  manageWorkspaces: boolean;
+  readWorkspaces: boolean;
+  manageProjects: boolean;
+  readProjects: boolean;
+}
 
-interface AccessRow {
+interface AccessTeamRow {
   id: string;
   is_owners: number;
   manage_workspaces: number;
   read_workspaces: number;
+  manage_projects: number;
+  read_projects: number;
+}
+
+const ACCESS_TEAM_COLUMNS = [
+  't.id',
+  't.is_owners',
+  't.manage_workspaces',
+  't.read_workspaces',
+  't.manage_projects',
+  't.read_projects',
+] as const;
+
+function toAccessTeam(r: AccessTeamRow): AccessTeam {
+  return {
+    id: r.id,
+    isOwners: r.is_owners === 1,
+    manageWorkspaces: r.manage_workspaces === 1,
+    readWorkspaces: r.read_workspaces === 1,
+    manageProjects: r.manage_projects === 1,
+    readProjects: r.read_projects === 1,
+  };
+}
+
+interface AccessRow extends AccessTeamRow {
   workspace_id: string | null;
   access: string | null;
   state_versions: string | null;
@@ -161,8 +226,7 @@ export class IdentityRepo {
           name: t.name,
           visibility: t.visibility,
           is_owners: t.isOwners ? 1 : 0,
-          manage_workspaces: t.manageWorkspaces ? 1 : 0,
-          read_workspaces: t.readWorkspaces ? 1 : 0,
+          ...accessColumns(t.organizationAccess),
           created_at: t.createdAt.toISOString(),
         })
         .execute();
@@ -194,15 +258,16 @@ export class IdentityRepo {
     return r && toTeam(r as TeamRow);
   }
 
+  /** `organizationAccess` replaces the flags it names, over `current` (the team's flags as read). */
   async updateTeam(
     id: string,
-    patch: { name?: string; visibility?: string; manageWorkspaces?: boolean; readWorkspaces?: boolean },
+    patch: { name?: string; visibility?: string; organizationAccess?: Partial<OrganizationAccessFlags> },
+    current: OrganizationAccessFlags,
   ): Promise<void> {
     const values: Updateable<TfeTeamsTable> = {};
     if (patch.name !== undefined) values.name = patch.name;
     if (patch.visibility !== undefined) values.visibility = patch.visibility;
-    if (patch.manageWorkspaces !== undefined) values.manage_workspaces = patch.manageWorkspaces ? 1 : 0;
-    if (patch.readWorkspaces !== undefined) values.read_workspaces = patch.readWorkspaces ? 1 : 0;
+    if (patch.organizationAccess !== undefined) Object.assign(values, accessColumns(patch.organizationAccess, current));
     if (Object.keys(values).length === 0) return;
     try {
       await this.deps.db.updateTable('tfe_teams').set(values).where('id', '=', id).execute();
@@ -249,7 +314,7 @@ export class IdentityRepo {
   async accessTeams(organizationId: string, by: { userId: string } | { teamId: string }): Promise<AccessTeam[]> {
     let q = this.deps.db
       .selectFrom('tfe_teams as t')
-      .select(['t.id', 't.is_owners', 't.manage_workspaces', 't.read_workspaces'])
+      .select(ACCESS_TEAM_COLUMNS)
       .where('t.organization_id', '=', organizationId);
     if ('userId' in by) {
       const userId = by.userId;
@@ -260,12 +325,7 @@ export class IdentityRepo {
       q = q.where('t.id', '=', by.teamId);
     }
     const rows = await q.execute();
-    return rows.map((r) => ({
-      id: r.id,
-      isOwners: r.is_owners === 1,
-      manageWorkspaces: r.manage_workspaces === 1,
-      readWorkspaces: r.read_workspaces === 1,
-    }));
+    return rows.map(toAccessTeam);
   }
 
   private accessQuery(organizationId: string, by: { userId: string } | { teamId: string }, workspaceIds: string[]) {
@@ -274,16 +334,7 @@ export class IdentityRepo {
       .leftJoin('tfe_team_workspaces as tw', (j) =>
         j.onRef('tw.team_id', '=', 't.id').on('tw.workspace_id', 'in', workspaceIds.length > 0 ? workspaceIds : ['']),
       )
-      .select([
-        't.id',
-        't.is_owners',
-        't.manage_workspaces',
-        't.read_workspaces',
-        'tw.workspace_id',
-        'tw.access',
-        'tw.state_versions',
-        'tw.workspace_locking',
-      ])
+      .select([...ACCESS_TEAM_COLUMNS, 'tw.workspace_id', 'tw.access', 'tw.state_versions', 'tw.workspace_locking'])
       .where('t.organization_id', '=', organizationId);
     if ('userId' in by) {
       const userId = by.userId;
@@ -326,13 +377,7 @@ export class IdentityRepo {
     const teams = new Map<string, AccessTeam>();
     const grants = new Map<string, TeamGrant[]>();
     for (const r of rows) {
-      if (!teams.has(r.id))
-        teams.set(r.id, {
-          id: r.id,
-          isOwners: r.is_owners === 1,
-          manageWorkspaces: r.manage_workspaces === 1,
-          readWorkspaces: r.read_workspaces === 1,
-        });
+      if (!teams.has(r.id)) teams.set(r.id, toAccessTeam(r));
       if (r.workspace_id === null || r.access === null) continue;
       const list = grants.get(r.workspace_id) ?? [];
       list.push({
@@ -437,16 +482,15 @@ export class IdentityRepo {
   }
 
   /** Team tokens of an organization's teams (legacy and described ones), oldest first. */
-  async teamTokensOfOrganization(organizationId: string): Promise<AuthToken[]> {
-    const rows = await this.deps.db
+  async teamTokensOfOrganization(organizationId: string, opts: { withOwners: boolean }): Promise<AuthToken[]> {
+    let q = this.deps.db
       .selectFrom('tfe_tokens as k')
       .innerJoin('tfe_teams as t', 't.id', 'k.team_id')
       .selectAll('k')
       .where('t.organization_id', '=', organizationId)
-      .where('k.kind', '=', 'team')
-      .orderBy('k.created_at')
-      .orderBy('k.id')
-      .execute();
+      .where('k.kind', '=', 'team');
+    if (!opts.withOwners) q = q.where('t.is_owners', '=', 0);
+    const rows = await q.orderBy('k.created_at').orderBy('k.id').execute();
     return rows.map(toToken);
   }
 

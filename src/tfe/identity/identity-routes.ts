@@ -4,35 +4,43 @@ import { invalid } from '../../shared/errors.js';
 import { JsonApiInput } from '../jsonapi-input.js';
 import { parseInstant, sendDocument, sendNoContent } from '../route-helpers.js';
 import type { IdentityService } from './identity-service.js';
+import { ORGANIZATION_ACCESS_FLAGS } from './identity.js';
 import { accountResource, teamResource, tokenResource, userResource } from './identity-jsonapi.js';
 import { requireActor } from './request-actor.js';
 import type { TeamInput, TeamService } from './team-service.js';
 import type { TokenInput, TokenService } from './token-service.js';
 
+/**
+ * HCP documents `authentication-token` as the type of the organization and team token
+ * bodies and `authentication-tokens` for user tokens; every token endpoint takes either,
+ * and no body at all.
+ */
+const TOKEN_TYPES = ['authentication-token', 'authentication-tokens'] as const;
+
 function tokenInput(body: unknown): TokenInput {
-  const a = JsonApiInput.parse(body, 'authentication-tokens', { optional: true });
+  const a = JsonApiInput.parse(body, TOKEN_TYPES, { optional: true });
   return {
     description: a.nullableString('description'),
     expiredAt: parseInstant(a.nullableString('expired-at'), '/data/attributes/expired-at'),
   };
 }
 
+/** `organization-access`: each documented flag a boolean when present; unknown keys are ignored, as HCP does. */
 function teamInput(body: unknown): TeamInput {
   const a = JsonApiInput.parse(body, 'teams');
   const access = a.object('organization-access');
-  const flag = (k: string): boolean | undefined => {
-    const v = access?.[k];
-    if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'boolean')
-      throw invalid(`organization-access.${k} must be a boolean`, `/data/attributes/organization-access/${k}`);
-    return v;
-  };
-  return {
-    name: a.string('name'),
-    visibility: a.string('visibility'),
-    manageWorkspaces: flag('manage-workspaces'),
-    readWorkspaces: flag('read-workspaces'),
-  };
+  let organizationAccess: TeamInput['organizationAccess'];
+  if (access) {
+    organizationAccess = {};
+    for (const k of ORGANIZATION_ACCESS_FLAGS) {
+      const v = access[k];
+      if (v === undefined || v === null) continue;
+      if (typeof v !== 'boolean')
+        throw invalid(`organization-access.${k} must be a boolean`, `/data/attributes/organization-access/${k}`);
+      organizationAccess[k] = v;
+    }
+  }
+  return { name: a.string('name'), visibility: a.string('visibility'), organizationAccess };
 }
 
 /** `{"data":[{"type":"users","id":"<username>"}]}` as HCP's team membership endpoints take it. */
@@ -142,7 +150,7 @@ export function registerIdentityRoutes(
   app.get<{ Params: { org: string } }>('/organizations/:org/teams', async (request, reply) => {
     const list = await teams.list(requireActor(request), request.params.org);
     return sendDocument(reply, 200, {
-      data: list.map((t) => teamResource(t, { canManage: false })),
+      data: list.map(teamResource),
       meta: {
         pagination: {
           'current-page': 1,
@@ -156,17 +164,17 @@ export function registerIdentityRoutes(
     });
   });
   app.post<{ Params: { org: string } }>('/organizations/:org/teams', async (request, reply) => {
-    const team = await teams.create(requireActor(request), request.params.org, teamInput(request.body));
-    return sendDocument(reply, 201, { data: teamResource(team, { canManage: true }) });
+    const view = await teams.create(requireActor(request), request.params.org, teamInput(request.body));
+    return sendDocument(reply, 201, { data: teamResource(view) });
   });
   app.get<{ Params: { id: string } }>('/teams/:id', async (request, reply) => {
     return sendDocument(reply, 200, {
-      data: teamResource(await teams.get(requireActor(request), request.params.id), { canManage: false }),
+      data: teamResource(await teams.view(requireActor(request), request.params.id)),
     });
   });
   app.patch<{ Params: { id: string } }>('/teams/:id', async (request, reply) => {
-    const team = await teams.update(requireActor(request), request.params.id, teamInput(request.body));
-    return sendDocument(reply, 200, { data: teamResource(team, { canManage: true }) });
+    const view = await teams.update(requireActor(request), request.params.id, teamInput(request.body));
+    return sendDocument(reply, 200, { data: teamResource(view) });
   });
   app.delete<{ Params: { id: string } }>('/teams/:id', async (request, reply) => {
     await teams.delete(requireActor(request), request.params.id);

@@ -6,7 +6,13 @@ import type { Actor } from './actor.js';
 import type { AccessTeam, Executor, IdentityRepo } from './identity-repo.js';
 import type { Team, User } from './identity.js';
 import type { TokenActorCache } from './token-actor-cache.js';
-import { SITE_ADMIN_USERNAME, isExpired, isValidUsername, looksLikeApiToken } from './identity.js';
+import {
+  SITE_ADMIN_USERNAME,
+  isExpired,
+  isValidUsername,
+  looksLikeApiToken,
+  organizationAccessOf,
+} from './identity.js';
 import type { OrganizationFacts, TeamGrant } from './permissions.js';
 
 /** The caller as `GET /account/details` shows it. Team and organization tokens act as service accounts. */
@@ -230,6 +236,8 @@ export class IdentityService {
       member: teams.length > 0,
       manageWorkspaces: teams.some((t) => t.manageWorkspaces),
       readWorkspaces: teams.some((t) => t.readWorkspaces),
+      manageProjects: teams.some((t) => t.manageProjects),
+      readProjects: teams.some((t) => t.readProjects),
     };
   }
 
@@ -261,8 +269,7 @@ export class IdentityService {
       name: 'owners',
       visibility: 'organization',
       isOwners: true,
-      manageWorkspaces: true,
-      readWorkspaces: true,
+      organizationAccess: organizationAccessOf(true),
       usersCount: 0,
       createdAt: now,
     };

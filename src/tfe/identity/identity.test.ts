@@ -150,7 +150,7 @@ for (const kind of dbKinds()) {
 
     it('teams: owners team exists, members, rename and delete rules', async () => {
       await f.org('teamorg');
-      const teams = await f.teams.list(f.admin, 'teamorg');
+      const teams = (await f.teams.list(f.admin, 'teamorg')).map((v) => v.team);
       const owners = teams.find((t) => t.isOwners);
       assert.ok(owners && owners.name === 'owners' && owners.usersCount === 1, 'creator is the owners team member');
       const greg = await f.user('greg');
@@ -169,6 +169,65 @@ for (const kind of dbKinds()) {
       assert.equal((await f.teams.get(f.admin, id)).usersCount, 0);
       await f.teams.delete(f.admin, id);
       await assert.rejects(f.teams.get(f.admin, id), kindOf('not_found'));
+    });
+
+    it("teams keep every organization-access flag as given and read back the caller's rights", async () => {
+      await f.org('flagorg');
+      const { team } = await f.teams.create(f.admin, 'flagorg', {
+        name: 'policy',
+        organizationAccess: { 'manage-policies': true, 'manage-run-tasks': true, 'read-projects': true },
+      });
+      const read = await f.teams.view(f.admin, team.id);
+      assert.equal(read.team.organizationAccess['manage-policies'], true);
+      assert.equal(read.team.organizationAccess['manage-run-tasks'], true);
+      assert.equal(read.team.organizationAccess['read-projects'], true);
+      assert.equal(read.team.organizationAccess['manage-workspaces'], false);
+      assert.equal(read.permissions.destroy, true);
+      // An update replaces only the flags it names.
+      await f.teams.update(f.admin, team.id, {
+        organizationAccess: { 'manage-policies': false, 'manage-modules': true },
+      });
+      const after = (await f.teams.view(f.admin, team.id)).team.organizationAccess;
+      assert.deepEqual(
+        [after['manage-policies'], after['manage-modules'], after['manage-run-tasks'], after['read-projects']],
+        [false, true, true, true],
+      );
+      const hank = await f.user('hank');
+      const seen = await f.teams.view(hank, team.id).catch((e: unknown) => e);
+      assert.ok(seen instanceof DomainError && seen.kind === 'not_found', 'a stranger does not see the team');
+      await f.teams.addMembers(f.admin, team.id, ['hank']);
+      assert.deepEqual(Object.values((await f.teams.view(hank, team.id)).permissions), Array<boolean>(6).fill(false));
+    });
+
+    it('the owners team is changed only by owners: an organization token cannot make itself one', async () => {
+      await f.org('ownorg');
+      const owners = (await f.teams.list(f.admin, 'ownorg')).find((v) => v.team.isOwners)!.team;
+      const orgToken = await f.actorOf((await f.tokens.createOrganizationToken(f.admin, 'ownorg', {})).secret);
+      await f.user('ivan');
+      await assert.rejects(f.teams.addMembers(orgToken, owners.id, ['ivan']), kindOf('forbidden'));
+      await assert.rejects(f.teams.removeMembers(orgToken, owners.id, ['site-admin']), kindOf('forbidden'));
+      await assert.rejects(f.tokens.createTeamToken(orgToken, owners.id, {}), kindOf('not_found'));
+      await assert.rejects(f.tokens.createDescribedTeamToken(orgToken, owners.id, {}), kindOf('not_found'));
+      const ownersToken = await f.tokens.createTeamToken(f.admin, owners.id, {});
+      await assert.rejects(f.tokens.getToken(orgToken, ownersToken.token.id), kindOf('not_found'));
+      await assert.rejects(f.tokens.deleteTeamToken(orgToken, owners.id), kindOf('not_found'));
+      assert.deepEqual(
+        (await f.tokens.listTeamTokens(orgToken, 'ownorg')).map((t) => t.id),
+        [],
+        "the owners team's tokens are not listed to it",
+      );
+      // Other teams it still manages, as HCP's organization token does.
+      const other = await f.team('ownorg', 'ci');
+      await f.teams.addMembers(orgToken, other, ['ivan']);
+      assert.ok((await f.tokens.createTeamToken(orgToken, other, {})).secret);
+      // The owners team's own token and the site admin may change it.
+      const asOwners = await f.actorOf(ownersToken.secret);
+      await f.teams.addMembers(asOwners, owners.id, ['ivan']);
+      assert.equal((await f.teams.get(f.admin, owners.id)).usersCount, 2);
+      await assert.rejects(
+        f.teams.update(f.admin, owners.id, { organizationAccess: { 'manage-workspaces': false } }),
+        kindOf('invalid'),
+      );
     });
 
     it('account details for users and service accounts', async () => {

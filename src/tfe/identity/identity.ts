@@ -2,6 +2,7 @@
  * Users, teams and API tokens: domain types and pure rules. See reference 8.
  */
 import { randomBase58 } from '../../shared/ids.js';
+import type { TeamPermissions } from './permissions.js';
 
 export interface User {
   /** `user-…` */
@@ -22,10 +23,63 @@ export interface Team {
   visibility: 'secret' | 'organization';
   /** Every organization has an `owners` team with full rights. */
   isOwners: boolean;
-  manageWorkspaces: boolean;
-  readWorkspaces: boolean;
+  /** Every documented organization-access flag as stored (all true for the owners team). */
+  organizationAccess: OrganizationAccessFlags;
   usersCount: number;
   createdAt: Date;
+}
+
+/** A team with what the caller may do to it, as the API shows it. */
+export interface TeamView {
+  team: Team;
+  permissions: TeamPermissions;
+}
+
+/**
+ * The organization-access flags HCP documents for teams
+ * (https://developer.hashicorp.com/terraform/cloud-docs/api-docs/teams). All are stored
+ * and read back; only the workspace and project ones grant anything on this server
+ * (permissions.ts), the others name features it does not have.
+ */
+export const ORGANIZATION_ACCESS_FLAGS = [
+  'manage-policies',
+  'manage-policy-overrides',
+  'manage-workspaces',
+  'manage-vcs-settings',
+  'manage-providers',
+  'manage-modules',
+  'manage-run-tasks',
+  'manage-projects',
+  'read-workspaces',
+  'read-projects',
+  'manage-membership',
+  'manage-teams',
+  'manage-organization-access',
+  'access-secret-teams',
+  'manage-agent-pools',
+] as const;
+
+export type OrganizationAccessFlag = (typeof ORGANIZATION_ACCESS_FLAGS)[number];
+export type OrganizationAccessFlags = Record<OrganizationAccessFlag, boolean>;
+
+/** The flags the permission rules read; they have columns of their own. */
+export const RULE_ACCESS_FLAGS = ['manage-workspaces', 'read-workspaces', 'manage-projects', 'read-projects'] as const;
+
+/** Every flag at one value (false for a new team, true for the owners team). */
+export function organizationAccessOf(value: boolean): OrganizationAccessFlags {
+  return Object.fromEntries(ORGANIZATION_ACCESS_FLAGS.map((f) => [f, value])) as OrganizationAccessFlags;
+}
+
+/**
+ * The flags as a team document shows them: a manage flag implies the matching read flag
+ * (managing every workspace or project includes seeing them).
+ */
+export function shownOrganizationAccess(flags: OrganizationAccessFlags): OrganizationAccessFlags {
+  return {
+    ...flags,
+    'read-workspaces': flags['read-workspaces'] || flags['manage-workspaces'],
+    'read-projects': flags['read-projects'] || flags['manage-projects'],
+  };
 }
 
 export type TokenKind = 'user' | 'team' | 'organization';

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { allows, grantAccess, organizationAccess, workspaceAccess } from './permissions.js';
+import { allows, grantAccess, organizationAccess, teamPermissions, workspaceAccess } from './permissions.js';
 import type { OrganizationFacts, TeamGrant, WorkspaceFacts } from './permissions.js';
 
 const nobody: OrganizationFacts = {
@@ -11,6 +11,8 @@ const nobody: OrganizationFacts = {
   member: false,
   manageWorkspaces: false,
   readWorkspaces: false,
+  manageProjects: false,
+  readProjects: false,
 };
 
 const NEEDS = [
@@ -98,6 +100,12 @@ describe('workspace permissions', () => {
       facts: ws({ member: true, readWorkspaces: true }),
       allowed: ['read', 'read-state-outputs', 'read-state-versions'],
     },
+    {
+      name: 'team with manage-projects (admin on every project and its workspaces)',
+      facts: ws({ member: true, manageProjects: true }),
+      allowed: ['read', 'read-state-outputs', 'read-state-versions', 'read-and-write-state-versions', 'lock', 'admin'],
+    },
+    { name: 'team with read-projects only', facts: ws({ member: true, readProjects: true }), allowed: [] },
     // Organization tokens manage workspaces and read state but never write it or hold locks.
     {
       name: 'organization token',
@@ -160,9 +168,10 @@ describe('organization permissions', () => {
     {
       name: 'site admin',
       facts: { ...nobody, siteAdmin: true },
-      expect: { read: true, update: true, destroy: true, createWorkspace: true },
+      expect: { read: true, update: true, destroy: true, createWorkspace: true, manageOwnersTeam: true },
     },
-    // Organization tokens may manage workspaces, teams and their own token, not the organization itself.
+    // Organization tokens may manage workspaces, teams and their own token, not the organization itself,
+    // and never the owners team (that would make them an owner).
     {
       name: 'organization token',
       facts: { ...nobody, isUser: false, organizationToken: true },
@@ -172,8 +181,32 @@ describe('organization permissions', () => {
         destroy: false,
         createWorkspace: true,
         manageTeams: true,
+        manageTeamTokens: true,
         manageOrganizationToken: true,
+        manageOwnersTeam: false,
+        readAllProjects: true,
+        manageProjects: true,
       },
+    },
+    {
+      name: 'member of manage-projects team',
+      facts: { ...nobody, member: true, manageProjects: true },
+      expect: { createWorkspace: true, readAllWorkspaces: true, readAllProjects: true, manageProjects: true },
+    },
+    {
+      name: 'member of read-projects team',
+      facts: { ...nobody, member: true, readProjects: true },
+      expect: { readAllProjects: true, manageProjects: false, readAllWorkspaces: false, createWorkspace: false },
+    },
+    {
+      name: 'member of read-workspaces team',
+      facts: { ...nobody, member: true, readWorkspaces: true },
+      expect: { readAllProjects: true, manageProjects: false },
+    },
+    {
+      name: 'owner user',
+      facts: { ...nobody, member: true, owner: true },
+      expect: { manageOwnersTeam: true, readAllProjects: true, manageProjects: true },
     },
   ];
   for (const c of cases) {
@@ -182,4 +215,40 @@ describe('organization permissions', () => {
       for (const [k, v] of Object.entries(c.expect)) assert.equal(got[k as keyof typeof got], v, `${c.name}: ${k}`);
     });
   }
+});
+
+describe('team permissions', () => {
+  const owner = organizationAccess({ ...nobody, member: true, owner: true });
+  const orgToken = organizationAccess({ ...nobody, isUser: false, organizationToken: true });
+  const member = organizationAccess({ ...nobody, member: true });
+
+  it('owners manage every team, the owners team only in what it may change', () => {
+    assert.deepEqual(teamPermissions(owner, { isOwners: false }), {
+      updateMembership: true,
+      destroy: true,
+      updateOrganizationAccess: true,
+      updateApiToken: true,
+      updateVisibility: true,
+      updateName: true,
+    });
+    assert.deepEqual(teamPermissions(owner, { isOwners: true }), {
+      updateMembership: true,
+      destroy: false,
+      updateOrganizationAccess: false,
+      updateApiToken: true,
+      updateVisibility: true,
+      updateName: false,
+    });
+  });
+
+  it('an organization token manages other teams but nothing of the owners team', () => {
+    assert.equal(teamPermissions(orgToken, { isOwners: false }).updateApiToken, true);
+    assert.equal(teamPermissions(orgToken, { isOwners: false }).updateMembership, true);
+    assert.deepEqual(Object.values(teamPermissions(orgToken, { isOwners: true })), Array<boolean>(6).fill(false));
+  });
+
+  it('a plain member changes nothing', () => {
+    for (const isOwners of [false, true])
+      assert.deepEqual(Object.values(teamPermissions(member, { isOwners })), Array<boolean>(6).fill(false));
+  });
 });

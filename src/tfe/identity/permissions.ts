@@ -37,6 +37,10 @@ export interface OrganizationFacts {
   manageWorkspaces: boolean;
   /** Some team of the actor has organization access "read workspaces". */
   readWorkspaces: boolean;
+  /** Some team of the actor has organization access "manage projects". */
+  manageProjects: boolean;
+  /** Some team of the actor has organization access "read projects". */
+  readProjects: boolean;
 }
 
 /** OrganizationFacts plus the team grants that apply to one workspace. */
@@ -54,6 +58,17 @@ export interface OrganizationAccess {
   manageTeams: boolean;
   manageOrganizationToken: boolean;
   manageTeamTokens: boolean;
+  /**
+   * Change the owners team: its members and its tokens. Only owners (and site admins):
+   * whoever may do it can make anyone an owner, so an organization token, which may
+   * manage the other teams, may not (it would get an owners-team token, and with it the
+   * state writes and owner actions it is refused itself).
+   */
+  manageOwnersTeam: boolean;
+  /** See every project of the organization. */
+  readAllProjects: boolean;
+  /** Create, rename and delete projects. */
+  manageProjects: boolean;
 }
 
 export interface WorkspaceAccess {
@@ -80,15 +95,46 @@ const NO_WORKSPACE_ACCESS: WorkspaceAccess = {
 
 export function organizationAccess(f: OrganizationFacts): OrganizationAccess {
   const full = f.siteAdmin || f.owner;
+  const manageWorkspaces = f.manageWorkspaces || f.manageProjects;
   return {
     read: full || f.member || f.organizationToken,
     update: full,
     destroy: full,
-    createWorkspace: full || f.manageWorkspaces || f.organizationToken,
-    readAllWorkspaces: full || f.manageWorkspaces || f.readWorkspaces || f.organizationToken,
+    createWorkspace: full || manageWorkspaces || f.organizationToken,
+    readAllWorkspaces: full || manageWorkspaces || f.readWorkspaces || f.organizationToken,
     manageTeams: full || f.organizationToken,
     manageOrganizationToken: (full && (f.isUser || f.owner)) || f.organizationToken,
     manageTeamTokens: full || f.organizationToken,
+    manageOwnersTeam: full,
+    readAllProjects: full || f.organizationToken || manageWorkspaces || f.readWorkspaces || f.readProjects,
+    manageProjects: full || f.organizationToken || f.manageProjects,
+  };
+}
+
+/** The `permissions` a team document shows the caller. */
+export interface TeamPermissions {
+  updateMembership: boolean;
+  destroy: boolean;
+  updateOrganizationAccess: boolean;
+  updateApiToken: boolean;
+  updateVisibility: boolean;
+  updateName: boolean;
+}
+
+/**
+ * What the caller may do to one team. The owners team is changed only by owners
+ * (`manageOwnersTeam`), and is never deleted, renamed or given other access.
+ */
+export function teamPermissions(org: OrganizationAccess, team: { isOwners: boolean }): TeamPermissions {
+  const reach = !team.isOwners || org.manageOwnersTeam;
+  const manage = org.manageTeams && reach;
+  return {
+    updateMembership: manage,
+    destroy: manage && !team.isOwners,
+    updateOrganizationAccess: manage && !team.isOwners,
+    updateApiToken: org.manageTeamTokens && reach,
+    updateVisibility: manage,
+    updateName: manage && !team.isOwners,
   };
 }
 
@@ -161,7 +207,8 @@ export function workspaceAccess(f: WorkspaceFacts): WorkspaceAccess {
     return { ...NO_WORKSPACE_ACCESS, read: true, readStateOutputs: true, readStateVersions: true, admin: true };
   }
   let acc = NO_WORKSPACE_ACCESS;
-  if (f.manageWorkspaces)
+  // "Manage projects" is admin on every project, so on every workspace in them.
+  if (f.manageWorkspaces || f.manageProjects)
     acc = union(acc, grantAccess({ access: 'admin', stateVersions: 'write', workspaceLocking: true }));
   if (f.readWorkspaces)
     acc = union(acc, grantAccess({ access: 'read', stateVersions: 'read', workspaceLocking: false }));

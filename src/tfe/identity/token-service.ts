@@ -7,6 +7,7 @@ import type { Actor } from './actor.js';
 import type { IdentityRepo } from './identity-repo.js';
 import type { AuthToken, CreatedToken, Team } from './identity.js';
 import { generateTokenSecret } from './identity.js';
+import { teamPermissions } from './permissions.js';
 import type { TokenActorCache } from './token-actor-cache.js';
 
 export interface TokenInput {
@@ -17,8 +18,9 @@ export interface TokenInput {
 /**
  * User, team and organization API tokens (reference 8.3). Only the SHA-256 of a token
  * is stored; the text is returned once, by create. User tokens are managed only by their
- * user (or a site admin); team tokens by whoever manages the organization's teams;
- * the organization token by owners and by the organization token itself.
+ * user (or a site admin); team tokens by whoever manages the organization's teams (the
+ * owners team's only by owners); the organization token by owners and by the
+ * organization token itself.
  */
 export class TokenService {
   constructor(
@@ -118,9 +120,10 @@ export class TokenService {
     return team;
   }
 
+  /** Team tokens follow the team rules: the owners team's only by owners (teamPermissions). */
   private async canManageTeamTokens(actor: Actor, team: Team): Promise<boolean> {
-    return this.deps.organizations.authorize(actor, team.organization, 'manageTeamTokens').then(
-      () => true,
+    return this.deps.organizations.authorize(actor, team.organization).then(
+      (view) => teamPermissions(view.permissions, team).updateApiToken,
       () => false,
     );
   }
@@ -180,10 +183,17 @@ export class TokenService {
     });
   }
 
-  /** Every team token of an organization (`GET /organizations/:org/team-tokens`). */
+  /**
+   * Every team token of an organization (`GET /organizations/:org/team-tokens`); those of
+   * the owners team only for owners, who alone may manage them.
+   */
   async listTeamTokens(actor: Actor, organization: string): Promise<AuthToken[]> {
-    const { organization: org } = await this.deps.organizations.authorize(actor, organization, 'manageTeamTokens');
-    return this.deps.repo.teamTokensOfOrganization(org.id);
+    const { organization: org, permissions } = await this.deps.organizations.authorize(
+      actor,
+      organization,
+      'manageTeamTokens',
+    );
+    return this.deps.repo.teamTokensOfOrganization(org.id, { withOwners: permissions.manageOwnersTeam });
   }
 
   // ---- the organization token

@@ -17,6 +17,8 @@ function toOrganization(r: Selectable<OrganizationsTable>): Organization {
     collaboratorAuthPolicy: r.collaborator_auth_policy === 'two_factor_mandatory' ? 'two_factor_mandatory' : 'password',
     costEstimationEnabled: r.cost_estimation_enabled === 1,
     allowForceDeleteWorkspaces: r.allow_force_delete_workspaces === 1,
+    // Set for every organization by migration 0015 and at creation.
+    defaultProjectId: r.default_project_id ?? '',
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
   };
@@ -44,6 +46,7 @@ export class OrganizationRepo {
           collaborator_auth_policy: o.collaboratorAuthPolicy,
           cost_estimation_enabled: o.costEstimationEnabled ? 1 : 0,
           allow_force_delete_workspaces: o.allowForceDeleteWorkspaces ? 1 : 0,
+          default_project_id: o.defaultProjectId,
           created_at: o.createdAt.toISOString(),
           updated_at: o.updatedAt.toISOString(),
         })

@@ -15,6 +15,9 @@ import type { Entitlements, Organization, OrganizationInput, OrganizationView } 
 /** Runs inside the transaction that deletes an organization, before its rows go. */
 export type OrganizationDeleteHook = (executor: Kysely<Database>, organizationId: string) => Promise<void>;
 
+/** Runs inside the transaction that creates an organization, after its row (projects make its default project). */
+export type OrganizationCreateHook = (executor: Kysely<Database>, organization: Organization) => Promise<void>;
+
 /**
  * What organizations need to know about actors. IdentityService provides it; it is
  * declared here so this module does not depend on the identity services, which build
@@ -36,6 +39,7 @@ export interface OrganizationMembership {
  */
 export class OrganizationService {
   private deleteHooks: OrganizationDeleteHook[] = [];
+  private createHooks: OrganizationCreateHook[] = [];
 
   constructor(
     private readonly deps: { db: Db; repo: OrganizationRepo; identity: OrganizationMembership; clock: Clock },
@@ -44,6 +48,11 @@ export class OrganizationService {
   /** Later modules (workspaces) clean up inside the organization's delete transaction. */
   onDelete(hook: OrganizationDeleteHook): void {
     this.deleteHooks.push(hook);
+  }
+
+  /** Later modules (projects) add what every organization has inside its create transaction. */
+  onCreate(hook: OrganizationCreateHook): void {
+    this.createHooks.push(hook);
   }
 
   /**
@@ -96,12 +105,14 @@ export class OrganizationService {
         (input.collaboratorAuthPolicy as Organization['collaboratorAuthPolicy'] | undefined) ?? 'password',
       costEstimationEnabled: input.costEstimationEnabled ?? false,
       allowForceDeleteWorkspaces: input.allowForceDeleteWorkspaces ?? false,
+      defaultProjectId: tfeId('prj'),
       createdAt: now,
       updatedAt: now,
     };
     await this.deps.db.kysely.transaction().execute(async (trx) => {
       await this.deps.repo.insert(org, trx);
       await this.deps.identity.createOwnersTeam(trx, org.id, actor);
+      for (const hook of this.createHooks) await hook(trx, org);
     });
     return this.authorize(actor, org.name);
   }

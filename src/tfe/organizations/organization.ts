@@ -14,6 +14,8 @@ export interface Organization {
   collaboratorAuthPolicy: 'password' | 'two_factor_mandatory';
   costEstimationEnabled: boolean;
   allowForceDeleteWorkspaces: boolean;
+  /** `prj-…`: the project new workspaces go to unless told otherwise; it cannot be deleted. */
+  defaultProjectId: string;
   createdAt: Date;
   updatedAt: Date;
 }

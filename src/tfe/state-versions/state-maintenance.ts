@@ -22,6 +22,9 @@ export interface StateMaintenanceDeps {
 
 const BATCH = 500;
 
+/** Stored blobs younger than this are never taken for orphans: their version may be about to commit. */
+export const ORPHAN_MIN_AGE_MS = 3_600_000;
+
 class StillReferenced extends Error {}
 
 export interface MaintenanceReport {
@@ -127,6 +130,51 @@ export class StateMaintenance {
       }
       if (shas.length < BATCH || progress === 0) return deleted;
     }
+  }
+
+  /**
+   * Removes stored blobs that no row refers to and that were last written over an hour
+   * ago: what a crash left between writing a blob and committing the version that
+   * references it (or a commit that failed). Run by the housekeeping job, at start-up and
+   * hourly. The age keeps uploads in flight safe: a blob is written (or, when its content
+   * was already stored, touched) just before its row is committed. Each removal takes the
+   * blob's row as a tombstone first, in the collector's protocol (collectBlobs).
+   */
+  async collectOrphanBlobs(signal?: AbortSignal): Promise<number> {
+    const { repo, blobs, clock } = this.deps;
+    const cutoff = new Date(clock.now().getTime() - ORPHAN_MIN_AGE_MS);
+    let removed = 0;
+    let batch: Array<{ sha256: string; size: number }> = [];
+    const sweep = async () => {
+      const live = await repo.liveBlobs(
+        repo.db,
+        batch.map((b) => b.sha256),
+      );
+      for (const b of batch) {
+        if (live.has(b.sha256)) continue;
+        const done = await repo
+          .transaction(async (trx) => {
+            if (!(await repo.claimOrphanBlob(trx, b.sha256, b.size, clock.now()))) return false;
+            if (await repo.blobReferenced(trx, b.sha256)) throw new StillReferenced();
+            await blobs.delete(b.sha256);
+            return true;
+          })
+          .catch((err: unknown) => {
+            if (err instanceof StillReferenced) return false;
+            throw err;
+          });
+        if (done) removed++;
+      }
+      batch = [];
+    };
+    for await (const b of blobs.writtenBefore(cutoff)) {
+      signal?.throwIfAborted();
+      batch.push(b);
+      if (batch.length >= BATCH) await sweep();
+    }
+    await sweep();
+    if (removed > 0) this.deps.logger.info({ removed }, 'removed stored state blobs that nothing refers to');
+    return removed;
   }
 
   /** Queues the next run at the next multiple of the interval (one job per slot across nodes). */

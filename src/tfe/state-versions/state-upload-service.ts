@@ -93,6 +93,11 @@ export class StateUploadService {
       return acceptStateContent(inspection, { serial: v.serial, md5: v.md5, lineage: v.lineage }, this.deps.settings);
     });
     return this.inTransaction(blob.sha256, async (trx) => {
+      // Finalized, the version becomes current (the newest finalized version is the current one).
+      // The head row is taken first, as creates take it: a create that discards this version
+      // either commits before (then the finalize below finds it discarded and all is undone) or
+      // waits until this commit and then supersedes a finalized, current version.
+      await this.deps.repo.setCurrent(trx, v.workspaceId, v.id);
       await this.deps.versions.useBlobs(trx, [blob], false);
       const ok = await this.deps.repo.finalizeUpload(trx, v.id, {
         sha256: blob.sha256,

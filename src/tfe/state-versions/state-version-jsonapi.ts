@@ -1,5 +1,5 @@
 import { teamResource, userResource } from '../identity/identity-jsonapi.js';
-import type { Team, User } from '../identity/identity.js';
+import type { TeamView, User } from '../identity/identity.js';
 import type { Page } from '../pagination.js';
 import { paginationLinks, paginationMeta } from '../pagination.js';
 import type { StateVersion, StateVersionOutput } from './state-version.js';
@@ -101,7 +101,7 @@ export function outputResource(o: StateVersionOutput): Record<string, unknown> {
 /** The creators (`created_by`) the caller may see, looked up for an include. */
 export interface IncludedCreators {
   users: User[];
-  teams: Team[];
+  teams: TeamView[];
 }
 
 /**
@@ -124,7 +124,7 @@ export function includedResources(
   };
   if (includes.includes('created_by')) {
     for (const u of creators.users) add(userResource(u));
-    for (const t of creators.teams) add(teamResource(t, { canManage: false }));
+    for (const t of creators.teams) add(teamResource(t));
   }
   if (includes.includes('outputs')) for (const o of outputs) add(outputResource(o));
   // Runs are not stored on this server (it runs no plans; a run id given at creation is an

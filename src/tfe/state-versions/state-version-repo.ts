@@ -637,14 +637,25 @@ export class StateVersionRepo {
    * so the collector (which locks the row before checking references) waits for us.
    */
   async touchBlob(trx: Executor, sha256: string, size: number, now: Date): Promise<boolean> {
+    return this.upsertBlobRowIf(trx, sha256, size, now, 0);
+  }
+
+  /** Inserts the blob's row in state `deleting`, or touches the one there if it is in that state; false otherwise. */
+  private async upsertBlobRowIf(
+    trx: Executor,
+    sha256: string,
+    size: number,
+    now: Date,
+    deleting: 0 | 1,
+  ): Promise<boolean> {
     const r = await trx
       .insertInto('tfe_state_blobs')
-      .values({ sha256, size, deleting: 0, updated_at: now.toISOString() })
+      .values({ sha256, size, deleting, updated_at: now.toISOString() })
       .onConflict((oc) =>
         oc
           .column('sha256')
           .doUpdateSet((eb) => ({ updated_at: eb.ref('excluded.updated_at') }))
-          .where('tfe_state_blobs.deleting', '=', 0),
+          .where('tfe_state_blobs.deleting', '=', deleting),
       )
       .returning('sha256')
       .executeTakeFirst();
@@ -731,6 +742,29 @@ export class StateVersionRepo {
       .where('deleting', '=', 0)
       .executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
+  }
+
+  /** Of these blobs, the ones with a live row (referenced, or about to be, by a version). */
+  async liveBlobs(ex: Executor, sha256s: string[]): Promise<Set<string>> {
+    if (sha256s.length === 0) return new Set();
+    const rows = await ex
+      .selectFrom('tfe_state_blobs')
+      .select('sha256')
+      .where('sha256', 'in', sha256s)
+      .where('deleting', '=', 0)
+      .execute();
+    return new Set(rows.map((r) => r.sha256));
+  }
+
+  /**
+   * Takes a stored blob that has no live row for removal, as `markBlobDeleting` takes a
+   * row: writes a tombstone (or keeps the one there). False when a live row exists by now:
+   * a writer registered the blob meanwhile. On PostgreSQL a writer that upserts the row
+   * afterwards waits for this transaction and then finds the tombstone, so it stores the
+   * bytes again (BlobCollectedError).
+   */
+  async claimOrphanBlob(trx: Executor, sha256: string, size: number, now: Date): Promise<boolean> {
+    return this.upsertBlobRowIf(trx, sha256, size, now, 1);
   }
 
   async blobReferenced(ex: Executor, sha256: string): Promise<boolean> {

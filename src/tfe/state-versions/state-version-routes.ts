@@ -135,7 +135,7 @@ export async function registerStateVersionRoutes(app: FastifyInstance, deps: Sta
     const found = await Promise.all(
       [...distinct.values()].map((c) =>
         c.kind === 'team'
-          ? deps.teams.get(actor, c.id).then((team) => ({ team }), hidden)
+          ? deps.teams.view(actor, c.id).then((team) => ({ team }), hidden)
           : deps.identity.getUser(actor, c.id).then((user) => ({ user }), hidden),
       ),
     );

@@ -252,7 +252,10 @@ export class StateVersionService {
             purge_after: null,
             created_at: now.toISOString(),
           });
-          await this.makeCurrent(trx, ws.id, id);
+          // A pending version supersedes older pending ones at once but becomes current only
+          // when its upload finalizes it (StateUploadService.upload): current is the newest finalized.
+          if (pending) await this.deps.repo.discardPending(trx, ws.id, id);
+          else await this.makeCurrent(trx, ws.id, id);
           if (outputs) await this.deps.repo.insertOutputs(trx, { id, workspaceId: ws.id }, outputs);
           if (!pending) await this.deps.jobs.enqueue(trx, extractionJob(id));
           // Making it current changes nothing in its row.
@@ -478,7 +481,7 @@ export class StateVersionService {
     return ws;
   }
 
-  /** The new version becomes current; pending versions it supersedes are discarded. */
+  /** The new (finalized) version becomes current; pending versions it supersedes are discarded. */
   private async makeCurrent(trx: Executor, workspaceId: string, id: string): Promise<void> {
     await this.deps.repo.discardPending(trx, workspaceId, id);
     await this.deps.repo.setCurrent(trx, workspaceId, id);
@@ -499,7 +502,10 @@ export class StateVersionService {
   /**
    * Registers the blobs a new version references, writing inline content into the
    * database. `revive` after re-storing bytes the collector had removed
-   * (BlobCollectedError on the previous attempt).
+   * (BlobCollectedError on the previous attempt). A blob whose row is a tombstone is taken
+   * back when its bytes are in the store (this write stored them after the removal, which
+   * committed before the tombstone could be seen); when they are not, the removal raced
+   * this write and the caller must store them again.
    */
   async useBlobs(trx: Executor, infos: Array<VersionContent | undefined>, revive: boolean): Promise<void> {
     const now = this.deps.clock.now();
@@ -507,8 +513,10 @@ export class StateVersionService {
       if (!info) continue;
       if (info.inline) await this.deps.repo.putInlineBlob(trx, info.sha256, info.inline, now);
       else if (revive) await this.deps.repo.reviveBlob(trx, info.sha256, info.size, now);
-      else if (!(await this.deps.repo.touchBlob(trx, info.sha256, info.size, now)))
-        throw new BlobCollectedError(info.sha256);
+      else if (!(await this.deps.repo.touchBlob(trx, info.sha256, info.size, now))) {
+        if (!(await this.deps.blobs.stat(info.sha256))) throw new BlobCollectedError(info.sha256);
+        await this.deps.repo.reviveBlob(trx, info.sha256, info.size, now);
+      }
     }
   }
 }

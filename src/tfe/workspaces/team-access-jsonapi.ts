@@ -1,20 +1,18 @@
 import type { TeamAccess } from './team-access.js';
 
-/** `team-workspaces` documents (reference 8.2). Run and variable fields mirror the level; nothing here runs. */
+/** `team-workspaces` documents (reference 8.2): the level and its fields as stored (implied ones for a fixed level). */
 export function teamAccessResource(t: TeamAccess): Record<string, unknown> {
-  const runs = t.access === 'write' || t.access === 'admin' ? 'apply' : t.access === 'plan' ? 'plan' : 'read';
-  const variables = t.access === 'write' || t.access === 'admin' ? 'write' : t.access === 'custom' ? 'none' : 'read';
   return {
     id: t.id,
     type: 'team-workspaces',
     attributes: {
       access: t.access,
-      runs,
-      variables,
+      runs: t.runs,
+      variables: t.variables,
       'state-versions': t.stateVersions,
-      'sentinel-mocks': 'none',
+      'sentinel-mocks': t.sentinelMocks,
       'workspace-locking': t.workspaceLocking,
-      'run-tasks': false,
+      'run-tasks': t.runTasks,
     },
     relationships: {
       team: { data: { id: t.teamId, type: 'teams' }, links: { related: `/api/v2/teams/${t.teamId}` } },

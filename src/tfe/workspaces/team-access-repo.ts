@@ -4,7 +4,7 @@ import type { Database } from '../../db/schema.js';
 import type { TfeTeamWorkspacesTable } from '../../db/schema-tfe.js';
 import { invalid } from '../../shared/errors.js';
 import type { StateVersionsAccess, TeamAccessLevel } from '../identity/permissions.js';
-import type { TeamAccess } from './team-access.js';
+import type { RunsAccess, SentinelMocksAccess, TeamAccess, TeamAccessFields, VariablesAccess } from './team-access.js';
 
 function toTeamAccess(r: Selectable<TfeTeamWorkspacesTable>): TeamAccess {
   return {
@@ -12,9 +12,25 @@ function toTeamAccess(r: Selectable<TfeTeamWorkspacesTable>): TeamAccess {
     teamId: r.team_id,
     workspaceId: r.workspace_id,
     access: r.access as TeamAccessLevel,
+    runs: r.runs as RunsAccess,
+    variables: r.variables as VariablesAccess,
     stateVersions: r.state_versions as StateVersionsAccess,
+    sentinelMocks: r.sentinel_mocks as SentinelMocksAccess,
     workspaceLocking: r.workspace_locking === 1,
+    runTasks: r.run_tasks === 1,
     createdAt: new Date(r.created_at),
+  };
+}
+
+function fieldColumns(v: TeamAccessFields & Pick<TeamAccess, 'access'>) {
+  return {
+    access: v.access,
+    runs: v.runs,
+    variables: v.variables,
+    state_versions: v.stateVersions,
+    sentinel_mocks: v.sentinelMocks,
+    workspace_locking: v.workspaceLocking ? 1 : 0,
+    run_tasks: v.runTasks ? 1 : 0,
   };
 }
 
@@ -29,9 +45,7 @@ export class TeamAccessRepo {
           id: t.id,
           team_id: t.teamId,
           workspace_id: t.workspaceId,
-          access: t.access,
-          state_versions: t.stateVersions,
-          workspace_locking: t.workspaceLocking ? 1 : 0,
+          ...fieldColumns(t),
           created_at: t.createdAt.toISOString(),
         })
         .execute();
@@ -59,12 +73,8 @@ export class TeamAccessRepo {
     return rows.map(toTeamAccess);
   }
 
-  async update(id: string, v: Pick<TeamAccess, 'access' | 'stateVersions' | 'workspaceLocking'>): Promise<void> {
-    await this.deps.db
-      .updateTable('tfe_team_workspaces')
-      .set({ access: v.access, state_versions: v.stateVersions, workspace_locking: v.workspaceLocking ? 1 : 0 })
-      .where('id', '=', id)
-      .execute();
+  async update(id: string, v: TeamAccessFields & Pick<TeamAccess, 'access'>): Promise<void> {
+    await this.deps.db.updateTable('tfe_team_workspaces').set(fieldColumns(v)).where('id', '=', id).execute();
   }
 
   async delete(id: string): Promise<void> {

@@ -10,8 +10,12 @@ import type { TeamAccessService } from './team-access-service.js';
 function accessInput(a: JsonApiInput): TeamAccessInput {
   return {
     access: a.string('access'),
+    runs: a.string('runs'),
+    variables: a.string('variables'),
     stateVersions: a.string('state-versions'),
+    sentinelMocks: a.string('sentinel-mocks'),
     workspaceLocking: a.boolean('workspace-locking'),
+    runTasks: a.boolean('run-tasks'),
   };
 }
 

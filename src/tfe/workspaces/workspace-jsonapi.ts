@@ -86,6 +86,7 @@ export function workspaceResource(view: WorkspaceView): Record<string, unknown> 
       'current-run': { data: null },
       'latest-run': { data: null },
       'current-configuration-version': { data: null },
+      project: { data: { id: w.projectId, type: 'projects' }, links: { related: `/api/v2/projects/${w.projectId}` } },
       'agent-pool': { data: null },
       'ssh-key': { data: null },
       'remote-state-consumers': { links: { related: `${byId}/relationships/remote-state-consumers` } },

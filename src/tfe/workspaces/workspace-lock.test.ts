@@ -105,58 +105,85 @@ describe('workspace input rules', () => {
 });
 
 describe('team access levels', () => {
-  it('fixed levels imply their state-version and locking rights', () => {
+  const full = {
+    runs: 'apply',
+    variables: 'write',
+    stateVersions: 'write',
+    sentinelMocks: 'read',
+    workspaceLocking: true,
+    runTasks: true,
+  } as const;
+  it('fixed levels imply their fields; admin shows every field at its full value', () => {
+    const none = { sentinelMocks: 'none', workspaceLocking: false, runTasks: false } as const;
     assert.deepEqual(resolveTeamAccess({ access: 'read' }), {
       access: 'read',
+      runs: 'read',
+      variables: 'read',
       stateVersions: 'read',
-      workspaceLocking: false,
+      ...none,
     });
-    assert.deepEqual(resolveTeamAccess({ access: 'write' }), {
-      access: 'write',
-      stateVersions: 'write',
-      workspaceLocking: true,
+    assert.deepEqual(resolveTeamAccess({ access: 'plan' }), {
+      access: 'plan',
+      runs: 'plan',
+      variables: 'read',
+      stateVersions: 'read',
+      ...none,
     });
-    assert.deepEqual(resolveTeamAccess({ access: 'admin' }), {
-      access: 'admin',
-      stateVersions: 'write',
-      workspaceLocking: true,
-    });
+    assert.deepEqual(resolveTeamAccess({ access: 'write' }), { access: 'write', ...full, runTasks: false });
+    assert.deepEqual(resolveTeamAccess({ access: 'admin' }), { access: 'admin', ...full });
   });
-  it('custom takes its fields, defaulting to nothing', () => {
+  it('custom keeps each field as given, HCP defaults for the rest, the previous values on update', () => {
     assert.deepEqual(resolveTeamAccess({ access: 'custom' }), {
       access: 'custom',
+      runs: 'read',
+      variables: 'none',
       stateVersions: 'none',
+      sentinelMocks: 'none',
       workspaceLocking: false,
+      runTasks: false,
     });
-    assert.deepEqual(resolveTeamAccess({ access: 'custom', stateVersions: 'write', workspaceLocking: true }), {
+    assert.deepEqual(resolveTeamAccess({ access: 'custom', ...full }), { access: 'custom', ...full });
+    const given = { runs: 'plan', stateVersions: 'read-outputs', runTasks: true } as const;
+    const created = resolveTeamAccess({ access: 'custom', ...given });
+    assert.deepEqual(created, {
       access: 'custom',
-      stateVersions: 'write',
-      workspaceLocking: true,
+      runs: 'plan',
+      variables: 'none',
+      stateVersions: 'read-outputs',
+      sentinelMocks: 'none',
+      workspaceLocking: false,
+      runTasks: true,
     });
-    assert.deepEqual(
-      resolveTeamAccess(
-        { workspaceLocking: true },
-        { access: 'custom', stateVersions: 'read', workspaceLocking: false },
-      ),
-      { access: 'custom', stateVersions: 'read', workspaceLocking: true },
-    );
+    assert.deepEqual(resolveTeamAccess({ workspaceLocking: true }, created), { ...created, workspaceLocking: true });
+    // Leaving custom for a fixed level takes that level's fields; coming back starts from the defaults.
+    const fixed = resolveTeamAccess({ access: 'write' }, created);
+    assert.equal(fixed.runTasks, false);
+    assert.equal(resolveTeamAccess({ access: 'custom' }, fixed).runs, 'read');
   });
-  it('rejects unknown levels and custom fields on fixed levels', () => {
+  it('refuses unknown levels, unknown field values and any field on a fixed level, naming it', () => {
+    const refused: Array<[Parameters<typeof resolveTeamAccess>[0], string]> = [
+      [{ access: 'owner' }, '/data/attributes/access'],
+      [{}, '/data/attributes/access'],
+      [{ access: 'custom', stateVersions: 'all' }, '/data/attributes/state-versions'],
+      [{ access: 'custom', runs: 'destroy' }, '/data/attributes/runs'],
+      [{ access: 'custom', variables: 'admin' }, '/data/attributes/variables'],
+      [{ access: 'custom', sentinelMocks: 'write' }, '/data/attributes/sentinel-mocks'],
+      [{ access: 'read', runs: 'apply' }, '/data/attributes/runs'],
+      [{ access: 'read', stateVersions: 'write' }, '/data/attributes/state-versions'],
+      [{ access: 'admin', runTasks: true }, '/data/attributes/run-tasks'],
+      [{ access: 'plan', workspaceLocking: false }, '/data/attributes/workspace-locking'],
+    ];
+    for (const [input, pointer] of refused) {
+      assert.throws(
+        () => resolveTeamAccess(input),
+        (e: unknown) => e instanceof DomainError && e.kind === 'invalid' && e.field === pointer,
+        JSON.stringify(input),
+      );
+    }
+    // An update that names a field while the stored level is fixed is refused too.
     assert.throws(
-      () => resolveTeamAccess({ access: 'owner' }),
-      (e: unknown) => e instanceof DomainError && e.field === '/data/attributes/access',
-    );
-    assert.throws(
-      () => resolveTeamAccess({ access: 'custom', stateVersions: 'all' }),
-      (e: unknown) => e instanceof DomainError && e.field === '/data/attributes/state-versions',
-    );
-    assert.throws(
-      () => resolveTeamAccess({ access: 'read', stateVersions: 'write' }),
-      (e: unknown) => e instanceof DomainError && e.kind === 'invalid',
-    );
-    assert.throws(
-      () => resolveTeamAccess({}),
-      (e: unknown) => e instanceof DomainError && e.field === '/data/attributes/access',
+      () => resolveTeamAccess({ runs: 'apply' }, resolveTeamAccess({ access: 'read' })),
+      (e: unknown) => e instanceof DomainError && e.field === '/data/attributes/runs',
     );
   });
 });

@@ -1,10 +1,11 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable, Updateable } from 'kysely';
-import { isUniqueViolation } from '../../db/constraint-errors.js';
+import { constraintViolation, isUniqueViolation } from '../../db/constraint-errors.js';
 import { OneParamQuery } from '../../db/one-param-query.js';
+import { likeEscape } from '../../db/dialect.js';
 import type { Database } from '../../db/schema.js';
 import type { WorkspacesTable } from '../../db/schema-tfe.js';
-import { invalid } from '../../shared/errors.js';
+import { invalid, notFound } from '../../shared/errors.js';
 import type { PageRequest } from '../pagination.js';
 import { pageOffset } from '../pagination.js';
 import type { LockHolder, Workspace } from './workspace.js';
@@ -25,6 +26,7 @@ function toWorkspace(r: Row): Workspace {
     id: r.id,
     organization: r.organization_name,
     organizationId: r.organization_id,
+    projectId: r.project_id ?? '',
     name: r.name,
     description: r.description,
     executionMode: 'local',
@@ -72,13 +74,18 @@ function settable(w: Partial<Workspace>): Updateable<WorkspacesTable> {
   if (w.tagNames !== undefined) v.tag_names = JSON.stringify(w.tagNames);
   if (w.sourceName !== undefined) v.source_name = w.sourceName;
   if (w.sourceUrl !== undefined) v.source_url = w.sourceUrl;
+  if (w.projectId !== undefined) v.project_id = w.projectId;
   return v;
 }
 
+/** The domain error for a failed insert or update: a taken name, or a project deleted meanwhile. */
 function nameTaken(err: unknown, name: string | undefined): unknown {
-  return isUniqueViolation(err, 'workspaces_organization_id_name_key')
-    ? invalid(`workspace name "${name}" has already been taken in this organization`, '/data/attributes/name')
-    : err;
+  if (isUniqueViolation(err, 'workspaces_organization_id_name_key'))
+    return invalid(`workspace name "${name}" has already been taken in this organization`, '/data/attributes/name');
+  // The only reference a workspace write can break: its project was deleted since it was checked.
+  if (constraintViolation(err)?.type === 'foreign_key')
+    return notFound('the project was deleted meanwhile', '/data/relationships/project/data/id');
+  return err;
 }
 
 /** Filters of the workspace list (reference 7.2). */
@@ -91,9 +98,9 @@ export interface WorkspaceFilter {
   tags?: string[];
   /** None of these tags. */
   excludeTags?: string[];
+  /** Only workspaces of this project (`filter[project][id]`). */
+  projectId?: string;
 }
-
-const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** Which workspaces of an organization a list may show. */
 export type WorkspaceVisibility = { all: true } | { all: false; teamIds: string[] };
@@ -116,6 +123,7 @@ export class WorkspaceRepo {
         .values({
           id: w.id,
           organization_id: w.organizationId,
+          project_id: w.projectId,
           name: w.name,
           description: w.description,
           execution_mode: w.executionMode,
@@ -176,6 +184,7 @@ export class WorkspaceRepo {
         eb.selectFrom('tfe_team_workspaces').select('workspace_id').where('team_id', 'in', teamIds),
       );
     }
+    if (filter.projectId !== undefined) q = q.where('w.project_id', '=', filter.projectId);
     if (filter.search) {
       const pattern = `%${likeEscape(filter.search.toLowerCase())}%`;
       q = q.where(sql<boolean>`lower(w.name) like ${pattern} escape '\\'`);

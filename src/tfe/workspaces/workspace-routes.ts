@@ -5,6 +5,9 @@ import { requireActor } from '../identity/request-actor.js';
 import { JsonApiInput } from '../jsonapi-input.js';
 import { organizationResource } from '../organizations/organization-jsonapi.js';
 import type { OrganizationService } from '../organizations/organization-service.js';
+import { checkProjectType } from '../projects/project.js';
+import { projectResource } from '../projects/project-jsonapi.js';
+import type { ProjectService } from '../projects/project-service.js';
 import { includes, listDocument, pageRequest, query, sendDocument, sendNoContent } from '../route-helpers.js';
 import type { WorkspaceInput, WorkspaceView } from './workspace.js';
 import { workspaceResource } from './workspace-jsonapi.js';
@@ -14,7 +17,7 @@ import type { WorkspaceRef, WorkspaceService } from './workspace-service.js';
 type ByName = { org: string; name: string };
 type ById = { id: string };
 
-/** Include values HCP documents for workspaces; only `organization` adds anything here. */
+/** Include values HCP documents for workspaces; `organization` and `project` add something here. */
 const WORKSPACE_INCLUDES = [
   'organization',
   'current_configuration_version',
@@ -46,7 +49,10 @@ function workspaceInput(body: unknown): WorkspaceInput {
   const a = JsonApiInput.parse(body, 'workspaces');
   const relTags = a.relationshipList('tags');
   const attrTags = a.stringArray('tag-names');
+  const project = a.relationship('project');
+  if (project) checkProjectType(project.type);
   return {
+    projectId: project?.id,
     name: a.string('name'),
     description: a.nullableString('description'),
     executionMode: a.string('execution-mode'),
@@ -93,22 +99,36 @@ function pendingUnlockStatus(request: FastifyRequest): number {
 /** https://developer.hashicorp.com/terraform/cloud-docs/api-docs/workspaces (reference 7.2–7.4). */
 export function registerWorkspaceRoutes(
   app: FastifyInstance,
-  deps: { workspaces: WorkspaceService; organizations: OrganizationService; config: Config },
+  deps: { workspaces: WorkspaceService; organizations: OrganizationService; projects: ProjectService; config: Config },
 ): void {
-  const { workspaces, organizations, config } = deps;
+  const { workspaces, organizations, projects, config } = deps;
+
+  /** `included` for `organization` and `project`: each related object once. */
+  async function related(request: FastifyRequest, views: WorkspaceView[]): Promise<Record<string, unknown>[]> {
+    const inc = includes(request, WORKSPACE_INCLUDES);
+    const out: Record<string, unknown>[] = [];
+    if (views.length === 0 || inc.size === 0) return out;
+    const actor = requireActor(request);
+    if (inc.has('organization'))
+      out.push(
+        organizationResource(await organizations.get(actor, (views[0] as WorkspaceView).workspace.organization)),
+      );
+    if (inc.has('project')) {
+      const found = await projects.byIds(
+        actor,
+        views.map((v) => v.workspace.projectId),
+      );
+      out.push(...found.map(projectResource));
+    }
+    return out;
+  }
 
   async function single(request: FastifyRequest, view: WorkspaceView): Promise<Record<string, unknown>> {
-    const inc = includes(request, WORKSPACE_INCLUDES);
-    const doc: Record<string, unknown> = { data: workspaceResource(view) };
-    if (inc.has('organization'))
-      doc.included = [
-        organizationResource(await organizations.get(requireActor(request), view.workspace.organization)),
-      ];
-    return doc;
+    const included = await related(request, [view]);
+    return included.length > 0 ? { data: workspaceResource(view), included } : { data: workspaceResource(view) };
   }
 
   app.get<{ Params: { org: string } }>('/organizations/:org/workspaces', async (request, reply) => {
-    const inc = includes(request, WORKSPACE_INCLUDES);
     const q = query(request);
     const text = (k: string) => (typeof q[k] === 'string' && q[k] !== '' ? (q[k] as string) : undefined);
     const list = (k: string) =>
@@ -122,12 +142,11 @@ export function registerWorkspaceRoutes(
       wildcardName: text('search[wildcard-name]'),
       tags: list('search[tags]'),
       excludeTags: list('search[exclude-tags]'),
+      projectId: text('filter[project][id]'),
       page: pageRequest(request),
     });
-    const extra =
-      inc.has('organization') && page.items.length > 0
-        ? { included: [organizationResource(await organizations.get(actor, request.params.org))] }
-        : {};
+    const included = await related(request, page.items);
+    const extra = included.length > 0 ? { included } : {};
     return sendDocument(reply, 200, listDocument(request, config, page, workspaceResource, extra));
   });
 

@@ -13,6 +13,7 @@ import { allows, organizationAccess, workspaceAccess } from '../identity/permiss
 import type { WorkspaceAccess } from '../identity/permissions.js';
 import type { OrganizationService } from '../organizations/organization-service.js';
 import type { Page, PageRequest } from '../pagination.js';
+import type { ProjectService } from '../projects/project-service.js';
 import {
   PENDING_STATE_VERSION_MESSAGE,
   heldByOtherMessage,
@@ -90,6 +91,7 @@ export class WorkspaceService {
       repo: WorkspaceRepo;
       organizations: OrganizationService;
       identity: IdentityService;
+      projects: ProjectService;
       clock: Clock;
     },
   ) {
@@ -235,16 +237,21 @@ export class WorkspaceService {
     };
   }
 
-  /** Creates a workspace (local execution only: this server runs nothing remotely). */
+  /**
+   * Creates a workspace (local execution only: this server runs nothing remotely) in the
+   * project named by `relationships.project`, or the organization's default project.
+   */
   async create(actor: Actor, organization: string, input: WorkspaceInput): Promise<WorkspaceView> {
     const { organization: org } = await this.deps.organizations.authorize(actor, organization, 'createWorkspace');
     if (input.name === undefined) throw invalid('name is required', '/data/attributes/name');
     checkWorkspaceInput(input);
+    const projectId = await this.deps.projects.placement(actor, org.name, input.projectId);
     const now = this.deps.clock.now();
     const ws: Workspace = {
       id: tfeId('ws'),
       organization: org.name,
       organizationId: org.id,
+      projectId,
       name: input.name,
       description: input.description ?? null,
       executionMode: 'local',
@@ -274,11 +281,16 @@ export class WorkspaceService {
     return this.view(actor, ws);
   }
 
-  /** Partial update; a rename keeps the id. */
+  /** Partial update; a rename keeps the id; `relationships.project` moves it to another project. */
   async update(actor: Actor, ref: WorkspaceRef, input: WorkspaceInput): Promise<WorkspaceView> {
     const { ws } = await this.load(actor, ref, 'admin');
     checkWorkspaceInput(input);
+    const projectId =
+      input.projectId === undefined || input.projectId === ws.projectId
+        ? undefined
+        : await this.deps.projects.placement(actor, ws.organization, input.projectId);
     const patch: Partial<Workspace> = {
+      projectId,
       name: input.name,
       description: input.description,
       terraformVersion: input.terraformVersion,

@@ -20,6 +20,8 @@ export interface Workspace {
   organization: string;
   /** Organization external id (`org-…`), stable across renames. */
   organizationId: string;
+  /** `prj-…`: the project the workspace belongs to. */
+  projectId: string;
   name: string;
   description: string | null;
   /** Always 'local': this server stores state and offers no remote runs. */
@@ -68,6 +70,8 @@ export interface WorkspaceInput {
   tagNames?: string[];
   sourceName?: string | null;
   sourceUrl?: string | null;
+  /** `relationships.project`: create in, or move to, this project (create: the default project when absent). */
+  projectId?: string;
 }
 
 /**

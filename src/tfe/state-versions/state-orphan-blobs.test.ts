@@ -1,0 +1,109 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { createTestDb, dbKinds } from '../../../test/support/test-db.js';
+import type { TestDatabase } from '../../../test/support/test-db.js';
+import type { BlobStore } from '../../blob/blob-store.js';
+import { DbBlobStore } from '../../blob/db-blob-store.js';
+import { FsBlobStore } from '../../blob/fs-blob-store.js';
+import { JobQueue } from '../../jobs/job-queue.js';
+import { ManualClock } from '../../shared/clock.js';
+import { createLogger } from '../../shared/log.js';
+import { StateMaintenance } from './state-maintenance.js';
+import { StateVersionRepo } from './state-version-repo.js';
+
+/** ManualClock.advance takes seconds. */
+const MINUTE = 60;
+
+/**
+ * The sweep of stored blobs nothing refers to (what a crash between writing a blob and
+ * committing its version leaves), with the blob store each database uses in production:
+ * files with SQLite, rows with PostgreSQL. The crash itself is in test/e2e/crash-orphan-blob.
+ */
+for (const kind of dbKinds()) {
+  describe(`orphaned state blobs [${kind}]`, () => {
+    let tdb: TestDatabase;
+    let clock: ManualClock;
+    let blobs: BlobStore;
+    let repo: StateVersionRepo;
+    let maintenance: StateMaintenance;
+    before(async () => {
+      tdb = await createTestDb(kind);
+      clock = new ManualClock('2026-05-01T00:00:00.000Z');
+      blobs =
+        kind === 'sqlite'
+          ? await FsBlobStore.open(join(tdb.dir, 'blobs'), clock)
+          : new DbBlobStore({ db: tdb.db.kysely, clock });
+      repo = new StateVersionRepo({ db: tdb.db.kysely });
+      maintenance = new StateMaintenance({
+        repo,
+        blobs,
+        jobs: new JobQueue({ db: tdb.db, clock }),
+        clock,
+        logger: createLogger('silent'),
+        settings: {
+          softDeletePurgeDays: 30,
+          retentionKeepLatest: 100,
+          retentionMaxAgeDays: 0,
+          maintenanceIntervalSeconds: 3600,
+        },
+      });
+    });
+    after(async () => tdb.cleanup());
+
+    const put = (text: string) => blobs.put([Buffer.from(text)]);
+
+    it('removes blobs without a live row once older than an hour, and nothing else', async () => {
+      const orphan = await put('orphan: its version never committed');
+      const registered = await put('registered: its version committed');
+      await repo.transaction((trx) => repo.touchBlob(trx, registered.sha256, registered.size, clock.now()));
+
+      clock.advance(59 * MINUTE);
+      assert.equal(await maintenance.collectOrphanBlobs(), 0, 'younger than an hour: kept');
+      assert.deepEqual(await blobs.stat(orphan.sha256), { size: orphan.size });
+
+      clock.advance(2 * MINUTE);
+      assert.equal(await maintenance.collectOrphanBlobs(), 1);
+      assert.equal(await blobs.stat(orphan.sha256), undefined);
+      assert.deepEqual(await blobs.stat(registered.sha256), { size: registered.size });
+      // The removal left a tombstone: a writer that now registers the same content stores it again.
+      assert.equal(
+        await repo.transaction((trx) => repo.touchBlob(trx, orphan.sha256, orphan.size, clock.now())),
+        false,
+      );
+      assert.equal(await maintenance.collectOrphanBlobs(), 0, 'a second pass finds nothing');
+    });
+
+    it('a write of content already stored makes the blob young again, so its commit is not raced', async () => {
+      const first = await put('written long ago, written again now');
+      clock.advance(3 * 60 * MINUTE);
+      const again = await put('written long ago, written again now');
+      assert.equal(again.sha256, first.sha256);
+      assert.equal(await maintenance.collectOrphanBlobs(), 0);
+      assert.deepEqual(await blobs.stat(first.sha256), { size: first.size });
+      clock.advance(61 * MINUTE);
+      assert.equal(await maintenance.collectOrphanBlobs(), 1);
+    });
+
+    it('never removes a blob a version refers to, even without a live row', async () => {
+      const held = await put('referenced by a version');
+      await tdb.db.kysely
+        .insertInto('tfe_state_versions')
+        .values({
+          id: 'sv-held',
+          workspace_id: 'ws-held',
+          seq: 1,
+          serial: 1,
+          md5: '0'.repeat(32),
+          status: 'finalized',
+          state_sha256: held.sha256,
+          resources_processed: 0,
+          created_at: clock.now().toISOString(),
+        })
+        .execute();
+      clock.advance(2 * 60 * MINUTE);
+      assert.equal(await maintenance.collectOrphanBlobs(), 0);
+      assert.deepEqual(await blobs.stat(held.sha256), { size: held.size });
+    });
+  });
+}
