@@ -17,7 +17,7 @@ import type { TerraformSite } from '../support/terraform.js';
 
 /**
  * The real Terraform CLI (the binary on PATH) against the server over TLS, on each database:
- * the cloud block by workspace name and by tags, the remote backend, init, apply, plan
+ * the cloud block by workspace name, by tags and by project, the remote backend, init, apply, plan
  * -detailed-exitcode, output, state pull/list/rm/push (with and without -force),
  * force-unlock, a lock held by someone else, and terraform_remote_state between workspaces.
  * What the binary cannot reach (older CLI versions, interrupted uploads, OpenTofu) stays in
@@ -543,6 +543,64 @@ output "settings" {
       );
     });
 
-    // The cloud block selecting workspaces by project (`workspaces { project = "…" }`, see cloudBlock) goes here.
+    it('cloud block by project: tags list and create only inside the project; a named workspace lands in it', async () => {
+      const org = await newOrg();
+      const created = await site.admin.post(`/api/v2/organizations/${org}/projects`, {
+        data: { type: 'projects', attributes: { name: 'Platform' } },
+      });
+      assertDoc(created, 201);
+      const project = created.body.data as { id: string };
+      const inProject = (name: string, attributes: Record<string, unknown>) => {
+        const body = wsBody(name, attributes) as { data: Record<string, unknown> };
+        body.data.relationships = { project: { data: { type: 'projects', id: project.id } } };
+        return body;
+      };
+      const tags = ['svc'];
+      assertDoc(
+        await site.admin.post(`/api/v2/organizations/${org}/workspaces`, inProject('api', { 'tag-names': tags })),
+        201,
+      );
+      assertDoc(
+        await site.admin.post(`/api/v2/organizations/${org}/workspaces`, wsBody('elsewhere', { 'tag-names': tags })),
+        201,
+      );
+      const projectOf = async (name: string) =>
+        ((await workspace(org, name)) as unknown as { relationships: { project: { data: { id: string } } } })
+          .relationships.project.data.id;
+
+      const tf = new TerraformDir(
+        site,
+        site.server.rootToken,
+        cloudBlock(site, org, { tags, project: 'Platform' }) + RESOURCES,
+      );
+      await tf.ok(['init']);
+      const listed = (out: string) =>
+        out
+          .split('\n')
+          .map((l) => l.replace(/^\*/, '').trim())
+          .filter(Boolean);
+      assert.deepEqual(listed((await tf.ok(['workspace', 'list'])).stdout), ['api'], "only the project's workspaces");
+      await tf.ok(['workspace', 'new', 'worker']);
+      assert.equal(await projectOf('worker'), project.id, 'a new workspace is created in the project');
+      await tf.ok(['apply', '-auto-approve']);
+      assert.deepEqual(resourceNames((await current((await workspace(org, 'worker')).id)).attributes), [
+        'terraform_data.app',
+      ]);
+
+      // By name: init creates the workspace in the named project, creating the project when it does not exist.
+      const named = new TerraformDir(
+        site,
+        site.server.rootToken,
+        cloudBlock(site, org, { name: 'billing', project: 'Payments' }) + RESOURCES,
+      );
+      await named.ok(['init']);
+      await named.ok(['apply', '-auto-approve']);
+      const projects = await site.admin.get(`/api/v2/organizations/${org}/projects?filter%5Bnames%5D=Payments`);
+      assertDoc(projects, 200);
+      const payments = (projects.body.data as Array<{ id: string }>)[0];
+      assert.ok(payments, 'init created the project');
+      assert.equal(await projectOf('billing'), payments.id);
+      assert.notEqual(await projectOf('elsewhere'), project.id, 'workspaces outside the project are left alone');
+    });
   });
 }
