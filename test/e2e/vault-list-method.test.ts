@@ -119,7 +119,7 @@ for (const kind of dbKinds()) {
           await c.send([Buffer.from('LIST /v1/sys/policies/acl HTTP/1.1\r\nHost: x\r\n\r\n'), read()]);
           const r = await c.read();
           assert.equal(r.status, 403);
-          assert.deepEqual(JSON.parse(r.body), { errors: ['permission denied'] });
+          assert.deepEqual(JSON.parse(r.body), { errors: ['permission denied', 'missing client token'] });
           assertRead(await c.read(), 'GET after the refused LIST');
         } finally {
           c.close();
