@@ -12,6 +12,7 @@ import { pkiExternalPolicyMigration } from './migrations/0009-pki-external-polic
 import { tfeInlineStateMigration } from './migrations/0011-tfe-inline-state.js';
 import { tfePurgedOutputsMigration } from './migrations/0012-tfe-purged-outputs.js';
 import { pkiLeaseTokenIndexMigration } from './migrations/0013-pki-lease-token-index.js';
+import { pkiAcmeMigration } from './migrations/0017-pki-acme.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -31,6 +32,7 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0011-tfe-inline-state': tfeInlineStateMigration(ctx),
     '0012-tfe-purged-outputs': tfePurgedOutputsMigration(),
     '0013-pki-lease-token-index': pkiLeaseTokenIndexMigration(),
+    '0017-pki-acme': pkiAcmeMigration(),
   };
 }
 
