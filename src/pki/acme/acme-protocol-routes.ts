@@ -108,7 +108,11 @@ export function acmeProtocolRoutes(acme: AcmeService): PkiRoute[] {
     const cacheKey = `${account.id}\n${account.thumbprint}\n${jws.header.alg}`;
     let key = keys.get(cacheKey);
     if (!key) {
-      key = jwkKey(account.jwk, jws.header.alg);
+      try {
+        key = jwkKey(account.jwk, jws.header.alg);
+      } catch {
+        throw new AcmeError('malformed', `the account key does not sign with ${jws.header.alg}`);
+      }
       if (keys.size >= 10_000) keys.delete(keys.keys().next().value!);
       keys.set(cacheKey, key);
     }
