@@ -228,16 +228,25 @@ export class AcmeAccountClient {
 }
 
 /** A CSR for `names` (DNS names) made with node:crypto's key and a tiny DER writer. */
-export function makeCsr(names: string[], keyType: 'ec' | 'rsa' = 'ec'): { der: Buffer; privateKey: KeyObject } {
+export function makeCsr(
+  names: string[],
+  keyType: 'ec' | 'rsa' = 'ec',
+  cn: string | null = names[0] ?? null,
+): { der: Buffer; privateKey: KeyObject } {
   const { privateKey, publicKey } =
     keyType === 'ec'
       ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
       : generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return { der: csrFor(names, privateKey, publicKey), privateKey };
+  return { der: csrFor(names, privateKey, publicKey, cn), privateKey };
 }
 
 /** CSR with the first name as CN and every name as a SAN (dNSName or iPAddress). */
-export function csrFor(names: string[], privateKey: KeyObject, publicKey: KeyObject, cn = names[0]): Buffer {
+export function csrFor(
+  names: string[],
+  privateKey: KeyObject,
+  publicKey: KeyObject,
+  cn: string | null = names[0] ?? null,
+): Buffer {
   const spki = publicKey.export({ format: 'der', type: 'spki' });
   const ipBytes = (v: string): Buffer | undefined =>
     /^\d+\.\d+\.\d+\.\d+$/.test(v) ? Buffer.from(v.split('.').map(Number)) : undefined;

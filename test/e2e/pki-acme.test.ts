@@ -122,7 +122,7 @@ for (const kind of dbKinds()) {
       assert.equal(r.json.data.max_ttl, 172800);
       r = await v('GET', 'acme-cfg/acme/directory', { token: undefined });
       assert.equal(r.status, 500, r.text);
-      assert.equal(r.contentType, 'application/problem+json');
+      assert.match(r.contentType, /^application\/problem\+json/);
       assert.match(r.json.detail, /config\/cluster/);
     });
 
@@ -427,7 +427,8 @@ for (const kind of dbKinds()) {
     });
 
     it('ip identifiers (RFC 8738) with http-01', async () => {
-      const m = await setup();
+      // An IP certificate has no host name for a common name: the role must not require one.
+      const m = await setup({}, { require_cn: false });
       const http = m.http('roles/web/acme/');
       const c = new AcmeAccountClient(http);
       await c.register();
@@ -448,7 +449,7 @@ for (const kind of dbKinds()) {
       } finally {
         await responder.close();
       }
-      const fin = await c.post(o.json.finalize, { csr: makeCsr([ip]).der.toString('base64url') });
+      const fin = await c.post(o.json.finalize, { csr: makeCsr([ip], 'ec', null).der.toString('base64url') });
       assert.equal(fin.status, 200, fin.text);
       const cert = await c.post(fin.json.certificate);
       assert.equal(new X509Certificate(cert.text).subjectAltName, `IP Address:${ip}`);
