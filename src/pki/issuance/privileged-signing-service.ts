@@ -43,6 +43,18 @@ import {
 } from './privileged-signing.js';
 import type { SignIntermediateInput, SignVerbatimInput } from './privileged-signing.js';
 
+/**
+ * The CSR's extensions as sign-verbatim copies them. With an empty subject the subject
+ * alternative names are the only names, and RFC 5280 section 4.2.1.6 makes the extension
+ * critical then; CSRs made without a common name (certbot's) rarely mark it so.
+ */
+function verbatimExtensions(csr: ParsedCsr, dropExtKeyUsage: boolean): RawExtension[] {
+  const emptySubject = csr.subject.der.length <= 2;
+  return copiedCsrExtensions(csr.extensions.all)
+    .filter((e) => !(dropExtKeyUsage && e.oid === EXT.extKeyUsage))
+    .map((e) => (emptySubject && e.oid === EXT.subjectAltName && !e.critical ? { ...e, critical: true } : e));
+}
+
 /** The envelope of an answer without a lease. */
 const NO_LEASE = { leaseId: '', leaseDuration: 0 } as const;
 
@@ -235,9 +247,7 @@ export class PrivilegedSigningService {
       notAfter: validity.notAfter,
       keyUsage: usages.keyUsage,
       extKeyUsage: req.overrides?.extKeyUsage ?? usages.extKeyUsage,
-      extraExtensions: copiedCsrExtensions(csr.extensions.all).filter(
-        (e) => !(req.overrides?.extKeyUsage && e.oid === EXT.extKeyUsage),
-      ),
+      extraExtensions: verbatimExtensions(csr, req.overrides?.extKeyUsage !== undefined),
       signatureBits: v.signature_bits,
       usePss: v.use_pss,
     });
