@@ -97,12 +97,15 @@ export interface Directory {
 export class AcmeHttp {
   readonly #agent: HttpAgent | HttpsAgent;
   readonly #nonces: string[] = [];
+  /** Where a URL is actually sent (another node behind the same name, in tests). */
+  readonly #rewrite: (url: string) => string;
   directory: Directory | undefined;
 
   constructor(
     readonly directoryUrl: string,
-    opts: { ca?: string | Buffer; maxSockets?: number } = {},
+    opts: { ca?: string | Buffer; maxSockets?: number; rewrite?: (url: string) => string } = {},
   ) {
+    this.#rewrite = opts.rewrite ?? ((u) => u);
     const common = { keepAlive: true, maxSockets: opts.maxSockets ?? 64 };
     this.#agent = directoryUrl.startsWith('https:')
       ? new HttpsAgent({ ...common, ...(opts.ca ? { ca: opts.ca } : { rejectUnauthorized: false }) })
@@ -110,7 +113,7 @@ export class AcmeHttp {
   }
 
   request(method: string, url: string, body?: string, contentType?: string): Promise<AcmeResponse> {
-    const u = new URL(url);
+    const u = new URL(this.#rewrite(url));
     const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
       const req = send(
