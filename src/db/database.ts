@@ -118,16 +118,37 @@ function withStatementCache(db: SqliteDatabase.Database, opts: { beginImmediate:
  * to the WAL without an fsync; the setting is switched inside the connection's lock, so no
  * other commit runs with it. fsync is per file, not per descriptor: once an fsync of the WAL
  * that began after the commit returns, the commit's frames (and the WAL header) are on disk,
- * which is what synchronous=FULL would have waited for inside COMMIT.
+ * which is what synchronous=FULL would have waited for inside COMMIT. Concurrent commits
+ * share their fsyncs (see syncWal below).
  */
 function lazySync(kysely: Kysely<Database>, walPath: string) {
-  const syncWal = async (): Promise<void> => {
+  const fsyncWal = async (): Promise<void> => {
     const file = await open(walPath, 'r');
     try {
       await file.sync();
     } finally {
       await file.close();
     }
+  };
+  // Group commit of the fsyncs: commits made while an fsync runs share the next one, which
+  // begins after that fsync ends (so after each of those commits). Under concurrency this is
+  // one fsync per batch of commits instead of one per commit queued on the threadpool.
+  let running: Promise<void> | null = null;
+  let next: Promise<void> | null = null;
+  const syncWal = (): Promise<void> => {
+    if (!running) {
+      running = fsyncWal().finally(() => {
+        running = null;
+      });
+      return running;
+    }
+    next ??= running
+      .catch(() => undefined)
+      .then(() => {
+        next = null;
+        return syncWal();
+      });
+    return next;
   };
   return async <T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> => {
     const value = await kysely.connection().execute(async (conn) => {

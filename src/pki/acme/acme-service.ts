@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import type { Clock } from '../../shared/clock.js';
 import { addSeconds } from '../../shared/clock.js';
@@ -54,6 +54,11 @@ import type { Validate } from './acme-validator.js';
 
 /** How long config/acme and config/cluster are reused per mount (as signing contexts are). */
 const CONFIG_CACHE_MS = 1000;
+/**
+ * How long an account read for a `kid` is reused. Changes made on this node apply at once;
+ * a revocation or deactivation made on another node within this long.
+ */
+const ACCOUNT_CACHE_MS = 1000;
 const EAB_CONTEXT = (mountId: string, id: string) => `pki-acme-eab:${mountId}:${id}`;
 const NONCE_KEY_CONTEXT = (mountId: string) => `pki-acme-nonce-key:${mountId}`;
 
@@ -103,6 +108,10 @@ export interface AccountDetails {
 export class AcmeService {
   readonly #configs = new Map<string, { at: number; value: Promise<{ config: AcmeConfig; clusterPath: string }> }>();
   readonly #nonceKeys = new Map<string, Promise<Buffer>>();
+  readonly #usedNonces = new UsedNonces();
+  /** Accounts as `kid` requests find them, reused for ACCOUNT_CACHE_MS. */
+  readonly #accounts = new Map<string, { at: number; account: AcmeAccount }>();
+  readonly #processEpoch = randomBytes(16);
   readonly validations: AcmeValidationService;
 
   constructor(
@@ -118,6 +127,12 @@ export class AcmeService {
       revocation: RevocationService;
       validate?: Validate;
       onError?: (err: unknown) => void;
+      /**
+       * Where used nonces are remembered: the database when several nodes share it
+       * (PostgreSQL), this process otherwise (SQLite has one node; its nonces are made with
+       * a key of this process's own, so none made before a restart is accepted after it).
+       */
+      nonceScope: 'database' | 'process';
     },
   ) {
     this.validations = new AcmeValidationService({
@@ -189,7 +204,8 @@ export class AcmeService {
         const sealed = this.deps.secrets.seal(randomBytes(32), NONCE_KEY_CONTEXT(mountId));
         await this.deps.mountConfig.putSetting(mountId, 'acme_nonce_key', sealed, { onlyIfAbsent: true });
         const stored = (await this.deps.mountConfig.getSetting(mountId, 'acme_nonce_key')) as string;
-        return this.deps.secrets.open(stored, NONCE_KEY_CONTEXT(mountId));
+        const key = this.deps.secrets.open(stored, NONCE_KEY_CONTEXT(mountId));
+        return this.deps.nonceScope === 'process' ? createHmac('sha256', key).update(this.#processEpoch).digest() : key;
       })();
       this.#nonceKeys.set(mountId, p);
       p.catch(() => this.#nonceKeys.delete(mountId));
@@ -209,8 +225,12 @@ export class AcmeService {
 
   /** Marks a (verified, unexpired) nonce used; badNonce when it was used before or has expired. */
   async useNonce(nonce: string, expiresAt: Date): Promise<void> {
-    if (expiresAt <= this.deps.clock.now()) throw acmeError('badNonce', 'the nonce has expired');
-    const fresh = await this.deps.repo.transaction((tx) => this.deps.repo.useNonce(tx, nonce, expiresAt));
+    const now = this.deps.clock.now();
+    if (expiresAt <= now) throw acmeError('badNonce', 'the nonce has expired');
+    const fresh =
+      this.deps.nonceScope === 'process'
+        ? this.#usedNonces.use(nonce, expiresAt, now)
+        : await this.deps.repo.transaction((tx) => this.deps.repo.useNonce(tx, nonce, expiresAt));
     if (!fresh) throw acmeError('badNonce', 'the nonce was already used');
   }
 
@@ -274,7 +294,18 @@ export class AcmeService {
 
   /** The account a `kid` names; it must exist on this mount and be valid. */
   async accountFor(dir: AcmeDirectory, id: string): Promise<AcmeAccount> {
-    const a = await this.deps.repo.account(this.deps.repo.executor, dir.mount.id, id);
+    const key = `${dir.mount.id}\n${id}`;
+    const now = this.deps.clock.now().getTime();
+    const hit = this.#accounts.get(key);
+    let a: AcmeAccount | undefined;
+    if (hit && now - hit.at < ACCOUNT_CACHE_MS && now >= hit.at) a = hit.account;
+    else {
+      a = await this.deps.repo.account(this.deps.repo.executor, dir.mount.id, id);
+      if (a) {
+        if (this.#accounts.size >= 10_000) this.#accounts.delete(this.#accounts.keys().next().value!);
+        this.#accounts.set(key, { at: now, account: a });
+      }
+    }
     if (!a) throw acmeError('accountDoesNotExist', 'no such account');
     if (a.status !== 'valid') throw acmeError('unauthorized', `the account is ${a.status}`);
     return a;
@@ -295,6 +326,7 @@ export class AcmeService {
     const ok = await this.deps.repo.transaction((tx) =>
       this.deps.repo.updateAccount(tx, account.id, { contact, status, at }),
     );
+    this.#forgetAccount(account.mountId, account.id);
     if (!ok) throw acmeError('unauthorized', 'the account is no longer valid');
     return { ...account, ...(contact ? { contact } : {}), ...(status ? { status } : {}) };
   }
@@ -314,6 +346,7 @@ export class AcmeService {
       .catch((err: unknown) => {
         throw isDomainError(err) ? err : new DomainError('conflict', 'the new key already belongs to an account');
       });
+    this.#forgetAccount(account.mountId, account.id);
     if (!ok) throw acmeError('unauthorized', 'the account key changed meanwhile');
     return { ...account, ...next };
   }
@@ -703,6 +736,7 @@ export class AcmeService {
       const ok = await this.deps.repo.transaction((tx) =>
         this.deps.repo.updateAccount(tx, id, { status, at, from: [...from] }),
       );
+      this.#forgetAccount(mountId, id);
       if (!ok) throw invalid(`the account is ${current.account.status} and cannot become ${status}`, 'status');
     }
     return this.accountDetails(mountId, id);
@@ -732,11 +766,13 @@ export class AcmeService {
     for (const a of await this.deps.repo.idleAccounts(mountId, cutoff)) {
       if (a.status === 'revoked' && a.revokedAt && a.revokedAt < cutoff) {
         await this.deps.repo.deleteAccount(a.id);
+        this.#forgetAccount(mountId, a.id);
         accountsDeleted++;
       } else if (a.status !== 'revoked') {
         const ok = await this.deps.repo.transaction((tx) =>
           this.deps.repo.updateAccount(tx, a.id, { status: 'revoked', at: now, from: ['valid', 'deactivated'] }),
         );
+        this.#forgetAccount(mountId, a.id);
         if (ok) accountsRevoked++;
       }
     }
@@ -744,10 +780,15 @@ export class AcmeService {
     return { ordersDeleted, accountsRevoked, accountsDeleted, accountsTotal: await this.deps.repo.countAccounts(mountId) };
   }
 
+  #forgetAccount(mountId: string, id: string): void {
+    this.#accounts.delete(`${mountId}\n${id}`);
+  }
+
   async purgeMount(mountId: string): Promise<void> {
     await this.deps.repo.purgeMount(mountId);
     this.#configs.delete(mountId);
     this.#nonceKeys.delete(mountId);
+    for (const k of [...this.#accounts.keys()]) if (k.startsWith(`${mountId}\n`)) this.#accounts.delete(k);
   }
 
   /** Stops validations in flight (shutdown). */
@@ -779,6 +820,24 @@ function readCsr(der: Buffer, order: AcmeOrder): { pem: string; commonName: stri
   });
   if (mismatch) throw acmeError('badCSR', mismatch);
   return { pem: pemEncode('CERTIFICATE REQUEST', der), commonName: names.commonName };
+}
+
+/** Nonces used in this process, each until its own expiry (insertion order is expiry order). */
+class UsedNonces {
+  readonly #until = new Map<string, number>();
+
+  /** False when `nonce` was used before. */
+  use(nonce: string, expiresAt: Date, now: Date): boolean {
+    if (this.#until.has(nonce)) return false;
+    this.#until.set(nonce, expiresAt.getTime());
+    if (this.#until.size % 1024 === 0) {
+      for (const [n, t] of this.#until) {
+        if (t > now.getTime()) break;
+        this.#until.delete(n);
+      }
+    }
+    return true;
+  }
 }
 
 /** Mount TTLs with 0 meaning the system value (768h), as Vault treats them. */
