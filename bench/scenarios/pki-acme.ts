@@ -100,7 +100,7 @@ export const pkiAcmeOrder: Scenario = {
       responder = await startResponder(RESPONDER_IP);
     } catch (err) {
       dns.close();
-      throw new Skip(`cannot bind ${RESPONDER_IP}:80 for the http-01 responder: ${(err as Error).message}`);
+      throw new Skip(`peer responder unavailable: cannot bind ${RESPONDER_IP}:80 (${(err as Error).message})`);
     }
     const loads: AcmeLoad[] = [];
     try {

@@ -193,7 +193,6 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     externalPolicy,
     revocation,
     onError: (err) => acmeLogger.warn({ err }, 'ACME challenge validation could not record its outcome'),
-    nonceScope: core.db.kind === 'postgres' ? 'database' : 'process',
   });
   mountRoutes.addAll([...acmeRoutes(acme), ...acmeProtocolRoutes(acme)]);
   mounts.onDisable((m) => acme.purgeMount(m.id));

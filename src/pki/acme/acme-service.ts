@@ -1,6 +1,7 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import type { Clock } from '../../shared/clock.js';
+import { BatchQueue } from '../../shared/batch-queue.js';
 import { addSeconds } from '../../shared/clock.js';
 import { DomainError, invalid, isDomainError, notFound } from '../../shared/errors.js';
 import { uuid } from '../../shared/ids.js';
@@ -62,6 +63,13 @@ const ACCOUNT_CACHE_MS = 1000;
 const EAB_CONTEXT = (mountId: string, id: string) => `pki-acme-eab:${mountId}:${id}`;
 const NONCE_KEY_CONTEXT = (mountId: string) => `pki-acme-nonce-key:${mountId}`;
 
+interface PendingNonce {
+  nonce: string;
+  expiresAt: Date;
+  resolve(fresh: boolean): void;
+  reject(err: unknown): void;
+}
+
 /** A directory a request came in through, with what it needs to serve it. */
 export interface AcmeDirectory {
   mount: MountInfo;
@@ -108,10 +116,10 @@ export interface AccountDetails {
 export class AcmeService {
   readonly #configs = new Map<string, { at: number; value: Promise<{ config: AcmeConfig; clusterPath: string }> }>();
   readonly #nonceKeys = new Map<string, Promise<Buffer>>();
-  readonly #usedNonces = new UsedNonces();
+  /** Used nonces are recorded in batches: concurrent requests share one transaction. */
+  readonly #nonceBatches = new BatchQueue<PendingNonce>((batch) => this.#recordNonces(batch), 1000);
   /** Accounts as `kid` requests find them, reused for ACCOUNT_CACHE_MS. */
   readonly #accounts = new Map<string, { at: number; account: AcmeAccount }>();
-  readonly #processEpoch = randomBytes(16);
   readonly validations: AcmeValidationService;
 
   constructor(
@@ -127,12 +135,6 @@ export class AcmeService {
       revocation: RevocationService;
       validate?: Validate;
       onError?: (err: unknown) => void;
-      /**
-       * Where used nonces are remembered: the database when several nodes share it
-       * (PostgreSQL), this process otherwise (SQLite has one node; its nonces are made with
-       * a key of this process's own, so none made before a restart is accepted after it).
-       */
-      nonceScope: 'database' | 'process';
     },
   ) {
     this.validations = new AcmeValidationService({
@@ -204,8 +206,7 @@ export class AcmeService {
         const sealed = this.deps.secrets.seal(randomBytes(32), NONCE_KEY_CONTEXT(mountId));
         await this.deps.mountConfig.putSetting(mountId, 'acme_nonce_key', sealed, { onlyIfAbsent: true });
         const stored = (await this.deps.mountConfig.getSetting(mountId, 'acme_nonce_key')) as string;
-        const key = this.deps.secrets.open(stored, NONCE_KEY_CONTEXT(mountId));
-        return this.deps.nonceScope === 'process' ? createHmac('sha256', key).update(this.#processEpoch).digest() : key;
+        return this.deps.secrets.open(stored, NONCE_KEY_CONTEXT(mountId));
       })();
       this.#nonceKeys.set(mountId, p);
       p.catch(() => this.#nonceKeys.delete(mountId));
@@ -227,11 +228,23 @@ export class AcmeService {
   async useNonce(nonce: string, expiresAt: Date): Promise<void> {
     const now = this.deps.clock.now();
     if (expiresAt <= now) throw acmeError('badNonce', 'the nonce has expired');
-    const fresh =
-      this.deps.nonceScope === 'process'
-        ? this.#usedNonces.use(nonce, expiresAt, now)
-        : await this.deps.repo.transaction((tx) => this.deps.repo.useNonce(tx, nonce, expiresAt));
+    const fresh = await new Promise<boolean>((resolve, reject) =>
+      this.#nonceBatches.push({ nonce, expiresAt, resolve, reject }),
+    );
     if (!fresh) throw acmeError('badNonce', 'the nonce was already used');
+  }
+
+  async #recordNonces(batch: PendingNonce[]): Promise<void> {
+    try {
+      const fresh = await this.deps.repo.transaction(async (tx) => {
+        const out: boolean[] = [];
+        for (const p of batch) out.push(await this.deps.repo.useNonce(tx, p.nonce, p.expiresAt));
+        return out;
+      });
+      batch.forEach((p, i) => p.resolve(fresh[i]!));
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+    }
   }
 
   // ----- accounts
@@ -794,6 +807,7 @@ export class AcmeService {
   /** Stops validations in flight (shutdown). */
   async close(): Promise<void> {
     await this.validations.close();
+    await this.#nonceBatches.drain();
   }
 }
 
@@ -820,24 +834,6 @@ function readCsr(der: Buffer, order: AcmeOrder): { pem: string; commonName: stri
   });
   if (mismatch) throw acmeError('badCSR', mismatch);
   return { pem: pemEncode('CERTIFICATE REQUEST', der), commonName: names.commonName };
-}
-
-/** Nonces used in this process, each until its own expiry (insertion order is expiry order). */
-class UsedNonces {
-  readonly #until = new Map<string, number>();
-
-  /** False when `nonce` was used before. */
-  use(nonce: string, expiresAt: Date, now: Date): boolean {
-    if (this.#until.has(nonce)) return false;
-    this.#until.set(nonce, expiresAt.getTime());
-    if (this.#until.size % 1024 === 0) {
-      for (const [n, t] of this.#until) {
-        if (t > now.getTime()) break;
-        this.#until.delete(n);
-      }
-    }
-    return true;
-  }
 }
 
 /** Mount TTLs with 0 meaning the system value (768h), as Vault treats them. */
