@@ -107,7 +107,9 @@ export class AcmeValidationService {
     }
     const now = this.deps.clock.now();
     const attempts = attempt + 1;
-    if (problem && attempts < ATTEMPTS && !this.#closed) {
+    if (problem && attempts < ATTEMPTS) {
+      // Shutting down: leave it processing; its lease runs out and the next poll takes it over.
+      if (this.#closed) return;
       // Record the attempt and hold the lease over the pause, then try again.
       const held: VersionedAuthz = {
         ...a,
