@@ -4,41 +4,19 @@
  * server. Also the small DNS server and http-01 responder both servers validate against.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { createSocket } from 'node:dgram';
 import { createServer } from 'node:http';
-import dnsPacket from 'dns-packet';
 import { AcmeAccountClient, AcmeHttp, csrFor } from './acme-client.js';
+import { startDnsServer } from './dns-server.js';
 import type { AcmeResponse } from './acme-client.js';
 import { percentile } from './load.js';
 import type { Measurement } from './types.js';
 
 /** Every name under `zone` resolves to `ip` (A records only). */
-export async function startBenchDns(zone: string, ip: string): Promise<{ address: string; close(): void }> {
-  const socket = createSocket('udp4');
-  socket.on('message', (msg, rinfo) => {
-    let q: dnsPacket.Packet;
-    try {
-      q = dnsPacket.decode(msg);
-    } catch {
-      return;
-    }
-    const question = q.questions?.[0];
-    if (!question) return;
-    const inZone = question.name.toLowerCase().replace(/\.$/, '').endsWith(zone);
-    const answers: dnsPacket.Answer[] =
-      inZone && question.type === 'A' ? [{ type: 'A', name: question.name, ttl: 60, data: ip }] : [];
-    const reply = dnsPacket.encode({
-      type: 'response',
-      id: q.id,
-      flags: dnsPacket.AUTHORITATIVE_ANSWER | dnsPacket.RECURSION_AVAILABLE,
-      questions: q.questions,
-      answers,
-      ...(inZone ? {} : { rcode: 'NXDOMAIN' }),
-    } as dnsPacket.Packet);
-    socket.send(reply, rinfo.port, rinfo.address);
+export function startBenchDns(zone: string, ip: string): Promise<{ address: string; close(): Promise<void> }> {
+  return startDnsServer((name, type) => {
+    if (!name.endsWith(zone)) return undefined;
+    return type === 'A' ? [{ type: 'A', data: ip }] : [];
   });
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  return { address: `127.0.0.1:${socket.address().port}`, close: () => socket.close() };
 }
 
 /** The http-01 responder on `ip`:80. */

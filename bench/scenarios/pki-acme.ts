@@ -6,8 +6,8 @@ import { AcmeLoad, startBenchDns, startResponder } from '../lib/acme-load.js';
 import { api } from '../lib/api.js';
 import { compareRounds, ratiosOf } from '../lib/compare.js';
 import type { Contender } from '../lib/compare.js';
-import { ensureDebianCommand, run } from '../lib/peers.js';
-import { opensslBin } from '../lib/pki-peers.js';
+import { ensureDebianCommand } from '../lib/peers.js';
+import { opensslSelfSigned } from '../lib/pki-peers.js';
 import { PKI_MOUNT, ROLE_EC, benchPki } from '../lib/pki.js';
 import { freePort } from '../lib/processes.js';
 import { Skip } from '../lib/types.js';
@@ -22,32 +22,14 @@ async function startPebble(ctx: RunContext, dnsAddress: string): Promise<{ direc
   const bin = ensureDebianCommand(ctx, 'pebble', ['pebble']);
   const dir = join(ctx.tmpDir, 'pebble');
   mkdirSync(dir, { recursive: true });
-  run(opensslBin(), [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-keyout',
-    join(dir, 'key.pem'),
-    '-out',
-    join(dir, 'cert.pem'),
-    '-subj',
-    '/CN=pebble',
-    '-addext',
-    'subjectAltName=IP:127.0.0.1',
-    '-days',
-    '2',
-  ]);
+  const tls = opensslSelfSigned(dir, 'pebble', '/CN=pebble', 2, ['-addext', 'subjectAltName=IP:127.0.0.1']);
   const port = await freePort();
   const config = {
     pebble: {
       listenAddress: `127.0.0.1:${port}`,
       managementListenAddress: `127.0.0.1:${await freePort()}`,
-      certificate: join(dir, 'cert.pem'),
-      privateKey: join(dir, 'key.pem'),
+      certificate: tls.cert,
+      privateKey: tls.key,
       httpPort: 80,
       tlsPort: 443,
       ocspResponderURL: '',
@@ -99,7 +81,7 @@ export const pkiAcmeOrder: Scenario = {
     try {
       responder = await startResponder(RESPONDER_IP);
     } catch (err) {
-      dns.close();
+      await dns.close();
       throw new Skip(`peer responder unavailable: cannot bind ${RESPONDER_IP}:80 (${(err as Error).message})`);
     }
     const loads: AcmeLoad[] = [];
@@ -125,7 +107,12 @@ export const pkiAcmeOrder: Scenario = {
       const facts: { label: string; value: string }[] = [{ label: 'accounts', value: String(accounts) }];
       try {
         const pebble = await startPebble(ctx, dns.address);
-        const theirs = new AcmeLoad({ directoryUrl: pebble.directoryUrl, tokens: responder.tokens, zone: ZONE, accounts });
+        const theirs = new AcmeLoad({
+          directoryUrl: pebble.directoryUrl,
+          tokens: responder.tokens,
+          zone: ZONE,
+          accounts,
+        });
         loads.push(theirs);
         await theirs.measure(ctx.opts.smoke ? 1 : 2);
         contenders.push({ label: 'pebble', kind: 'peer', pid: pebble.pid, measure: (s) => theirs.measure(s) });
@@ -140,7 +127,10 @@ export const pkiAcmeOrder: Scenario = {
       const rate = mine?.median.reqPerSec ?? 0;
       for (const r of rows)
         if (r.cpuMicrosPerRequest !== null)
-          facts.push({ label: `${r.label} server CPU per order`, value: `${(r.cpuMicrosPerRequest / 1000).toFixed(2)} ms` });
+          facts.push({
+            label: `${r.label} server CPU per order`,
+            value: `${(r.cpuMicrosPerRequest / 1000).toFixed(2)} ms`,
+          });
       const verdict = {
         met: rate >= 150 && (vsPebble === undefined || vsPebble >= 1.0),
         detail:
@@ -151,7 +141,7 @@ export const pkiAcmeOrder: Scenario = {
     } finally {
       for (const l of loads) l.close();
       await responder.close();
-      dns.close();
+      await dns.close();
     }
   },
 };

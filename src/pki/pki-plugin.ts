@@ -115,8 +115,10 @@ export const pkiPlugin: FastifyPluginAsync<PkiPluginOptions> = async (app: Fasti
     json(req, text, done);
   });
 
-  app.addContentTypeParser('application/jose+json', { parseAs: 'string', bodyLimit: ACME_BODY_LIMIT }, (req, body, done) =>
-    json(req, body as string, done),
+  app.addContentTypeParser(
+    'application/jose+json',
+    { parseAs: 'string', bodyLimit: ACME_BODY_LIMIT },
+    (req, body, done) => json(req, body as string, done),
   );
 
   // OCSP requests (RFC 6960 appendix A.1) are raw DER. The parser's limit is generous; the

@@ -6,34 +6,22 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { dbKinds } from '../support/test-db.js';
-import { loopbackFor, startDnsServer } from '../support/acme-fixtures.js';
-import type { TestDns } from '../support/acme-fixtures.js';
-import { checkChain, checkRevoked, clientMount, requireTool, run, startTlsServer } from './pki-acme-clients.js';
-import type { TlsAcmeServer } from './pki-acme-clients.js';
+import { loopbackFor } from '../support/acme-fixtures.js';
+import { checkChain, checkRevoked, clientMount, clientSuite, requireTool, run } from './pki-acme-clients.js';
 
 const FILE_TAG = 33;
 const haveCertbot = requireTool('certbot');
 
 for (const kind of dbKinds()) {
   describe(`pki ACME with certbot [${kind}]`, { skip: !haveCertbot && 'certbot is not installed' }, () => {
-    let t: TlsAcmeServer;
-    let dns: TestDns;
+    const suite = clientSuite(kind);
     let seq = 0;
-
-    before(async () => {
-      t = await startTlsServer(kind);
-      dns = await startDnsServer();
-    });
-    after(async () => {
-      await dns.close();
-      await t.close();
-    });
 
     /** certbot with its own config, work and log directories, trusting the test CA. */
     function certbot(server: string, ip: string) {
-      const base = join(t.dir, `certbot-${++seq}`);
+      const base = join(suite.t.dir, `certbot-${++seq}`);
       const common = [
         '--non-interactive',
         '--config-dir',
@@ -45,15 +33,11 @@ for (const kind of dbKinds()) {
         '--server',
         server,
       ];
-      const env = { REQUESTS_CA_BUNDLE: t.caFile };
+      const env = { REQUESTS_CA_BUNDLE: suite.t.caFile };
       const standalone = ['--standalone', '--http-01-address', ip, '--http-01-port', '80'];
       return {
         certonly: (name: string) =>
-          run(
-            'certbot',
-            ['certonly', ...common, ...standalone, '--agree-tos', '-m', 'ops@acme.test', '-d', name],
-            env,
-          ),
+          run('certbot', ['certonly', ...common, ...standalone, '--agree-tos', '-m', 'ops@acme.test', '-d', name], env),
         renew: () =>
           run('certbot', ['renew', ...common, ...standalone, '--force-renewal', '--no-random-sleep-on-renew'], env),
         revoke: (name: string) =>
@@ -71,10 +55,10 @@ for (const kind of dbKinds()) {
       ['an issuer directory', 'issuer/root/acme/', 2],
     ] as const) {
       it(`certonly, renew --force-renewal and revoke on ${label}`, async () => {
-        const m = await clientMount(t, { dns_resolver: dns.address });
+        const m = await clientMount(suite.t, { dns_resolver: suite.dns.address });
         const ip = loopbackFor(FILE_TAG, kind, n);
         const name = `certbot-${n}.acme.test`;
-        dns.mapHost(name, ip);
+        suite.dns.mapHost(name, ip);
         const c = certbot(`${m.cluster}/${dir}directory`, ip);
         let r = await c.certonly(name);
         assert.equal(r.code, 0, r.out);
@@ -85,7 +69,7 @@ for (const kind of dbKinds()) {
         assert.notEqual(renewed.serialNumber, first.serialNumber);
         r = await c.revoke(name);
         assert.equal(r.code, 0, r.out);
-        await checkRevoked(t, m.mount, m.rootPem, renewed);
+        await checkRevoked(suite.t, m.mount, m.rootPem, renewed);
       });
     }
   });

@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
 import type { DatabaseKind } from '../../src/db/database.js';
-import { acmeMount, tmpDir } from '../support/acme-fixtures.js';
+import { after, before } from 'node:test';
+import { acmeMount, startDnsServer, tmpDir } from '../support/acme-fixtures.js';
+import type { TestDns } from '../support/acme-fixtures.js';
 import { httpsVaultClient, opensslTestCa } from './pki-external-policy-helpers.js';
 import { openssl, verifyChain } from './pki-issuers-openssl.js';
 import { opensslSerial, verifiedCrl } from './pki-revocation-helpers.js';
@@ -46,6 +48,23 @@ export async function startTlsServer(kind: DatabaseKind): Promise<TlsAcmeServer>
     dir: tmpDir('acme-clients-'),
     close: () => server.close(),
   };
+}
+
+/**
+ * The set-up both client suites share: the TLS server and the DNS server, started before the
+ * suite's tests and stopped after them; read them through the returned object.
+ */
+export function clientSuite(kind: DatabaseKind): { t: TlsAcmeServer; dns: TestDns } {
+  const state = {} as { t: TlsAcmeServer; dns: TestDns };
+  before(async () => {
+    state.t = await startTlsServer(kind);
+    state.dns = await startDnsServer();
+  });
+  after(async () => {
+    await state.dns.close();
+    await state.t.close();
+  });
+  return state;
 }
 
 export async function clientMount(t: TlsAcmeServer, acme: Record<string, unknown>) {
@@ -118,7 +137,12 @@ export async function checkRevoked(t: TlsAcmeServer, mount: string, rootPem: str
   writeFileSync(root, rootPem.trimEnd() + '\n');
   writeFileSync(cert, leaf.toString());
   openssl(['ocsp', '-issuer', root, '-cert', cert, '-no_nonce', '-reqout', join(dir, 'req.der')]);
-  const answer = await httpsRaw(`${base}/ocsp`, t.caPem, readFileSync(join(dir, 'req.der')), 'application/ocsp-request');
+  const answer = await httpsRaw(
+    `${base}/ocsp`,
+    t.caPem,
+    readFileSync(join(dir, 'req.der')),
+    'application/ocsp-request',
+  );
   writeFileSync(join(dir, 'resp.der'), answer);
   const text = openssl([
     'ocsp',
@@ -135,4 +159,4 @@ export async function checkRevoked(t: TlsAcmeServer, mount: string, rootPem: str
   assert.match(text, /leaf\.pem: revoked/, text);
 }
 
-export { X509Certificate };
+export type { X509Certificate };

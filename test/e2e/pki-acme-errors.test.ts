@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { AcmeAccountClient, AcmeHttp, csrFor, generateAccountKey, jws, makeCsr } from '../../bench/lib/acme-client.js';
-import type { AcmeResponse } from '../../bench/lib/acme-client.js';
+import type { AcmeResponse, Loose } from '../../bench/lib/acme-client.js';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
@@ -32,7 +32,7 @@ for (const kind of dbKinds()) {
     let http: AcmeHttp;
     let client: AcmeAccountClient;
     let orderUrl: string;
-    let order: any;
+    let order: Loose;
     let v: ReturnType<typeof vaultClient>;
 
     before(async () => {
@@ -49,7 +49,7 @@ for (const kind of dbKinds()) {
       const o = await client.newOrder([{ type: 'dns', value: 'ready.acme.test' }]);
       orderUrl = String(o.headers.location);
       const authz = await client.post(o.json.authorizations[0]);
-      const ch = authz.json.challenges.find((x: any) => x.type === 'http-01');
+      const ch = authz.json.challenges.find((x: Loose) => x.type === 'http-01');
       const responder = await startHttp01(ip);
       responder.tokens.set(ch.token, client.keyAuthorization(ch.token));
       try {
@@ -79,7 +79,11 @@ for (const kind of dbKinds()) {
       assert.match(r.json.detail, /signature/);
       assert.match(String(r.headers['replay-nonce']), /^[A-Za-z0-9_-]{48}$/);
       // Unknown kid.
-      body = jws(key, { nonce: await http.nonce(), url: d.newOrder, kid: `${m.cluster}/roles/web/acme/account/nope` }, {});
+      body = jws(
+        key,
+        { nonce: await http.nonce(), url: d.newOrder, kid: `${m.cluster}/roles/web/acme/account/nope` },
+        {},
+      );
       r = await http.request('POST', d.newOrder, JSON.stringify(body));
       isProblem(r, 'accountDoesNotExist', 400);
       // A nonce used twice, and one this server never made.
@@ -90,7 +94,11 @@ for (const kind of dbKinds()) {
       r = await http.request('POST', client.kid, JSON.stringify(body));
       isProblem(r, 'badNonce', 400);
       assert.ok(r.headers['replay-nonce']);
-      body = jws(client.key, { nonce: randomBytes(36).toString('base64url'), url: client.kid, kid: client.kid }, undefined);
+      body = jws(
+        client.key,
+        { nonce: randomBytes(36).toString('base64url'), url: client.kid, kid: client.kid },
+        undefined,
+      );
       r = await http.request('POST', client.kid, JSON.stringify(body));
       isProblem(r, 'badNonce', 400);
       // The url of another resource.
@@ -125,19 +133,33 @@ for (const kind of dbKinds()) {
       r = await http.request('POST', d.newAccount, '{"hello":"world"}');
       isProblem(r, 'malformed', 400);
       const key = generateAccountKey();
-      const p = Buffer.from(JSON.stringify({ alg: 'ES256', nonce: await http.nonce(), url: d.newAccount, jwk: key.jwk }));
+      const p = Buffer.from(
+        JSON.stringify({ alg: 'ES256', nonce: await http.nonce(), url: d.newAccount, jwk: key.jwk }),
+      );
       r = await http.request(
         'POST',
         d.newAccount,
-        JSON.stringify({ protected: p.toString('base64url'), payload: Buffer.from('{nope').toString('base64url'), signature: '' }),
+        JSON.stringify({
+          protected: p.toString('base64url'),
+          payload: Buffer.from('{nope').toString('base64url'),
+          signature: '',
+        }),
       );
       isProblem(r, 'malformed', 400);
-      const big = jws(key, { nonce: await http.nonce(), url: d.newAccount, jwk: key.jwk }, { pad: 'x'.repeat(100_000) });
+      const big = jws(
+        key,
+        { nonce: await http.nonce(), url: d.newAccount, jwk: key.jwk },
+        { pad: 'x'.repeat(100_000) },
+      );
       r = await http.request('POST', d.newAccount, JSON.stringify(big));
       isProblem(r, 'malformed', 413);
       r = await http.request('GET', d.newAccount);
       isProblem(r, 'malformed', 405);
-      r = await http.request('POST', d.newAccount, JSON.stringify(jws(key, { nonce: await http.nonce(), url: d.newAccount, jwk: key.jwk }, [1, 2])));
+      r = await http.request(
+        'POST',
+        d.newAccount,
+        JSON.stringify(jws(key, { nonce: await http.nonce(), url: d.newAccount, jwk: key.jwk }, [1, 2])),
+      );
       isProblem(r, 'malformed', 400);
       assert.deepEqual(await accounts(), before);
     });
@@ -197,7 +219,16 @@ for (const kind of dbKinds()) {
 
     it('fuzz: thousands of mutated requests, never a 500', async () => {
       const d = await http.getDirectory();
-      const targets = [d.newAccount, d.newOrder, client.kid, orderUrl, order.finalize, order.authorizations[0], d.revokeCert, d.keyChange];
+      const targets = [
+        d.newAccount,
+        d.newOrder,
+        client.kid,
+        orderUrl,
+        order.finalize,
+        order.authorizations[0],
+        d.revokeCert,
+        d.keyChange,
+      ];
       const payloads: unknown[] = [
         {},
         { identifiers: [{ type: 'dns', value: 'f.acme.test' }] },
@@ -240,7 +271,11 @@ for (const kind of dbKinds()) {
         const url = targets[rand(targets.length)]!;
         const payload = payloads[rand(payloads.length)];
         const useKid = rand(3) > 0;
-        const header: Record<string, unknown> = { nonce: await http.nonce(), url, ...(useKid ? { kid: client.kid } : { jwk: client.key.jwk }) };
+        const header: Record<string, unknown> = {
+          nonce: await http.nonce(),
+          url,
+          ...(useKid ? { kid: client.kid } : { jwk: client.key.jwk }),
+        };
         let body: Record<string, unknown>;
         if (i % 2 === 0) {
           // Mutated encodings (the signature no longer holds).

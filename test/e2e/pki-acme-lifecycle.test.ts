@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AcmeAccountClient, AcmeHttp, jws } from '../../bench/lib/acme-client.js';
+import type { Loose } from '../../bench/lib/acme-client.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { dbKinds } from '../support/test-db.js';
 import { startSecondNode, startTestServer } from '../support/test-server.js';
@@ -57,7 +58,7 @@ for (const kind of dbKinds()) {
       dns.mapHost(name, ip);
       const o = await c.newOrder([{ type: 'dns', value: name }]);
       const authz = await cb.post(o.json.authorizations[0]);
-      const ch = authz.json.challenges.find((x: any) => x.type === 'http-01');
+      const ch = authz.json.challenges.find((x: Loose) => x.type === 'http-01');
       const responder = await startHttp01(ip);
       responder.tokens.set(ch.token, c.keyAuthorization(ch.token));
       try {

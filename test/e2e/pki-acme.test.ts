@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { AcmeAccountClient, AcmeHttp, generateAccountKey, jws, makeCsr } from '../../bench/lib/acme-client.js';
-import type { AcmeAlg } from '../../bench/lib/acme-client.js';
+import type { AcmeAlg, Loose } from '../../bench/lib/acme-client.js';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
@@ -46,7 +46,7 @@ for (const kind of dbKinds()) {
       client: AcmeAccountClient,
       name: string,
       how: 'http-01' | 'dns-01' | 'tls-alpn-01' = 'http-01',
-    ): Promise<{ order: any; orderUrl: string; chain: string; key: any }> {
+    ): Promise<{ order: Loose; orderUrl: string; chain: string; key: Loose }> {
       const ip = nextIp();
       dns.mapHost(name, ip);
       const o = await client.newOrder([{ type: 'dns', value: name }]);
@@ -54,7 +54,7 @@ for (const kind of dbKinds()) {
       const orderUrl = String(o.headers.location);
       const authz = await client.post(o.json.authorizations[0]);
       assert.equal(authz.status, 200, authz.text);
-      const ch = authz.json.challenges.find((c: any) => c.type === how);
+      const ch = authz.json.challenges.find((c: Loose) => c.type === how);
       assert.ok(ch, `no ${how} challenge: ${authz.text}`);
       const keyAuth = client.keyAuthorization(ch.token);
       let stop: () => Promise<void> = async () => {};
@@ -209,7 +209,7 @@ for (const kind of dbKinds()) {
       assert.equal(authz.json.wildcard, true);
       assert.deepEqual(authz.json.identifier, { type: 'dns', value: 'wild.acme.test' });
       assert.deepEqual(
-        authz.json.challenges.map((x: any) => x.type),
+        authz.json.challenges.map((x: Loose) => x.type),
         ['dns-01'],
       );
       const { obtainDns } = await dnsHelpers();
@@ -232,9 +232,9 @@ for (const kind of dbKinds()) {
     async function dnsHelpers() {
       const { createHash } = await import('node:crypto');
       return {
-        obtainDns: async (c: AcmeAccountClient, o: any, name: string, base: string): Promise<string> => {
+        obtainDns: async (c: AcmeAccountClient, o: Loose, name: string, base: string): Promise<string> => {
           const authz = await c.post(o.json.authorizations[0]);
-          const ch = authz.json.challenges.find((x: any) => x.type === 'dns-01');
+          const ch = authz.json.challenges.find((x: Loose) => x.type === 'dns-01');
           dns.setTxt(`_acme-challenge.${base}`, [
             createHash('sha256').update(c.keyAuthorization(ch.token)).digest('base64url'),
           ]);
@@ -260,11 +260,11 @@ for (const kind of dbKinds()) {
       dns.mapHost(name, nextIp());
       const o = await c.newOrder([{ type: 'dns', value: name }]);
       const authz = await c.post(o.json.authorizations[0]);
-      const ch = authz.json.challenges.find((x: any) => x.type === 'http-01');
+      const ch = authz.json.challenges.find((x: Loose) => x.type === 'http-01');
       await c.post(ch.url, {});
       const done = await c.poll(o.json.authorizations[0], (x) => x.json?.status !== 'pending', 60_000);
       assert.equal(done.json.status, 'invalid');
-      const failed = done.json.challenges.find((x: any) => x.type === 'http-01');
+      const failed = done.json.challenges.find((x: Loose) => x.type === 'http-01');
       assert.equal(failed.status, 'invalid');
       assert.equal(failed.error.type, `${ERR}connection`);
       const order = await c.post(String(o.headers.location));
@@ -322,9 +322,13 @@ for (const kind of dbKinds()) {
       const certKey = { alg: 'ES256' as const, privateKey: second.key, jwk: {}, thumbprint: '' };
       const { accountKeyOf } = await import('../../bench/lib/acme-client.js');
       const k = accountKeyOf(second.key, 'ES256');
-      const body = jws(k, { nonce: await http.nonce(), url: d.revokeCert, jwk: k.jwk }, {
-        certificate: Buffer.from(leaf2.raw).toString('base64url'),
-      });
+      const body = jws(
+        k,
+        { nonce: await http.nonce(), url: d.revokeCert, jwk: k.jwk },
+        {
+          certificate: Buffer.from(leaf2.raw).toString('base64url'),
+        },
+      );
       void certKey;
       r = await http.request('POST', d.revokeCert, JSON.stringify(body));
       assert.equal(r.status, 200, r.text);
@@ -437,7 +441,7 @@ for (const kind of dbKinds()) {
       assert.equal(o.status, 201, o.text);
       const authz = await c.post(o.json.authorizations[0]);
       assert.deepEqual(
-        authz.json.challenges.map((x: any) => x.type),
+        authz.json.challenges.map((x: Loose) => x.type),
         ['http-01', 'tls-alpn-01'],
       );
       const ch = authz.json.challenges[0];

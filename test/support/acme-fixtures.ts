@@ -6,8 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { createSocket } from 'node:dgram';
-import type { Socket } from 'node:dgram';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
@@ -16,7 +14,7 @@ import type { Server as TlsServer } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import dnsPacket from 'dns-packet';
+import { startDnsServer as startDns } from '../../bench/lib/dns-server.js';
 import type { vaultClient } from '../e2e/vault-http.js';
 
 type Vault = ReturnType<typeof vaultClient>;
@@ -42,46 +40,26 @@ export interface TestDns {
 export async function startDnsServer(): Promise<TestDns> {
   const hosts = new Map<string, string>();
   const txtDir = mkdtempSync(join(tmpdir(), 'acme-dns-'));
-  const socket: Socket = createSocket('udp4');
-  socket.on('message', (msg, rinfo) => {
-    let q: dnsPacket.Packet;
-    try {
-      q = dnsPacket.decode(msg);
-    } catch {
-      return;
-    }
-    const question = q.questions?.[0];
-    if (!question) return;
-    const name = question.name.toLowerCase().replace(/\.$/, '');
-    const answers: dnsPacket.Answer[] = [];
+  const server = await startDns((name, type) => {
     const file = join(txtDir, name);
-    const known = hosts.has(name) || existsSync(file);
-    if (question.type === 'A' && hosts.has(name))
-      answers.push({ type: 'A', name: question.name, ttl: 1, data: hosts.get(name)! });
-    if (question.type === 'TXT' && existsSync(file)) {
-      for (const line of readFileSync(file, 'utf8').split('\n').filter((l) => l !== ''))
-        answers.push({ type: 'TXT', name: question.name, ttl: 1, data: line });
-    }
-    const reply = dnsPacket.encode({
-      type: 'response',
-      id: q.id,
-      flags: dnsPacket.AUTHORITATIVE_ANSWER | dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE,
-      questions: q.questions,
-      answers,
-      // NXDOMAIN for names we know nothing of, so that clients stop looking.
-      ...(known || name.startsWith('_acme-challenge.') ? {} : { rcode: 'NXDOMAIN' }),
-    } as dnsPacket.Packet);
-    socket.send(reply, rinfo.port, rinfo.address);
+    const txt = existsSync(file);
+    // Names we know nothing of do not exist, so clients stop looking; _acme-challenge names always do.
+    if (!hosts.has(name) && !txt && !name.startsWith('_acme-challenge.')) return undefined;
+    if (type === 'A' && hosts.has(name)) return [{ type: 'A', data: hosts.get(name)! }];
+    if (type === 'TXT' && txt)
+      return readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((data) => ({ type: 'TXT' as const, data }));
+    return [];
   });
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const port = socket.address().port;
   return {
-    address: `127.0.0.1:${port}`,
+    address: server.address,
     txtDir,
     mapHost: (name, ip) => hosts.set(name.toLowerCase(), ip),
     setTxt: (name, values) => writeFileSync(join(txtDir, name.toLowerCase()), values.join('\n') + '\n'),
     close: async () => {
-      await new Promise<void>((resolve) => socket.close(() => resolve()));
+      await server.close();
       rmSync(txtDir, { recursive: true, force: true });
     },
   };

@@ -68,7 +68,10 @@ export function parseJws(body: unknown, opts: { inner?: boolean } = {}): ParsedJ
   if (typeof url !== 'string' || url === '') throw acmeError('unauthorized', 'the protected header lacks "url"');
   // The inner JWS of a key change carries no nonce (RFC 8555 section 7.3.5).
   if (opts.inner ? nonce !== undefined : typeof nonce !== 'string' || nonce === '')
-    throw acmeError(opts.inner ? 'malformed' : 'badNonce', `the protected header ${opts.inner ? 'has' : 'lacks'} "nonce"`);
+    throw acmeError(
+      opts.inner ? 'malformed' : 'badNonce',
+      `the protected header ${opts.inner ? 'has' : 'lacks'} "nonce"`,
+    );
   if ((jwk === undefined) === (kid === undefined))
     throw acmeError('malformed', 'the protected header must have exactly one of "jwk" and "kid"');
   if (jwk !== undefined && !isRecord(jwk)) throw acmeError('malformed', '"jwk" must be a JSON object');
@@ -78,7 +81,13 @@ export function parseJws(body: unknown, opts: { inner?: boolean } = {}): ParsedJ
     protectedB64,
     payloadB64,
     signature: b64url(body.signature, 'the signature'),
-    header: { alg: alg as JwsAlgorithm, nonce: (nonce as string | undefined) ?? '', url, jwk: jwk as Record<string, unknown> | undefined, kid },
+    header: {
+      alg: alg as JwsAlgorithm,
+      nonce: (nonce as string | undefined) ?? '',
+      url,
+      jwk: jwk as Record<string, unknown> | undefined,
+      kid,
+    },
     payload: payloadB64 === '' ? undefined : jsonOf(payloadBytes, 'the payload'),
   };
 }
@@ -104,7 +113,9 @@ export function publicJwk(jwk: Record<string, unknown>): Record<string, unknown>
 
 /** RFC 7638 thumbprint, base64url of SHA-256 over the required members in lexicographic order. */
 export function jwkThumbprint(jwk: Record<string, unknown>): string {
-  return createHash('sha256').update(JSON.stringify(thumbprintMembers(jwk))).digest('base64url');
+  return createHash('sha256')
+    .update(JSON.stringify(thumbprintMembers(jwk)))
+    .digest('base64url');
 }
 
 const CURVE_OF: Record<string, string> = { ES256: 'P-256', ES384: 'P-384', ES512: 'P-521' };
@@ -127,7 +138,8 @@ export function jwkKey(jwk: Record<string, unknown>, alg: JwsAlgorithm): KeyObje
   }
   if (jwk.kty === 'RSA') {
     const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
-    if (bits < 2048 || bits > 8192) throw acmeError('badPublicKey', `RSA keys need 2048 to 8192 bits, this has ${bits}`);
+    if (bits < 2048 || bits > 8192)
+      throw acmeError('badPublicKey', `RSA keys need 2048 to 8192 bits, this has ${bits}`);
   }
   return key;
 }

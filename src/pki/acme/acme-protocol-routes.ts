@@ -12,7 +12,16 @@ import { isDomainError } from '../../shared/errors.js';
 import type { PkiRequestContext, PkiResult, PkiRoute } from '../pki-route.js';
 import { AcmeError, checkRevocationReason, renewalWindow } from './acme.js';
 import type { AcmeAccount, AcmeAuthorization, AcmeErrorType, AcmeOrder } from './acme.js';
-import { jwkKey, jwkThumbprint, jwsSignatureValid, mintNonce, nonceExpiry, parseJws, publicJwk, readEabBinding } from './acme-jws.js';
+import {
+  jwkKey,
+  jwkThumbprint,
+  jwsSignatureValid,
+  mintNonce,
+  nonceExpiry,
+  parseJws,
+  publicJwk,
+  readEabBinding,
+} from './acme-jws.js';
 import type { ParsedJws } from './acme-jws.js';
 import type { AcmeDirectory, AcmeService } from './acme-service.js';
 import { serialOfCertId } from './acme-service.js';
@@ -95,7 +104,8 @@ export function acmeProtocolRoutes(acme: AcmeService): PkiRoute[] {
       if (use === 'jwk') throw new AcmeError('malformed', 'this request must carry its key (jwk), not a kid');
       const prefix = urlOf(dir, 'account/');
       const kid = jws.header.kid!;
-      if (!kid.startsWith(prefix)) throw new AcmeError('accountDoesNotExist', 'the kid is not an account of this directory');
+      if (!kid.startsWith(prefix))
+        throw new AcmeError('accountDoesNotExist', 'the kid is not an account of this directory');
       account = await acme.accountFor(dir, kid.slice(prefix.length));
       key = accountKey(account, jws);
     }
@@ -177,7 +187,8 @@ export function acmeProtocolRoutes(acme: AcmeService): PkiRoute[] {
   };
 
   const postAsGet = (s: Signed): void => {
-    if (s.jws.payloadB64 !== '') throw new AcmeError('malformed', 'this resource is fetched with POST-as-GET (empty payload)');
+    if (s.jws.payloadB64 !== '')
+      throw new AcmeError('malformed', 'this resource is fetched with POST-as-GET (empty payload)');
   };
 
   // ----- handlers
@@ -235,13 +246,18 @@ export function acmeProtocolRoutes(acme: AcmeService): PkiRoute[] {
     const s = await verify(ctx, dir, 'kid');
     const inner = parseJws(s.payload, { inner: true });
     if (!inner.header.jwk) throw new AcmeError('malformed', 'the inner JWS must carry the new key (jwk)');
-    if (inner.header.url !== s.jws.header.url) throw new AcmeError('malformed', 'the inner JWS url differs from the outer');
+    if (inner.header.url !== s.jws.header.url)
+      throw new AcmeError('malformed', 'the inner JWS url differs from the outer');
     if (!jwsSignatureValid(inner, jwkKey(inner.header.jwk, inner.header.alg)))
       throw new AcmeError('malformed', 'the inner JWS signature does not verify');
     const p = inner.payload as Record<string, unknown> | undefined;
     if (!p || p.account !== urlOf(dir, `account/${s.account!.id}`))
       throw new AcmeError('malformed', 'the inner payload must name this account');
-    if (typeof p.oldKey !== 'object' || p.oldKey === null || jwkThumbprint(p.oldKey as Record<string, unknown>) !== s.account!.thumbprint)
+    if (
+      typeof p.oldKey !== 'object' ||
+      p.oldKey === null ||
+      jwkThumbprint(p.oldKey as Record<string, unknown>) !== s.account!.thumbprint
+    )
       throw new AcmeError('malformed', 'oldKey is not the account key');
     const jwk = publicJwk(inner.header.jwk);
     try {
@@ -301,7 +317,10 @@ export function acmeProtocolRoutes(acme: AcmeService): PkiRoute[] {
       p.status === 'deactivated'
         ? await acme.deactivateAuthorization(dir, s.account!, ctx.params.id!)
         : await acme.authorization(dir, s.account!, ctx.params.id!);
-    retryIfBusy(ctx, a.challenges.some((c) => c.status === 'processing'));
+    retryIfBusy(
+      ctx,
+      a.challenges.some((c) => c.status === 'processing'),
+    );
     return json(ctx, authzDoc(dir, a));
   };
 
@@ -397,7 +416,11 @@ export function problem(ctx: PkiRequestContext, err: unknown, statusOverride?: n
     };
     const hit = byKind[err.kind];
     if (hit) [type, status, detail] = [hit[0], hit[1], err.message];
-  } else if (typeof err === 'object' && err !== null && typeof (err as { statusCode?: unknown }).statusCode === 'number') {
+  } else if (
+    typeof err === 'object' &&
+    err !== null &&
+    typeof (err as { statusCode?: unknown }).statusCode === 'number'
+  ) {
     const code = (err as { statusCode: number }).statusCode;
     if (code >= 400 && code < 500) [type, status, detail] = ['malformed', code, (err as Error).message];
   }

@@ -45,7 +45,9 @@ const accountData = ({ account: a, orders }: AccountDetails) => ({
   created_time: rfc3339(a.createdAt),
   revoked_time: a.revokedAt ? rfc3339(a.revokedAt) : null,
   directory: a.directory,
-  eab: a.eab ? { eab_id: a.eab.id, directory: a.directory, created_time: rfc3339(a.eab.createdAt), key_type: 'hs' } : {},
+  eab: a.eab
+    ? { eab_id: a.eab.id, directory: a.directory, created_time: rfc3339(a.eab.createdAt), key_type: 'hs' }
+    : {},
   orders: orders.map((o) => ({
     order_id: o.id,
     status: o.status,
@@ -91,9 +93,11 @@ export function acmeRoutes(acme: AcmeService): PkiRoute[] {
         return jsonResult(acmeConfigData(c), warnings);
       },
     },
-    ...['', 'issuer/:ref/', 'roles/:role/', 'issuer/:ref/roles/:role/'].map(
-      (prefix): PkiRoute => ({ pattern: `${prefix}acme/new-eab`, operations: ['update', 'create'], handler: newEab }),
-    ),
+    ...['', 'issuer/:ref/', 'roles/:role/', 'issuer/:ref/roles/:role/'].map((prefix): PkiRoute => ({
+      pattern: `${prefix}acme/new-eab`,
+      operations: ['update', 'create'],
+      handler: newEab,
+    })),
     {
       pattern: 'eab',
       operations: ['list'],

@@ -217,7 +217,10 @@ for (const kind of dbKinds()) {
       clock.advance(40);
       const abandoned = await acme.authorization(dir, acct, authzs[0]!.id);
       assert.equal(abandoned.challenges.find((c) => c.type === 'http-01')?.status, 'processing');
-      const done = await settled(() => acme.authorization(dir, acct, authzs[0]!.id), (a) => a.status !== 'pending');
+      const done = await settled(
+        () => acme.authorization(dir, acct, authzs[0]!.id),
+        (a) => a.status !== 'pending',
+      );
       assert.equal(done.status, 'valid');
       assert.equal(done.challenges.find((c) => c.type === 'dns-01')?.status, 'pending');
       assert.deepEqual(
@@ -229,7 +232,10 @@ for (const kind of dbKinds()) {
       );
       assert.equal((await acme.order(dir, acct, order.id)).status, 'pending');
       await acme.respondToChallenge(dir, acct, authzs[1]!.id, 'dns-01');
-      const ready = await settled(() => acme.order(dir, acct, order.id), (o) => o.status !== 'pending');
+      const ready = await settled(
+        () => acme.order(dir, acct, order.id),
+        (o) => o.status !== 'pending',
+      );
       assert.equal(ready.status, 'ready');
     });
 
@@ -241,7 +247,10 @@ for (const kind of dbKinds()) {
       };
       await acme.respondToChallenge(dir, acct, authzs[0]!.id, 'http-01');
       // Three attempts, 1 s and 3 s apart (real timers): wait for the outcome.
-      const a = await settled(() => acme.authorization(dir, acct, authzs[0]!.id), (x) => x.status !== 'pending');
+      const a = await settled(
+        () => acme.authorization(dir, acct, authzs[0]!.id),
+        (x) => x.status !== 'pending',
+      );
       assert.equal(a.status, 'invalid');
       const c = a.challenges.find((x) => x.type === 'http-01')!;
       assert.equal(c.attempts, 3);

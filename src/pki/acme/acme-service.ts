@@ -35,7 +35,6 @@ import {
   listAllows,
   normalizeIdentifiers,
   orderStatusAt,
-  orderStatusFromAuthzs,
   validateAcmeConfig,
 } from './acme.js';
 import type {
@@ -161,7 +160,8 @@ export class AcmeService {
   /** Partial update of config/acme: only supplied fields change. */
   async updateConfig(mountId: string, patch: Partial<AcmeConfig>): Promise<AcmeConfig> {
     const next: AcmeConfig = { ...(await this.getConfig(mountId)) };
-    for (const [k, v] of Object.entries(patch)) if (v !== undefined) (next as unknown as Record<string, unknown>)[k] = v;
+    for (const [k, v] of Object.entries(patch))
+      if (v !== undefined) (next as unknown as Record<string, unknown>)[k] = v;
     validateAcmeConfig(next);
     await this.deps.mountConfig.putSetting(mountId, 'acme', next);
     this.#configs.delete(mountId);
@@ -258,8 +258,7 @@ export class AcmeService {
     const repo = this.deps.repo;
     const existing = await repo.accountByThumbprint(repo.executor, dir.mount.id, input.thumbprint);
     if (existing) {
-      if (existing.status !== 'valid')
-        throw acmeError('unauthorized', `the account of this key is ${existing.status}`);
+      if (existing.status !== 'valid') throw acmeError('unauthorized', `the account of this key is ${existing.status}`);
       return { account: existing, created: false };
     }
     if (input.onlyReturnExisting) throw acmeError('accountDoesNotExist', 'no account exists for this key');
@@ -390,9 +389,7 @@ export class AcmeService {
       mountId: dir.mount.id,
       accountId: account.id,
       orderId,
-      identifier: identifier.value.startsWith('*.')
-        ? { type: 'dns', value: identifier.value.slice(2) }
-        : identifier,
+      identifier: identifier.value.startsWith('*.') ? { type: 'dns', value: identifier.value.slice(2) } : identifier,
       wildcard: identifier.value.startsWith('*.'),
       status: 'pending',
       expiresAt,
@@ -519,9 +516,7 @@ export class AcmeService {
       notAfter: new Date(data.expiration * 1000),
       chain,
     };
-    await repo.transaction((tx) =>
-      repo.moveOrder(tx, id, ['processing'], 'valid', this.deps.clock.now(), { cert }),
-    );
+    await repo.transaction((tx) => repo.moveOrder(tx, id, ['processing'], 'valid', this.deps.clock.now(), { cert }));
     return { ...order, status: 'valid', certSerial: cert.serial, certNotAfter: cert.notAfter, certChain: chain };
   }
 
@@ -790,7 +785,12 @@ export class AcmeService {
       }
     }
     await this.deps.repo.deleteExpiredNonces(now);
-    return { ordersDeleted, accountsRevoked, accountsDeleted, accountsTotal: await this.deps.repo.countAccounts(mountId) };
+    return {
+      ordersDeleted,
+      accountsRevoked,
+      accountsDeleted,
+      accountsTotal: await this.deps.repo.countAccounts(mountId),
+    };
   }
 
   #forgetAccount(mountId: string, id: string): void {

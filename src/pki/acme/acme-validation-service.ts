@@ -142,7 +142,13 @@ export class AcmeValidationService {
       status: problem ? 'invalid' : 'valid',
       challenges: a.challenges.map((x) =>
         x.type === type
-          ? { ...x, status: problem ? 'invalid' : 'valid', attempts, error: problem, validated: problem ? undefined : now }
+          ? {
+              ...x,
+              status: problem ? 'invalid' : 'valid',
+              attempts,
+              error: problem,
+              validated: problem ? undefined : now,
+            }
           : x,
       ),
       validationLeaseUntil: undefined,

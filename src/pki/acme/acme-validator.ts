@@ -65,7 +65,8 @@ function dnsFailure(name: string, err: NodeJS.ErrnoException): string[] {
 
 async function validateHttp01(t: ValidationTarget): Promise<void> {
   const address = await addressOf(t);
-  const host = t.identifier.type === 'ip' && isIP(t.identifier.value) === 6 ? `[${t.identifier.value}]` : t.identifier.value;
+  const host =
+    t.identifier.type === 'ip' && isIP(t.identifier.value) === 6 ? `[${t.identifier.value}]` : t.identifier.value;
   const body = await new Promise<string>((resolve, reject) => {
     const req = request(
       {
@@ -79,7 +80,9 @@ async function validateHttp01(t: ValidationTarget): Promise<void> {
       (res) => {
         if (res.statusCode !== 200) {
           res.resume();
-          reject(acmeError('unauthorized', `http://${host}/.well-known/acme-challenge/… answered HTTP ${res.statusCode}`));
+          reject(
+            acmeError('unauthorized', `http://${host}/.well-known/acme-challenge/… answered HTTP ${res.statusCode}`),
+          );
           return;
         }
         const chunks: Buffer[] = [];
@@ -97,7 +100,9 @@ async function validateHttp01(t: ValidationTarget): Promise<void> {
     );
     req.on('timeout', () => req.destroy(acmeError('connection', `timed out connecting to ${address}:80`)));
     req.on('error', (err) =>
-      reject(err instanceof AcmeError ? err : acmeError('connection', `cannot fetch from ${address}:80: ${err.message}`)),
+      reject(
+        err instanceof AcmeError ? err : acmeError('connection', `cannot fetch from ${address}:80: ${err.message}`),
+      ),
     );
     req.end();
   });
@@ -157,7 +162,9 @@ async function validateTlsAlpn01(t: ValidationTarget): Promise<void> {
     });
     socket.once('timeout', () => socket.destroy(acmeError('connection', `timed out connecting to ${address}:443`)));
     socket.once('error', (err) =>
-      reject(err instanceof AcmeError ? err : acmeError('tls', `TLS connection to ${address}:443 failed: ${err.message}`)),
+      reject(
+        err instanceof AcmeError ? err : acmeError('tls', `TLS connection to ${address}:443 failed: ${err.message}`),
+      ),
     );
   });
   checkAlpnCertificate(der, t);

@@ -117,7 +117,12 @@ describe('ACME rules', () => {
       [[{ type: 'dns', value: '10.0.0.1' }], 'rejectedIdentifier'],
       [[{ type: 'ip', value: 'example.com' }], 'rejectedIdentifier'],
     ];
-    for (const [raw, type] of cases) assert.equal(acmeType(() => normalizeIdentifiers(raw)), type, JSON.stringify(raw));
+    for (const [raw, type] of cases)
+      assert.equal(
+        acmeType(() => normalizeIdentifiers(raw)),
+        type,
+        JSON.stringify(raw),
+      );
     assert.deepEqual(challengeTypesFor({ type: 'dns', value: '*.a.b' }), ['dns-01']);
     assert.deepEqual(challengeTypesFor({ type: 'ip', value: '10.0.0.1' }), ['http-01', 'tls-alpn-01']);
   });
@@ -157,7 +162,11 @@ describe('ACME rules', () => {
   it('revocation reasons and renewal windows', () => {
     assert.equal(checkRevocationReason(undefined), 0);
     assert.equal(checkRevocationReason(4), 4);
-    for (const bad of [7, 8, 11, -1, 1.5, '1']) assert.equal(acmeType(() => checkRevocationReason(bad)), 'badRevocationReason');
+    for (const bad of [7, 8, 11, -1, 1.5, '1'])
+      assert.equal(
+        acmeType(() => checkRevocationReason(bad)),
+        'badRevocationReason',
+      );
     const nb = new Date('2026-01-01T00:00:00Z');
     const na = new Date('2026-04-01T00:00:00Z');
     const w = renewalWindow(nb, na, false, nb);
@@ -210,11 +219,22 @@ describe('ACME JWS', () => {
       [{ ...make({ alg: 'ES256', nonce: 'n', url: 'u', jwk }), protected: '!!' }, 'malformed'],
       ['a string', 'malformed'],
     ];
-    for (const [body, type] of cases) assert.equal(acmeType(() => parseJws(body)), type, JSON.stringify(body));
+    for (const [body, type] of cases)
+      assert.equal(
+        acmeType(() => parseJws(body)),
+        type,
+        JSON.stringify(body),
+      );
     // The key must fit the algorithm.
-    assert.equal(acmeType(() => jwkKey(jwk, 'ES384')), 'badPublicKey');
+    assert.equal(
+      acmeType(() => jwkKey(jwk, 'ES384')),
+      'badPublicKey',
+    );
     const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'jwk' });
-    assert.equal(acmeType(() => jwkKey(rsa as Record<string, unknown>, 'RS256')), 'badPublicKey');
+    assert.equal(
+      acmeType(() => jwkKey(rsa as Record<string, unknown>, 'RS256')),
+      'badPublicKey',
+    );
   });
 
   it('nonces: made and checked with one key, refused with another or when altered', () => {
@@ -235,7 +255,11 @@ describe('ACME JWS', () => {
     const binding = (header: Record<string, unknown>, bound = jwk) => {
       const p = b64(header);
       const body = b64(bound);
-      return { protected: p, payload: body, signature: createHmac('sha256', macKey).update(`${p}.${body}`).digest('base64url') };
+      return {
+        protected: p,
+        payload: body,
+        signature: createHmac('sha256', macKey).update(`${p}.${body}`).digest('base64url'),
+      };
     };
     const r = readEabBinding(binding({ alg: 'HS256', kid: 'k1', url: 'https://x/new-account' }), {
       url: 'https://x/new-account',
@@ -245,8 +269,14 @@ describe('ACME JWS', () => {
     assert.equal(r.verify(macKey), true);
     assert.equal(r.verify(Buffer.alloc(32)), false);
     const expect = { url: 'https://x/new-account', accountJwk: jwk };
-    assert.equal(acmeType(() => readEabBinding(binding({ alg: 'HS256', kid: 'k', url: 'https://y' }), expect)), 'unauthorized');
-    assert.equal(acmeType(() => readEabBinding(binding({ alg: 'RS256', kid: 'k', url: expect.url }), expect)), 'badSignatureAlgorithm');
+    assert.equal(
+      acmeType(() => readEabBinding(binding({ alg: 'HS256', kid: 'k', url: 'https://y' }), expect)),
+      'unauthorized',
+    );
+    assert.equal(
+      acmeType(() => readEabBinding(binding({ alg: 'RS256', kid: 'k', url: expect.url }), expect)),
+      'badSignatureAlgorithm',
+    );
     const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
     assert.equal(
       acmeType(() => readEabBinding(binding({ alg: 'HS256', kid: 'k', url: expect.url }, other as never), expect)),

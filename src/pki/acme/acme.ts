@@ -129,7 +129,10 @@ export function validateAcmeConfig(c: AcmeConfig): void {
       'eab_policy',
     );
   if (c.dnsResolver !== '' && !isHostPort(c.dnsResolver))
-    throw cfgInvalid(`dns_resolver must be host:port (an IP address and a port), got "${c.dnsResolver}"`, 'dns_resolver');
+    throw cfgInvalid(
+      `dns_resolver must be host:port (an IP address and a port), got "${c.dnsResolver}"`,
+      'dns_resolver',
+    );
   if (c.maxTtl < 0) throw cfgInvalid('max_ttl must not be negative', 'max_ttl');
 }
 
@@ -351,7 +354,8 @@ export function csrMatchesOrder(
     if (!want.has(asId)) return `the CSR's common name ${csr.commonName} is not one of the order's identifiers`;
     have.add(asId);
   }
-  for (const h of have) if (!want.has(h)) return `the CSR names ${h.slice(h.indexOf(':') + 1)}, which the order does not`;
+  for (const h of have)
+    if (!want.has(h)) return `the CSR names ${h.slice(h.indexOf(':') + 1)}, which the order does not`;
   for (const w of want) if (!have.has(w)) return `the CSR lacks ${w.slice(w.indexOf(':') + 1)}, which the order names`;
   return undefined;
 }
@@ -383,7 +387,14 @@ export function orderStatusFromAuthzs(current: OrderStatus, authz: readonly Auth
 /** Reasons a subscriber may give; 7 is unused, 8 (removeFromCRL) is for delta CRLs only. */
 export function checkRevocationReason(reason: unknown): number {
   if (reason === undefined) return 0;
-  if (typeof reason !== 'number' || !Number.isInteger(reason) || reason < 0 || reason > 10 || reason === 7 || reason === 8)
+  if (
+    typeof reason !== 'number' ||
+    !Number.isInteger(reason) ||
+    reason < 0 ||
+    reason > 10 ||
+    reason === 7 ||
+    reason === 8
+  )
     throw acmeError('badRevocationReason', `revocation reason ${JSON.stringify(reason)} is not allowed`);
   return reason;
 }

@@ -68,7 +68,7 @@ export class TidyService {
       clock: Clock;
       logger: Logger;
       /** Rebuilds CRLs after revoked certificates or issuers were removed. */
-rebuildCrl: CrlRebuild;
+      rebuildCrl: CrlRebuild;
       /** tidy_acme: removes expired ACME orders and idle accounts of a mount (the ACME module's). */
       tidyAcme?: AcmeTidy;
       batchSize?: number;
