@@ -201,10 +201,24 @@ export function readEabBinding(
 const NONCE_RANDOM = 16;
 const NONCE_MAC = 16;
 
+/** Random bytes drawn 4 KiB at a time: one call into the CSPRNG per 256 nonces. */
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+function random16(into: Buffer): void {
+  if (poolAt + NONCE_RANDOM > pool.length) {
+    pool = randomBytes(4096);
+    poolAt = 0;
+  }
+  pool.copy(into, 0, poolAt, poolAt + NONCE_RANDOM);
+  // Each slice is used once.
+  pool.fill(0, poolAt, poolAt + NONCE_RANDOM);
+  poolAt += NONCE_RANDOM;
+}
+
 /** base64url(random(16) | expiry seconds (u32) | HMAC-SHA256(first 20 bytes)[0..16]). */
 export function mintNonce(key: Buffer, expiresAt: Date): string {
   const body = Buffer.alloc(NONCE_RANDOM + 4);
-  randomBytes(NONCE_RANDOM).copy(body);
+  random16(body);
   body.writeUInt32BE(Math.floor(expiresAt.getTime() / 1000), NONCE_RANDOM);
   const mac = createHmac('sha256', key).update(body).digest().subarray(0, NONCE_MAC);
   return Buffer.concat([body, mac]).toString('base64url');
