@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Db } from '../../db/database.js';
+import { ParamQuery } from '../../db/one-param-query.js';
 import type { Database } from '../../db/schema.js';
 import type { PkiAcmeAuthorizationsTable, PkiAcmeOrdersTable } from '../../db/schema-pki-acme.js';
 import type {
@@ -52,16 +53,26 @@ export class AcmeRepo {
     return this.#tx(fn);
   }
 
+  // The statements every ACME request runs, compiled once.
+  readonly #useNonce = new ParamQuery((nonce: string, expiresAt: string) =>
+    this.#db
+      .insertInto('pki_acme_nonces')
+      .values({ nonce, expires_at: expiresAt })
+      .onConflict((oc) => oc.column('nonce').doNothing()),
+  );
+  readonly #order = new ParamQuery((id: string, mountId: string) =>
+    this.#db.selectFrom('pki_acme_orders').selectAll().where('id', '=', id).where('mount_id', '=', mountId),
+  );
+  readonly #authz = new ParamQuery((id: string, mountId: string) =>
+    this.#db.selectFrom('pki_acme_authorizations').selectAll().where('id', '=', id).where('mount_id', '=', mountId),
+  );
+
   // ----- nonces
 
   /** Records a nonce as used; false when it already was. */
   async useNonce(ex: Executor, nonce: string, expiresAt: Date): Promise<boolean> {
-    const r = await ex
-      .insertInto('pki_acme_nonces')
-      .values({ nonce, expires_at: iso(expiresAt) })
-      .onConflict((oc) => oc.column('nonce').doNothing())
-      .executeTakeFirst();
-    return Number(r.numInsertedOrUpdatedRows ?? 0n) === 1;
+    const r = await this.#useNonce.run(ex, nonce, iso(expiresAt));
+    return Number(r.numAffectedRows ?? 0n) === 1;
   }
 
   async deleteExpiredNonces(now: Date): Promise<number> {
@@ -172,12 +183,7 @@ export class AcmeRepo {
   }
 
   async order(ex: Executor, mountId: string, id: string): Promise<AcmeOrder | undefined> {
-    const r = await ex
-      .selectFrom('pki_acme_orders')
-      .selectAll()
-      .where('id', '=', id)
-      .where('mount_id', '=', mountId)
-      .executeTakeFirst();
+    const r = await this.#order.first(ex, id, mountId);
     return r && toOrder(r);
   }
 
@@ -230,12 +236,7 @@ export class AcmeRepo {
   }
 
   async authorization(ex: Executor, mountId: string, id: string): Promise<VersionedAuthz | undefined> {
-    const r = await ex
-      .selectFrom('pki_acme_authorizations')
-      .selectAll()
-      .where('id', '=', id)
-      .where('mount_id', '=', mountId)
-      .executeTakeFirst();
+    const r = await this.#authz.first(ex, id, mountId);
     return r && toAuthz(r);
   }
 
