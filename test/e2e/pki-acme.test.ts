@@ -195,6 +195,12 @@ for (const kind of dbKinds()) {
       assert.equal(decoded.acme_directory, 'roles/web/acme/');
       const orders = await c.post(`${m.cluster}/roles/web/acme/orders`);
       assert.deepEqual(orders.json.orders, [order.finalize.replace(/\/finalize$/, '')]);
+      // The ordinary revoke endpoint revokes it too; ACME then finds it revoked.
+      const revoked = await v('POST', `${m.mount}/revoke`, { body: { serial_number: serial } });
+      assert.equal(revoked.status, 200, revoked.text);
+      const d = await http.getDirectory();
+      const again = await c.post(d.revokeCert, { certificate: Buffer.from(leaf.raw).toString('base64url') });
+      assert.equal(again.json.type, `${ERR}alreadyRevoked`, again.text);
       http.close();
     });
 
