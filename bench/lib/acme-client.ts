@@ -145,6 +145,8 @@ export class AcmeHttp {
           res.on('error', reject);
         },
       );
+      // A server that stops answering fails the request instead of hanging the load generator.
+      req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${url}: no answer in 30 s`)));
       req.on('error', reject);
       req.end(body);
     });
