@@ -79,6 +79,36 @@ export function opensslBin(): string {
   return bin;
 }
 
+/**
+ * A self-signed EC P-256 certificate made by openssl in `dir`: `<name>.pem` and its key
+ * `<name>.key`; `extra` adds `req` arguments (`-addext …`).
+ */
+export function opensslSelfSigned(dir: string, name: string, subject: string, days: number, extra: string[] = []) {
+  run(
+    opensslBin(),
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.pem`,
+      '-subj',
+      subject,
+      '-days',
+      String(days),
+      ...extra,
+    ],
+    { cwd: dir },
+  );
+  return { cert: join(dir, `${name}.pem`), key: join(dir, `${name}.key`) };
+}
+
 /** A DER OCSP request for `certPem` issued by `caPem`, made by openssl (SHA-1 CertID, no nonce). */
 export function ocspRequest(dir: string, name: string, caPem: string, certPem: string): Buffer {
   const ca = join(dir, `${name}-ca.pem`);
@@ -99,23 +129,7 @@ export async function startOpensslOcsp(ctx: RunContext): Promise<Peer & { reques
   const dir = join(ctx.tmpDir, 'openssl-ocsp');
   mkdirSync(dir, { recursive: true });
   const o = (args: string[]) => run(openssl, args, { cwd: dir });
-  o([
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-    '-subj',
-    '/CN=OpenSSL Bench Root',
-    '-days',
-    '30',
-  ]);
+  opensslSelfSigned(dir, 'ca', '/CN=OpenSSL Bench Root', 30);
   o([
     'req',
     '-new',

@@ -1,4 +1,5 @@
 import { httpCeiling, stateCurrent } from './http.js';
+import { pkiAcmeOrder } from './pki-acme.js';
 import { pkiIssueP256, pkiIssueRsa2048, pkiSignP256 } from './pki-issue.js';
 import { pkiCrl100k, pkiOcsp, pkiRevoke } from './pki-revocation.js';
 import { stateCreateInline, stateList } from './state-api.js';
@@ -23,5 +24,6 @@ export const SCENARIOS: Scenario[] = [
   pkiIssueRsa2048,
   pkiOcsp,
   pkiRevoke,
+  pkiAcmeOrder,
   pkiCrl100k,
 ];

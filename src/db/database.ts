@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -76,14 +77,16 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
     writer.start();
   }
   const dataVersion = sqlite.prepare('pragma data_version').pluck();
+  const lazy = inMemory ? undefined : lazySync(kysely, `${path}-wal`);
   return {
     kind: 'sqlite',
     kysely,
     writeTransaction: (fn) => (writer ? writer.transaction(fn) : kysely.transaction().execute(fn)),
-    ...(inMemory ? {} : { lazySyncTransaction: lazySync(kysely, `${path}-wal`) }),
+    ...(lazy ? { lazySyncTransaction: lazy.transaction } : {}),
     externalChanges: () => dataVersion.get() as number,
     destroy: async () => {
       await writer?.close();
+      await lazy?.close();
       await kysely.destroy();
     },
   };
@@ -119,18 +122,46 @@ function withStatementCache(db: SqliteDatabase.Database, opts: { beginImmediate:
  * to the WAL without an fsync; the setting is switched inside the connection's lock, so no
  * other commit runs with it. fsync is per file, not per descriptor: once an fsync of the WAL
  * that began after the commit returns, the commit's frames (and the WAL header) are on disk,
- * which is what synchronous=FULL would have waited for inside COMMIT.
+ * which is what synchronous=FULL would have waited for inside COMMIT. Concurrent commits
+ * share their fsyncs (see syncWal below).
  */
 function lazySync(kysely: Kysely<Database>, walPath: string) {
-  const syncWal = async (): Promise<void> => {
-    const file = await open(walPath, 'r');
+  // One descriptor of the WAL for the life of the database: the event-loop connection keeps
+  // the WAL file in place (checkpoints reset it, they do not replace it). On an error the
+  // descriptor is dropped and the next sync opens a fresh one.
+  let wal: Promise<FileHandle> | null = null;
+  const fsyncWal = async (): Promise<void> => {
+    wal ??= open(walPath, 'r');
+    const handle = wal;
     try {
-      await file.sync();
-    } finally {
-      await file.close();
+      await (await handle).sync();
+    } catch (err) {
+      if (wal === handle) wal = null;
+      void handle.then((h) => h.close()).catch(() => undefined);
+      throw err;
     }
   };
-  return async <T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> => {
+  // Group commit of the fsyncs: commits made while an fsync runs share the next one, which
+  // begins after that fsync ends (so after each of those commits). Under concurrency this is
+  // one fsync per batch of commits instead of one per commit queued on the threadpool.
+  let running: Promise<void> | null = null;
+  let next: Promise<void> | null = null;
+  const syncWal = (): Promise<void> => {
+    if (!running) {
+      running = fsyncWal().finally(() => {
+        running = null;
+      });
+      return running;
+    }
+    next ??= running
+      .catch(() => undefined)
+      .then(() => {
+        next = null;
+        return syncWal();
+      });
+    return next;
+  };
+  const transaction = async <T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> => {
     const value = await kysely.connection().execute(async (conn) => {
       await sql`pragma synchronous = NORMAL`.execute(conn);
       try {
@@ -142,6 +173,13 @@ function lazySync(kysely: Kysely<Database>, walPath: string) {
     await syncWal();
     return value;
   };
+  const close = async (): Promise<void> => {
+    while (running || next) await (next ?? running)?.catch(() => undefined);
+    const handle = wal;
+    wal = null;
+    if (handle) await (await handle.catch(() => undefined))?.close();
+  };
+  return { transaction, close };
 }
 
 /** Resolves when the database answers a trivial query. */

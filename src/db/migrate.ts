@@ -14,6 +14,7 @@ import { tfePurgedOutputsMigration } from './migrations/0012-tfe-purged-outputs.
 import { pkiLeaseTokenIndexMigration } from './migrations/0013-pki-lease-token-index.js';
 import { tfeCurrentFinalizedMigration } from './migrations/0014-tfe-current-finalized.js';
 import { tfeProjectsMigration } from './migrations/0015-tfe-projects.js';
+import { pkiAcmeMigration } from './migrations/0017-pki-acme.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -35,6 +36,7 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0013-pki-lease-token-index': pkiLeaseTokenIndexMigration(),
     '0014-tfe-current-finalized': tfeCurrentFinalizedMigration(),
     '0015-tfe-projects': tfeProjectsMigration(),
+    '0017-pki-acme': pkiAcmeMigration(),
   };
 }
 

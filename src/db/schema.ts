@@ -6,6 +6,7 @@ import type { PkiIssuanceTables } from './schema-pki-issuance.js';
 import type { PkiRevocationTables } from './schema-pki-revocation.js';
 import type { PkiTidyTables } from './schema-pki-tidy.js';
 import type { PkiExternalPolicyTables } from './schema-pki-external-policy.js';
+import type { PkiAcmeTables } from './schema-pki-acme.js';
 
 /**
  * Table types as both drivers return them. Instants are ISO-8601 UTC strings and
@@ -69,6 +70,7 @@ export interface Database
     PkiIssuanceTables,
     PkiRevocationTables,
     PkiTidyTables,
-    PkiExternalPolicyTables {}
+    PkiExternalPolicyTables,
+    PkiAcmeTables {}
 
 export type { Generated };

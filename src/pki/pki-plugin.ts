@@ -38,6 +38,12 @@ async function isOcspRequest(services: PkiServices, request: FastifyRequest): Pr
   return labelledOcsp(request) || isOcspUrl(services, request.method, request.url);
 }
 
+/** ACME protocol resources: their errors are problem documents (RFC 8555 section 6.7), whatever failed. */
+const ACME_RESOURCE =
+  /\/acme\/(?:directory|new-nonce|new-account|new-order|revoke-cert|key-change|orders|(?:account|authorization|challenge|order|renewal-info)\/)/;
+/** An ACME request is a JWS of a few kilobytes (RFC 8555 section 6.2). */
+const ACME_BODY_LIMIT = 64 * 1024;
+
 /**
  * The PKI API's error answer: Vault's JSON envelope, or an OCSP error response to an OCSP
  * client (a body too large or unreadable, a URL that does not decode: a malformed request).
@@ -59,6 +65,15 @@ export async function sendPkiError(
       .status(status >= 500 ? 500 : 400)
       .type('application/ocsp-response')
       .send(ocspErrorResponse(ocsp));
+    return;
+  }
+  if (ACME_RESOURCE.test(request.url.split('?')[0] ?? '')) {
+    const type = status >= 500 ? 'serverInternal' : 'malformed';
+    const detail = status >= 500 ? 'internal error' : c.message;
+    void reply
+      .status(status)
+      .type('application/problem+json')
+      .send(JSON.stringify({ type: `urn:ietf:params:acme:error:${type}`, detail, status }));
     return;
   }
   const message = status >= 500 ? 'internal error' : status === 403 ? 'permission denied' : c.message;
@@ -99,6 +114,12 @@ export const pkiPlugin: FastifyPluginAsync<PkiPluginOptions> = async (app: Fasti
     if (text === '') return done(null, {});
     json(req, text, done);
   });
+
+  app.addContentTypeParser(
+    'application/jose+json',
+    { parseAs: 'string', bodyLimit: ACME_BODY_LIMIT },
+    (req, body, done) => json(req, body as string, done),
+  );
 
   // OCSP requests (RFC 6960 appendix A.1) are raw DER. The parser's limit is generous; the
   // responder itself answers anything above Vault's 2048 bytes as malformedRequest.

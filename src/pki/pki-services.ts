@@ -55,6 +55,10 @@ import { tidyRoutes } from './tidy/tidy-routes.js';
 import { AUTO_TIDY_JOB, TIDY_JOB, TidyService } from './tidy/tidy-service.js';
 import type { TidyJobPayload } from './tidy/tidy-service.js';
 import { useNativeCrypto } from './crypto/native-ecdsa.js';
+import { AcmeRepo } from './acme/acme-repo.js';
+import { acmeProtocolRoutes } from './acme/acme-protocol-routes.js';
+import { acmeRoutes } from './acme/acme-routes.js';
+import { AcmeService } from './acme/acme-service.js';
 
 /**
  * The PKI engine's composition root: builds its repos and services from the core
@@ -176,6 +180,23 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   mounts.onDisable((m) => crls.purgeMount(m.id));
   leases.registerRevoker(CERT_LEASE_KIND, (lease) => revocation.revokeLease(lease));
 
+  // ACME (RFC 8555) on every mount: issuance through the directory's role, sign-verbatim or external policy.
+  const acmeLogger = core.logger.child({ component: 'pki-acme' });
+  const acme = new AcmeService({
+    repo: new AcmeRepo({ db, lazySync: core.db.lazySyncTransaction }),
+    clock,
+    secrets: core.secrets,
+    mountConfig,
+    roles,
+    issuance,
+    privileged,
+    externalPolicy,
+    revocation,
+    onError: (err) => acmeLogger.warn({ err }, 'ACME challenge validation could not record its outcome'),
+  });
+  mountRoutes.addAll([...acmeRoutes(acme), ...acmeProtocolRoutes(acme)]);
+  mounts.onDisable((m) => acme.purgeMount(m.id));
+
   // Tidy: removes expired certificates, revocation entries, issuers and metadata as a job.
   const tidy = new TidyService({
     repo: new TidyRepo({ db }),
@@ -187,6 +208,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     rebuildCrl: async (mountId) => {
       await crls.request(mountId, { complete: true, delta: true, issuers: 'all' });
     },
+    tidyAcme: (mountId, opts) => acme.tidy(mountId, opts),
   });
   mountRoutes.addAll(tidyRoutes(tidy));
   mounts.onDisable((m) => tidy.purgeMount(m.id));
@@ -255,6 +277,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
       },
     },
     async close() {
+      await acme.close();
       await keyPool.stop();
       await certs.drain();
       await revocation.drain();

@@ -248,7 +248,8 @@ test('unauthenticated PKI paths: everything else needs a token', () => {
 
 test('unauthenticated PKI pattern list has no duplicates and a bad list flag grants nothing', () => {
   assert.equal(new Set(UNAUTHENTICATED_PKI_PATTERNS).size, UNAUTHENTICATED_PKI_PATTERNS.length);
-  assert.equal(UNAUTHENTICATED_PKI_PATTERNS.length, 32 + 13 * 4);
+  // Vault's 32 fetch paths and 13 ACME resources under 4 prefixes, plus renewal-info (RFC 9773) under each prefix.
+  assert.equal(UNAUTHENTICATED_PKI_PATTERNS.length, 32 + 13 * 4 + 4);
   assert.equal(isUnauthenticatedPkiPath('issuers', 'GET', { list: 'maybe' }), false);
 });
 

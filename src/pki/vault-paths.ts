@@ -161,6 +161,8 @@ const ACME_PATHS = [
   'acme/order/+',
   'acme/order/+/finalize',
   'acme/order/+/cert',
+  // Beyond Vault: ACME Renewal Information (RFC 9773), fetched with a plain GET.
+  'acme/renewal-info/+',
 ];
 const ACME_PREFIXES = ['', 'issuer/+/', 'roles/+/', 'issuer/+/roles/+/'];
 

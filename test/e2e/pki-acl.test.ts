@@ -68,6 +68,8 @@ const REFERENCE_PUBLIC = [
   'unified-ocsp',
   'unified-ocsp/*',
   ...['', 'issuer/+/', 'roles/+/', 'issuer/+/roles/+/'].flatMap((prefix) => ACME.map((p) => prefix + p)),
+  // Beyond the reference: ACME Renewal Information (RFC 9773) is fetched with a plain GET, like the directory.
+  ...['', 'issuer/+/', 'roles/+/', 'issuer/+/roles/+/'].map((prefix) => `${prefix}acme/renewal-info/+`),
 ];
 
 function referencePublic(path: string, isList: boolean): boolean {

@@ -86,6 +86,19 @@ export class MountConfigService {
     });
   }
 
+  /** A setting of another module (config/acme…), as stored JSON; undefined when never written. */
+  async getSetting(mountId: string, name: string): Promise<unknown> {
+    return this.#repo.get(this.executor, mountId, name);
+  }
+
+  /** Writes a setting of another module; with `onlyIfAbsent`, true only when this call wrote it. */
+  async putSetting(mountId: string, name: string, value: unknown, opts: { onlyIfAbsent?: boolean } = {}) {
+    const at = this.#clock.now();
+    if (opts.onlyIfAbsent) return this.#repo.putIfAbsent(this.executor, mountId, name, value, at);
+    await this.#repo.put(this.executor, mountId, name, value, at);
+    return true;
+  }
+
   async getDefaults(mountId: string, ex: Executor = this.executor): Promise<DefaultsConfig> {
     const m = await this.#repo.getMany(ex, mountId, ['default_issuer', 'default_follows_latest_issuer', 'default_key']);
     return {

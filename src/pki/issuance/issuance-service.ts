@@ -25,6 +25,7 @@ import type { RoleService } from '../roles/role-service.js';
 import { leaseEnvelope } from '../sys/lease.js';
 import type { LeaseService } from '../sys/lease-service.js';
 import {
+  capValidity,
   certificateData,
   checkCertMetadata,
   checkSignatureBits,
@@ -33,7 +34,7 @@ import {
   parsePrivateKeyFormat,
   subjectAltNames,
 } from './issuance.js';
-import type { IssueInput, OutputFormat } from './issuance.js';
+import type { IssuanceOverrides, IssueInput, OutputFormat } from './issuance.js';
 
 /**
  * How long a signing context (issuer, cached private KeyObject, chain PEMs, AIA URLs) is
@@ -55,6 +56,7 @@ export interface IssueRequest {
   tokenAccessor: string | undefined;
   mountDefaultTtl: number;
   mountMaxTtl: number;
+  overrides?: IssuanceOverrides;
 }
 
 export interface RecordIssuedInput {
@@ -182,7 +184,7 @@ export class IssuanceService {
       csr ? csrNames(csr) : undefined,
     );
     const signing = await this.#signingContext(req.mount.id, req.issuerRef ?? role.issuer_ref);
-    const validity = computeValidity({
+    const computed = computeValidity({
       now: this.deps.clock.now(),
       ttl: input.ttl,
       notAfter: input.not_after,
@@ -193,6 +195,7 @@ export class IssuanceService {
       issuerNotAfter: signing.issuer.notAfter,
       leafNotAfterBehavior: signing.issuer.leafNotAfterBehavior,
     });
+    const validity = capValidity(computed, req.overrides?.notAfterCap);
     return { format, names, signing, validity, warnings: [...names.warnings, ...validity.warnings] };
   }
 
@@ -227,7 +230,7 @@ export class IssuanceService {
         notAfter: validity.notAfter,
         basicConstraints: role.basic_constraints_valid_for_non_ca ? { ca: false } : undefined,
         keyUsage: role.key_usage,
-        extKeyUsage: derived.extKeyUsage,
+        extKeyUsage: req.overrides?.extKeyUsage ?? derived.extKeyUsage,
         subjectAltNames: subjectAltNames(names),
         policies: derived.policies,
         signatureBits: input.signature_bits !== 0 ? input.signature_bits : role.signature_bits,
@@ -243,7 +246,7 @@ export class IssuanceService {
       issuerId: signing.issuer.id,
       cert: built,
       role: { name: req.roleName, noStore: role.no_store },
-      metadata: input.cert_metadata,
+      metadata: input.cert_metadata || (role.no_store_metadata ? '' : (req.overrides?.metadata ?? '')),
     });
 
     const chain = input.remove_roots_from_chain ? this.#withoutRoots(signing) : signing.caChainPems;

@@ -37,6 +37,22 @@ export const ISSUE_FIELDS = defineFields({
 
 export type IssueInput = ReturnType<typeof ISSUE_FIELDS.parse>['values'];
 
+/**
+ * What a caller other than the Vault API (the ACME server) adds to sign and sign-verbatim:
+ * extended key usages that replace the role's or the CSR's, a latest notAfter, and
+ * cert_metadata stored with the certificate (left out when the role has no_store_metadata).
+ */
+export interface IssuanceOverrides {
+  extKeyUsage?: string[];
+  notAfterCap?: Date;
+  metadata?: string;
+}
+
+/** Caps a validity at `cap` (notAfter only). */
+export function capValidity<V extends { notAfter: Date }>(v: V, cap: Date | undefined): V {
+  return cap && v.notAfter > cap ? { ...v, notAfter: cap } : v;
+}
+
 export type OutputFormat = 'pem' | 'der' | 'pem_bundle';
 
 export function parseFormat(v: string): OutputFormat {

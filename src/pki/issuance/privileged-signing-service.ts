@@ -7,6 +7,7 @@ import { isCa, isSelfIssued, isSelfSigned, parseCertificate, parseCertificateBun
 import type { ParsedCertificate } from '../crypto/cert-parser.js';
 import { parseCsrAsync } from '../crypto/csr.js';
 import type { ParsedCsr } from '../crypto/csr.js';
+import { EXT } from '../crypto/extensions.js';
 import type { RawExtension } from '../crypto/extensions.js';
 import type { GeneralName } from '../crypto/general-names.js';
 import { checkKeyAgainstRole } from '../crypto/keys.js';
@@ -20,13 +21,14 @@ import { computeValidity } from '../roles/role-policy.js';
 import type { ValidityInput } from '../roles/role-policy.js';
 import type { RoleService } from '../roles/role-service.js';
 import {
+  capValidity,
   certificateData,
   checkCertMetadata,
   checkSignatureBits,
   parseFormat,
   parsePrivateKeyFormat,
 } from './issuance.js';
-import type { OutputFormat } from './issuance.js';
+import type { IssuanceOverrides, OutputFormat } from './issuance.js';
 import type { IssuanceService, IssueResult } from './issuance-service.js';
 import {
   copiedCsrExtensions,
@@ -40,6 +42,18 @@ import {
   verbatimUsages,
 } from './privileged-signing.js';
 import type { SignIntermediateInput, SignVerbatimInput } from './privileged-signing.js';
+
+/**
+ * The CSR's extensions as sign-verbatim copies them. With an empty subject the subject
+ * alternative names are the only names, and RFC 5280 section 4.2.1.6 makes the extension
+ * critical then; CSRs made without a common name (certbot's) rarely mark it so.
+ */
+function verbatimExtensions(csr: ParsedCsr, dropExtKeyUsage: boolean): RawExtension[] {
+  const emptySubject = csr.subject.der.length <= 2;
+  return copiedCsrExtensions(csr.extensions.all)
+    .filter((e) => !(dropExtKeyUsage && e.oid === EXT.extKeyUsage))
+    .map((e) => (emptySubject && e.oid === EXT.subjectAltName && !e.critical ? { ...e, critical: true } : e));
+}
 
 /** The envelope of an answer without a lease. */
 const NO_LEASE = { leaseId: '', leaseDuration: 0 } as const;
@@ -187,7 +201,7 @@ export class PrivilegedSigningService {
    * not_before_duration apply; nothing else of it does.
    */
   async signVerbatim(
-    req: PrivilegedRequest & { roleName: string | undefined },
+    req: PrivilegedRequest & { roleName: string | undefined; overrides?: IssuanceOverrides },
     v: SignVerbatimInput,
   ): Promise<IssueResult> {
     const format = parseFormat(v.format);
@@ -213,15 +227,18 @@ export class PrivilegedSigningService {
       req.issuerRef ?? role?.issuer_ref ?? 'default',
     );
     const warnings: string[] = [];
-    const validity = this.#validity(
-      req,
-      signing,
-      v.ttl,
-      v.not_after,
-      role?.not_before_duration ?? 30,
-      v.enforce_leaf_not_after_behavior,
-      warnings,
-      role ? { ttl: role.ttl, max_ttl: role.max_ttl } : undefined,
+    const validity = capValidity(
+      this.#validity(
+        req,
+        signing,
+        v.ttl,
+        v.not_after,
+        role?.not_before_duration ?? 30,
+        v.enforce_leaf_not_after_behavior,
+        warnings,
+        role ? { ttl: role.ttl, max_ttl: role.max_ttl } : undefined,
+      ),
+      req.overrides?.notAfterCap,
     );
     const built = await buildCertificateAsync(signing.context, {
       subject: subjectWithUserIds(csr.subject, v.user_ids),
@@ -229,8 +246,8 @@ export class PrivilegedSigningService {
       notBefore: validity.notBefore,
       notAfter: validity.notAfter,
       keyUsage: usages.keyUsage,
-      extKeyUsage: usages.extKeyUsage,
-      extraExtensions: copiedCsrExtensions(csr.extensions.all),
+      extKeyUsage: req.overrides?.extKeyUsage ?? usages.extKeyUsage,
+      extraExtensions: verbatimExtensions(csr, req.overrides?.extKeyUsage !== undefined),
       signatureBits: v.signature_bits,
       usePss: v.use_pss,
     });
@@ -244,9 +261,9 @@ export class PrivilegedSigningService {
           issuerId: signing.issuer.id,
           cert: built,
           role: { name: req.roleName!, noStore: role.no_store },
-          metadata: v.cert_metadata,
+          metadata: v.cert_metadata || (role.no_store_metadata ? '' : (req.overrides?.metadata ?? '')),
         })
-      : await this.#storeWithoutLease(req, built, signing);
+      : await this.#storeWithoutLease(req, built, signing, req.overrides?.metadata);
     const signer = parseCertificate(signing.issuer.certificateDer);
     const chain = v.remove_roots_from_chain
       ? signing.caChainPems.filter((p) => !isSelfSigned(parseCertificate(p)))
@@ -258,6 +275,7 @@ export class PrivilegedSigningService {
     req: PrivilegedRequest,
     built: BuiltCertificate,
     signing: SigningContext,
+    metadata = '',
   ): Promise<typeof NO_LEASE> {
     const cert = {
       mountId: req.mount.id,
@@ -266,7 +284,8 @@ export class PrivilegedSigningService {
       der: built.der,
       notAfter: built.notAfter,
     };
-    await this.deps.certs.store({ ...cert, createdAt: this.deps.clock.now() });
+    const meta = metadata !== '' ? { ...cert, role: '', metadata } : undefined;
+    await this.deps.certs.store({ ...cert, createdAt: this.deps.clock.now() }, meta);
     return NO_LEASE;
   }
 

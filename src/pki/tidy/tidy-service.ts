@@ -69,6 +69,8 @@ export class TidyService {
       logger: Logger;
       /** Rebuilds CRLs after revoked certificates or issuers were removed. */
       rebuildCrl: CrlRebuild;
+      /** tidy_acme: removes expired ACME orders and idle accounts of a mount (the ACME module's). */
+      tidyAcme?: AcmeTidy;
       batchSize?: number;
     },
   ) {
@@ -252,6 +254,12 @@ export class TidyService {
   }
 }
 
+/** What tidy_acme does, given by the ACME module. */
+export type AcmeTidy = (
+  mountId: string,
+  opts: { safetyBuffer: number; accountSafetyBuffer: number },
+) => Promise<{ ordersDeleted: number; accountsRevoked: number; accountsDeleted: number; accountsTotal: number }>;
+
 /** One run's steps, in Vault's order, with a cancellation checkpoint between batches. */
 class TidyRun {
   message: string | null = null;
@@ -266,6 +274,7 @@ class TidyRun {
       clock: Clock;
       logger: Logger;
       rebuildCrl: CrlRebuild;
+      tidyAcme?: AcmeTidy;
     },
     private readonly mountId: string,
     private readonly runId: string,
@@ -289,10 +298,11 @@ class TidyRun {
     await this.#checkpoint();
     if (f.tidy_expired_issuers) await this.#expiredIssuers();
     await this.#checkpoint();
-    // Legacy CA bundle, revocation queue, cross-cluster revocations, ACME and CMPv2 nonces
-    // are features this server does not have: nothing is stored for them, so there is
-    // nothing to remove and their counters stay 0.
+    // Legacy CA bundle, revocation queue, cross-cluster revocations and CMPv2 nonces are
+    // features this server does not have: nothing is stored for them, their counters stay 0.
     if (f.tidy_cert_metadata) await this.#certMetadata();
+    await this.#checkpoint();
+    if (f.tidy_acme && this.deps.tidyAcme) await this.#acme(this.deps.tidyAcme);
     this.message = null;
   }
 
@@ -343,6 +353,18 @@ class TidyRun {
       await this.#pause();
     }
     return removed;
+  }
+
+  async #acme(tidyAcme: AcmeTidy): Promise<void> {
+    await this.#checkpoint('Tidying ACME orders and accounts');
+    const r = await tidyAcme(this.mountId, {
+      safetyBuffer: this.params.safetyBuffer,
+      accountSafetyBuffer: this.params.acmeAccountSafetyBuffer,
+    });
+    this.counts.acme_orders_deleted_count += r.ordersDeleted;
+    this.counts.acme_account_revoked_count += r.accountsRevoked;
+    this.counts.acme_account_deleted_count += r.accountsDeleted;
+    this.counts.total_acme_account_count = r.accountsTotal;
   }
 
   async #certStore(): Promise<void> {

@@ -1,0 +1,156 @@
+/**
+ * The ACME load generator: many accounts, each running complete issuances in a loop (new
+ * order, http-01 answered by a local responder, finalize, download), against any RFC 8555
+ * server. Also the small DNS server and http-01 responder both servers validate against.
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { createServer } from 'node:http';
+import { AcmeAccountClient, AcmeHttp, csrFor } from './acme-client.js';
+import { startDnsServer } from './dns-server.js';
+import type { AcmeResponse } from './acme-client.js';
+import { percentile } from './load.js';
+import type { Measurement } from './types.js';
+
+/** Every name under `zone` resolves to `ip` (A records only). */
+export function startBenchDns(zone: string, ip: string): Promise<{ address: string; close(): Promise<void> }> {
+  return startDnsServer((name, type) => {
+    if (!name.endsWith(zone)) return undefined;
+    return type === 'A' ? [{ type: 'A', data: ip }] : [];
+  });
+}
+
+/** The http-01 responder on `ip`:80. */
+export async function startResponder(ip: string): Promise<{ tokens: Map<string, string>; close(): Promise<void> }> {
+  const tokens = new Map<string, string>();
+  const server = createServer((req, res) => {
+    const token = (req.url ?? '').slice('/.well-known/acme-challenge/'.length);
+    const v = tokens.get(token);
+    res.writeHead(v ? 200 : 404, { 'content-type': 'text/plain' }).end(v ?? '');
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(80, ip, resolve);
+  });
+  return { tokens, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+export interface AcmeLoadTarget {
+  directoryUrl: string;
+  ca?: string;
+  tokens: Map<string, string>;
+  /** Domain the orders' names are made under. */
+  zone: string;
+  accounts: number;
+}
+
+/** Accounts registered once per target and reused by every measured run. */
+export class AcmeLoad {
+  readonly #http: AcmeHttp;
+  readonly #clients: AcmeAccountClient[] = [];
+  readonly #csrKey = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  #seq = 0;
+
+  constructor(private readonly t: AcmeLoadTarget) {
+    this.#http = new AcmeHttp(t.directoryUrl, { ca: t.ca, maxSockets: t.accounts + 8 });
+  }
+
+  async register(): Promise<void> {
+    for (let i = this.#clients.length; i < this.t.accounts; i++) {
+      const c = new AcmeAccountClient(this.#http);
+      const r = await c.register({ contact: [`mailto:bench${i}@${this.t.zone}`] });
+      if (r.status !== 201 && r.status !== 200) throw new Error(`newAccount: ${r.status} ${r.text}`);
+      this.#clients.push(c);
+    }
+  }
+
+  /** Runs every account's loop for `seconds`; a complete order is one "request" of the measurement. */
+  async measure(seconds: number): Promise<Measurement> {
+    await this.register();
+    const latencies: number[] = [];
+    let failures = 0;
+    let lastError = '';
+    const start = performance.now();
+    const deadline = start + seconds * 1000;
+    await Promise.all(
+      this.#clients.map(async (c) => {
+        while (performance.now() < deadline) {
+          const t0 = performance.now();
+          try {
+            await this.#order(c);
+            latencies.push(performance.now() - t0);
+          } catch (err) {
+            failures++;
+            lastError = (err as Error).message;
+          }
+        }
+      }),
+    );
+    const elapsed = (performance.now() - start) / 1000;
+    if (latencies.length === 0) throw new Error(`no order completed: ${lastError}`);
+    latencies.sort((a, b) => a - b);
+    return {
+      reqPerSec: latencies.length / elapsed,
+      mbPerSec: 0,
+      p50Ms: percentile(latencies, 0.5),
+      p99Ms: percentile(latencies, 0.99),
+      requests: latencies.length,
+      failures,
+      seconds: elapsed,
+    };
+  }
+
+  /** One complete issuance. Polls every 5 ms whatever Retry-After says, the same for every server. */
+  async #order(c: AcmeAccountClient): Promise<void> {
+    const name = `o${++this.#seq}-${process.pid}.${this.t.zone}`;
+    const o = expect(await c.newOrder([{ type: 'dns', value: name }]), 201, 'newOrder');
+    const orderUrl = String(o.headers.location);
+    const authzUrl = o.json.authorizations[0] as string;
+    const authz = expect(await c.post(authzUrl), 200, 'authorization');
+    const ch = (authz.json.challenges as { type: string; url: string; token: string }[]).find(
+      (x) => x.type === 'http-01',
+    );
+    if (!ch) throw new Error('no http-01 challenge');
+    this.t.tokens.set(ch.token, c.keyAuthorization(ch.token));
+    try {
+      expect(await c.post(ch.url, {}), 200, 'challenge');
+      await until(c, authzUrl, (s) => s !== 'pending', 'valid');
+    } finally {
+      this.t.tokens.delete(ch.token);
+    }
+    await until(c, orderUrl, (s) => s !== 'pending', 'ready');
+    const csr = csrFor([name], this.#csrKey.privateKey, this.#csrKey.publicKey);
+    const fin = expect(await c.post(o.json.finalize, { csr: csr.toString('base64url') }), 200, 'finalize');
+    const done = fin.json.status === 'valid' ? fin : await until(c, orderUrl, (s) => s !== 'processing', 'valid');
+    const cert = expect(await c.post(done.json.certificate), 200, 'certificate');
+    if (!cert.text.includes('BEGIN CERTIFICATE')) throw new Error('the certificate download is not PEM');
+  }
+
+  close(): void {
+    this.#http.close();
+  }
+}
+
+function expect(r: AcmeResponse, status: number, what: string): AcmeResponse {
+  if (r.status !== status) throw new Error(`${what}: HTTP ${r.status} ${r.text.slice(0, 200)}`);
+  return r;
+}
+
+async function until(
+  c: AcmeAccountClient,
+  url: string,
+  done: (status: string) => boolean,
+  want: string,
+): Promise<AcmeResponse> {
+  const end = performance.now() + 30_000;
+  for (;;) {
+    const r = await c.post(url);
+    const status = String(r.json?.status);
+    if (done(status)) {
+      if (status !== want) throw new Error(`${url}: ${status} ${r.text.slice(0, 300)}`);
+      return r;
+    }
+    if (performance.now() > end) throw new Error(`${url}: still ${status}`);
+    await new Promise((res) => setTimeout(res, 5));
+  }
+}
