@@ -54,6 +54,8 @@ export interface Config {
   readonly batchBackgroundThreads: boolean;
   /** When set, GET /metrics needs `Authorization: Bearer <this>`. */
   readonly metricsToken: string | undefined;
+  /** Requests one process works on at once; beyond it a request gets 503 at once (0: no bound). */
+  readonly maxInFlightRequests: number;
 }
 
 /** One setting: its flag, environment variable, config-file key and parser. */
@@ -259,6 +261,14 @@ export const SETTINGS: readonly SettingDef[] = [
       'When set, GET /metrics answers only requests with Authorization: Bearer <this value> (401 otherwise); Prometheus sends it with authorization.credentials (or credentials_file) in its scrape config. When unset /metrics is open, like /healthz and /readyz.',
   },
   {
+    key: 'max_inflight_requests',
+    flag: 'max-inflight-requests',
+    env: 'STRONGROOM_MAX_INFLIGHT_REQUESTS',
+    description:
+      'Requests this process works on at once (received and not yet answered). Beyond it a request is refused at once with 503 and Retry-After: 1, in the envelope of its API, instead of waiting behind the others without bound; /healthz, /readyz and /metrics are never refused. /metrics shows strongroom_http_requests_in_flight and strongroom_http_requests_refused_total. 0 removes the bound.',
+    default: '2048',
+  },
+  {
     key: 'dev',
     flag: 'dev',
     env: 'STRONGROOM_DEV',
@@ -443,6 +453,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     stateRetentionMaxAgeDays: int('state_retention_max_age_days', 0, 36_500),
     stateMaintenanceIntervalSeconds: seconds('state_maintenance_interval'),
     metricsToken: (get('metrics_token') as string | undefined) || undefined,
+    maxInFlightRequests: int('max_inflight_requests', 0, 10_000_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

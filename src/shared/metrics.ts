@@ -47,6 +47,16 @@ export class Metrics {
     labelNames: ['mount'] as const,
     registers: [this.registry],
   });
+  readonly httpInFlight = new Gauge({
+    name: 'strongroom_http_requests_in_flight',
+    help: 'Requests received and not yet answered by this process.',
+    registers: [this.registry],
+  });
+  readonly httpRefused = new Counter({
+    name: 'strongroom_http_requests_refused_total',
+    help: 'Requests refused at once with 503 because max_inflight_requests were in flight.',
+    registers: [this.registry],
+  });
   readonly #scrapeHooks: (() => Promise<void>)[] = [];
   /** The labelled children of the two HTTP metrics, by method, route and status (prom-client hashes labels on every call otherwise). */
   readonly #httpChildren = new Map<string, { count: { inc(): void }; duration: { observe(v: number): void } }>();
