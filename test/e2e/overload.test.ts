@@ -4,6 +4,7 @@ import { RawHttpConnection } from '../support/raw-http.js';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
+import { until } from '../support/wait.js';
 
 /** A metric's value from the Prometheus text of /metrics. */
 async function metric(srv: TestServer, name: string): Promise<number> {
@@ -11,15 +12,6 @@ async function metric(srv: TestServer, name: string): Promise<number> {
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));
   assert.ok(line, `${name} is not in /metrics`);
   return Number(line.slice(name.length + 1));
-}
-
-/** Waits until `f` holds; the deadline only bounds a broken run. */
-async function until(what: string, f: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await f())) {
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 for (const kind of dbKinds()) {
