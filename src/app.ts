@@ -60,7 +60,13 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
 
   registerOverloadGuard(app, { maxInFlight: config.maxInFlightRequests, metrics });
-  registerHealthRoutes(app, { db: deps.core.db, jobs: deps.core.jobs, metrics, metricsToken: config.metricsToken });
+  registerHealthRoutes(app, {
+    db: deps.core.db,
+    jobs: deps.core.jobs,
+    metrics,
+    metricsToken: config.metricsToken,
+    uploads: deps.core.uploads,
+  });
   await app.register(tfePlugin, { prefix: '/api/v2', services: deps.tfe, config, scope: 'api' });
   await app.register(tfePlugin, { services: deps.tfe, config, scope: 'root' });
   await app.register(pkiPlugin, { prefix: '/v1', services: deps.pki, config });

@@ -19,6 +19,10 @@ export interface Config {
   readonly bodyLimit: number;
   /** Largest state file accepted through an upload URL, in bytes. */
   readonly maxUploadSize: number;
+  /** Uploads are refused (507) while the data directory's file system has fewer bytes free than this. */
+  readonly minFreeSpace: number;
+  /** State uploads streaming at once on this server (429 beyond); 0 means no limit. */
+  readonly maxConcurrentUploads: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Base64 of a 32-byte key; when unset the key lives in `<dataDir>/master.key`. */
   readonly masterKey: string | undefined;
@@ -116,6 +120,22 @@ export const SETTINGS: readonly SettingDef[] = [
     env: 'STRONGROOM_MAX_UPLOAD_SIZE',
     description: 'Largest state file accepted through an upload URL. Larger uploads get 413.',
     default: '2GB',
+  },
+  {
+    key: 'min_free_space',
+    flag: 'min-free-space',
+    env: 'STRONGROOM_MIN_FREE_SPACE',
+    description:
+      "Free-space floor of the data directory's file system: while less is free, state uploads are refused with 507 (also in the middle of a body that declared no Content-Length), the version stays pending and its upload URL usable. /readyz and /metrics show it. 0 turns the check off.",
+    default: '1GB',
+  },
+  {
+    key: 'max_concurrent_uploads',
+    flag: 'max-concurrent-uploads',
+    env: 'STRONGROOM_MAX_CONCURRENT_UPLOADS',
+    description:
+      'State uploads this server receives at once; one more gets 429 with Retry-After (Terraform retries it). 0 means no limit.',
+    default: '32',
   },
   {
     key: 'log_level',
@@ -431,6 +451,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     tlsKeyFile,
     bodyLimit: bytes('body_limit'),
     maxUploadSize: bytes('max_upload_size'),
+    minFreeSpace: bytes('min_free_space', 0),
+    maxConcurrentUploads: int('max_concurrent_uploads', 0, 100_000),
     logLevel,
     masterKey,
     publicUrl,

@@ -6,6 +6,7 @@ import { AdminTokenService } from './admin/admin-token-service.js';
 import type { BlobStore } from './blob/blob-store.js';
 import { DbBlobStore } from './blob/db-blob-store.js';
 import { FsBlobStore } from './blob/fs-blob-store.js';
+import { UploadAdmission } from './blob/upload-admission.js';
 import { openDatabase } from './db/database.js';
 import type { Db } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -17,6 +18,7 @@ import { loadMasterKey } from './secrets/master-key.js';
 import type { Clock } from './shared/clock.js';
 import { systemClock } from './shared/clock.js';
 import { createLogger } from './shared/log.js';
+import { ensurePrivateDir } from './shared/private-files.js';
 import { Metrics } from './shared/metrics.js';
 import { buildPkiServices } from './pki/pki-services.js';
 import type { PkiServices } from './pki/pki-services.js';
@@ -34,6 +36,8 @@ export interface CoreDeps {
   metrics: Metrics;
   jobs: JobQueue;
   adminTokens: AdminTokenService;
+  /** The free-space floor and the limit on concurrent uploads. */
+  uploads: UploadAdmission;
 }
 
 export interface Deps {
@@ -58,6 +62,8 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? createLogger(config.logLevel);
   const metrics = new Metrics();
+  // The data directory holds the database, blobs and keys: the server's user alone reads it.
+  ensurePrivateDir(config.dataDir, { tightenExisting: true });
   const master = await loadMasterKey({ dataDir: config.dataDir, fromEnv: config.masterKey });
   if (master.created) logger.info({ path: master.path }, 'generated a new master key');
   const secrets = new SecretBox(master.key);
@@ -73,7 +79,13 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
         : await FsBlobStore.open(join(config.dataDir, 'blobs'), clock);
     const jobs = new JobQueue({ db, clock });
     const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock });
-    const core: CoreDeps = { config, db, blobs, secrets, clock, logger, metrics, jobs, adminTokens };
+    const uploads = new UploadAdmission({
+      dir: config.dataDir,
+      minFreeBytes: config.minFreeSpace,
+      maxConcurrent: config.maxConcurrentUploads,
+    });
+    uploads.registerMetrics(metrics.registry, (hook) => metrics.onScrape(hook));
+    const core: CoreDeps = { config, db, blobs, secrets, clock, logger, metrics, jobs, adminTokens, uploads };
 
     // The initial admin token is made by the server once it serves (main.ts), never here: a
     // start that fails must leave it to the next start to make and print.

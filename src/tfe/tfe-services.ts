@@ -117,7 +117,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     secrets: core.secrets,
     currentVersionCache,
   });
-  const stateUploads = new StateUploadService({ ...stateCore, versions: stateVersions });
+  const stateUploads = new StateUploadService({ ...stateCore, versions: stateVersions, admission: core.uploads });
   const stateMaintenance = new StateMaintenance({
     ...stateCore,
     logger: core.logger.child({ component: 'tfe-state' }),
