@@ -3,8 +3,8 @@ import type { Database } from '../db/schema.js';
 import { notFound } from '../shared/errors.js';
 import type { Clock } from '../shared/clock.js';
 import { uuid } from '../shared/ids.js';
-import { BlobDigest, isSha256, toBuffer } from './blob-store.js';
-import type { BlobInfo, BlobStore, PutOptions } from './blob-store.js';
+import { BlobDigest, isSha256, openStored, StoredForm, toBuffer } from './blob-store.js';
+import type { BlobInfo, BlobSealing, BlobStore, PutOptions } from './blob-store.js';
 
 const CHUNK = 1024 * 1024;
 
@@ -15,13 +15,14 @@ const CHUNK = 1024 * 1024;
  */
 export class DbBlobStore implements BlobStore {
   readonly kind = 'db' as const;
-  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock }) {}
+  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock; sealing?: BlobSealing }) {}
 
   async put(
     source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>,
     opts: PutOptions = {},
   ): Promise<BlobInfo> {
     const digest = new BlobDigest(opts.maxSize);
+    const form = new StoredForm(this.deps.sealing);
     const uploadId = uuid();
     let result: BlobInfo | undefined;
     await this.deps.db.transaction().execute(async (trx) => {
@@ -35,9 +36,8 @@ export class DbBlobStore implements BlobStore {
         pendingLen = 0;
         await trx.insertInto('blob_chunks').values({ upload_id: uploadId, seq: seq++, data }).execute();
       };
-      for await (const raw of source) {
-        let chunk = toBuffer(raw);
-        digest.update(chunk);
+      const add = async (stored: Buffer) => {
+        let chunk = stored;
         while (chunk.length > 0) {
           const take = Math.min(CHUNK - pendingLen, chunk.length);
           pending.push(chunk.subarray(0, take));
@@ -45,7 +45,13 @@ export class DbBlobStore implements BlobStore {
           chunk = chunk.subarray(take);
           if (pendingLen === CHUNK) await flush();
         }
+      };
+      for await (const raw of source) {
+        const chunk = toBuffer(raw);
+        digest.update(chunk);
+        for (const out of form.update(chunk)) await add(out);
       }
+      for (const out of form.final()) await add(out);
       await flush();
       const info = digest.finish();
       result = info;
@@ -88,7 +94,7 @@ export class DbBlobStore implements BlobStore {
         yield Buffer.isBuffer(c.data) ? c.data : Buffer.from(c.data);
       }
     }
-    return chunks();
+    return openStored(chunks(), this.deps.sealing);
   }
 
   async stat(sha256: string): Promise<{ size: number } | undefined> {

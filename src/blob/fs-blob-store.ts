@@ -6,8 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { systemClock } from '../shared/clock.js';
 import type { Clock } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
-import { BlobDigest, isSha256, toBuffer } from './blob-store.js';
-import type { BlobInfo, BlobStore, PutOptions } from './blob-store.js';
+import { CONTENT_MAGIC, isSealedContent, plainSizeOf } from '../secrets/content-cipher.js';
+import { BlobDigest, isSha256, openStored, StoredForm, toBuffer } from './blob-store.js';
+import type { BlobInfo, BlobSealing, BlobStore, PutOptions } from './blob-store.js';
 
 /**
  * Blobs as files under `<dir>/sha256/ab/<hash>`. A write goes to `<dir>/tmp`, is
@@ -21,12 +22,13 @@ export class FsBlobStore implements BlobStore {
   private constructor(
     private readonly dir: string,
     private readonly clock: Clock,
+    private readonly sealing: BlobSealing | undefined,
   ) {}
 
-  static async open(dir: string, clock: Clock = systemClock): Promise<FsBlobStore> {
+  static async open(dir: string, clock: Clock = systemClock, sealing?: BlobSealing): Promise<FsBlobStore> {
     await mkdir(join(dir, 'tmp'), { recursive: true });
     await mkdir(join(dir, 'sha256'), { recursive: true });
-    const store = new FsBlobStore(dir, clock);
+    const store = new FsBlobStore(dir, clock, sealing);
     for (const name of await readdir(join(dir, 'tmp'))) await rm(join(dir, 'tmp', name), { force: true });
     return store;
   }
@@ -41,6 +43,7 @@ export class FsBlobStore implements BlobStore {
   ): Promise<BlobInfo> {
     const tmp = join(this.dir, 'tmp', `${randomBytes(12).toString('hex')}.part`);
     const digest = new BlobDigest(opts.maxSize);
+    const form = new StoredForm(this.sealing);
     const fh = await open(tmp, 'wx', 0o600);
     let info: BlobInfo;
     // Chunks are gathered into writes of about WRITE_SIZE, and one write is in flight
@@ -63,9 +66,15 @@ export class FsBlobStore implements BlobStore {
       for await (const raw of source) {
         const chunk = toBuffer(raw);
         digest.update(chunk);
-        gathered.push(chunk);
-        gatheredLen += chunk.length;
+        for (const out of form.update(chunk)) {
+          gathered.push(out);
+          gatheredLen += out.length;
+        }
         if (gatheredLen >= WRITE_SIZE) await flush();
+      }
+      for (const out of form.final()) {
+        gathered.push(out);
+        gatheredLen += out.length;
       }
       await flush();
       await inflight;
@@ -111,13 +120,24 @@ export class FsBlobStore implements BlobStore {
     const path = this.pathOf(sha256);
     const st = await stat(path).catch(() => undefined);
     if (!st) throw notFound('blob not found');
-    return createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>;
+    return openStored(createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>, this.sealing);
   }
 
   async stat(sha256: string): Promise<{ size: number } | undefined> {
     if (!isSha256(sha256)) return undefined;
-    const st = await stat(this.pathOf(sha256)).catch(() => undefined);
-    return st ? { size: st.size } : undefined;
+    const path = this.pathOf(sha256);
+    const st = await stat(path).catch(() => undefined);
+    if (!st) return undefined;
+    // A sealed file is longer than its content by its header and tags.
+    const head = Buffer.alloc(CONTENT_MAGIC.length);
+    const fh = await open(path, 'r').catch(() => undefined);
+    if (!fh) return undefined;
+    try {
+      await fh.read(head, 0, head.length, 0);
+    } finally {
+      await fh.close();
+    }
+    return { size: isSealedContent(head) ? plainSizeOf(st.size) : st.size };
   }
 
   async delete(sha256: string): Promise<void> {

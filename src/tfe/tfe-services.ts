@@ -107,6 +107,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     db: db.kysely,
     batchCommits: db.kind === 'sqlite',
     lazySync: db.lazySyncTransaction,
+    sealing: core.sealing,
   });
   const stateCore = { repo: stateRepo, blobs: core.blobs, jobs: core.jobs, clock, settings: stateSettings };
   // SQLite is one node by construction, so the current version can be kept in memory (decision 0014).
@@ -115,6 +116,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     ...stateCore,
     workspaces,
     secrets: core.secrets,
+    sealing: core.sealing,
     currentVersionCache,
   });
   const stateUploads = new StateUploadService({ ...stateCore, versions: stateVersions });
@@ -123,7 +125,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     logger: core.logger.child({ component: 'tfe-state' }),
   });
   const stateOutputs = new StateVersionOutputService({
-    repo: new StateVersionOutputRepo({ db: db.kysely }),
+    repo: new StateVersionOutputRepo({ db: db.kysely, lookup: core.sealing.lookup }),
     versions: stateVersions,
     workspaces,
   });
