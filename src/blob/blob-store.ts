@@ -25,6 +25,14 @@ export interface BlobStore {
    * write), for finding the ones nothing refers to. In no particular order.
    */
   writtenBefore(cutoff: Date): AsyncIterable<{ sha256: string; size: number }>;
+  /** Names of stored blobs after `after`, ascending, at most `limit` (for jobs that walk every blob). */
+  list(after: string, limit: number): Promise<string[]>;
+  /**
+   * Rewrites a blob stored in plain text (written before encryption) sealed, atomically:
+   * readers see the plain or the sealed form, both whole. False when it is sealed
+   * already, absent, or its content does not match its name.
+   */
+  sealStored(sha256: string): Promise<boolean>;
 }
 
 /**

@@ -24,6 +24,8 @@ import { WorkspaceRepo } from './workspaces/workspace-repo.js';
 import { registerWorkspaceRoutes } from './workspaces/workspace-routes.js';
 import { WorkspaceService } from './workspaces/workspace-service.js';
 import { extractStateJob } from './state-versions/extract-state-job.js';
+import { ENCRYPT_STATE_JOB, StateEncryption } from './state-versions/state-encryption-job.js';
+import { StateEncryptionRepo } from './state-versions/state-encryption-repo.js';
 import { STATE_MAINTENANCE_JOB, StateMaintenance } from './state-versions/state-maintenance.js';
 import { registerStateUploadRoutes } from './state-versions/state-upload-routes.js';
 import { StateUploadService } from './state-versions/state-upload-service.js';
@@ -130,6 +132,18 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     workspaces,
   });
   const stateDiffs = new StateDiffService({ versions: stateVersions });
+  const stateEncryption = new StateEncryption({
+    repo: new StateEncryptionRepo({ db: db.kysely }),
+    blobs: core.blobs,
+    jobs: core.jobs,
+    db: db.kysely,
+    sealing: core.sealing,
+    ...(db.scrub ? { scrub: db.scrub } : {}),
+    clock,
+    logger: core.logger.child({ component: 'tfe-state-encryption' }),
+    metrics: core.metrics,
+  });
+  core.metrics.onScrape(() => stateEncryption.observe());
   workspaces.setStateVersionHooks({
     latestIsPending: (id) => stateVersions.latestIsPending(id),
     currentIds: (ids) => stateVersions.currentIds(ids),
@@ -198,9 +212,10 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
       app.addHook('onReady', () => stateMaintenance.scheduleNext());
     },
     // Blobs stored by writes whose version never committed (a crash, a failed commit).
-    housekeepingTasks: [(signal) => stateMaintenance.collectOrphanBlobs(signal)],
+    housekeepingTasks: [(signal) => stateMaintenance.collectOrphanBlobs(signal), () => stateEncryption.schedule()],
     jobHandlers: {
       [EXTRACT_STATE_JOB]: extractStateJob({ repo: stateRepo, blobs: core.blobs }),
+      [ENCRYPT_STATE_JOB]: (_payload, ctx) => stateEncryption.run(ctx.signal),
       [STATE_BLOB_GC_JOB]: async (_payload, ctx) => {
         await stateMaintenance.collectBlobs(ctx.signal);
       },

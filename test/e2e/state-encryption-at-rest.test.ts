@@ -1,10 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sql } from 'kysely';
 import { dbKinds } from '../support/test-db.js';
+import { foundIn, secretState, storedBytes } from '../support/stored-bytes.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
 import {
@@ -22,39 +22,6 @@ import {
 // state content and no output value: every secret of a state, after inline creates,
 // uploads through the upload URLs, a rollback and the extraction of outputs, is
 // searched for in the SQLite file and its WAL, the blob files, and every PostgreSQL table.
-
-function secretState(serial: number, lineage: string, secrets: string[], padTo = 0): Buffer {
-  const [outputSecret, sensitiveSecret, attrSecret, keySecret] = secrets;
-  const state = {
-    version: 4,
-    terraform_version: '1.9.5',
-    serial,
-    lineage,
-    outputs: {
-      db_password: { value: outputSecret, type: 'string' },
-      api_key: { value: { nested: sensitiveSecret }, type: ['object', { nested: 'string' }], sensitive: true },
-    },
-    resources: [
-      {
-        mode: 'managed',
-        type: 'tls_private_key',
-        name: 'k',
-        provider: 'provider["registry.terraform.io/hashicorp/tls"]',
-        instances: [{ schema_version: 0, attributes: { id: 'k1', password: attrSecret, private_key_pem: keySecret } }],
-      },
-    ],
-    padding: 'x'.repeat(padTo),
-  };
-  return Buffer.from(JSON.stringify(state));
-}
-
-function filesUnder(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((n) => {
-    const p = join(dir, n);
-    return statSync(p).isDirectory() ? filesUnder(p) : [p];
-  });
-}
 
 for (const kind of dbKinds()) {
   describe(`state encrypted at rest [${kind}]`, () => {
@@ -113,34 +80,15 @@ for (const kind of dbKinds()) {
       const cur = await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version`);
       assert.ok((await download(srv, cur.json.data.attributes['hosted-state-download-url'])).body.equals(small));
 
-      const haystacks: Array<[string, Buffer]> = [];
+      const stored = await storedBytes(srv);
       if (kind === 'sqlite') {
-        // Copies as a thief would take them, WAL included (no checkpoint first).
-        const dbFile = srv.config.databaseUrl.replace(/^sqlite:/, '');
-        for (const p of [dbFile, `${dbFile}-wal`]) if (existsSync(p)) haystacks.push([p, readFileSync(p)]);
-        assert.ok(haystacks.length === 2, 'the database and its WAL are searched');
-        const blobFiles = filesUnder(join(srv.config.dataDir, 'blobs'));
-        assert.ok(blobFiles.length >= 3, 'the blob files are searched');
-        for (const p of blobFiles) haystacks.push([p, readFileSync(p)]);
-      } else {
-        const db = srv.deps.core.db.kysely;
-        const tables = await sql<{ table_name: string }>`
-          select table_name from information_schema.tables where table_schema = current_schema()`.execute(db);
-        for (const { table_name } of tables.rows) {
-          // Text of every row, and the raw bytes of bytea columns.
-          const rows = await sql<{ t: string }>`select t::text as t from ${sql.table(table_name)} t`.execute(db);
-          haystacks.push([table_name, Buffer.from(rows.rows.map((x) => x.t).join('\n'))]);
-          if (table_name === 'blob_chunks' || table_name === 'tfe_state_blobs') {
-            const raw = await sql<{ data: Buffer | null }>`select data from ${sql.table(table_name)}`.execute(db);
-            for (const x of raw.rows) if (x.data) haystacks.push([`${table_name} bytes`, Buffer.from(x.data)]);
-          }
-        }
+        assert.ok(
+          stored.some(([p]) => p.endsWith('-wal')),
+          'the WAL is searched',
+        );
+        assert.ok(stored.filter(([p]) => p.includes('/blobs/')).length >= 3, 'the blob files are searched');
       }
-      for (const s of secrets) {
-        for (const [where, bytes] of haystacks) {
-          assert.ok(!bytes.includes(Buffer.from(s)), `${s} found in ${where}`);
-        }
-      }
+      assert.deepEqual(foundIn(stored, secrets), []);
       // The test would see them if they were there: the plain state does hold them.
       assert.ok(uploaded.includes(Buffer.from(secrets[12] as string)));
     });
