@@ -52,6 +52,8 @@ export interface Config {
   readonly stateRetentionMaxAgeDays: number;
   /** How often the state maintenance job (purge, retention, blob collection) runs, in seconds. */
   readonly stateMaintenanceIntervalSeconds: number;
+  /** Seal new state content and output values (reading accepts both forms whatever this says). */
+  readonly stateEncryption: boolean;
   /** Use the native addon (built by npm ci) for ECDSA on the certificate hot paths, when it is there. */
   readonly nativeCrypto: boolean;
   /** `strongroom server` runs its threads other than the event loop under SCHED_BATCH (Linux, with the native addon). */
@@ -254,6 +256,15 @@ export const SETTINGS: readonly SettingDef[] = [
     env: 'STRONGROOM_STATE_MAINTENANCE_INTERVAL',
     description: 'How often the state maintenance job (purge of soft-deleted data, retention, blob collection) runs.',
     default: '1h',
+  },
+  {
+    key: 'state_encryption',
+    flag: 'state-encryption',
+    env: 'STRONGROOM_STATE_ENCRYPTION',
+    description:
+      'Encrypt state files and output values at rest (AES-256-GCM under data keys sealed by the master key). Only for measuring its cost: false writes new content in plain text, which then stays readable to anyone with the files; existing content is read either way.',
+    default: 'true',
+    boolean: true,
   },
   {
     key: 'native_crypto',
@@ -466,6 +477,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     pgPoolSize: int('pg_pool_size', 1, 200),
     stateAllowSerialMismatch: bool('state_allow_serial_mismatch'),
     stateAllowEncrypted: bool('state_allow_encrypted'),
+    stateEncryption: bool('state_encryption'),
     nativeCrypto: bool('native_crypto'),
     batchBackgroundThreads: bool('batch_background_threads'),
     stateUploadUrlTtlSeconds: seconds('state_upload_url_ttl'),

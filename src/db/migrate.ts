@@ -16,6 +16,7 @@ import { tfeCurrentFinalizedMigration } from './migrations/0014-tfe-current-fina
 import { tfeProjectsMigration } from './migrations/0015-tfe-projects.js';
 import { pkiAcmeMigration } from './migrations/0017-pki-acme.js';
 import { pkiQuotasMigration } from './migrations/0030-pki-quotas.js';
+import { coreDataKeysMigration } from './migrations/0018-core-data-keys.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -39,6 +40,7 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0015-tfe-projects': tfeProjectsMigration(),
     '0017-pki-acme': pkiAcmeMigration(),
     '0030-pki-quotas': pkiQuotasMigration(),
+    '0018-core-data-keys': coreDataKeysMigration(),
   };
 }
 

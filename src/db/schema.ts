@@ -20,6 +20,7 @@ export interface CoreTables {
   blob_chunks: BlobChunksTable;
   admin_tokens: AdminTokensTable;
   settings: SettingsTable;
+  data_keys: DataKeysTable;
 }
 
 export interface JobsTable {
@@ -50,6 +51,13 @@ export interface BlobChunksTable {
   upload_id: string;
   seq: number;
   data: Buffer;
+}
+
+/** Data keys of stored content, sealed by the master key (migration 0018). */
+export interface DataKeysTable {
+  id: string;
+  sealed: string;
+  created_at: string;
 }
 
 export interface AdminTokensTable {
