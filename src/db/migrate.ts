@@ -16,6 +16,7 @@ import { tfeCurrentFinalizedMigration } from './migrations/0014-tfe-current-fina
 import { tfeProjectsMigration } from './migrations/0015-tfe-projects.js';
 import { pkiAcmeMigration } from './migrations/0017-pki-acme.js';
 import { pkiCertSearchMigration } from './migrations/0025-pki-cert-search.js';
+import { tfeLoginCodesMigration } from './migrations/0026-tfe-login-codes.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -39,6 +40,7 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0015-tfe-projects': tfeProjectsMigration(),
     '0017-pki-acme': pkiAcmeMigration(),
     '0025-pki-cert-search': pkiCertSearchMigration(ctx),
+    '0026-tfe-login-codes': tfeLoginCodesMigration(),
   };
 }
 

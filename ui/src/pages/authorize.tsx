@@ -37,7 +37,7 @@ export function Authorize() {
         code_challenge: query.code_challenge ?? '',
         code_challenge_method: query.code_challenge_method ?? '',
       });
-      window.location.assign(r.redirect_uri as string);
+      window.location.assign(r.data.attributes['redirect-uri'] as string);
     });
   return (
     <section class="narrow">
