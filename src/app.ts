@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Deps } from './deps.js';
 import { LazyChildLogger } from './shared/log.js';
 import type { Logger } from './shared/log.js';
@@ -14,7 +14,10 @@ import { JSONAPI_CONTENT_TYPE, jsonApiError } from './tfe/jsonapi.js';
 import { tfePlugin } from './tfe/tfe-plugin.js';
 
 /** Builds the server with both products; never listens (main.ts and tests do). */
-export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+export async function buildApp(
+  deps: Deps,
+  opts: { onRoute?: (route: RouteOptions) => void } = {},
+): Promise<FastifyInstance> {
   const { config, logger, metrics } = deps.core;
   const https =
     config.tlsCertFile && config.tlsKeyFile
@@ -57,6 +60,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     done();
   });
 
+  if (opts.onRoute) app.addHook('onRoute', opts.onRoute);
   registerHealthRoutes(app, { db: deps.core.db, jobs: deps.core.jobs, metrics, metricsToken: config.metricsToken });
   await app.register(tfePlugin, { prefix: '/api/v2', services: deps.tfe, config, scope: 'api' });
   await app.register(tfePlugin, { services: deps.tfe, config, scope: 'root' });
