@@ -40,40 +40,34 @@ export const Attr = {
     ),
 };
 
-/** `{"data":{"type","id"}}`: a to-one relationship in a request (type optional, as go-tfe sometimes omits it). */
-export function RelationshipInput(name: string, description?: string) {
+/**
+ * `{"data":{"type","id"}}`: a to-one relationship in a request (type optional, as go-tfe
+ * sometimes omits it). With `required`, a missing relationship is refused with that text.
+ */
+export function RelationshipInput(name: string, opts: { description?: string; required?: string } = {}) {
   const message = `relationship ${name} must be {"data":{"type","id"}}`;
   const pointer = `/data/relationships/${name}`;
+  const idErrors = { 'x-error-type': message, 'x-error-required': message, 'x-pointer': pointer };
+  const linkage = Type.Object(
+    { type: Type.Optional(Type.String({ 'x-error-type': message, 'x-pointer': pointer })), id: Type.String(idErrors) },
+    { 'x-error-type': message, 'x-pointer': pointer },
+  );
+  if (opts.required) {
+    const missing = { 'x-error-required': opts.required, 'x-pointer-required': pointer };
+    const data = Type.Object(linkage.properties, { 'x-error-type': message, 'x-pointer': pointer, ...missing });
+    return Type.Object({ data }, { description: opts.description, 'x-error-type': message, ...missing });
+  }
+  const data = Type.Union([linkage, Type.Null()], { 'x-error-type': message, 'x-pointer': pointer });
   return Type.Optional(
-    Type.Object(
-      {
-        data: Type.Optional(
-          Type.Union(
-            [
-              Type.Object(
-                {
-                  type: Type.Optional(Type.String({ 'x-error-type': message, 'x-pointer': pointer })),
-                  id: Type.String({ 'x-error-type': message, 'x-error-required': message, 'x-pointer': pointer }),
-                },
-                { 'x-error-type': message, 'x-pointer': pointer },
-              ),
-              Type.Null(),
-            ],
-            { 'x-error-type': message, 'x-pointer': pointer },
-          ),
-        ),
-      },
-      { description, 'x-error-type': message },
-    ),
+    Type.Object({ data: Type.Optional(data) }, { description: opts.description, 'x-error-type': message }),
   );
 }
 
-/** The `{"type","id"}` of a request's relationship, or undefined when absent or null. */
+/** The `{"type","id"}` of a request's to-one relationship, or undefined when absent or null. */
 export function relationshipOf(
-  rels: Readonly<Record<string, { data?: { type?: string; id: string } | null } | undefined>> | undefined,
-  name: string,
+  rel: { data?: { type?: string; id: string } | null } | undefined,
 ): { type: string; id: string } | undefined {
-  const data = rels?.[name]?.data;
+  const data = rel?.data;
   return data ? { type: data.type ?? '', id: data.id } : undefined;
 }
 
@@ -98,18 +92,31 @@ export interface JsonApiBodyOptions<A extends TProperties, R extends TProperties
   requireType?: boolean;
   attributes: A;
   relationships?: R;
+  /**
+   * The text when `relationships` is missing: the member is then required (as when the route
+   * needs one of them); its relationships are also checked before the attributes.
+   */
+  relationshipsRequired?: { message: string; pointer: string };
   description?: string;
 }
 
 /** The `data` object of a request document. */
 function dataObject<A extends TProperties, R extends TProperties>(opts: JsonApiBodyOptions<A, R>) {
-  const members = {
-    type: opts.requireType ? TypeMember(opts.types, true) : Type.Optional(TypeMember(opts.types, false)),
-    attributes: Type.Optional(Type.Object(opts.attributes, { 'x-error-type': '"attributes" must be an object' })),
-    relationships: Type.Optional(
-      Type.Object(opts.relationships ?? ({} as R), { 'x-error-type': '"relationships" must be an object' }),
-    ),
-  };
+  const type = opts.requireType ? TypeMember(opts.types, true) : Type.Optional(TypeMember(opts.types, false));
+  const attributes = Type.Optional(Type.Object(opts.attributes, { 'x-error-type': '"attributes" must be an object' }));
+  const rels = Type.Object(opts.relationships ?? ({} as R), { 'x-error-type': '"relationships" must be an object' });
+  const required = opts.relationshipsRequired;
+  const members = required
+    ? {
+        type,
+        relationships: Type.Object(rels.properties, {
+          'x-error-type': '"relationships" must be an object',
+          'x-error-required': required.message,
+          'x-pointer-required': required.pointer,
+        }),
+        attributes,
+      }
+    : { type, attributes, relationships: Type.Optional(rels) };
   return Type.Object(members, {
     'x-error-type': '"data" must be an object',
     'x-error-required': '"data" must be an object',
@@ -175,26 +182,51 @@ export const UserListBody = Type.Object(
   },
 );
 
-/** Tags as `[{"type":"tags","attributes":{"name"}}]` (tag relationship bodies and relationships.tags). */
-export function TagList(pointer: string) {
-  const shape = 'tags must be an array of {"type":"tags","attributes":{"name"}}';
+/**
+ * Tags as `[{"type":"tags","attributes":{"name"}}]`: the body of the tag relationship
+ * routes, and the data of a workspace's `relationships.tags`. Every problem inside an item
+ * points at the item's `attributes/name`.
+ */
+function TagItems(listMessage: string) {
+  const each = 'each tag needs attributes.name';
   return Type.Array(
     Type.Object(
       {
         type: Type.Optional(Type.String()),
         attributes: Type.Object(
-          {
-            name: Type.String({
-              'x-error-type': 'each tag needs attributes.name',
-              'x-error-required': 'each tag needs attributes.name',
-            }),
-          },
-          { 'x-error-type': 'each tag needs attributes.name', 'x-error-required': 'each tag needs attributes.name' },
+          { name: Type.String({ 'x-error-type': each, 'x-error-required': each }) },
+          { 'x-error-type': each, 'x-error-required': each, 'x-pointer-suffix': '/name' },
         ),
       },
-      { 'x-error-type': 'each tag needs attributes.name' },
+      { 'x-error-type': each, 'x-error-required': each, 'x-pointer-suffix': '/attributes/name' },
     ),
-    { 'x-error-type': shape, 'x-error-required': shape, 'x-pointer': pointer },
+    { 'x-error-type': listMessage, 'x-error-required': listMessage },
+  );
+}
+
+const TAG_LIST_SHAPE = 'tags must be an array of {"type":"tags","attributes":{"name"}}';
+
+/** `{"data":[tag…]}`, the body of POST and DELETE /workspaces/:id/relationships/tags. */
+export const TagListBody = Type.Object(
+  { data: TagItems(TAG_LIST_SHAPE) },
+  { 'x-error-type': TAG_LIST_SHAPE, 'x-error-required': TAG_LIST_SHAPE, 'x-pointer': '/data' },
+);
+
+/** `relationships.tags` of a workspace body: `{"data":[tag…]}`. */
+export function TagsRelationshipInput() {
+  const message = 'relationship tags must be {"data":[…]}';
+  return Type.Optional(
+    Type.Object(
+      {
+        data: Type.Optional(
+          Type.Union([TagItems(message), Type.Null()], {
+            'x-error-type': message,
+            'x-pointer': '/data/relationships/tags',
+          }),
+        ),
+      },
+      { 'x-error-type': message },
+    ),
   );
 }
 

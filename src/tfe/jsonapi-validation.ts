@@ -41,6 +41,8 @@ interface Node {
   'x-error-empty'?: string;
   'x-error-required'?: string;
   'x-pointer'?: string;
+  'x-pointer-suffix'?: string;
+  'x-pointer-required'?: string;
   'x-optional-body'?: boolean;
 }
 
@@ -107,7 +109,11 @@ function explain(node: Node, value: unknown, path: string[], part: string, outer
   const label = path.at(-1) ?? part;
   const fail = (key: 'x-error-type' | 'x-error-value' | 'x-error-empty' | 'x-error-required', fallback: string) => ({
     message: node[key] ?? outer[key] ?? fallback,
-    pointer: node['x-pointer'] ?? outer['x-pointer'] ?? pointerOf(path, part),
+    pointer:
+      (key === 'x-error-required' ? (node['x-pointer-required'] ?? outer['x-pointer-required']) : undefined) ??
+      node['x-pointer'] ??
+      outer['x-pointer'] ??
+      pointerOf(path, part) + (node['x-pointer-suffix'] ?? outer['x-pointer-suffix'] ?? ''),
   });
   if (node.anyOf) {
     const branches = node.anyOf;
