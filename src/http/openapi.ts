@@ -118,10 +118,10 @@ function operation(r: RouteRecord, path: string, mediaType: string, components: 
   for (const [status, schema] of Object.entries((s.response ?? {}) as Record<string, unknown>)) {
     const resp = plain(schema) as Json;
     const description = (resp.description as string | undefined) ?? statusText(status);
+    // `x-media-type` marks an answer that is not in the API's own media type (a state file download).
+    const media = (resp['x-media-type'] as string | undefined) ?? mediaType;
     responses[status] =
-      resp.type === 'null'
-        ? { description }
-        : { description, content: { [mediaType]: { schema: components.use(resp) } } };
+      resp.type === 'null' ? { description } : { description, content: { [media]: { schema: components.use(resp) } } };
   }
   op.responses = Object.keys(responses).length > 0 ? responses : { default: { description: 'the answer' } };
   if (r.public) op.security = [];

@@ -97,6 +97,8 @@ export interface JsonApiBodyOptions<A extends TProperties, R extends TProperties
    * needs one of them); its relationships are also checked before the attributes.
    */
   relationshipsRequired?: { message: string; pointer: string };
+  /** The text when `attributes` is missing: the member is then required. */
+  attributesRequired?: { message: string; pointer: string };
   description?: string;
 }
 
@@ -158,29 +160,6 @@ export function optionalAttributes<A>(body: { data?: { attributes?: A } } | null
   if (body.data === undefined) return body as Partial<A>;
   return body.data.attributes ?? {};
 }
-
-/** A `{"data":[{"type","id"}]}` membership body (team users). */
-export const UserListBody = Type.Object(
-  {
-    data: Type.Array(
-      Type.Object({
-        type: Type.Optional(Type.String()),
-        id: Type.String({
-          minLength: 1,
-          'x-error-type': 'each user needs an "id" (the username)',
-          'x-error-value': 'each user needs an "id" (the username)',
-          'x-error-required': 'each user needs an "id" (the username)',
-        }),
-      }),
-      { 'x-error-type': '"data" must be an array of users', 'x-error-required': '"data" must be an array of users' },
-    ),
-  },
-  {
-    'x-error-type': '"data" must be an array of users',
-    'x-error-required': '"data" must be an array of users',
-    'x-pointer': '/data',
-  },
-);
 
 /**
  * Tags as `[{"type":"tags","attributes":{"name"}}]`: the body of the tag relationship
@@ -322,6 +301,8 @@ const pageMessage = (name: string) => `${name} must be an integer from 1 to 2147
 /** Query parameters: `include` (comma list, or repeated), pagination. */
 export const Query = {
   text: (description?: string) => Type.Optional(Type.String({ description })),
+  /** A comma-separated list, which may also be repeated. */
+  list: (description: string) => Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description })),
   include: (values: readonly string[]) =>
     Type.Optional(
       Type.Union([Type.String(), Type.Array(Type.String())], {

@@ -77,7 +77,7 @@ function hasType(node: Node, v: unknown): boolean {
     case 'boolean':
       return typeof v === 'boolean';
     case 'integer':
-      return typeof v === 'number' && Number.isInteger(v);
+      return typeof v === 'number' && Number.isSafeInteger(v);
     case 'number':
       return typeof v === 'number';
     case 'null':
@@ -121,20 +121,24 @@ function explain(node: Node, value: unknown, path: string[], part: string, outer
     if (value === undefined || value === null) return fail('x-error-required', `${label} is required`);
     const others = branches.filter((b) => b.type !== 'null');
     const merged = { ...outer, ...stripShape(node) };
-    if (others.length === 1) return explain(others[0] as Node, value, path, part, merged);
     if (others.every((b) => b.const !== undefined)) {
       if (!others.some((b) => typeof b.const === typeof value)) return fail('x-error-type', `${label} is invalid`);
       if (value === '' && (node['x-error-empty'] ?? outer['x-error-empty']))
         return fail('x-error-empty', `${label} is invalid`);
       return others.some((b) => b.const === value) ? undefined : fail('x-error-value', `${label} is invalid`);
     }
+    if (others.length === 1) return explain(others[0] as Node, value, path, part, merged);
     const fitting = others.find((b) => hasType(b, value));
     return fitting ? explain(fitting, value, path, part, merged) : fail('x-error-type', `${label} is invalid`);
   }
   if (value === undefined || (value === null && node.type !== 'null'))
     return fail('x-error-required', `${label} is required`);
   if (!hasType(node, value)) return fail('x-error-type', `${label} must be ${typeName(node)}`);
-  if (!valueFits(node, value)) return fail('x-error-value', `${label} must be ${typeName(node)}`);
+  if (!valueFits(node, value)) {
+    if (value === '' && (node['x-error-empty'] ?? outer['x-error-empty']))
+      return fail('x-error-empty', `${label} is invalid`);
+    return fail('x-error-value', `${label} must be ${typeName(node)}`);
+  }
   if (node.type === 'object' && node.properties) {
     const obj = value as Record<string, unknown>;
     for (const [k, child] of Object.entries(node.properties)) {
