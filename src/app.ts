@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Deps } from './deps.js';
 import { LazyChildLogger } from './shared/log.js';
 import type { Logger } from './shared/log.js';
@@ -17,7 +17,10 @@ import { JSONAPI_CONTENT_TYPE, jsonApiError } from './tfe/jsonapi.js';
 import { tfePlugin } from './tfe/tfe-plugin.js';
 
 /** Builds the server with both products; never listens (main.ts and tests do). */
-export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+export async function buildApp(
+  deps: Deps,
+  opts: { onRoute?: (route: RouteOptions) => void } = {},
+): Promise<FastifyInstance> {
   const { config, logger, metrics } = deps.core;
   const https =
     config.tlsCertFile && config.tlsKeyFile
@@ -60,6 +63,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     done();
   });
 
+  if (opts.onRoute) app.addHook('onRoute', opts.onRoute);
   registerOverloadGuard(app, { maxInFlight: config.maxInFlightRequests, metrics });
   registerHealthRoutes(app, {
     db: deps.core.db,
