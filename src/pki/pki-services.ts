@@ -46,7 +46,7 @@ import type { MountInfo, PkiRoute } from './pki-route.js';
 import { EXPIRY_SWEEP_JOB } from './sys/expiry-sweep.js';
 import { LeaseRepo } from './sys/lease-repo.js';
 import { LeaseService } from './sys/lease-service.js';
-import { sysRoutes } from './sys/sys-routes.js';
+import { sysRoutes, tokenAuthEntry, uuidFrom } from './sys/sys-routes.js';
 import { TokenRepo } from './tokens/token-repo.js';
 import { tokenRoutes } from './tokens/token-routes.js';
 import { TokenService } from './tokens/token-service.js';
@@ -59,6 +59,14 @@ import { AcmeRepo } from './acme/acme-repo.js';
 import { acmeProtocolRoutes } from './acme/acme-protocol-routes.js';
 import { acmeRoutes } from './acme/acme-routes.js';
 import { AcmeService } from './acme/acme-service.js';
+import { AuthMountRepo } from './auth/auth-mount-repo.js';
+import { sysAuthRoutes } from './auth/auth-mount-routes.js';
+import { AuthMountService } from './auth/auth-mount-service.js';
+import { AuthRoleRepo } from './auth/auth-role-repo.js';
+import type { AuthRoute } from './auth/auth-route.js';
+import { AppRoleRepo } from './auth/approle/approle-repo.js';
+import { appRoleRoutes } from './auth/approle/approle-routes.js';
+import { AppRoleService } from './auth/approle/approle-service.js';
 
 /**
  * The PKI engine's composition root: builds its repos and services from the core
@@ -103,6 +111,18 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     leases,
   });
   const policies = new PolicyService({ repo: new PolicyRepo({ db }), clock });
+
+  // Auth methods under auth/: logins end in a token of the token store.
+  const authMounts = new AuthMountService({ db, repo: new AuthMountRepo({ db }), clock, tokens });
+  const authRoles = new AuthRoleRepo({ db });
+  authMounts.onDisable((m) => authRoles.purgeMount(m.id));
+  const authRoutes = {
+    approle: new RouteTable<AuthRoute>(),
+    jwt: new RouteTable<AuthRoute>(),
+    cert: new RouteTable<AuthRoute>(),
+  };
+  const approle = new AppRoleService({ roles: authRoles, repo: new AppRoleRepo({ db }), auth: authMounts, clock });
+  authRoutes.approle.addAll(appRoleRoutes(approle));
 
   /**
    * Routes served inside every PKI mount. Each module adds its PkiRoute array here, e.g.
@@ -247,8 +267,11 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
         tokens,
         policies,
         mountRoutes,
+        authMounts,
+        authRoutes,
         systemRoutes: [
           ...sysMountRoutes(mounts),
+          ...sysAuthRoutes(authMounts, tokenAuthEntry(uuidFrom(core.config.databaseUrl))),
           ...policyRoutes(policies),
           ...tokenRoutes(tokens, clock),
           ...sysRoutes({
