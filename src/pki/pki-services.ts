@@ -67,6 +67,9 @@ import type { AuthRoute } from './auth/auth-route.js';
 import { AppRoleRepo } from './auth/approle/approle-repo.js';
 import { appRoleRoutes } from './auth/approle/approle-routes.js';
 import { AppRoleService } from './auth/approle/approle-service.js';
+import { JwtKeySource } from './auth/jwt/jwt-key-source.js';
+import { jwtRoutes } from './auth/jwt/jwt-routes.js';
+import { JwtService } from './auth/jwt/jwt-service.js';
 
 /**
  * The PKI engine's composition root: builds its repos and services from the core
@@ -123,6 +126,9 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   };
   const approle = new AppRoleService({ roles: authRoles, repo: new AppRoleRepo({ db }), auth: authMounts, clock });
   authRoutes.approle.addAll(appRoleRoutes(approle));
+  const jwtKeys = new JwtKeySource({ nowMs: () => clock.now().getTime() });
+  authRoutes.jwt.addAll(jwtRoutes(new JwtService({ roles: authRoles, auth: authMounts, keys: jwtKeys, clock })));
+  authMounts.onDisable(async (m) => jwtKeys.forget(m.id));
 
   /**
    * Routes served inside every PKI mount. Each module adds its PkiRoute array here, e.g.

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../shared/clock.js';
-import { notFound } from '../../shared/errors.js';
+import { cidrsAllow } from '../../shared/cidr.js';
+import { forbidden, notFound } from '../../shared/errors.js';
 import { uuid } from '../../shared/ids.js';
 import { matchMount } from '../mounts/mount.js';
 import type { TokenEntry } from '../tokens/token.js';
@@ -169,7 +170,12 @@ export class AuthMountService {
     mount: AuthMount,
     params: TokenParams,
     identity: { displayName: string; meta: Record<string, string> | null; boundCidrs?: readonly string[] },
+    clientIp: string,
   ): Promise<LoginOutcome> {
+    // Vault refuses the login itself, not only later uses of the token, from outside the token's CIDRs.
+    const bound =
+      identity.boundCidrs && identity.boundCidrs.length > 0 ? identity.boundCidrs : params.token_bound_cidrs;
+    if (!cidrsAllow(bound, clientIp)) throw forbidden('permission denied');
     return this.deps.tokens.createForLogin(planLoginToken(mount, params, identity));
   }
 }

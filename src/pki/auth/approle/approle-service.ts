@@ -164,11 +164,16 @@ export class AppRoleService {
     if (secret && secret.usesLeft !== null && !(await this.deps.repo.spendUse(hash, this.deps.clock.now())))
       throw invalid(LOGIN_FAILED);
     const meta: Record<string, string> = { role_name: role.name, ...(secret?.metadata ?? {}) };
-    return this.deps.auth.issueToken(mount, data, {
-      displayName: 'approle',
-      meta,
-      boundCidrs: secret?.tokenBoundCidrs,
-    });
+    return this.deps.auth.issueToken(
+      mount,
+      data,
+      {
+        displayName: 'approle',
+        meta,
+        boundCidrs: secret?.tokenBoundCidrs,
+      },
+      clientIp,
+    );
   }
 
   private async role(mount: AuthMount, name: string) {
