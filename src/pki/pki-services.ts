@@ -70,6 +70,8 @@ import { AppRoleService } from './auth/approle/approle-service.js';
 import { JwtKeySource } from './auth/jwt/jwt-key-source.js';
 import { jwtRoutes } from './auth/jwt/jwt-routes.js';
 import { JwtService } from './auth/jwt/jwt-service.js';
+import { certAuthRoutes } from './auth/cert/cert-auth-routes.js';
+import { CertAuthService } from './auth/cert/cert-auth-service.js';
 
 /**
  * The PKI engine's composition root: builds its repos and services from the core
@@ -205,6 +207,22 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   mountRoutes.addAll(revocationRoutes(revocation, crls, issuers));
   mounts.onDisable((m) => crls.purgeMount(m.id));
   leases.registerRevoker(CERT_LEASE_KIND, (lease) => revocation.revokeLease(lease));
+
+  // TLS certificate logins: a certificate a mount of this server holds as revoked cannot log in.
+  authRoutes.cert.addAll(
+    certAuthRoutes(
+      new CertAuthService({
+        roles: authRoles,
+        auth: authMounts,
+        clock,
+        isRevoked: async (serial) => {
+          for (const m of await mounts.list())
+            if ((await revocation.statusMany(m.id, [serial])).get(serial)?.status === 'revoked') return true;
+          return false;
+        },
+      }),
+    ),
+  );
 
   // ACME (RFC 8555) on every mount: issuance through the directory's role, sign-verbatim or external policy.
   const acmeLogger = core.logger.child({ component: 'pki-acme' });

@@ -1,6 +1,9 @@
 import { invalid } from '../../../shared/errors.js';
 import { DEFAULT_TOKEN_PARAMS, tokenParamsView, updateTokenParams } from '../login-token.js';
 import type { TokenParams } from '../login-token.js';
+import { globMatch } from '../glob.js';
+
+export { globMatch };
 
 /**
  * The JWT/OIDC method's configuration, roles and the checks a login's JWT must pass.
@@ -171,16 +174,6 @@ export function claimValue(claims: Record<string, unknown>, name: string): unkno
     cur = (cur as Record<string, unknown>)[key];
   }
   return cur;
-}
-
-/** `*` matches any run of characters (bound_claims_type=glob). */
-export function globMatch(pattern: string, value: string): boolean {
-  const re = new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`, 's');
-  return re.test(value);
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** What a verified token's claims yield for the token: display name and metadata. */
