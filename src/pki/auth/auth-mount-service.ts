@@ -3,6 +3,7 @@ import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../shared/clock.js';
 import { cidrsAllow } from '../../shared/cidr.js';
 import { forbidden, notFound } from '../../shared/errors.js';
+import { Gate } from '../../shared/gate.js';
 import { uuid } from '../../shared/ids.js';
 import { matchMount } from '../mounts/mount.js';
 import type { TokenEntry } from '../tokens/token.js';
@@ -37,12 +38,20 @@ export interface LoginOutcome {
 const CACHE_MS = 1000;
 
 /**
+ * Logins doing their database work at once on one node. A flood of logins (most of them
+ * failing, in an attack) then holds at most this many connections of the PostgreSQL pool
+ * (10 by default), and every other request still finds one; the excess logins wait here.
+ */
+export const LOGIN_CONCURRENCY = 4;
+
+/**
  * Auth mounts (`sys/auth`) and the one way every method's login ends: a token from the token
  * store with the role's policies and TTLs.
  */
 export class AuthMountService {
   private cache: { at: number; mounts: AuthMount[] } | undefined;
   private readonly purgers: Array<(mount: AuthMount) => Promise<void>> = [];
+  readonly #logins = new Gate(LOGIN_CONCURRENCY);
 
   constructor(
     private readonly deps: { db: Kysely<Database>; repo: AuthMountRepo; clock: Clock; tokens: TokenService },
@@ -143,6 +152,15 @@ export class AuthMountService {
     return next;
   }
 
+  /**
+   * The method's configuration as stored now: read from the database rather than from the
+   * cached mount table, so a configuration written through another node applies at once.
+   */
+  async methodConfig(mount: AuthMount): Promise<Record<string, unknown> | null> {
+    const current = await this.deps.repo.findByPath(mount.path);
+    return current && current.id === mount.id ? current.methodConfig : null;
+  }
+
   /** Stores the method's own configuration (auth/jwt/config). */
   async setMethodConfig(mount: AuthMount, methodConfig: Record<string, unknown>): Promise<AuthMount> {
     const next = { ...mount, methodConfig, updatedAt: this.deps.clock.now() };
@@ -163,6 +181,11 @@ export class AuthMountService {
     this.cache = undefined;
     for (const purge of this.purgers) await purge(mount);
     await this.deps.tokens.revokeByPathPrefix(`auth/${mount.path}/`);
+  }
+
+  /** Runs a method's login within the node's login concurrency (LOGIN_CONCURRENCY). */
+  login<T>(work: () => Promise<T>): Promise<T> {
+    return this.#logins.run(work);
   }
 
   /** Ends a successful login: a token with the role's policies and TTLs (see planLoginToken). */

@@ -143,7 +143,11 @@ export class AppRoleService {
    * the role id is unknown. A source address outside the CIDRs is refused (403) only after
    * the secret id matched, and before a use is spent.
    */
-  async login(mount: AuthMount, roleId: string, secretId: string, clientIp: string): Promise<LoginOutcome> {
+  login(mount: AuthMount, roleId: string, secretId: string, clientIp: string): Promise<LoginOutcome> {
+    return this.deps.auth.login(() => this.#login(mount, roleId, secretId, clientIp));
+  }
+
+  async #login(mount: AuthMount, roleId: string, secretId: string, clientIp: string): Promise<LoginOutcome> {
     if (roleId === '') throw invalid('missing role_id', 'role_id');
     const role = await this.deps.roles.findByRoleId<AppRole>(mount.id, roleId);
     const data = role?.data;

@@ -1,5 +1,6 @@
 import type { TLSSocket } from 'node:tls';
 import type { FastifyRequest } from 'fastify';
+import { invalid } from '../../../shared/errors.js';
 import { defineFields } from '../../vault-fields.js';
 import type { AuthRoute } from '../auth-route.js';
 import { loginResult, roleName } from '../auth-route.js';
@@ -58,6 +59,10 @@ export function certAuthRoutes(certs: CertAuthService): AuthRoute[] {
           return { kind: 'empty' };
         }
         const { values: v, warnings } = CERT_FIELDS.parse(ctx.body, ctx.params);
+        // Checks this server does not make are refused rather than stored and silently skipped.
+        if (v.ocsp_enabled === true) throw invalid('ocsp_enabled is not supported by this server', 'ocsp_enabled');
+        if ((v.required_extensions ?? []).some((e) => e !== ''))
+          throw invalid('required_extensions is not supported by this server', 'required_extensions');
         await certs.write(ctx.mount, name, ctx.body, {
           certificate: v.certificate,
           display_name: v.display_name,

@@ -49,7 +49,11 @@ export class CertAuthService {
    * Login with the certificate chain the client presented (leaf first, DER). Tries the named
    * certificate entry, or every entry; any failure reads NO_MATCH.
    */
-  async login(mount: AuthMount, name: string, chain: Buffer[], clientIp: string): Promise<LoginOutcome> {
+  login(mount: AuthMount, name: string, chain: Buffer[], clientIp: string): Promise<LoginOutcome> {
+    return this.deps.auth.login(() => this.#login(mount, name, chain, clientIp));
+  }
+
+  async #login(mount: AuthMount, name: string, chain: Buffer[], clientIp: string): Promise<LoginOutcome> {
     const [leafDer, ...rest] = chain;
     if (!leafDer) throw invalid(NO_MATCH);
     let leaf: X509Certificate;

@@ -65,7 +65,7 @@ export function jwtRoutes(jwt: JwtService): AuthRoute[] {
       pattern: 'config',
       operations: ['read', 'create', 'update'],
       async handler(ctx) {
-        if (ctx.operation === 'read') return { kind: 'json', data: jwtConfigView(jwt.readConfig(ctx.mount)) };
+        if (ctx.operation === 'read') return { kind: 'json', data: jwtConfigView(await jwt.readConfig(ctx.mount)) };
         const { values: v, warnings } = CONFIG_FIELDS.parse(ctx.body);
         await jwt.writeConfig(ctx.mount, {
           oidc_discovery_url: v.oidc_discovery_url,

@@ -17,9 +17,10 @@ export class JwtService {
     private readonly deps: { roles: AuthRoleRepo; auth: AuthMountService; keys: JwtKeySource; clock: Clock },
   ) {}
 
-  readConfig(mount: AuthMount): JwtConfig {
-    if (!mount.methodConfig) throw notFound('no configuration');
-    return mount.methodConfig as unknown as JwtConfig;
+  async readConfig(mount: AuthMount): Promise<JwtConfig> {
+    const config = await this.deps.auth.methodConfig(mount);
+    if (!config) throw notFound('no configuration');
+    return config as unknown as JwtConfig;
   }
 
   /** Validates, then fetches the keys once (an unreachable JWKS or discovery URL is refused now). */
@@ -55,9 +56,14 @@ export class JwtService {
    * Login: the signature is checked first (against the mount's keys, whatever the role), so
    * a forged token learns nothing about roles; then the role's claim checks.
    */
-  async login(mount: AuthMount, roleName: string, token: string, clientIp: string): Promise<LoginOutcome> {
-    if (!mount.methodConfig) throw invalid('could not load configuration');
-    const config = mount.methodConfig as unknown as JwtConfig;
+  login(mount: AuthMount, roleName: string, token: string, clientIp: string): Promise<LoginOutcome> {
+    return this.deps.auth.login(() => this.#login(mount, roleName, token, clientIp));
+  }
+
+  async #login(mount: AuthMount, roleName: string, token: string, clientIp: string): Promise<LoginOutcome> {
+    const stored = await this.deps.auth.methodConfig(mount);
+    if (!stored) throw invalid('could not load configuration');
+    const config = stored as unknown as JwtConfig;
     const name = roleName || config.default_role;
     if (name === '') throw invalid('missing role');
     if (token === '') throw invalid('missing token');
