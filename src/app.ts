@@ -24,7 +24,13 @@ export async function buildApp(
   const { config, logger, metrics } = deps.core;
   const https =
     config.tlsCertFile && config.tlsKeyFile
-      ? { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile) }
+      ? {
+          cert: readFileSync(config.tlsCertFile),
+          key: readFileSync(config.tlsKeyFile),
+          // Ask for a client certificate without requiring one, as Vault does: auth/cert logs in with it.
+          requestCert: true,
+          rejectUnauthorized: false,
+        }
       : null;
   const app: FastifyInstance = Fastify({
     loggerInstance: logger,
