@@ -16,6 +16,7 @@ import {
   jwkKey,
   jwkThumbprint,
   jwsSignatureValid,
+  jwsSignatureValidAsync,
   mintNonce,
   nonceExpiry,
   parseJws,
@@ -109,7 +110,8 @@ export function acmeProtocolRoutes(acme: AcmeService): PkiRoute[] {
       account = await acme.accountFor(dir, kid.slice(prefix.length));
       key = accountKey(account, jws);
     }
-    if (!jwsSignatureValid(jws, key)) throw new AcmeError('malformed', 'the JWS signature does not verify');
+    if (!(await jwsSignatureValidAsync(jws, key, jws.header.jwk ?? account!.jwk)))
+      throw new AcmeError('malformed', 'the JWS signature does not verify');
     await acme.useNonce(jws.header.nonce, expires);
     return { jws, payload: jws.payload, account, jwk: jws.header.jwk, key };
   }
