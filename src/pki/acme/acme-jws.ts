@@ -2,14 +2,10 @@
  * The JWS of ACME requests (RFC 8555 section 6.2, RFC 7515 flattened JSON serialization):
  * parsing, the protected header's rules, JWK keys and thumbprints (RFC 7638), signature
  * checks, the external account binding's MAC, and the server's nonces. Protocol code of the
- * ACME edge; node:crypto does the cryptography (docs/decisions/0026-acme-server.md), and the
- * native addon checks ECDSA request signatures off the event loop when it is there
- * (docs/decisions/0038-acme-jws-checks-on-the-threadpool.md).
+ * ACME edge; node:crypto does the cryptography (docs/decisions/0026-acme-server.md).
  */
 import { createHash, createHmac, createPublicKey, randomBytes, timingSafeEqual, verify } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { nativeEcdsa } from '../crypto/native-ecdsa.js';
-import type { HashName } from '../crypto/signature.js';
 import { acmeError } from './acme.js';
 
 /** Account key algorithms accepted (RFC 8555 section 6.2: ES256 and EdDSA at least; RS256 for older clients). */
@@ -164,58 +160,6 @@ export function jwsSignatureValid(jws: ParsedJws, key: KeyObject): boolean {
   } catch {
     return false;
   }
-}
-
-/** ECDSA algorithms as the native addon names their curve, hash and coordinate size. */
-const NATIVE_ECDSA: Partial<Record<JwsAlgorithm, { curve: string; hash: HashName; size: number }>> = {
-  ES256: { curve: 'prime256v1', hash: 'sha256', size: 32 },
-  ES384: { curve: 'secp384r1', hash: 'sha384', size: 48 },
-  ES512: { curve: 'secp521r1', hash: 'sha512', size: 66 },
-};
-
-/**
- * `jwsSignatureValid`, with ECDSA checked by the native addon on the libuv threadpool when it
- * is available: the event loop, which every request shares, does not spend the verification.
- * `jwk` is the key `key` was made from (the header's, or the account's).
- */
-export async function jwsSignatureValidAsync(
-  jws: ParsedJws,
-  key: KeyObject,
-  jwk: Record<string, unknown>,
-): Promise<boolean> {
-  const ec = NATIVE_ECDSA[jws.header.alg];
-  const native = ec ? nativeEcdsa() : null;
-  if (ec && native && jwk.kty === 'EC' && typeof jwk.x === 'string' && typeof jwk.y === 'string') {
-    const x = Buffer.from(jwk.x, 'base64url');
-    const y = Buffer.from(jwk.y, 'base64url');
-    // An r||s of the wrong length is no signature of this curve (RFC 7518 section 3.4).
-    if (jws.signature.length !== 2 * ec.size) return false;
-    if (x.length === ec.size && y.length === ec.size) {
-      const verdict = await native.verifyAsync({
-        curve: ec.curve,
-        hash: ec.hash,
-        point: Buffer.concat([Buffer.from([4]), x, y]),
-        data: Buffer.from(`${jws.protectedB64}.${jws.payloadB64}`, 'ascii'),
-        signature: ecdsaSignatureDer(jws.signature, ec.size),
-      });
-      if (verdict === 'valid') return true;
-      if (verdict === 'invalid' || verdict === 'bad-key') return false;
-    }
-  }
-  return jwsSignatureValid(jws, key);
-}
-
-/** r||s (each `size` bytes) as the DER ECDSA-Sig-Value the addon checks. */
-export function ecdsaSignatureDer(rs: Buffer, size: number): Buffer {
-  const int = (v: Buffer): Buffer => {
-    let i = 0;
-    while (i < v.length - 1 && v[i] === 0) i++;
-    const body = v[i]! & 0x80 ? Buffer.concat([Buffer.from([0]), v.subarray(i)]) : v.subarray(i);
-    return Buffer.concat([Buffer.from([0x02, body.length]), body]);
-  };
-  const seq = Buffer.concat([int(rs.subarray(0, size)), int(rs.subarray(size))]);
-  const len = seq.length < 0x80 ? Buffer.from([seq.length]) : Buffer.from([0x81, seq.length]);
-  return Buffer.concat([Buffer.from([0x30]), len, seq]);
 }
 
 /**

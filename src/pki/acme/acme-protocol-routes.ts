@@ -16,7 +16,6 @@ import {
   jwkKey,
   jwkThumbprint,
   jwsSignatureValid,
-  jwsSignatureValidAsync,
   mintNonce,
   nonceExpiry,
   parseJws,
@@ -110,8 +109,7 @@ export function acmeProtocolRoutes(acme: AcmeService): PkiRoute[] {
       account = await acme.accountFor(dir, kid.slice(prefix.length));
       key = accountKey(account, jws);
     }
-    if (!(await jwsSignatureValidAsync(jws, key, jws.header.jwk ?? account!.jwk)))
-      throw new AcmeError('malformed', 'the JWS signature does not verify');
+    if (!jwsSignatureValid(jws, key)) throw new AcmeError('malformed', 'the JWS signature does not verify');
     await acme.useNonce(jws.header.nonce, expires);
     return { jws, payload: jws.payload, account, jwk: jws.header.jwk, key };
   }

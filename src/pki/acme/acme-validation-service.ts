@@ -16,7 +16,8 @@ const ATTEMPT_TIMEOUT_MS = 10_000;
 const LEASE_SECONDS = 30;
 /**
  * How long a challenge response waits for the first attempt: a validation that ends by then
- * is answered as decided, so the client's first poll finds it so instead of polling again.
+ * is answered as decided, so the client's first poll finds it so instead of polling again
+ * (decision 0038).
  */
 const FIRST_ATTEMPT_WAIT_MS = 2000;
 
