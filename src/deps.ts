@@ -7,6 +7,8 @@ import type { BlobStore } from './blob/blob-store.js';
 import { DbBlobStore } from './blob/db-blob-store.js';
 import { FsBlobStore } from './blob/fs-blob-store.js';
 import { UploadAdmission } from './blob/upload-admission.js';
+import { takeBackup } from './backup/backup-service.js';
+import type { Backup } from './backup/backup-service.js';
 import { openDatabase } from './db/database.js';
 import type { Db } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -38,6 +40,8 @@ export interface CoreDeps {
   adminTokens: AdminTokenService;
   /** The free-space floor and the limit on concurrent uploads. */
   uploads: UploadAdmission;
+  /** Takes a consistent snapshot of this server's storage and streams it (backup/). */
+  takeBackup(): Promise<Backup>;
 }
 
 export interface Deps {
@@ -85,7 +89,19 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       maxConcurrent: config.maxConcurrentUploads,
     });
     uploads.registerMetrics(metrics.registry, (hook) => metrics.onScrape(hook));
-    const core: CoreDeps = { config, db, blobs, secrets, clock, logger, metrics, jobs, adminTokens, uploads };
+    const core: CoreDeps = {
+      config,
+      db,
+      blobs,
+      secrets,
+      clock,
+      logger,
+      metrics,
+      jobs,
+      adminTokens,
+      uploads,
+      takeBackup: () => takeBackup(config, { clock }),
+    };
 
     // The initial admin token is made by the server once it serves (main.ts), never here: a
     // start that fails must leave it to the next start to make and print.

@@ -40,6 +40,17 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
   };
 }
 
+/** Names of the migrations this version knows, in order. */
+export function knownMigrations(): string[] {
+  return Object.keys(allMigrations({ kind: 'sqlite' }));
+}
+
+/** Applies the migrations up to and including `name` (a restore rebuilds a backup's schema with it). */
+export async function migrateUpTo(db: Db, name: string): Promise<void> {
+  const { error } = await migrator(db).migrateTo(name);
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+}
+
 function migrator(db: Db): Migrator {
   const provider: MigrationProvider = { getMigrations: async () => allMigrations({ kind: db.kind }) };
   return new Migrator({ db: db.kysely as unknown as Kysely<unknown>, provider });

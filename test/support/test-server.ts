@@ -29,10 +29,18 @@ export interface TestServer {
  */
 export async function startTestServer(
   kind: DatabaseKind,
-  opts: { config?: Partial<Config>; clock?: Clock; sameDatabaseAs?: TestServer } = {},
+  opts: {
+    config?: Partial<Config>;
+    clock?: Clock;
+    sameDatabaseAs?: TestServer;
+    /** Storage that exists already (a restored backup): used as it is and left in place at close. */
+    existing?: { databaseUrl: string; dataDir: string };
+  } = {},
 ): Promise<TestServer> {
   // A second node of `sameDatabaseAs`: its database and data directory (the master key), dropped by the first.
-  const shared = opts.sameDatabaseAs;
+  const shared = opts.existing
+    ? { config: { databaseUrl: opts.existing.databaseUrl, dataDir: opts.existing.dataDir } }
+    : opts.sameDatabaseAs;
   const {
     url: databaseUrl,
     dir,
