@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { chmod, link, mkdir, rm, stat } from 'node:fs/promises';
+import { chmod, link, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
@@ -33,6 +33,7 @@ export interface SqliteSnapshot {
 export async function snapshotSqlite(opts: { dbPath: string; dataDir: string }): Promise<SqliteSnapshot> {
   const root = join(opts.dataDir, 'backups');
   ensurePrivateDir(root, { tightenExisting: true });
+  await removeStaleStaging(root);
   for (let attempt = 1; ; attempt++) {
     const staging = join(root, `snapshot-${randomBytes(6).toString('hex')}`);
     await mkdir(staging, { mode: PRIVATE_DIR_MODE });
@@ -92,6 +93,16 @@ async function tryOnce(opts: { dbPath: string; dataDir: string }, staging: strin
     bytes,
     dispose: () => rm(staging, { recursive: true, force: true }),
   };
+}
+
+/** Staging left by a backup that was killed: a day old is far older than any backup still running. */
+async function removeStaleStaging(root: string): Promise<void> {
+  const cutoff = Date.now() - 24 * 3600 * 1000;
+  for (const name of await readdir(root)) {
+    if (!name.startsWith('snapshot-')) continue;
+    const st = await stat(join(root, name)).catch(() => undefined);
+    if (st && st.mtimeMs < cutoff) await rm(join(root, name), { recursive: true, force: true });
+  }
 }
 
 function fileSource(name: string, path: string, size: number): ArchiveSource {

@@ -186,6 +186,22 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 403);
       assert.deepEqual(await r.json(), { errors: ['permission denied'] });
 
+      // `read` alone is not enough; `sudo` on the path is.
+      for (const [name, caps, status] of [
+        ['snapshot-read', '["read"]', 403],
+        ['snapshot-sudo', '["read", "sudo"]', 200],
+      ] as const) {
+        const p = await v('PUT', `sys/policies/acl/${name}`, {
+          body: { policy: `path "sys/storage/raft/snapshot" { capabilities = ${caps} }` },
+        });
+        assert.equal(p.status, 204, p.text);
+        const t = await v('POST', 'auth/token/create', { body: { policies: [name], ttl: '1h' } });
+        const got = await fetch(`${srv.url}/v1/sys/storage/raft/snapshot`, {
+          headers: { 'x-vault-token': t.json.auth.client_token as string },
+        });
+        assert.equal(got.status, status, name);
+        await got.arrayBuffer();
+      }
       const ok = await fetch(`${srv.url}/v1/sys/storage/raft/snapshot`, {
         headers: { 'x-vault-token': srv.rootToken },
       });
