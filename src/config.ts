@@ -52,12 +52,16 @@ export interface Config {
   readonly stateRetentionMaxAgeDays: number;
   /** How often the state maintenance job (purge, retention, blob collection) runs, in seconds. */
   readonly stateMaintenanceIntervalSeconds: number;
+  /** Seal new state content and output values (reading accepts both forms whatever this says). */
+  readonly stateEncryption: boolean;
   /** Use the native addon (built by npm ci) for ECDSA on the certificate hot paths, when it is there. */
   readonly nativeCrypto: boolean;
   /** `strongroom server` runs its threads other than the event loop under SCHED_BATCH (Linux, with the native addon). */
   readonly batchBackgroundThreads: boolean;
   /** When set, GET /metrics needs `Authorization: Bearer <this>`. */
   readonly metricsToken: string | undefined;
+  /** Requests one process works on at once; beyond it a request gets 503 at once (0: no bound). */
+  readonly maxInFlightRequests: number;
 }
 
 /** One setting: its flag, environment variable, config-file key and parser. */
@@ -254,6 +258,15 @@ export const SETTINGS: readonly SettingDef[] = [
     default: '1h',
   },
   {
+    key: 'state_encryption',
+    flag: 'state-encryption',
+    env: 'STRONGROOM_STATE_ENCRYPTION',
+    description:
+      'Encrypt state files and output values at rest (AES-256-GCM under data keys sealed by the master key). Only for measuring its cost: false writes new content in plain text, which then stays readable to anyone with the files; existing content is read either way.',
+    default: 'true',
+    boolean: true,
+  },
+  {
     key: 'native_crypto',
     flag: 'native-crypto',
     env: 'STRONGROOM_NATIVE_CRYPTO',
@@ -277,6 +290,14 @@ export const SETTINGS: readonly SettingDef[] = [
     env: 'STRONGROOM_METRICS_TOKEN',
     description:
       'When set, GET /metrics answers only requests with Authorization: Bearer <this value> (401 otherwise); Prometheus sends it with authorization.credentials (or credentials_file) in its scrape config. When unset /metrics is open, like /healthz and /readyz.',
+  },
+  {
+    key: 'max_inflight_requests',
+    flag: 'max-inflight-requests',
+    env: 'STRONGROOM_MAX_INFLIGHT_REQUESTS',
+    description:
+      'Requests this process works on at once (received and not yet answered). Beyond it a request is refused at once with 503 and Retry-After: 1, in the envelope of its API, instead of waiting behind the others without bound; /healthz, /readyz and /metrics are never refused. /metrics shows strongroom_http_requests_in_flight and strongroom_http_requests_refused_total. 0 removes the bound.',
+    default: '2048',
   },
   {
     key: 'dev',
@@ -456,6 +477,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     pgPoolSize: int('pg_pool_size', 1, 200),
     stateAllowSerialMismatch: bool('state_allow_serial_mismatch'),
     stateAllowEncrypted: bool('state_allow_encrypted'),
+    stateEncryption: bool('state_encryption'),
     nativeCrypto: bool('native_crypto'),
     batchBackgroundThreads: bool('batch_background_threads'),
     stateUploadUrlTtlSeconds: seconds('state_upload_url_ttl'),
@@ -465,6 +487,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     stateRetentionMaxAgeDays: int('state_retention_max_age_days', 0, 36_500),
     stateMaintenanceIntervalSeconds: seconds('state_maintenance_interval'),
     metricsToken: (get('metrics_token') as string | undefined) || undefined,
+    maxInFlightRequests: int('max_inflight_requests', 0, 10_000_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

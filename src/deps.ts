@@ -16,6 +16,9 @@ import { JobQueue } from './jobs/job-queue.js';
 import { JobWorker } from './jobs/job-worker.js';
 import { HOUSEKEEPING_JOB, housekeepingJob } from './jobs/housekeeping.js';
 import { SecretBox } from './secrets/secret-box.js';
+import type { ContentSealing } from './secrets/content-cipher.js';
+import { DataKeyRepo } from './secrets/data-key-repo.js';
+import { DataKeyRing } from './secrets/data-key-ring.js';
 import { loadMasterKey } from './secrets/master-key.js';
 import type { Clock } from './shared/clock.js';
 import { systemClock } from './shared/clock.js';
@@ -33,6 +36,10 @@ export interface CoreDeps {
   db: Db;
   blobs: BlobStore;
   secrets: SecretBox;
+  /** Data keys of stored state content and output values. */
+  dataKeys: DataKeyRing;
+  /** How stored state content and output values are sealed and opened. */
+  sealing: ContentSealing;
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
@@ -77,10 +84,17 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       const applied = await migrateToLatest(db);
       if (applied.length > 0) logger.info({ migrations: applied }, 'applied database migrations');
     }
+    const dataKeys = new DataKeyRing({ repo: new DataKeyRepo({ db: db.kysely }), secrets, clock });
+    if (!opts.skipMigrations) await dataKeys.init();
+    const sealing: ContentSealing = {
+      encrypt: config.stateEncryption,
+      current: () => dataKeys.current(),
+      lookup: dataKeys.lookup,
+    };
     const blobs: BlobStore =
       db.kind === 'postgres'
-        ? new DbBlobStore({ db: db.kysely, clock })
-        : await FsBlobStore.open(join(config.dataDir, 'blobs'), clock);
+        ? new DbBlobStore({ db: db.kysely, clock, sealing })
+        : await FsBlobStore.open(join(config.dataDir, 'blobs'), clock, sealing);
     const jobs = new JobQueue({ db, clock });
     const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock });
     const uploads = new UploadAdmission({
@@ -94,6 +108,8 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       db,
       blobs,
       secrets,
+      dataKeys,
+      sealing,
       clock,
       logger,
       metrics,

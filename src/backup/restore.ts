@@ -186,7 +186,10 @@ async function restorePostgres(
     if (!last) throw new BackupFileError('the backup names no migrations: it is not a Strongroom backup');
     const known = knownMigrations();
     if (known.slice(0, known.indexOf(last) + 1).join() !== manifest.migrations.join())
-      throw new BackupFileError('the backup was taken with a different set of migrations than this version has');
+      throw new BackupFileError(
+        `the backup's migrations (${manifest.migrations.join(', ')}) are not the first ones of this version; ` +
+          'restore it with the version that took it',
+      );
     const tables = manifest.tables ?? [];
     let rows = 0;
     try {

@@ -33,6 +33,12 @@ export interface Db {
    * move it. In-process caches use it to drop what they hold when someone else wrote.
    */
   readonly externalChanges?: () => number;
+  /**
+   * SQLite file only: rebuilds the database file (VACUUM) and empties the WAL (checkpoint
+   * TRUNCATE), so freed pages and old WAL frames keep none of the bytes they held. Blocks
+   * the event loop for about as long as copying the file takes: for rare maintenance only.
+   */
+  readonly scrub?: () => Promise<{ walEmptied: boolean }>;
   /** Closes every connection. */
   destroy(): Promise<void>;
 }
@@ -88,6 +94,13 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
     writeTransaction: (fn) => (writer ? writer.transaction(fn) : kysely.transaction().execute(fn)),
     ...(lazy ? { lazySyncTransaction: lazy.transaction } : {}),
     externalChanges: () => dataVersion.get() as number,
+    // Inside the connection's lock, so no transaction of ours is open on it.
+    scrub: () =>
+      kysely.connection().execute(async () => {
+        sqlite.exec('VACUUM');
+        const r = sqlite.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+        return { walEmptied: r[0]?.busy === 0 };
+      }),
     destroy: async () => {
       await writer?.close();
       await lazy?.close();
