@@ -5,7 +5,9 @@ import type { ArchiveSource, PostgresTableInfo } from './backup-archive.js';
 export const POSTGRES_PREFIX = 'postgres/';
 /** Rows are gathered into parts of about this many bytes (each part an archive entry). */
 const PART_BYTES = 4 * 1024 * 1024;
-const FETCH_ROWS = 500;
+/** Rows per FETCH: few at first, then as many as make about a part (state chunks are 1 MB rows, most rows are small). */
+const FETCH_FIRST = 16;
+const FETCH_MAX = 1000;
 
 /**
  * Every value travels as PostgreSQL's own text form (bytea as `\x…` hex, timestamps, JSON,
@@ -97,16 +99,20 @@ async function* tableParts(client: pg.Client, tables: PostgresTableInfo[]): Asyn
       size = 0;
       return src;
     };
+    let fetch = FETCH_FIRST;
     for (;;) {
-      const r = await client.query<unknown[]>({ text: `FETCH ${FETCH_ROWS} FROM backup_rows`, rowMode: 'array' });
+      const r = await client.query<unknown[]>({ text: `FETCH ${fetch} FROM backup_rows`, rowMode: 'array' });
+      let fetched = 0;
       for (const row of r.rows) {
         const line = Buffer.from(JSON.stringify(row) + '\n');
         lines.push(line);
         size += line.length;
+        fetched += line.length;
         t.rows++;
       }
       if (size >= PART_BYTES) yield emit();
-      if (r.rows.length < FETCH_ROWS) break;
+      if (r.rows.length < fetch) break;
+      fetch = Math.max(1, Math.min(FETCH_MAX, Math.floor(PART_BYTES / Math.max(1, fetched / r.rows.length))));
     }
     await client.query('CLOSE backup_rows');
     if (size > 0) yield emit();

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, rmdirSync } from 'node:fs';
 import { copyFile, mkdir, open, rename, rm, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { openDatabase } from '../db/database.js';
 import { knownMigrations, migrateUpTo } from '../db/migrate.js';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, ensurePrivateDir } from '../shared/private-files.js';
@@ -265,9 +266,11 @@ async function insertPart(
     bytes = 0;
   };
   let carry = '';
+  // A chunk may end inside a multi-byte character: the decoder keeps its first bytes for the next one.
+  const decoder = new StringDecoder('utf8');
   for await (const chunk of readEntry(fh, e)) {
     progress(chunk.length);
-    const text = carry + chunk.toString('utf8');
+    const text = carry + decoder.write(chunk);
     const lines = text.split('\n');
     carry = lines.pop() as string;
     for (const line of lines) {
@@ -283,6 +286,7 @@ async function insertPart(
       if (bytes >= INSERT_BYTES || params.length + columns.length > INSERT_PARAMS) await flush();
     }
   }
+  carry += decoder.end();
   if (carry.trim() !== '') throw new BackupFileError(`${e.name} ends in the middle of a row`);
   await flush();
   return count;
