@@ -6,6 +6,7 @@ import type { Deps } from './deps.js';
 import { LazyChildLogger } from './shared/log.js';
 import type { Logger } from './shared/log.js';
 import { registerHealthRoutes } from './http/health-routes.js';
+import { registerUiRoutes } from './http/ui-routes.js';
 import { listAwareClientErrorHandler } from './http/list-method.js';
 import { classifyError } from './http/error-kind.js';
 import { envelopeOf } from './http/api-envelope.js';
@@ -70,6 +71,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(tfePlugin, { prefix: '/api/v2', services: deps.tfe, config, scope: 'api' });
   await app.register(tfePlugin, { services: deps.tfe, config, scope: 'root' });
   await app.register(pkiPlugin, { prefix: '/v1', services: deps.pki, config });
+  await registerUiRoutes(app);
 
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send({ errors: [`no route for ${request.method} ${request.url.split('?')[0]}`] });

@@ -15,8 +15,10 @@ import { pkiLeaseTokenIndexMigration } from './migrations/0013-pki-lease-token-i
 import { tfeCurrentFinalizedMigration } from './migrations/0014-tfe-current-finalized.js';
 import { tfeProjectsMigration } from './migrations/0015-tfe-projects.js';
 import { pkiAcmeMigration } from './migrations/0017-pki-acme.js';
-import { pkiQuotasMigration } from './migrations/0030-pki-quotas.js';
 import { coreDataKeysMigration } from './migrations/0018-core-data-keys.js';
+import { pkiCertSearchMigration } from './migrations/0025-pki-cert-search.js';
+import { tfeLoginCodesMigration } from './migrations/0026-tfe-login-codes.js';
+import { pkiQuotasMigration } from './migrations/0030-pki-quotas.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -39,8 +41,10 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0014-tfe-current-finalized': tfeCurrentFinalizedMigration(),
     '0015-tfe-projects': tfeProjectsMigration(),
     '0017-pki-acme': pkiAcmeMigration(),
-    '0030-pki-quotas': pkiQuotasMigration(),
     '0018-core-data-keys': coreDataKeysMigration(),
+    '0025-pki-cert-search': pkiCertSearchMigration(ctx),
+    '0026-tfe-login-codes': tfeLoginCodesMigration(),
+    '0030-pki-quotas': pkiQuotasMigration(),
   };
 }
 
