@@ -50,6 +50,17 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
   };
 }
 
+/** Names of the migrations this version knows, in the order the migrator applies them (by name). */
+export function knownMigrations(): string[] {
+  return Object.keys(allMigrations({ kind: 'sqlite' })).sort();
+}
+
+/** Applies the migrations up to and including `name` (a restore rebuilds a backup's schema with it). */
+export async function migrateUpTo(db: Db, name: string): Promise<void> {
+  const { error } = await migrator(db).migrateTo(name);
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+}
+
 function migrator(db: Db): Migrator {
   const provider: MigrationProvider = { getMigrations: async () => allMigrations({ kind: db.kind }) };
   // Unordered: a migration numbered below one a database already has (work that landed in another order) still runs.

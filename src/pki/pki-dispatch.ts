@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { forbidden, invalid, isDomainError, unauthenticated as noValidToken } from '../shared/errors.js';
 import { RouteTable } from './mounts/route-table.js';
@@ -49,7 +50,7 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
   systemTable.addAll(deps.systemRoutes);
   const mountTable = deps.mountRoutes;
 
-  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> => {
     const rawPath = ((request.params as Record<string, string | undefined>)['*'] ?? '').replace(/^\/+/, '');
     const query = flattenQuery(request.query);
     const method = request.headers['x-original-method'] === 'LIST' ? 'LIST' : request.method;
@@ -191,6 +192,8 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
       throw err;
     }
     render(reply, result, { requestId: request.id, mountType, isList });
+    // A stream is still being sent when this returns: Fastify must not answer again for an undefined result.
+    if (result.kind === 'stream') return reply;
   };
 
   /** The system route, or the mount route from the cached mount table; null when the mount table must be read (awaited). */
@@ -251,6 +254,9 @@ function render(
       return;
     case 'status':
       void reply.status(result.status).send();
+      return;
+    case 'stream':
+      void reply.status(200).headers(result.headers).type(result.contentType).send(Readable.from(result.body));
       return;
     case 'raw':
       void reply

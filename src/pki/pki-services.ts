@@ -1,3 +1,4 @@
+import { snapshotRoutes } from './sys/snapshot-routes.js';
 import type { FastifyInstance } from 'fastify';
 import type { CoreDeps } from '../deps.js';
 import { PolicyRepo } from './acl/policy-repo.js';
@@ -314,6 +315,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
           ...policyRoutes(policies),
           ...quotaRoutes(quotas),
           ...tokenRoutes(tokens, clock),
+          ...snapshotRoutes({ clock, takeSnapshot: () => core.takeBackup() }),
           ...sysRoutes({
             clock,
             leases,
