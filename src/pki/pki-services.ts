@@ -22,6 +22,7 @@ import { KeyService } from './keys/key-service.js';
 import { registerDispatcher } from './pki-dispatch.js';
 import { CertRepo } from './certs/cert-repo.js';
 import { certRoutes } from './certs/cert-routes.js';
+import { CertSearchRepo } from './certs/cert-search-repo.js';
 import { CertService } from './certs/cert-service.js';
 import { CERT_LEASE_KIND } from './certs/cert.js';
 import { KeyPool } from './crypto/key-pool.js';
@@ -47,6 +48,9 @@ import { EXPIRY_SWEEP_JOB } from './sys/expiry-sweep.js';
 import { LeaseRepo } from './sys/lease-repo.js';
 import { LeaseService } from './sys/lease-service.js';
 import { sysRoutes, tokenAuthEntry, uuidFrom } from './sys/sys-routes.js';
+import { QuotaRepo } from './quotas/quota-repo.js';
+import { QuotaService } from './quotas/quota-service.js';
+import { quotaRoutes, registerQuotaGuard } from './quotas/quota-routes.js';
 import { TokenRepo } from './tokens/token-repo.js';
 import { tokenRoutes } from './tokens/token-routes.js';
 import { TokenService } from './tokens/token-service.js';
@@ -116,6 +120,13 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     leases,
   });
   const policies = new PolicyService({ repo: new PolicyRepo({ db }), clock });
+  const quotas = new QuotaService({
+    repo: new QuotaRepo({ db }),
+    mounts,
+    clock,
+    logger: core.logger.child({ component: 'vault-quotas' }),
+    shared: core.db.kind === 'postgres',
+  });
 
   // Auth methods under auth/: logins end in a token of the token store.
   const authMounts = new AuthMountService({ db, repo: new AuthMountRepo({ db }), clock, tokens });
@@ -150,6 +161,8 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     repo: new CertRepo({ db, writeTransaction: core.db.writeTransaction, kind: core.db.kind }),
     clock,
     leases,
+    search: new CertSearchRepo({ db, kind: core.db.kind }),
+    resolveIssuer: async (mountId, ref) => (await issuers.resolve(mountId, ref)).id,
   });
   mountRoutes.addAll(certRoutes(certs));
   mountRoutes.addAll([
@@ -286,6 +299,8 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   return {
     async registerRoutes(app) {
       app.addHook('onReady', () => tidy.scheduleAutoTidyCheck());
+      app.addHook('onReady', () => quotas.start());
+      registerQuotaGuard(app, quotas);
       registerDispatcher(app, {
         mounts,
         tokens,
@@ -297,6 +312,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
           ...sysMountRoutes(mounts),
           ...sysAuthRoutes(authMounts, tokenAuthEntry(uuidFrom(core.config.databaseUrl))),
           ...policyRoutes(policies),
+          ...quotaRoutes(quotas),
           ...tokenRoutes(tokens, clock),
           ...sysRoutes({
             clock,
@@ -324,6 +340,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
       },
     },
     async close() {
+      quotas.stop();
       await acme.close();
       await keyPool.stop();
       await certs.drain();
