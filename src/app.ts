@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Deps } from './deps.js';
 import { LazyChildLogger } from './shared/log.js';
 import type { Logger } from './shared/log.js';
@@ -17,7 +17,10 @@ import { JSONAPI_CONTENT_TYPE, jsonApiError } from './tfe/jsonapi.js';
 import { tfePlugin } from './tfe/tfe-plugin.js';
 
 /** Builds the server with both products; never listens (main.ts and tests do). */
-export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+export async function buildApp(
+  deps: Deps,
+  opts: { onRoute?: (route: RouteOptions) => void } = {},
+): Promise<FastifyInstance> {
   const { config, logger, metrics } = deps.core;
   const https =
     config.tlsCertFile && config.tlsKeyFile
@@ -66,7 +69,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     done();
   });
 
-  registerOverloadGuard(app, { maxInFlight: config.maxInFlightRequests, metrics });
+  if (opts.onRoute) app.addHook('onRoute', opts.onRoute);
+  registerOverloadGuard(app, { maxInFlight: config.maxInFlightRequests, metrics, sendError: sendEnvelopedError });
   registerHealthRoutes(app, {
     db: deps.core.db,
     jobs: deps.core.jobs,
@@ -85,6 +89,13 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   return app;
 }
 
+/** An error in the envelope of the API the path belongs to: JSON:API, or `{"errors": [...]}` (Vault's, and plain). */
+function sendEnvelopedError(reply: FastifyReply, url: string, status: number, message: string): void {
+  if (envelopeOf(url) === 'jsonapi')
+    void reply.status(status).type(JSONAPI_CONTENT_TYPE).send(jsonApiError(status, message));
+  else void reply.status(status).send({ errors: [message] });
+}
+
 /**
  * Requests Fastify refuses before any route or plugin sees them (a path with a bad percent
  * escape) still get the envelope of the API they were meant for: JSON:API for the TFE paths,
@@ -98,16 +109,13 @@ function frameworkErrorHandler(
     const c = classifyError(err);
     const status = c.kind === 'http' ? (c.status ?? 400) : c.kind === 'internal' ? 500 : 400;
     const message = status >= 500 ? 'internal server error' : c.message;
-    const envelope = envelopeOf(url);
-    if (envelope === 'jsonapi') {
-      void reply.status(status).type(JSONAPI_CONTENT_TYPE).send(jsonApiError(status, message));
-    } else if (envelope === 'vault') {
+    if (envelopeOf(url) === 'vault') {
       sendPkiError(pki, err, request, reply).catch((e: unknown) => {
         request.log.error({ err: e }, 'request failed');
         if (!reply.sent) void reply.status(500).send({ errors: ['internal error'] });
       });
     } else {
-      void reply.status(status).send({ errors: [message] });
+      sendEnvelopedError(reply, url, status, message);
     }
   };
 }
