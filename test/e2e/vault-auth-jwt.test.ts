@@ -10,6 +10,7 @@ import type { TestJwksServer } from '../support/jwt-fixtures.js';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
+import { opensslTestCa } from './pki-external-policy-helpers.js';
 import { vaultClient } from './vault-http.js';
 
 /** JWT/OIDC (auth/jwt): JWTs minted here, keys served by a local JWKS/discovery server. */
@@ -18,6 +19,8 @@ const rotated = signingKey('RS256', 'gh-2');
 const stranger = signingKey('RS256', 'gh-1');
 const ec = signingKey('ES256', 'k8s');
 const ed = signingKey('EdDSA', 'ed-1');
+const tlsCa = opensslTestCa('JWKS test CA');
+const tlsCert = tlsCa.issue('localhost');
 
 for (const kind of dbKinds()) {
   describe(`JWT/OIDC auth [${kind}]`, () => {
@@ -194,6 +197,28 @@ for (const kind of dbKinds()) {
       r = await root('GET', 'sys/auth');
       assert.equal(r.status, 200);
       assert.equal(r.json.data['ci/'].type, 'jwt');
+    });
+
+    it('fetches keys over HTTPS trusting jwks_ca_pem, and refuses an untrusted JWKS server', async () => {
+      const secure = await startJwksServer([ec], { tls: { certPem: tlsCert.certPem, keyPem: tlsCert.keyPem } });
+      try {
+        assert.equal((await root('POST', 'sys/auth/tls-jwt', { body: { type: 'jwt' } })).status, 204);
+        let r = await root('POST', 'auth/tls-jwt/config', { body: { jwks_url: `${secure.url}/jwks` } });
+        assert.equal(r.status, 400);
+        assert.match(r.json.errors[0], /^error checking jwks URL: /);
+        r = await root('POST', 'auth/tls-jwt/config', {
+          body: { jwks_url: `${secure.url}/jwks`, jwks_ca_pem: tlsCa.certPem },
+        });
+        assert.equal(r.status, 204, r.text);
+        r = await root('POST', 'auth/tls-jwt/role/r', { body: { user_claim: 'sub', bound_audiences: 'a' } });
+        assert.equal(r.status, 204);
+        r = await anon('POST', 'auth/tls-jwt/login', {
+          body: { role: 'r', jwt: mintJwt(ec, { sub: 's', aud: 'a', exp: now() + 60 }) },
+        });
+        assert.equal(r.status, 200, r.text);
+      } finally {
+        await secure.close();
+      }
     });
   });
 }

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 
@@ -59,10 +60,13 @@ export interface TestJwksServer {
   close(): Promise<void>;
 }
 
-export async function startJwksServer(keys: TestSigningKey[]): Promise<TestJwksServer> {
+export async function startJwksServer(
+  keys: TestSigningKey[],
+  opts: { tls?: { certPem: string; keyPem: string } } = {},
+): Promise<TestJwksServer> {
   const state = { jwksFetches: 0 };
   let base = '';
-  const server: Server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     if (req.url === '/jwks') {
       state.jwksFetches++;
       const body = {
@@ -80,10 +84,13 @@ export async function startJwksServer(keys: TestSigningKey[]): Promise<TestJwksS
       return;
     }
     res.writeHead(404).end();
-  });
+  };
+  const server: Server = opts.tls
+    ? (createHttpsServer({ cert: opts.tls.certPem, key: opts.tls.keyPem }, handler) as unknown as Server)
+    : createServer(handler);
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const addr = server.address();
-  base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  base = `${opts.tls ? 'https' : 'http'}://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   const out: TestJwksServer = {
     url: base,
     issuer: base,
