@@ -6,7 +6,8 @@ const path = new URL('../docs/configuration.md', import.meta.url);
 const doc = readFileSync(path, 'utf8');
 const rows = SETTINGS.map((s) => {
   const flag = s.flag ? `\`--${s.flag}\`` : '(none)';
-  const key = s.key === 'master_key' || s.key === 'config' ? '(not allowed)' : `\`${s.key}\``;
+  const key =
+    s.key === 'master_key' || s.key === 'other_master_keys' || s.key === 'config' ? '(not allowed)' : `\`${s.key}\``;
   const def = s.default !== undefined ? `\`${s.default}\`` : '';
   return `| ${flag} | \`${s.env}\` | ${key} | ${def} | ${s.description} |`;
 });

@@ -47,6 +47,7 @@ import { EXPIRY_SWEEP_JOB } from './sys/expiry-sweep.js';
 import { LeaseRepo } from './sys/lease-repo.js';
 import { LeaseService } from './sys/lease-service.js';
 import { sysRoutes } from './sys/sys-routes.js';
+import { keyRotationRoutes } from './sys/key-rotation-routes.js';
 import { TokenRepo } from './tokens/token-repo.js';
 import { tokenRoutes } from './tokens/token-routes.js';
 import { TokenService } from './tokens/token-service.js';
@@ -251,6 +252,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
           ...sysMountRoutes(mounts),
           ...policyRoutes(policies),
           ...tokenRoutes(tokens, clock),
+          ...keyRotationRoutes(core.masterKeyRotation),
           ...sysRoutes({
             clock,
             leases,
