@@ -6,6 +6,7 @@ import { AdminTokenService } from './admin/admin-token-service.js';
 import type { BlobStore } from './blob/blob-store.js';
 import { DbBlobStore } from './blob/db-blob-store.js';
 import { FsBlobStore } from './blob/fs-blob-store.js';
+import { UploadAdmission } from './blob/upload-admission.js';
 import { openDatabase } from './db/database.js';
 import type { Db } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -22,6 +23,7 @@ import { loadMasterKey } from './secrets/master-key.js';
 import type { Clock } from './shared/clock.js';
 import { systemClock } from './shared/clock.js';
 import { createLogger } from './shared/log.js';
+import { ensurePrivateDir } from './shared/private-files.js';
 import { Metrics } from './shared/metrics.js';
 import { buildPkiServices } from './pki/pki-services.js';
 import type { PkiServices } from './pki/pki-services.js';
@@ -45,6 +47,8 @@ export interface CoreDeps {
   metrics: Metrics;
   jobs: JobQueue;
   adminTokens: AdminTokenService;
+  /** The free-space floor and the limit on concurrent uploads. */
+  uploads: UploadAdmission;
 }
 
 export interface Deps {
@@ -69,6 +73,8 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? createLogger(config.logLevel);
   const metrics = new Metrics();
+  // The data directory holds the database, blobs and keys: the server's user alone reads it.
+  ensurePrivateDir(config.dataDir, { tightenExisting: true });
   const master = await loadMasterKey({ dataDir: config.dataDir, fromEnv: config.masterKey });
   if (master.created) logger.info({ path: master.path }, 'generated a new master key');
   const secrets = new SecretBox(master.key, [
@@ -104,6 +110,12 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       batch: config.masterKeyRotationBatch,
     });
     const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock });
+    const uploads = new UploadAdmission({
+      dir: config.dataDir,
+      minFreeBytes: config.minFreeSpace,
+      maxConcurrent: config.maxConcurrentUploads,
+    });
+    uploads.registerMetrics(metrics.registry, (hook) => metrics.onScrape(hook));
     const core: CoreDeps = {
       config,
       db,
@@ -117,6 +129,7 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       metrics,
       jobs,
       adminTokens,
+      uploads,
     };
 
     // The initial admin token is made by the server once it serves (main.ts), never here: a

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { systemClock } from '../shared/clock.js';
 import type { Clock } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
+import { PRIVATE_DIR_MODE, ensurePrivateDir } from '../shared/private-files.js';
 import { CONTENT_MAGIC, isSealedContent, plainSizeOf } from '../secrets/content-cipher.js';
 import { BlobDigest, isSha256, openStored, StoredForm, toBuffer } from './blob-store.js';
 import type { BlobInfo, BlobSealing, BlobStore, PutOptions } from './blob-store.js';
@@ -26,8 +27,7 @@ export class FsBlobStore implements BlobStore {
   ) {}
 
   static async open(dir: string, clock: Clock = systemClock, sealing?: BlobSealing): Promise<FsBlobStore> {
-    await mkdir(join(dir, 'tmp'), { recursive: true });
-    await mkdir(join(dir, 'sha256'), { recursive: true });
+    for (const d of [dir, join(dir, 'tmp'), join(dir, 'sha256')]) ensurePrivateDir(d, { tightenExisting: true });
     const store = new FsBlobStore(dir, clock, sealing);
     for (const name of await readdir(join(dir, 'tmp'))) await rm(join(dir, 'tmp', name), { force: true });
     return store;
@@ -52,7 +52,7 @@ export class FsBlobStore implements BlobStore {
       return info;
     }
     const shard = join(this.dir, 'sha256', info.sha256.slice(0, 2));
-    await mkdir(shard, { recursive: true });
+    await mkdir(shard, { recursive: true, mode: PRIVATE_DIR_MODE });
     await utimes(tmp, now, now);
     await rename(tmp, final);
     await fsyncDir(shard);

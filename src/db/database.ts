@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -8,6 +7,7 @@ import pg from 'pg';
 import type { Database } from './schema.js';
 import { configureSqlite } from './sqlite-pragmas.js';
 import { SqliteWriter } from './sqlite-writer.js';
+import { ensurePrivateDir, ensurePrivateFile, tightenIfPresent } from '../shared/private-files.js';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 
@@ -68,7 +68,11 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
   }
   const path = opts.url.replace(/^sqlite:/, '');
   const inMemory = path === ':memory:' || path === '';
-  if (!inMemory) mkdirSync(dirname(path), { recursive: true });
+  if (!inMemory) {
+    ensurePrivateDir(dirname(path));
+    ensurePrivateFile(path);
+    for (const extra of ['-wal', '-shm']) tightenIfPresent(`${path}${extra}`);
+  }
   const sqlite = new SqliteDatabase(path);
   configureSqlite(sqlite);
   const kysely = new Kysely<Database>({

@@ -16,6 +16,9 @@ import { tfeCurrentFinalizedMigration } from './migrations/0014-tfe-current-fina
 import { tfeProjectsMigration } from './migrations/0015-tfe-projects.js';
 import { pkiAcmeMigration } from './migrations/0017-pki-acme.js';
 import { coreDataKeysMigration } from './migrations/0018-core-data-keys.js';
+import { pkiCertSearchMigration } from './migrations/0025-pki-cert-search.js';
+import { tfeLoginCodesMigration } from './migrations/0026-tfe-login-codes.js';
+import { pkiQuotasMigration } from './migrations/0030-pki-quotas.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -39,12 +42,16 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0015-tfe-projects': tfeProjectsMigration(),
     '0017-pki-acme': pkiAcmeMigration(),
     '0018-core-data-keys': coreDataKeysMigration(),
+    '0025-pki-cert-search': pkiCertSearchMigration(ctx),
+    '0026-tfe-login-codes': tfeLoginCodesMigration(),
+    '0030-pki-quotas': pkiQuotasMigration(),
   };
 }
 
 function migrator(db: Db): Migrator {
   const provider: MigrationProvider = { getMigrations: async () => allMigrations({ kind: db.kind }) };
-  return new Migrator({ db: db.kysely as unknown as Kysely<unknown>, provider });
+  // Unordered: a migration numbered below one a database already has (work that landed in another order) still runs.
+  return new Migrator({ db: db.kysely as unknown as Kysely<unknown>, provider, allowUnorderedMigrations: true });
 }
 
 /** Applies every pending migration (PostgreSQL serialises concurrent nodes with a lock). */

@@ -7,6 +7,7 @@ import type { PkiRevocationTables } from './schema-pki-revocation.js';
 import type { PkiTidyTables } from './schema-pki-tidy.js';
 import type { PkiExternalPolicyTables } from './schema-pki-external-policy.js';
 import type { PkiAcmeTables } from './schema-pki-acme.js';
+import type { PkiQuotaTables } from './schema-pki-quotas.js';
 
 /**
  * Table types as both drivers return them. Instants are ISO-8601 UTC strings and
@@ -79,6 +80,7 @@ export interface Database
     PkiRevocationTables,
     PkiTidyTables,
     PkiExternalPolicyTables,
-    PkiAcmeTables {}
+    PkiAcmeTables,
+    PkiQuotaTables {}
 
 export type { Generated };

@@ -22,6 +22,7 @@ import { KeyService } from './keys/key-service.js';
 import { registerDispatcher } from './pki-dispatch.js';
 import { CertRepo } from './certs/cert-repo.js';
 import { certRoutes } from './certs/cert-routes.js';
+import { CertSearchRepo } from './certs/cert-search-repo.js';
 import { CertService } from './certs/cert-service.js';
 import { CERT_LEASE_KIND } from './certs/cert.js';
 import { KeyPool } from './crypto/key-pool.js';
@@ -48,6 +49,9 @@ import { LeaseRepo } from './sys/lease-repo.js';
 import { LeaseService } from './sys/lease-service.js';
 import { sysRoutes } from './sys/sys-routes.js';
 import { keyRotationRoutes } from './sys/key-rotation-routes.js';
+import { QuotaRepo } from './quotas/quota-repo.js';
+import { QuotaService } from './quotas/quota-service.js';
+import { quotaRoutes, registerQuotaGuard } from './quotas/quota-routes.js';
 import { TokenRepo } from './tokens/token-repo.js';
 import { tokenRoutes } from './tokens/token-routes.js';
 import { TokenService } from './tokens/token-service.js';
@@ -104,6 +108,13 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     leases,
   });
   const policies = new PolicyService({ repo: new PolicyRepo({ db }), clock });
+  const quotas = new QuotaService({
+    repo: new QuotaRepo({ db }),
+    mounts,
+    clock,
+    logger: core.logger.child({ component: 'vault-quotas' }),
+    shared: core.db.kind === 'postgres',
+  });
 
   /**
    * Routes served inside every PKI mount. Each module adds its PkiRoute array here, e.g.
@@ -123,6 +134,8 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     repo: new CertRepo({ db, writeTransaction: core.db.writeTransaction, kind: core.db.kind }),
     clock,
     leases,
+    search: new CertSearchRepo({ db, kind: core.db.kind }),
+    resolveIssuer: async (mountId, ref) => (await issuers.resolve(mountId, ref)).id,
   });
   mountRoutes.addAll(certRoutes(certs));
   mountRoutes.addAll([
@@ -243,6 +256,8 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   return {
     async registerRoutes(app) {
       app.addHook('onReady', () => tidy.scheduleAutoTidyCheck());
+      app.addHook('onReady', () => quotas.start());
+      registerQuotaGuard(app, quotas);
       registerDispatcher(app, {
         mounts,
         tokens,
@@ -251,6 +266,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
         systemRoutes: [
           ...sysMountRoutes(mounts),
           ...policyRoutes(policies),
+          ...quotaRoutes(quotas),
           ...tokenRoutes(tokens, clock),
           ...keyRotationRoutes(core.masterKeyRotation),
           ...sysRoutes({
@@ -279,6 +295,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
       },
     },
     async close() {
+      quotas.stop();
       await acme.close();
       await keyPool.stop();
       await certs.drain();

@@ -34,6 +34,9 @@ import { registerStateVersionRoutes } from './state-versions/state-version-route
 import { EXTRACT_STATE_JOB, STATE_BLOB_GC_JOB, StateVersionService } from './state-versions/state-version-service.js';
 import { enqueueMissingExtractions } from './state-versions/extraction-backfill.js';
 import { registerStateDiffRoutes } from './state-versions/state-diff-routes.js';
+import { LoginRepo } from './login/login-repo.js';
+import { LoginService } from './login/login-service.js';
+import { registerLoginApprovalRoutes, registerLoginTokenRoute } from './login/login-routes.js';
 import { StateDiffService } from './state-versions/state-diff-service.js';
 import { StateVersionOutputRepo } from './state-version-outputs/state-version-output-repo.js';
 import { registerStateVersionOutputRoutes } from './state-version-outputs/state-version-output-routes.js';
@@ -93,6 +96,7 @@ export function buildTfeIdentityLayer(core: Pick<CoreDeps, 'db' | 'clock' | 'adm
 export function buildTfeServices(core: CoreDeps): TfeServices {
   const { db, clock, config } = core;
   const { identity, organizations, teams, tokens, projects, workspaces, teamAccess } = buildTfeIdentityLayer(core);
+  const login = new LoginService({ repo: new LoginRepo({ db: db.kysely }), tokens, clock });
 
   const stateSettings = {
     allowSerialMismatch: config.stateAllowSerialMismatch,
@@ -121,7 +125,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     sealing: core.sealing,
     currentVersionCache,
   });
-  const stateUploads = new StateUploadService({ ...stateCore, versions: stateVersions });
+  const stateUploads = new StateUploadService({ ...stateCore, versions: stateVersions, admission: core.uploads });
   const stateMaintenance = new StateMaintenance({
     ...stateCore,
     logger: core.logger.child({ component: 'tfe-state' }),
@@ -199,9 +203,11 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
       });
       registerStateVersionOutputRoutes(app, { outputs: stateOutputs, config });
       registerStateDiffRoutes(app, { diffs: stateDiffs });
+      registerLoginApprovalRoutes(app, { login });
     },
     async registerRootRoutes(app) {
       registerDiscoveryRoutes(app);
+      await registerLoginTokenRoute(app, { login });
       nudgeAfterStateWrite(app);
       app.addHook('onReady', async () => {
         const n = await enqueueMissingExtractions({ repo: stateRepo, jobs: core.jobs });

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, RouteOptions } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { testConfig } from '../../src/config.js';
 import type { Config } from '../../src/config.js';
@@ -29,7 +29,13 @@ export interface TestServer {
  */
 export async function startTestServer(
   kind: DatabaseKind,
-  opts: { config?: Partial<Config>; clock?: Clock; sameDatabaseAs?: TestServer } = {},
+  opts: {
+    config?: Partial<Config>;
+    clock?: Clock;
+    sameDatabaseAs?: TestServer;
+    /** Sees every route as Fastify registers it. */
+    onRoute?: (route: RouteOptions) => void;
+  } = {},
 ): Promise<TestServer> {
   // A second node of `sameDatabaseAs`: its database and data directory (the master key), dropped by the first.
   const shared = opts.sameDatabaseAs;
@@ -52,7 +58,7 @@ export async function startTestServer(
     ...opts.config,
   });
   const deps = await buildDeps(config, opts.clock ? { clock: opts.clock } : {});
-  const app = await buildApp(deps);
+  const app = await buildApp(deps, { onRoute: opts.onRoute });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
