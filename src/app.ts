@@ -24,7 +24,13 @@ export async function buildApp(
   const { config, logger, metrics } = deps.core;
   const https =
     config.tlsCertFile && config.tlsKeyFile
-      ? { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile) }
+      ? {
+          cert: readFileSync(config.tlsCertFile),
+          key: readFileSync(config.tlsKeyFile),
+          // Ask for a client certificate without requiring one, as Vault does: auth/cert logs in with it.
+          requestCert: true,
+          rejectUnauthorized: false,
+        }
       : null;
   const app: FastifyInstance = Fastify({
     loggerInstance: logger,
@@ -64,7 +70,7 @@ export async function buildApp(
   });
 
   if (opts.onRoute) app.addHook('onRoute', opts.onRoute);
-  registerOverloadGuard(app, { maxInFlight: config.maxInFlightRequests, metrics });
+  registerOverloadGuard(app, { maxInFlight: config.maxInFlightRequests, metrics, sendError: sendEnvelopedError });
   registerHealthRoutes(app, {
     db: deps.core.db,
     jobs: deps.core.jobs,
@@ -83,6 +89,13 @@ export async function buildApp(
   return app;
 }
 
+/** An error in the envelope of the API the path belongs to: JSON:API, or `{"errors": [...]}` (Vault's, and plain). */
+function sendEnvelopedError(reply: FastifyReply, url: string, status: number, message: string): void {
+  if (envelopeOf(url) === 'jsonapi')
+    void reply.status(status).type(JSONAPI_CONTENT_TYPE).send(jsonApiError(status, message));
+  else void reply.status(status).send({ errors: [message] });
+}
+
 /**
  * Requests Fastify refuses before any route or plugin sees them (a path with a bad percent
  * escape) still get the envelope of the API they were meant for: JSON:API for the TFE paths,
@@ -96,16 +109,13 @@ function frameworkErrorHandler(
     const c = classifyError(err);
     const status = c.kind === 'http' ? (c.status ?? 400) : c.kind === 'internal' ? 500 : 400;
     const message = status >= 500 ? 'internal server error' : c.message;
-    const envelope = envelopeOf(url);
-    if (envelope === 'jsonapi') {
-      void reply.status(status).type(JSONAPI_CONTENT_TYPE).send(jsonApiError(status, message));
-    } else if (envelope === 'vault') {
+    if (envelopeOf(url) === 'vault') {
       sendPkiError(pki, err, request, reply).catch((e: unknown) => {
         request.log.error({ err: e }, 'request failed');
         if (!reply.sent) void reply.status(500).send({ errors: ['internal error'] });
       });
     } else {
-      void reply.status(status).send({ errors: [message] });
+      sendEnvelopedError(reply, url, status, message);
     }
   };
 }

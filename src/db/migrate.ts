@@ -16,6 +16,7 @@ import { tfeCurrentFinalizedMigration } from './migrations/0014-tfe-current-fina
 import { tfeProjectsMigration } from './migrations/0015-tfe-projects.js';
 import { pkiAcmeMigration } from './migrations/0017-pki-acme.js';
 import { coreDataKeysMigration } from './migrations/0018-core-data-keys.js';
+import { pkiAuthMethodsMigration } from './migrations/0021-pki-auth-methods.js';
 import { pkiCertSearchMigration } from './migrations/0025-pki-cert-search.js';
 import { tfeLoginCodesMigration } from './migrations/0026-tfe-login-codes.js';
 import { pkiQuotasMigration } from './migrations/0030-pki-quotas.js';
@@ -42,6 +43,7 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0015-tfe-projects': tfeProjectsMigration(),
     '0017-pki-acme': pkiAcmeMigration(),
     '0018-core-data-keys': coreDataKeysMigration(),
+    '0021-pki-auth-methods': pkiAuthMethodsMigration(),
     '0025-pki-cert-search': pkiCertSearchMigration(ctx),
     '0026-tfe-login-codes': tfeLoginCodesMigration(),
     '0030-pki-quotas': pkiQuotasMigration(),

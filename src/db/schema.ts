@@ -8,6 +8,7 @@ import type { PkiTidyTables } from './schema-pki-tidy.js';
 import type { PkiExternalPolicyTables } from './schema-pki-external-policy.js';
 import type { PkiAcmeTables } from './schema-pki-acme.js';
 import type { PkiQuotaTables } from './schema-pki-quotas.js';
+import type { PkiAuthTables } from './schema-pki-auth.js';
 
 /**
  * Table types as both drivers return them. Instants are ISO-8601 UTC strings and
@@ -81,6 +82,7 @@ export interface Database
     PkiTidyTables,
     PkiExternalPolicyTables,
     PkiAcmeTables,
-    PkiQuotaTables {}
+    PkiQuotaTables,
+    PkiAuthTables {}
 
 export type { Generated };
