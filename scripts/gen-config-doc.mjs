@@ -11,7 +11,10 @@ const start = doc.indexOf(START);
 const end = doc.indexOf(END);
 if (start < 0 || end < start) throw new Error(`docs/configuration.md lacks the ${START} … ${END} markers`);
 const items = SETTINGS.map((s) => {
-  const fileKey = s.key === 'master_key' || s.key === 'config' ? 'not in the config file' : `file key \`${s.key}\``;
+  const fileKey =
+    s.key === 'master_key' || s.key === 'other_master_keys' || s.key === 'config'
+      ? 'not in the config file'
+      : `file key \`${s.key}\``;
   const where = [s.flag ? `\`--${s.flag}\`` : 'no flag', `\`${s.env}\``, fileKey];
   if (s.default !== undefined) where.push(`default \`${s.default}\``);
   return `- **${s.key}** (${where.join(', ')}): ${s.description}`;

@@ -6,6 +6,7 @@ import { openDatabase } from './db/database.js';
 import { migrateWithProgress } from './db/migrate.js';
 import { runServer } from './main.js';
 import { POLICY_USAGE, runPolicyCommand } from './cli/policy-command.js';
+import { ROTATE_MASTER_KEY_USAGE, runRotateMasterKeyCommand } from './cli/rotate-master-key-command.js';
 import { POLICY_SERVICE_USAGE, runPolicyServiceCommand } from './cli/policy-service-command.js';
 import { TOKEN_USAGE, runTokenCommand } from './cli/token-command.js';
 import { TFE_USAGE, runTfeCommand } from './cli/tfe-command.js';
@@ -24,6 +25,7 @@ Commands:
   policy      Write, read, list and delete ACL policies of a running server (strongroom policy help)
   tfe         Terraform state: users, organizations, teams and API tokens in the database; workspaces,
               locks and state of a running server (strongroom tfe help)
+  rotate-master-key  Rotate the master key of a running server, re-sealing every secret
   admin-token Make, list and revoke admin tokens in the database, e.g. for a lost initial token
   backup      Snapshot the storage of a running server into one file (not the master key)
   restore     Restore such a file onto an empty data directory or PostgreSQL database
@@ -113,6 +115,7 @@ async function main(argv: string[]): Promise<number> {
         return reportCliError(() => runTfeClientCommand(rest, process.env, io));
       }
       return runTfeCommand(rest, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
+    case 'rotate-master-key':
     case 'token':
     case 'policy': {
       const io: CliIo = {
@@ -120,7 +123,8 @@ async function main(argv: string[]): Promise<number> {
         err: (t) => process.stderr.write(t),
         readFile: async (p) => (p === '-' ? readStdin() : readFile(p, 'utf8')),
       };
-      const run = command === 'token' ? runTokenCommand : runPolicyCommand;
+      const run =
+        command === 'token' ? runTokenCommand : command === 'policy' ? runPolicyCommand : runRotateMasterKeyCommand;
       return reportCliError(() => run(rest, process.env, io));
     }
     default:
@@ -158,6 +162,7 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
   tfe: TFE_USAGE,
   token: TOKEN_USAGE,
   policy: POLICY_USAGE,
+  'rotate-master-key': ROTATE_MASTER_KEY_USAGE,
   'policy-service': POLICY_SERVICE_USAGE,
   'admin-token': ADMIN_TOKEN_USAGE,
   backup: BACKUP_USAGE,

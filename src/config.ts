@@ -26,6 +26,10 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Base64 of a 32-byte key; when unset the key lives in `<dataDir>/master.key`. */
   readonly masterKey: string | undefined;
+  /** Sealed values re-sealed per batch of a master key rotation (each batch records its progress). */
+  readonly masterKeyRotationBatch: number;
+  /** Base64 keys that still open sealed values but never seal (during a master key rotation). */
+  readonly otherMasterKeys: readonly string[];
   /** Public base URL used in upload and download URLs; when unset, taken from each request's Host. */
   readonly publicUrl: string | undefined;
   readonly dev: boolean;
@@ -322,6 +326,21 @@ export const SETTINGS: readonly SettingDef[] = [
       'Base64 of 32 bytes: the master key for secrets at rest. Environment only; otherwise kept in <data_dir>/master.key (mode 0600).',
   },
   {
+    key: 'other_master_keys',
+    flag: '',
+    env: 'STRONGROOM_OTHER_MASTER_KEYS',
+    description:
+      'Comma-separated base64 master keys that still open sealed values but never seal new ones: the other key of a master key rotation (see docs/operations.md). Environment only.',
+  },
+  {
+    key: 'master_key_rotation_batch',
+    flag: 'master-key-rotation-batch',
+    env: 'STRONGROOM_MASTER_KEY_ROTATION_BATCH',
+    description:
+      'Sealed values re-sealed per batch during a master key rotation; the progress is recorded after each batch, which is where a rotation interrupted by a crash goes on from.',
+    default: '100',
+  },
+  {
     key: 'config',
     flag: 'config',
     env: 'STRONGROOM_CONFIG',
@@ -360,8 +379,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
       fromFile = {};
       for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
         if (!SETTINGS.some((s) => s.key === k)) problems.push(`config file ${configPath}: unknown setting "${k}"`);
-        else if (k === 'master_key')
-          problems.push(`config file ${configPath}: master_key may only come from STRONGROOM_MASTER_KEY`);
+        else if (k === 'master_key' || k === 'other_master_keys')
+          problems.push(`config file ${configPath}: ${k} may only come from the environment`);
         else fromFile[k] = typeof v === 'boolean' ? v : String(v);
       }
     } catch (err) {
@@ -446,6 +465,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
   if (masterKey !== undefined && Buffer.from(masterKey, 'base64').length !== 32) {
     problems.push('STRONGROOM_MASTER_KEY: expected base64 of exactly 32 bytes');
   }
+  const otherMasterKeys = ((get('other_master_keys') as string | undefined) ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '');
+  if (otherMasterKeys.some((k) => Buffer.from(k, 'base64').length !== 32)) {
+    problems.push('STRONGROOM_OTHER_MASTER_KEYS: expected base64 keys of exactly 32 bytes, separated by commas');
+  }
+  if (otherMasterKeys.length > 0 && masterKey === undefined) {
+    problems.push('STRONGROOM_OTHER_MASTER_KEYS needs STRONGROOM_MASTER_KEY (a key file holds its own other keys)');
+  }
 
   const publicUrlRaw = get('public_url') as string | undefined;
   const publicUrl = publicUrlRaw ? publicUrlRaw.replace(/\/+$/, '') : undefined;
@@ -466,6 +495,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     maxConcurrentUploads: int('max_concurrent_uploads', 0, 100_000),
     logLevel,
     masterKey,
+    otherMasterKeys: Object.freeze(otherMasterKeys),
+    masterKeyRotationBatch: int('master_key_rotation_batch', 1, 100_000),
     publicUrl,
     dev,
     devRootToken: dev ? str('dev_root_token') : undefined,

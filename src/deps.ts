@@ -17,6 +17,8 @@ import { JobWorker } from './jobs/job-worker.js';
 import { HOUSEKEEPING_JOB, housekeepingJob } from './jobs/housekeeping.js';
 import { SecretBox } from './secrets/secret-box.js';
 import type { ContentSealing } from './secrets/content-cipher.js';
+import { MasterKeyRotation, ROTATE_MASTER_KEY_JOB } from './secrets/master-key-rotation.js';
+import { MasterKeyRotationRepo } from './secrets/master-key-rotation-repo.js';
 import { DataKeyRepo } from './secrets/data-key-repo.js';
 import { DataKeyRing } from './secrets/data-key-ring.js';
 import { loadMasterKey } from './secrets/master-key.js';
@@ -40,6 +42,8 @@ export interface CoreDeps {
   dataKeys: DataKeyRing;
   /** How stored state content and output values are sealed and opened. */
   sealing: ContentSealing;
+  /** Master key rotation (sys/rotate, `strongroom rotate-master-key`). */
+  masterKeyRotation: MasterKeyRotation;
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
@@ -77,7 +81,10 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
   ensurePrivateDir(config.dataDir, { tightenExisting: true });
   const master = await loadMasterKey({ dataDir: config.dataDir, fromEnv: config.masterKey });
   if (master.created) logger.info({ path: master.path }, 'generated a new master key');
-  const secrets = new SecretBox(master.key);
+  const secrets = new SecretBox(master.key, [
+    ...master.others,
+    ...config.otherMasterKeys.map((k) => Buffer.from(k, 'base64')),
+  ]);
   const db = openDatabase({ url: config.databaseUrl, poolSize: config.pgPoolSize });
   try {
     if (!opts.skipMigrations) {
@@ -96,6 +103,16 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
         ? new DbBlobStore({ db: db.kysely, clock, sealing })
         : await FsBlobStore.open(join(config.dataDir, 'blobs'), clock, sealing);
     const jobs = new JobQueue({ db, clock });
+    const masterKeyRotation = new MasterKeyRotation({
+      repo: new MasterKeyRotationRepo({ db: db.kysely }),
+      db: db.kysely,
+      jobs,
+      secrets,
+      clock,
+      logger: logger.child({ component: 'master-key' }),
+      keyFile: master.path,
+      batch: config.masterKeyRotationBatch,
+    });
     const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock });
     const uploads = new UploadAdmission({
       dir: config.dataDir,
@@ -110,6 +127,7 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       secrets,
       dataKeys,
       sealing,
+      masterKeyRotation,
       clock,
       logger,
       metrics,
@@ -135,6 +153,7 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
     });
     const housekeeping = housekeepingJob({ jobs, clock, db: db.kysely, tasks: tfe.housekeepingTasks });
     worker.register(HOUSEKEEPING_JOB, (_payload, ctx) => housekeeping.handler(ctx.signal));
+    worker.register(ROTATE_MASTER_KEY_JOB, (_payload, ctx) => masterKeyRotation.run(ctx.signal));
     for (const [kind, handler] of [...Object.entries(tfe.jobHandlers), ...Object.entries(pki.jobHandlers)]) {
       worker.register(kind, handler);
     }
@@ -144,7 +163,10 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       tfe,
       pki,
       worker,
-      scheduleRecurringJobs: () => housekeeping.start(),
+      async scheduleRecurringJobs() {
+        await housekeeping.start();
+        await masterKeyRotation.resume();
+      },
       async close() {
         await pki.close?.();
         await db.destroy();

@@ -51,7 +51,8 @@ export function parseSettingFlags(argv: string[]): { flags: Record<string, strin
 export function settingsHelp(): string {
   const entries = SETTINGS.map((s) => {
     const flag = s.flag ? `--${s.flag}${s.boolean ? ' [true|false]' : ' <value>'}` : '(environment only)';
-    const file = s.key === 'master_key' || s.key === 'config' ? '' : `  config key: ${s.key}`;
+    const file =
+      s.key === 'master_key' || s.key === 'other_master_keys' || s.key === 'config' ? '' : `  config key: ${s.key}`;
     const def = s.default !== undefined ? ` [default: ${s.default}]` : '';
     return `  ${flag.padEnd(36)} ${s.env}${file}\n${wrap(`${s.description}${def}`, 6, 110)}`;
   });

@@ -49,6 +49,7 @@ import { EXPIRY_SWEEP_JOB } from './sys/expiry-sweep.js';
 import { LeaseRepo } from './sys/lease-repo.js';
 import { LeaseService } from './sys/lease-service.js';
 import { sysRoutes, tokenAuthEntry, uuidFrom } from './sys/sys-routes.js';
+import { keyRotationRoutes } from './sys/key-rotation-routes.js';
 import { QuotaRepo } from './quotas/quota-repo.js';
 import { QuotaService } from './quotas/quota-service.js';
 import { quotaRoutes, registerQuotaGuard } from './quotas/quota-routes.js';
@@ -316,6 +317,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
           ...quotaRoutes(quotas),
           ...tokenRoutes(tokens, clock),
           ...snapshotRoutes({ clock, takeSnapshot: () => core.takeBackup() }),
+          ...keyRotationRoutes(core.masterKeyRotation),
           ...sysRoutes({
             clock,
             leases,

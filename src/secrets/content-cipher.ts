@@ -242,9 +242,22 @@ export async function* openStream(
       if (first.length === n) buf.shift();
       else buf[0] = first.subarray(n);
     } else {
-      out = Buffer.concat(buf, len).subarray(0, n);
-      const rest = Buffer.concat(buf, len).subarray(n);
-      buf = rest.length > 0 ? [rest] : [];
+      // Only the frame's own bytes are copied, gathered from the pieces it spans.
+      const parts: Buffer[] = [];
+      let need = n;
+      while (need > 0) {
+        const f = buf[0] as Buffer;
+        if (f.length <= need) {
+          parts.push(f);
+          buf.shift();
+          need -= f.length;
+        } else {
+          parts.push(f.subarray(0, need));
+          buf[0] = f.subarray(need);
+          need = 0;
+        }
+      }
+      out = Buffer.concat(parts, n);
     }
     len -= n;
     return out;

@@ -1,16 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, open, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, mkdir, open, readFile, rename, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 
 /**
  * Returns the master key: from STRONGROOM_MASTER_KEY when set, otherwise from
  * `<dataDir>/master.key`, generating that file (mode 0600) on first start.
+ *
+ * The file holds one base64 key per line: the current one first, then keys that still
+ * open values while a rotation re-seals them (`others`, written and removed by
+ * secrets/master-key-rotation.ts).
  */
 export async function loadMasterKey(opts: {
   dataDir: string;
   fromEnv: string | undefined;
-}): Promise<{ key: Buffer; created: boolean; path?: string }> {
-  if (opts.fromEnv) return { key: Buffer.from(opts.fromEnv, 'base64'), created: false };
+}): Promise<{ key: Buffer; others: Buffer[]; created: boolean; path?: string }> {
+  if (opts.fromEnv) return { key: Buffer.from(opts.fromEnv, 'base64'), others: [], created: false };
   await mkdir(opts.dataDir, { recursive: true, mode: 0o700 });
   const path = join(opts.dataDir, 'master.key');
   const existing = await readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
@@ -18,11 +22,17 @@ export async function loadMasterKey(opts: {
     throw err;
   });
   if (existing !== undefined) {
-    const key = Buffer.from(existing.trim(), 'base64');
-    if (key.length !== 32) throw new Error(`${path} does not hold a base64 32-byte key`);
+    const keys = existing
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '')
+      .map((l) => Buffer.from(l, 'base64'));
+    if (keys.length === 0 || keys.some((k) => k.length !== 32)) {
+      throw new Error(`${path} does not hold base64 32-byte keys, one a line`);
+    }
     const mode = (await stat(path)).mode & 0o777;
     if (mode & 0o077) await chmod(path, 0o600);
-    return { key, created: false, path };
+    return { key: keys[0] as Buffer, others: keys.slice(1), created: false, path };
   }
   const key = randomBytes(32);
   // 'wx' fails if another process created it first; then read theirs.
@@ -35,5 +45,24 @@ export async function loadMasterKey(opts: {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return loadMasterKey(opts);
     throw err;
   }
-  return { key, created: true, path };
+  return { key, others: [], created: true, path };
+}
+
+/** Replaces the key file atomically (temporary file, fsync, rename, directory fsync): the current key first. */
+export async function writeMasterKeyFile(path: string, keys: Buffer[]): Promise<void> {
+  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  const fh = await open(tmp, 'wx', 0o600);
+  try {
+    await fh.writeFile(keys.map((k) => k.toString('base64') + '\n').join(''));
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, path);
+  const dir = await open(dirname(path), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
 }

@@ -34,7 +34,10 @@ describe('SecretBox', () => {
 
   it('refuses another master key', () => {
     const other = new SecretBox(randomBytes(32));
-    assert.throws(() => other.open(box.seal('x')), /cannot be decrypted/);
+    assert.throws(
+      () => other.open(box.seal('x')),
+      /sealed under master key [0-9a-f]{16}, which this server does not have/,
+    );
   });
 });
 
@@ -56,5 +59,43 @@ describe('master key', () => {
     const got = await loadMasterKey({ dataDir: dir, fromEnv: key.toString('base64') });
     assert.deepEqual(got.key, key);
     assert.throws(() => statSync(join(dir, 'master.key')));
+  });
+});
+
+describe('SecretBox with several master keys', () => {
+  const oldKey = randomBytes(32);
+  const newKey = randomBytes(32);
+
+  it('names the key in what it seals, and opens with the key named', () => {
+    const box = new SecretBox(newKey, [oldKey]);
+    const sealed = box.seal('x', 'c');
+    assert.equal(box.sealedKeyId(sealed), box.keyId);
+    assert.equal(new SecretBox(newKey).openString(sealed, 'c'), 'x');
+    assert.throws(
+      () => new SecretBox(oldKey).open(sealed, 'c'),
+      /sealed under master key [0-9a-f]{16}, which this server/,
+    );
+  });
+
+  it('accepts both keys during a rotation, then only the new one', () => {
+    const before = new SecretBox(oldKey).seal('secret', 'c');
+    const box = new SecretBox(oldKey);
+    box.rotateTo(newKey);
+    assert.equal(box.openString(before, 'c'), 'secret');
+    const after = box.seal('secret', 'c');
+    assert.equal(box.sealedKeyId(after), box.keyId);
+    box.forgetOthers();
+    assert.equal(box.openString(after, 'c'), 'secret');
+    assert.throws(() => box.open(before, 'c'), /which this server does not have/);
+  });
+
+  it('still reads version 1 (no key id), trying every key', () => {
+    // Version 1 is version 2 without the key id.
+    const v2 = Buffer.from(new SecretBox(oldKey).seal('legacy', 'c'), 'base64');
+    const v1 = Buffer.concat([Buffer.from([1]), v2.subarray(9)]).toString('base64');
+    const box = new SecretBox(newKey, [oldKey]);
+    assert.equal(box.sealedKeyId(v1), undefined);
+    assert.equal(box.openString(v1, 'c'), 'legacy');
+    assert.throws(() => new SecretBox(newKey).open(v1, 'c'), /cannot be decrypted/);
   });
 });
