@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AdminTokenRepo } from './admin/admin-token-repo.js';
 import { AdminTokenService } from './admin/admin-token-service.js';
+import { AuditRepo } from './audit/audit-repo.js';
+import { AuditService } from './audit/audit-service.js';
 import type { BlobStore } from './blob/blob-store.js';
 import { DbBlobStore } from './blob/db-blob-store.js';
 import { FsBlobStore } from './blob/fs-blob-store.js';
@@ -34,6 +36,8 @@ export interface CoreDeps {
   metrics: Metrics;
   jobs: JobQueue;
   adminTokens: AdminTokenService;
+  /** Audit devices (sys/audit): every /v1 request and every state-service event is written to them. */
+  audit: AuditService;
 }
 
 export interface Deps {
@@ -73,7 +77,17 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
         : await FsBlobStore.open(join(config.dataDir, 'blobs'), clock);
     const jobs = new JobQueue({ db, clock });
     const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock });
-    const core: CoreDeps = { config, db, blobs, secrets, clock, logger, metrics, jobs, adminTokens };
+    const audit = new AuditService({
+      repo: new AuditRepo({ db: db.kysely }),
+      secrets,
+      clock,
+      logger: logger.child({ component: 'audit' }),
+    });
+    if (!opts.skipMigrations) {
+      await audit.reload();
+      if (config.auditFile) await audit.ensureFileDevice('file', config.auditFile);
+    }
+    const core: CoreDeps = { config, db, blobs, secrets, clock, logger, metrics, jobs, adminTokens, audit };
 
     // The initial admin token is made by the server once it serves (main.ts), never here: a
     // start that fails must leave it to the next start to make and print.
@@ -103,6 +117,7 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       scheduleRecurringJobs: () => housekeeping.start(),
       async close() {
         await pki.close?.();
+        await audit.close();
         await db.destroy();
       },
     };

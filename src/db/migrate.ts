@@ -15,6 +15,7 @@ import { pkiLeaseTokenIndexMigration } from './migrations/0013-pki-lease-token-i
 import { tfeCurrentFinalizedMigration } from './migrations/0014-tfe-current-finalized.js';
 import { tfeProjectsMigration } from './migrations/0015-tfe-projects.js';
 import { pkiAcmeMigration } from './migrations/0017-pki-acme.js';
+import { auditDevicesMigration } from './migrations/0023-audit-devices.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -37,6 +38,7 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0014-tfe-current-finalized': tfeCurrentFinalizedMigration(),
     '0015-tfe-projects': tfeProjectsMigration(),
     '0017-pki-acme': pkiAcmeMigration(),
+    '0023-audit-devices': auditDevicesMigration(),
   };
 }
 

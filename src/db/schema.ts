@@ -7,6 +7,7 @@ import type { PkiRevocationTables } from './schema-pki-revocation.js';
 import type { PkiTidyTables } from './schema-pki-tidy.js';
 import type { PkiExternalPolicyTables } from './schema-pki-external-policy.js';
 import type { PkiAcmeTables } from './schema-pki-acme.js';
+import type { AuditTables } from './schema-audit.js';
 
 /**
  * Table types as both drivers return them. Instants are ISO-8601 UTC strings and
@@ -71,6 +72,7 @@ export interface Database
     PkiRevocationTables,
     PkiTidyTables,
     PkiExternalPolicyTables,
-    PkiAcmeTables {}
+    PkiAcmeTables,
+    AuditTables {}
 
 export type { Generated };

@@ -47,6 +47,7 @@ import { EXPIRY_SWEEP_JOB } from './sys/expiry-sweep.js';
 import { LeaseRepo } from './sys/lease-repo.js';
 import { LeaseService } from './sys/lease-service.js';
 import { sysRoutes } from './sys/sys-routes.js';
+import { auditRoutes } from './sys/audit-routes.js';
 import { TokenRepo } from './tokens/token-repo.js';
 import { tokenRoutes } from './tokens/token-routes.js';
 import { TokenService } from './tokens/token-service.js';
@@ -247,8 +248,10 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
         tokens,
         policies,
         mountRoutes,
+        audit: core.audit,
         systemRoutes: [
           ...sysMountRoutes(mounts),
+          ...auditRoutes(core.audit),
           ...policyRoutes(policies),
           ...tokenRoutes(tokens, clock),
           ...sysRoutes({
