@@ -16,6 +16,7 @@ import { tfeCurrentFinalizedMigration } from './migrations/0014-tfe-current-fina
 import { tfeProjectsMigration } from './migrations/0015-tfe-projects.js';
 import { pkiAcmeMigration } from './migrations/0017-pki-acme.js';
 import { auditDevicesMigration } from './migrations/0023-audit-devices.js';
+import { tfeAuditTrailMigration } from './migrations/0024-tfe-audit-trail.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -39,6 +40,7 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0015-tfe-projects': tfeProjectsMigration(),
     '0017-pki-acme': pkiAcmeMigration(),
     '0023-audit-devices': auditDevicesMigration(),
+    '0024-tfe-audit-trail': tfeAuditTrailMigration(),
   };
 }
 
