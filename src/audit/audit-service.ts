@@ -1,5 +1,4 @@
-import { createSecretKey, randomUUID } from 'node:crypto';
-import type { KeyObject } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { Clock } from '../shared/clock.js';
@@ -12,7 +11,7 @@ import {
   optionStrings,
 } from './audit-device.js';
 import type { AuditDevice, AuditDeviceSettings } from './audit-device.js';
-import { auditHmac, formatEntry } from './audit-entry.js';
+import { auditHasher, auditHmac, formatEntry } from './audit-entry.js';
 import type { AuditRecord } from './audit-entry.js';
 import type { AuditRepo, StoredAuditDevice } from './audit-repo.js';
 import { openSink } from './audit-sinks.js';
@@ -28,7 +27,8 @@ interface RunningDevice {
   device: AuditDevice;
   /** Undefined when the stored options are refused (the device then only fails). */
   settings: AuditDeviceSettings | undefined;
-  key: KeyObject;
+  salt: string;
+  hash: (value: string) => string;
   /** Undefined while the sink could not be opened (every write then fails). */
   sink: AuditSink | undefined;
   openError: string | undefined;
@@ -122,7 +122,15 @@ export class AuditService {
       await sink.close().catch(() => {});
       throw err;
     }
-    this.running.set(path, { device, settings, key: keyOf(salt), sink, openError: undefined, failing: false });
+    this.running.set(path, {
+      device,
+      settings,
+      salt,
+      hash: auditHasher(salt),
+      sink,
+      openError: undefined,
+      failing: false,
+    });
     this.deps.logger.info({ auditDevice: `${path}/`, type }, 'enabled an audit device');
   }
 
@@ -154,7 +162,7 @@ export class AuditService {
     await this.reload();
     const r = this.running.get(path);
     if (!r) throw notFound(`unknown audit backend ${path}/`);
-    return auditHmac(r.key, input);
+    return auditHmac(r.salt, input);
   }
 
   /**
@@ -196,7 +204,7 @@ export class AuditService {
   private line(r: RunningDevice, record: AuditRecord): string {
     const s = r.settings as AuditDeviceSettings;
     return formatEntry(record, {
-      key: r.key,
+      hash: r.hash,
       logRaw: s.logRaw,
       hmacAccessor: s.hmacAccessor,
       elideListResponses: s.elideListResponses,
@@ -258,7 +266,8 @@ export class AuditService {
     const r: RunningDevice = {
       device,
       settings,
-      key: keyOf(salt),
+      salt,
+      hash: auditHasher(salt),
       sink: undefined,
       openError: refusal,
       failing: false,
@@ -287,8 +296,4 @@ export class AuditService {
 
 function saltContext(path: string): string {
   return `audit-device-salt:${path}`;
-}
-
-function keyOf(salt: string): KeyObject {
-  return createSecretKey(Buffer.from(salt, 'utf8'));
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { dbKinds } from '../support/test-db.js';
 import { hvacSkip, runHvacScript } from '../support/hvac-script.js';
 import { startSecondNode, startTestServer } from '../support/test-server.js';
+import { spawnServer } from '../support/spawn-server.js';
 import type { TestServer } from '../support/test-server.js';
 import { mountWithRoot, role } from './pki-issue-helpers.js';
 import { vaultClient } from './vault-http.js';
@@ -328,3 +329,38 @@ for (const kind of dbKinds()) {
     );
   });
 }
+
+describe('audit files of a server process', () => {
+  it('reopen on SIGHUP and keep every answered request on a clean shutdown', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strongroom-audit-proc-'));
+    const file = join(dir, 'audit.log');
+    const srv = await spawnServer(['--dev', '--audit-file', file]);
+    try {
+      const v = vaultClient(srv.url, 'root');
+      const first = await Promise.all(Array.from({ length: 20 }, () => v('GET', 'sys/mounts')));
+      assert.ok(first.every((r) => r.status === 200));
+      // Rotation: the file is moved away, SIGHUP makes the server open a new one.
+      renameSync(file, `${file}.1`);
+      srv.child.kill('SIGHUP');
+      await waitFor('the reopen', () => srv.output().includes('reopened the audit device files'));
+      const second = await v('GET', 'sys/mounts');
+      assert.equal(second.status, 200);
+      assert.ok(entries(`${file}.1`).some((e) => e.request.id === first[0]!.json.request_id));
+      assert.ok(entries(file).some((e) => e.request.id === second.json.request_id && e.type === 'response'));
+
+      // Requests in flight when SIGTERM comes: every one that was answered has both entries.
+      const inFlight = Array.from({ length: 100 }, () => v('GET', 'sys/mounts').catch(() => undefined));
+      await new Promise((r) => setTimeout(r, 5));
+      await srv.stop('SIGTERM');
+      const answered = (await Promise.all(inFlight)).filter((r) => r?.status === 200);
+      const written = entries(file);
+      for (const r of answered) {
+        const mine = written.filter((e) => e.request.id === r!.json.request_id).map((e) => e.type);
+        assert.deepEqual(mine, ['request', 'response']);
+      }
+    } finally {
+      await srv.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
