@@ -8,6 +8,8 @@ import type { Logger } from './shared/log.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { listAwareClientErrorHandler } from './http/list-method.js';
 import { classifyError } from './http/error-kind.js';
+import { envelopeOf } from './http/api-envelope.js';
+import { registerOverloadGuard } from './http/overload-guard.js';
 import { pkiPlugin, sendPkiError } from './pki/pki-plugin.js';
 import type { PkiServices } from './pki/pki-services.js';
 import { JSONAPI_CONTENT_TYPE, jsonApiError } from './tfe/jsonapi.js';
@@ -57,7 +59,14 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     done();
   });
 
-  registerHealthRoutes(app, { db: deps.core.db, jobs: deps.core.jobs, metrics, metricsToken: config.metricsToken });
+  registerOverloadGuard(app, { maxInFlight: config.maxInFlightRequests, metrics });
+  registerHealthRoutes(app, {
+    db: deps.core.db,
+    jobs: deps.core.jobs,
+    metrics,
+    metricsToken: config.metricsToken,
+    uploads: deps.core.uploads,
+  });
   await app.register(tfePlugin, { prefix: '/api/v2', services: deps.tfe, config, scope: 'api' });
   await app.register(tfePlugin, { services: deps.tfe, config, scope: 'root' });
   await app.register(pkiPlugin, { prefix: '/v1', services: deps.pki, config });
@@ -81,9 +90,10 @@ function frameworkErrorHandler(
     const c = classifyError(err);
     const status = c.kind === 'http' ? (c.status ?? 400) : c.kind === 'internal' ? 500 : 400;
     const message = status >= 500 ? 'internal server error' : c.message;
-    if (/^\/api\/v2(?:[/?]|$)/.test(url) || url.startsWith('/v1/object/')) {
+    const envelope = envelopeOf(url);
+    if (envelope === 'jsonapi') {
       void reply.status(status).type(JSONAPI_CONTENT_TYPE).send(jsonApiError(status, message));
-    } else if (/^\/v1(?:[/?]|$)/.test(url)) {
+    } else if (envelope === 'vault') {
       sendPkiError(pki, err, request, reply).catch((e: unknown) => {
         request.log.error({ err: e }, 'request failed');
         if (!reply.sent) void reply.status(500).send({ errors: ['internal error'] });

@@ -63,6 +63,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(COMMAND_HELP[command] ?? USAGE);
     return 0;
   }
+  // What these commands write (database, WAL, blobs, keys, locks, backups) is the server user's alone.
+  if (PRIVATE_FILE_COMMANDS.has(command)) process.umask(0o077);
   switch (command) {
     case 'server': {
       const flags = settingsOnly(rest);
@@ -134,6 +136,8 @@ also applies them at start). On a terminal it shows each migration as it runs.
 Settings (only those naming the database matter: --data-dir, --database-url, --config):
 ${settingsHelp()}
 `;
+
+const PRIVATE_FILE_COMMANDS = new Set(['server', 'migrate', 'admin-token', 'tfe', 'backup', 'restore']);
 
 /** What `strongroom <command> --help` prints. */
 const COMMAND_HELP: Readonly<Record<string, string>> = {

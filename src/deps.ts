@@ -8,6 +8,7 @@ import { AuditService } from './audit/audit-service.js';
 import type { BlobStore } from './blob/blob-store.js';
 import { DbBlobStore } from './blob/db-blob-store.js';
 import { FsBlobStore } from './blob/fs-blob-store.js';
+import { UploadAdmission } from './blob/upload-admission.js';
 import { openDatabase } from './db/database.js';
 import type { Db } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -15,10 +16,14 @@ import { JobQueue } from './jobs/job-queue.js';
 import { JobWorker } from './jobs/job-worker.js';
 import { HOUSEKEEPING_JOB, housekeepingJob } from './jobs/housekeeping.js';
 import { SecretBox } from './secrets/secret-box.js';
+import type { ContentSealing } from './secrets/content-cipher.js';
+import { DataKeyRepo } from './secrets/data-key-repo.js';
+import { DataKeyRing } from './secrets/data-key-ring.js';
 import { loadMasterKey } from './secrets/master-key.js';
 import type { Clock } from './shared/clock.js';
 import { systemClock } from './shared/clock.js';
 import { createLogger } from './shared/log.js';
+import { ensurePrivateDir } from './shared/private-files.js';
 import { Metrics } from './shared/metrics.js';
 import { buildPkiServices } from './pki/pki-services.js';
 import type { PkiServices } from './pki/pki-services.js';
@@ -31,6 +36,10 @@ export interface CoreDeps {
   db: Db;
   blobs: BlobStore;
   secrets: SecretBox;
+  /** Data keys of stored state content and output values. */
+  dataKeys: DataKeyRing;
+  /** How stored state content and output values are sealed and opened. */
+  sealing: ContentSealing;
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
@@ -38,6 +47,8 @@ export interface CoreDeps {
   adminTokens: AdminTokenService;
   /** Audit devices (sys/audit): every /v1 request and every state-service event is written to them. */
   audit: AuditService;
+  /** The free-space floor and the limit on concurrent uploads. */
+  uploads: UploadAdmission;
 }
 
 export interface Deps {
@@ -62,6 +73,8 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? createLogger(config.logLevel);
   const metrics = new Metrics();
+  // The data directory holds the database, blobs and keys: the server's user alone reads it.
+  ensurePrivateDir(config.dataDir, { tightenExisting: true });
   const master = await loadMasterKey({ dataDir: config.dataDir, fromEnv: config.masterKey });
   if (master.created) logger.info({ path: master.path }, 'generated a new master key');
   const secrets = new SecretBox(master.key);
@@ -71,10 +84,17 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       const applied = await migrateToLatest(db);
       if (applied.length > 0) logger.info({ migrations: applied }, 'applied database migrations');
     }
+    const dataKeys = new DataKeyRing({ repo: new DataKeyRepo({ db: db.kysely }), secrets, clock });
+    if (!opts.skipMigrations) await dataKeys.init();
+    const sealing: ContentSealing = {
+      encrypt: config.stateEncryption,
+      current: () => dataKeys.current(),
+      lookup: dataKeys.lookup,
+    };
     const blobs: BlobStore =
       db.kind === 'postgres'
-        ? new DbBlobStore({ db: db.kysely, clock })
-        : await FsBlobStore.open(join(config.dataDir, 'blobs'), clock);
+        ? new DbBlobStore({ db: db.kysely, clock, sealing })
+        : await FsBlobStore.open(join(config.dataDir, 'blobs'), clock, sealing);
     const jobs = new JobQueue({ db, clock });
     const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock });
     const audit = new AuditService({
@@ -87,7 +107,27 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       await audit.reload();
       if (config.auditFile) await audit.ensureFileDevice('file', config.auditFile);
     }
-    const core: CoreDeps = { config, db, blobs, secrets, clock, logger, metrics, jobs, adminTokens, audit };
+    const uploads = new UploadAdmission({
+      dir: config.dataDir,
+      minFreeBytes: config.minFreeSpace,
+      maxConcurrent: config.maxConcurrentUploads,
+    });
+    uploads.registerMetrics(metrics.registry, (hook) => metrics.onScrape(hook));
+    const core: CoreDeps = {
+      config,
+      db,
+      blobs,
+      secrets,
+      dataKeys,
+      sealing,
+      clock,
+      logger,
+      metrics,
+      jobs,
+      adminTokens,
+      uploads,
+      audit,
+    };
 
     // The initial admin token is made by the server once it serves (main.ts), never here: a
     // start that fails must leave it to the next start to make and print.

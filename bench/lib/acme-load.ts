@@ -42,6 +42,46 @@ export interface AcmeLoadTarget {
   /** Domain the orders' names are made under. */
   zone: string;
   accounts: number;
+  /**
+   * Never lets a newOrder overlap an authorization fetch. pebble 2.4 deadlocks when they do:
+   * its authorization handler holds the authorization's write lock while it waits for the
+   * store's read lock, and newOrder scans every authorization under the store's read lock
+   * while another newOrder queues for the write lock, so every request hangs from then on.
+   */
+  separateNewOrderFromAuthz?: boolean;
+}
+
+/** Two kinds of work that may each run concurrently but never at the same time as the other kind. */
+class KindGate {
+  #kind = '';
+  #running = 0;
+  #waiting: { kind: string; go: () => void }[] = [];
+
+  async run<T>(kind: string, work: () => Promise<T>): Promise<T> {
+    // Newcomers queue behind any waiter, so that neither kind starves the other.
+    if (this.#running > 0 && (this.#kind !== kind || this.#waiting.length > 0)) {
+      await new Promise<void>((go) => this.#waiting.push({ kind, go }));
+    } else {
+      this.#kind = kind;
+      this.#running++;
+    }
+    try {
+      return await work();
+    } finally {
+      if (--this.#running === 0) this.#admit();
+    }
+  }
+
+  /** Lets in every waiter of the kind that has waited longest. */
+  #admit(): void {
+    const next = this.#waiting[0];
+    if (!next) return;
+    const admitted = this.#waiting.filter((w) => w.kind === next.kind);
+    this.#waiting = this.#waiting.filter((w) => w.kind !== next.kind);
+    this.#kind = next.kind;
+    this.#running += admitted.length;
+    for (const w of admitted) w.go();
+  }
 }
 
 /** Accounts registered once per target and reused by every measured run. */
@@ -50,6 +90,7 @@ export class AcmeLoad {
   readonly #clients: AcmeAccountClient[] = [];
   readonly #csrKey = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   #seq = 0;
+  readonly #gate = new KindGate();
 
   constructor(private readonly t: AcmeLoadTarget) {
     this.#http = new AcmeHttp(t.directoryUrl, { ca: t.ca, maxSockets: t.accounts + 8 });
@@ -100,13 +141,21 @@ export class AcmeLoad {
     };
   }
 
-  /** One complete issuance. Polls every 5 ms whatever Retry-After says, the same for every server. */
+  /**
+   * One complete issuance. Polls every 5 ms whatever Retry-After says, the same for every server.
+   * After the challenge it polls the order (ready once the authorization is valid) rather than the
+   * authorization: pebble takes the authorization's write lock on every fetch of it.
+   */
   async #order(c: AcmeAccountClient): Promise<void> {
     const name = `o${++this.#seq}-${process.pid}.${this.t.zone}`;
-    const o = expect(await c.newOrder([{ type: 'dns', value: name }]), 201, 'newOrder');
+    const o = expect(
+      await this.#exclusive('newOrder', () => c.newOrder([{ type: 'dns', value: name }])),
+      201,
+      'newOrder',
+    );
     const orderUrl = String(o.headers.location);
     const authzUrl = o.json.authorizations[0] as string;
-    const authz = expect(await c.post(authzUrl), 200, 'authorization');
+    const authz = expect(await this.#exclusive('authz', () => c.post(authzUrl)), 200, 'authorization');
     const ch = (authz.json.challenges as { type: string; url: string; token: string }[]).find(
       (x) => x.type === 'http-01',
     );
@@ -114,16 +163,19 @@ export class AcmeLoad {
     this.t.tokens.set(ch.token, c.keyAuthorization(ch.token));
     try {
       expect(await c.post(ch.url, {}), 200, 'challenge');
-      await until(c, authzUrl, (s) => s !== 'pending', 'valid');
+      await until(c, orderUrl, (s) => s !== 'pending', 'ready');
     } finally {
       this.t.tokens.delete(ch.token);
     }
-    await until(c, orderUrl, (s) => s !== 'pending', 'ready');
     const csr = csrFor([name], this.#csrKey.privateKey, this.#csrKey.publicKey);
     const fin = expect(await c.post(o.json.finalize, { csr: csr.toString('base64url') }), 200, 'finalize');
     const done = fin.json.status === 'valid' ? fin : await until(c, orderUrl, (s) => s !== 'processing', 'valid');
     const cert = expect(await c.post(done.json.certificate), 200, 'certificate');
     if (!cert.text.includes('BEGIN CERTIFICATE')) throw new Error('the certificate download is not PEM');
+  }
+
+  #exclusive(kind: string, work: () => Promise<AcmeResponse>): Promise<AcmeResponse> {
+    return this.t.separateNewOrderFromAuthz ? this.#gate.run(kind, work) : work();
   }
 
   close(): void {

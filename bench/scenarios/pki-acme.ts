@@ -68,7 +68,9 @@ export const pkiAcmeOrder: Scenario = {
   notes:
     'Each connection is one ACME account running complete issuances in a loop: newOrder for a fresh name, the ' +
     'authorization, the http-01 challenge answered by a local responder on port 80 (both servers resolve the name ' +
-    'through the same small DNS server), polls every 5 ms until valid, finalize with a P-256 CSR, and the PEM chain. ' +
+    'through the same small DNS server), polls the order every 5 ms until ready, finalize with a P-256 CSR, and the ' +
+    'PEM chain. For pebble the load generator never lets a newOrder overlap an authorization fetch: pebble 2.4 ' +
+    'deadlocks on its own locks when they do (every request hangs from then on). ' +
     'One order is one "request" in the table. Strongroom stores every account, nonce, order, authorization and ' +
     'certificate durably (SQLite synchronous=FULL, or PostgreSQL) and applies the role as `sign` does; pebble keeps ' +
     'everything in memory. pebble only speaks HTTPS; Strongroom is measured over plain HTTP on keep-alive ' +
@@ -112,6 +114,7 @@ export const pkiAcmeOrder: Scenario = {
           tokens: responder.tokens,
           zone: ZONE,
           accounts,
+          separateNewOrderFromAuthz: true,
         });
         loads.push(theirs);
         await theirs.measure(ctx.opts.smoke ? 1 : 2);

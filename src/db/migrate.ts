@@ -17,6 +17,8 @@ import { tfeProjectsMigration } from './migrations/0015-tfe-projects.js';
 import { pkiAcmeMigration } from './migrations/0017-pki-acme.js';
 import { auditDevicesMigration } from './migrations/0023-audit-devices.js';
 import { tfeAuditTrailMigration } from './migrations/0024-tfe-audit-trail.js';
+import { pkiQuotasMigration } from './migrations/0030-pki-quotas.js';
+import { coreDataKeysMigration } from './migrations/0018-core-data-keys.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -41,12 +43,15 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0017-pki-acme': pkiAcmeMigration(),
     '0023-audit-devices': auditDevicesMigration(),
     '0024-tfe-audit-trail': tfeAuditTrailMigration(),
+    '0030-pki-quotas': pkiQuotasMigration(),
+    '0018-core-data-keys': coreDataKeysMigration(),
   };
 }
 
 function migrator(db: Db): Migrator {
   const provider: MigrationProvider = { getMigrations: async () => allMigrations({ kind: db.kind }) };
-  return new Migrator({ db: db.kysely as unknown as Kysely<unknown>, provider });
+  // Unordered: a migration numbered below one a database already has (work that landed in another order) still runs.
+  return new Migrator({ db: db.kysely as unknown as Kysely<unknown>, provider, allowUnorderedMigrations: true });
 }
 
 /** Applies every pending migration (PostgreSQL serialises concurrent nodes with a lock). */

@@ -8,6 +8,7 @@ import type { PkiTidyTables } from './schema-pki-tidy.js';
 import type { PkiExternalPolicyTables } from './schema-pki-external-policy.js';
 import type { PkiAcmeTables } from './schema-pki-acme.js';
 import type { AuditTables } from './schema-audit.js';
+import type { PkiQuotaTables } from './schema-pki-quotas.js';
 
 /**
  * Table types as both drivers return them. Instants are ISO-8601 UTC strings and
@@ -20,6 +21,7 @@ export interface CoreTables {
   blob_chunks: BlobChunksTable;
   admin_tokens: AdminTokensTable;
   settings: SettingsTable;
+  data_keys: DataKeysTable;
 }
 
 export interface JobsTable {
@@ -52,6 +54,13 @@ export interface BlobChunksTable {
   data: Buffer;
 }
 
+/** Data keys of stored content, sealed by the master key (migration 0018). */
+export interface DataKeysTable {
+  id: string;
+  sealed: string;
+  created_at: string;
+}
+
 export interface AdminTokensTable {
   token_hash: string;
   created_at: string;
@@ -73,6 +82,7 @@ export interface Database
     PkiTidyTables,
     PkiExternalPolicyTables,
     PkiAcmeTables,
-    AuditTables {}
+    AuditTables,
+    PkiQuotaTables {}
 
 export type { Generated };

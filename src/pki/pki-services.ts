@@ -48,6 +48,9 @@ import { LeaseRepo } from './sys/lease-repo.js';
 import { LeaseService } from './sys/lease-service.js';
 import { sysRoutes } from './sys/sys-routes.js';
 import { auditRoutes } from './sys/audit-routes.js';
+import { QuotaRepo } from './quotas/quota-repo.js';
+import { QuotaService } from './quotas/quota-service.js';
+import { quotaRoutes, registerQuotaGuard } from './quotas/quota-routes.js';
 import { TokenRepo } from './tokens/token-repo.js';
 import { tokenRoutes } from './tokens/token-routes.js';
 import { TokenService } from './tokens/token-service.js';
@@ -104,6 +107,13 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     leases,
   });
   const policies = new PolicyService({ repo: new PolicyRepo({ db }), clock });
+  const quotas = new QuotaService({
+    repo: new QuotaRepo({ db }),
+    mounts,
+    clock,
+    logger: core.logger.child({ component: 'vault-quotas' }),
+    shared: core.db.kind === 'postgres',
+  });
 
   /**
    * Routes served inside every PKI mount. Each module adds its PkiRoute array here, e.g.
@@ -243,6 +253,8 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   return {
     async registerRoutes(app) {
       app.addHook('onReady', () => tidy.scheduleAutoTidyCheck());
+      app.addHook('onReady', () => quotas.start());
+      registerQuotaGuard(app, quotas);
       registerDispatcher(app, {
         mounts,
         tokens,
@@ -253,6 +265,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
           ...sysMountRoutes(mounts),
           ...auditRoutes(core.audit),
           ...policyRoutes(policies),
+          ...quotaRoutes(quotas),
           ...tokenRoutes(tokens, clock),
           ...sysRoutes({
             clock,
@@ -280,6 +293,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
       },
     },
     async close() {
+      quotas.stop();
       await acme.close();
       await keyPool.stop();
       await certs.drain();
