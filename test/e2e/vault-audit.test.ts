@@ -300,6 +300,34 @@ for (const kind of dbKinds()) {
       }
     });
 
+    it('writes to Unix and UDP socket devices', async () => {
+      const { createSocket } = await import('node:dgram');
+      const unixLines: string[] = [];
+      const path = join(dir, 'audit.sock');
+      const unixPeer = createServer((c) => c.on('data', (d: Buffer) => unixLines.push(...d.toString().split('\n'))));
+      await new Promise<void>((resolve) => unixPeer.listen(path, resolve));
+      const udpLines: string[] = [];
+      const udpPeer = createSocket('udp4', (msg) => udpLines.push(msg.toString()));
+      await new Promise<void>((resolve) => udpPeer.bind(0, '127.0.0.1', resolve));
+      try {
+        await enable(v, 'unix', { address: path, socket_type: 'unix' }, 'socket');
+        await enable(v, 'udp', { address: `127.0.0.1:${udpPeer.address().port}`, socket_type: 'udp' }, 'socket');
+        const r = await v('LIST', 'sys/policies/acl');
+        assert.equal(r.status, 200, r.text);
+        const has = (lines: string[]) => lines.some((l) => l.includes(r.json.request_id as string));
+        await waitFor('the Unix socket entries', () => has(unixLines));
+        await waitFor('the UDP datagrams', () => has(udpLines));
+        const datagram = JSON.parse(udpLines.find((l) => l.includes(r.json.request_id as string)) as string) as Entry;
+        assert.equal(datagram.request.path, 'sys/policies/acl');
+        assert.equal(datagram.auth.client_token, await hash(v, 'udp', server.rootToken));
+      } finally {
+        await v('DELETE', 'sys/audit/unix');
+        await v('DELETE', 'sys/audit/udp');
+        udpPeer.close();
+        await new Promise<void>((resolve) => unixPeer.close(() => resolve()));
+      }
+    });
+
     it(
       'shares devices with a second node of the same database',
       { skip: kind !== 'postgres' ? 'PostgreSQL only: several nodes share one database' : false },
