@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dbKinds } from '../support/test-db.js';
@@ -9,6 +9,7 @@ import type { TestServer } from '../support/test-server.js';
 import {
   b64,
   call,
+  count,
   createBody,
   createInline,
   createPending,
@@ -188,6 +189,35 @@ for (const kind of dbKinds()) {
       assert.equal(bad.json.errors[0].source.pointer, '/query/since');
       const big = await call(srv, 'GET', '/api/v2/organization/audit-trail?page%5Bsize%5D=1001', { token });
       assert.equal(big.status, 422, big.text);
+    });
+
+    it('refuses state writes that no audit device can record, and performs nothing', async () => {
+      const file = join(dir, 'fragile.log');
+      const put = (body: unknown) =>
+        fetch(`${srv.url}/v1/sys/audit/fragile`, {
+          method: 'PUT',
+          headers: { 'x-vault-token': srv.rootToken },
+          body: JSON.stringify(body),
+        });
+      assert.equal((await put({ type: 'file', options: { file_path: file } })).status, 204);
+      const g = await workspace(srv);
+      await createInline(srv, g, 1);
+      // The file is rotated away and a directory stands in its place: the device cannot reopen it.
+      renameSync(file, `${file}.1`);
+      mkdirSync(file);
+      srv.deps.core.audit.reopen();
+      const bytes = stateFile(2, g.lineage);
+      const refused = await call(srv, 'POST', `/api/v2/workspaces/${g.wsId}/state-versions`, {
+        body: createBody({ serial: 2, md5: md5(bytes), lineage: g.lineage, state: b64(bytes) }),
+      });
+      assert.equal(refused.status, 500, refused.text);
+      rmSync(file, { recursive: true });
+      assert.equal(await count(srv, g), 1, 'the refused version was not created');
+      await createInline(srv, g, 2);
+      const lines = readFileSync(file, 'utf8');
+      assert.match(lines, /"phase":"request"/);
+      assert.match(lines, /"phase":"response"/);
+      await fetch(`${srv.url}/v1/sys/audit/fragile`, { method: 'DELETE', headers: { 'x-vault-token': srv.rootToken } });
     });
 
     it(

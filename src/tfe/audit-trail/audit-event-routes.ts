@@ -3,7 +3,7 @@ import { invalid } from '../../shared/errors.js';
 import { requireActor } from '../identity/request-actor.js';
 import { AUDITED_ROUTES, actionOf, actorFields, hcpAuditEntry } from './audit-event.js';
 import type { AuditSubject, RouteAudit } from './audit-event.js';
-import type { AuditEventService } from './audit-event-service.js';
+import type { AuditEventService, NewAuditEvent } from './audit-event-service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -34,16 +34,16 @@ export function registerAuditTrailHooks(app: FastifyInstance, events: AuditEvent
     const pending: { route: RouteAudit; subject: AuditSubject | undefined } = { route, subject: undefined };
     request.tfeAudit = pending;
     const ref = subjectRef(route, request);
-    if (ref === undefined) return done();
-    const cached = events.subjectNow(route.subject, ref);
-    if (cached) {
-      pending.subject = cached;
-      return done();
-    }
-    events.subjectOf(route.subject, ref).then((s) => {
-      pending.subject = s;
-      done();
-    }, done);
+    const admit = () => events.admit(eventOf(request, 0, pending, undefined));
+    const cached = ref === undefined ? undefined : events.subjectNow(route.subject, ref);
+    if (cached) pending.subject = cached;
+    const found = ref === undefined || cached ? Promise.resolve(pending.subject) : events.subjectOf(route.subject, ref);
+    found
+      .then((s) => {
+        pending.subject = s;
+        return admit();
+      })
+      .then(() => done(), done);
   });
   app.addHook('onSend', (request, reply, payload, done) => {
     const pending = request.tfeAudit;
@@ -65,18 +65,28 @@ async function record(
   pending: { route: RouteAudit; subject: AuditSubject | undefined },
   payload: unknown,
 ): Promise<void> {
-  const { route } = pending;
-  let subject = pending.subject;
   const named = request.tfeAuditStateVersion;
-  if (!subject && named) subject = await events.subjectOf('set-by-handler', named);
+  if (!pending.subject && named) pending.subject = await events.subjectOf('set-by-handler', named);
+  await events.record(eventOf(request, status, pending, payload));
+}
+
+/** The event of a request; status 0 while it has not been answered yet (outcome `pending`). */
+function eventOf(
+  request: FastifyRequest,
+  status: number,
+  pending: { route: RouteAudit; subject: AuditSubject | undefined },
+  payload: unknown,
+): NewAuditEvent {
+  const { route, subject } = pending;
+  const named = request.tfeAuditStateVersion;
   const actor = request.tfeActor ?? null;
-  const ok = status < 400;
+  const ok = status > 0 && status < 400;
   const created = ok && typeof payload === 'string' ? CREATED_ID.exec(payload)?.[1] : undefined;
   const orgOfActor =
     actor && actor.kind !== 'user'
       ? { organizationId: actor.organizationId, organization: actor.organization }
       : undefined;
-  await events.record({
+  return {
     organizationId: subject?.organizationId || orgOfActor?.organizationId || '',
     organization: subject?.organization || orgOfActor?.organization || '',
     workspaceId: subject?.workspaceId ?? null,
@@ -84,11 +94,11 @@ async function record(
     action: actionOf(route, request.params as Record<string, string | undefined>),
     resourceType: route.resourceType,
     resourceId: created ?? subject?.resourceId ?? named ?? null,
-    outcome: ok ? 'success' : 'failure',
+    outcome: status === 0 ? 'pending' : ok ? 'success' : 'failure',
     status,
     sourceIp: request.ip,
     requestId: request.id,
-  });
+  };
 }
 
 function subjectRef(route: RouteAudit, request: FastifyRequest): string | undefined {

@@ -48,13 +48,16 @@ export class AuditEventService {
 
   /**
    * Records an event: resolves once its row is committed. The devices get it too; a device
-   * that cannot write is logged (the database row is the durable record).
+   * that cannot write it is logged (the request has been performed; the row is the durable
+   * record, and `admit` already refused requests no device could record).
    */
   record(input: NewAuditEvent): Promise<void> {
     const event: AuditEvent = { id: uuid(), timestamp: this.deps.clock.now(), ...input };
-    this.deps.audit.log({ type: 'state', time: event.timestamp, event: hcpAuditEntry(event) }).catch((err: unknown) => {
-      this.deps.logger.error({ err, requestId: event.requestId }, 'no audit device could record a state event');
-    });
+    this.deps.audit
+      .log({ type: 'state', time: event.timestamp, event: { phase: 'response', ...hcpAuditEntry(event) } })
+      .catch((err: unknown) => {
+        this.deps.logger.error({ err, requestId: event.requestId }, 'no audit device could record a state event');
+      });
     if (!event.organizationId) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       this.pending.push(event);
@@ -78,6 +81,18 @@ export class AuditEventService {
     } catch (err) {
       for (const w of waiters) w.reject(err);
     }
+  }
+
+  /**
+   * Before a recorded request is performed: when audit devices are enabled, its entry
+   * (outcome `pending`) is written to them first, and the request is refused (500, nothing
+   * performed) when no device can write it, as /v1 requests are.
+   */
+  async admit(input: NewAuditEvent): Promise<void> {
+    const audit = this.deps.audit;
+    if (!(audit.enabledNow() ?? (await audit.enabled()))) return;
+    const event: AuditEvent = { id: uuid(), timestamp: this.deps.clock.now(), ...input };
+    await audit.log({ type: 'state', time: event.timestamp, event: { phase: 'request', ...hcpAuditEntry(event) } });
   }
 
   /** HCP's `GET /organization/audit-trail`: the events of the token's organization. */

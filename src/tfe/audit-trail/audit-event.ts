@@ -100,7 +100,8 @@ export interface AuditEvent {
   action: string;
   resourceType: string;
   resourceId: string | null;
-  outcome: 'success' | 'failure';
+  /** `pending` only in the entry written to the audit devices before the request runs. */
+  outcome: 'success' | 'failure' | 'pending';
   status: number;
   sourceIp: string;
   requestId: string;
