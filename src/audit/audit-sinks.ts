@@ -6,9 +6,9 @@ import type { Socket } from 'node:net';
 import type { AuditDeviceSettings } from './audit-device.js';
 
 /**
- * Where a device's lines go. Lines written while a flush is under way are written together
- * by the next one (group commit): a request waits for its own line to be written, never for
- * a write per request, and the event loop pays one system call per batch.
+ * Where a device's lines go. Lines produced in the same run of microtasks, and those produced
+ * while a (socket) write is under way, are written together (group commit); a request waits
+ * for its own line to be written.
  */
 export interface AuditSink {
   /** Resolves once the line is written (handed to the kernel); rejects when it could not be. */
@@ -36,7 +36,9 @@ abstract class BatchingSink implements AuditSink {
       this.waiters.push({ resolve, reject });
       if (!this.scheduled && !this.flushing) {
         this.scheduled = true;
-        setImmediate(() => void this.flush());
+        // At the end of the current run of microtasks, not at the next turn of the event loop:
+        // a request waits for its entry without yielding the turn (which a busy loop makes long).
+        queueMicrotask(() => void this.flush());
       }
     });
   }
