@@ -11,6 +11,7 @@ import { TOKEN_USAGE, runTokenCommand } from './cli/token-command.js';
 import { TFE_USAGE, runTfeCommand } from './cli/tfe-command.js';
 import { ADMIN_TOKEN_USAGE, runAdminTokenCommand } from './cli/admin-token-command.js';
 import { runTfeClientCommand } from './cli/tfe-client-command.js';
+import { BACKUP_USAGE, RESTORE_USAGE, runBackupCommand, runRestoreCommand } from './cli/backup-command.js';
 import { CliError } from './cli/vault-api.js';
 import type { CliIo } from './cli/vault-api.js';
 
@@ -24,12 +25,14 @@ Commands:
   tfe         Terraform state: users, organizations, teams and API tokens in the database; workspaces,
               locks and state of a running server (strongroom tfe help)
   admin-token Make, list and revoke admin tokens in the database, e.g. for a lost initial token
+  backup      Snapshot the storage of a running server into one file (not the master key)
+  restore     Restore such a file onto an empty data directory or PostgreSQL database
   policy-service  Run the reference external policy service for external-policy issuance
   help        Show this help
 
 "strongroom <command> --help" shows a command's own help.
 
-Settings of server, migrate, tfe and admin-token (a flag beats the environment variable, which
+Settings of server, migrate, tfe, admin-token, backup and restore (a flag beats the environment variable, which
 beats the key in the JSON config file named by --config):
 ${settingsHelp()}
 
@@ -88,6 +91,15 @@ async function main(argv: string[]): Promise<number> {
         await db.destroy();
       }
       return 0;
+    }
+    case 'backup':
+    case 'restore': {
+      const io = {
+        out: (t: string) => process.stdout.write(t),
+        err: (t: string) => process.stderr.write(t),
+        tty: process.stderr.isTTY === true,
+      };
+      return command === 'backup' ? runBackupCommand(rest, io) : runRestoreCommand(rest, io);
     }
     case 'admin-token':
       return runAdminTokenCommand(rest, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
@@ -148,6 +160,8 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
   policy: POLICY_USAGE,
   'policy-service': POLICY_SERVICE_USAGE,
   'admin-token': ADMIN_TOKEN_USAGE,
+  backup: BACKUP_USAGE,
+  restore: RESTORE_USAGE,
 };
 
 /** Runs a client command; its CliError is printed and becomes the exit code. */

@@ -9,6 +9,8 @@ import type { BlobStore } from './blob/blob-store.js';
 import { DbBlobStore } from './blob/db-blob-store.js';
 import { FsBlobStore } from './blob/fs-blob-store.js';
 import { UploadAdmission } from './blob/upload-admission.js';
+import { takeBackup } from './backup/backup-service.js';
+import type { Backup } from './backup/backup-service.js';
 import { openDatabase } from './db/database.js';
 import type { Db } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -49,6 +51,8 @@ export interface CoreDeps {
   audit: AuditService;
   /** The free-space floor and the limit on concurrent uploads. */
   uploads: UploadAdmission;
+  /** Takes a consistent snapshot of this server's storage and streams it (backup/). */
+  takeBackup(): Promise<Backup>;
 }
 
 export interface Deps {
@@ -127,6 +131,7 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       adminTokens,
       uploads,
       audit,
+      takeBackup: () => takeBackup(config, { clock }),
     };
 
     // The initial admin token is made by the server once it serves (main.ts), never here: a

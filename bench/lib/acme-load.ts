@@ -1,10 +1,11 @@
 /**
  * The ACME load generator: many accounts, each running complete issuances in a loop (new
  * order, http-01 answered by a local responder, finalize, download), against any RFC 8555
- * server. Also the small DNS server and http-01 responder both servers validate against.
+ * server. Also the small DNS server and http-01 responder both servers validate against,
+ * on a thread of their own.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { createServer } from 'node:http';
+import { Worker } from 'node:worker_threads';
 import { AcmeAccountClient, AcmeHttp, csrFor } from './acme-client.js';
 import { startDnsServer } from './dns-server.js';
 import type { AcmeResponse } from './acme-client.js';
@@ -19,26 +20,60 @@ export function startBenchDns(zone: string, ip: string): Promise<{ address: stri
   });
 }
 
-/** The http-01 responder on `ip`:80. */
-export async function startResponder(ip: string): Promise<{ tokens: Map<string, string>; close(): Promise<void> }> {
-  const tokens = new Map<string, string>();
-  const server = createServer((req, res) => {
-    const token = (req.url ?? '').slice('/.well-known/acme-challenge/'.length);
-    const v = tokens.get(token);
-    res.writeHead(v ? 200 : 404, { 'content-type': 'text/plain' }).end(v ?? '');
+/** Where the load generator puts the key authorizations the http-01 responder serves. */
+export interface TokenStore {
+  /** Resolves once the responder serves it. */
+  set(token: string, value: string): Promise<void>;
+  delete(token: string): void;
+}
+
+/**
+ * The bench DNS server (every name under `zone` is `ip`) and the http-01 responder on
+ * `ip`:80, on a worker thread of their own (acme-responder-thread.ts).
+ */
+export async function startResponderThread(
+  zone: string,
+  ip: string,
+): Promise<{ tokens: TokenStore; dnsAddress: string; close(): Promise<void> }> {
+  const worker = new Worker(new URL('./acme-responder-thread.js', import.meta.url), { workerData: { zone, ip } });
+  const acks = new Map<number, () => void>();
+  let seq = 0;
+  const started = await new Promise<{ ready: boolean; dnsAddress?: string; error?: string }>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
   });
-  server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(80, ip, resolve);
+  if (!started.ready) {
+    await worker.terminate();
+    throw new Error(started.error);
+  }
+  worker.on('message', (m: { ack?: number }) => {
+    if (m.ack !== undefined) acks.get(m.ack)?.();
+    if (m.ack !== undefined) acks.delete(m.ack);
   });
-  return { tokens, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    dnsAddress: started.dnsAddress!,
+    tokens: {
+      set: (token, value) =>
+        new Promise<void>((resolve) => {
+          const id = ++seq;
+          acks.set(id, resolve);
+          worker.postMessage({ id, set: token, value });
+        }),
+      delete: (token) => worker.postMessage({ delete: token }),
+    },
+    close: async () => {
+      const exited = new Promise((r) => worker.once('exit', r));
+      worker.postMessage({ close: true });
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 2000).unref())]);
+      await worker.terminate();
+    },
+  };
 }
 
 export interface AcmeLoadTarget {
   directoryUrl: string;
   ca?: string;
-  tokens: Map<string, string>;
+  tokens: TokenStore;
   /** Domain the orders' names are made under. */
   zone: string;
   accounts: number;
@@ -138,6 +173,7 @@ export class AcmeLoad {
       requests: latencies.length,
       failures,
       seconds: elapsed,
+      ...(failures > 0 ? { lastFailure: lastError } : {}),
     };
   }
 
@@ -160,7 +196,7 @@ export class AcmeLoad {
       (x) => x.type === 'http-01',
     );
     if (!ch) throw new Error('no http-01 challenge');
-    this.t.tokens.set(ch.token, c.keyAuthorization(ch.token));
+    await this.t.tokens.set(ch.token, c.keyAuthorization(ch.token));
     try {
       expect(await c.post(ch.url, {}), 200, 'challenge');
       await until(c, orderUrl, (s) => s !== 'pending', 'ready');

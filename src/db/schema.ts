@@ -9,6 +9,7 @@ import type { PkiExternalPolicyTables } from './schema-pki-external-policy.js';
 import type { PkiAcmeTables } from './schema-pki-acme.js';
 import type { AuditTables } from './schema-audit.js';
 import type { PkiQuotaTables } from './schema-pki-quotas.js';
+import type { PkiAuthTables } from './schema-pki-auth.js';
 
 /**
  * Table types as both drivers return them. Instants are ISO-8601 UTC strings and
@@ -83,6 +84,7 @@ export interface Database
     PkiExternalPolicyTables,
     PkiAcmeTables,
     AuditTables,
-    PkiQuotaTables {}
+    PkiQuotaTables,
+    PkiAuthTables {}
 
 export type { Generated };

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Metrics } from '../shared/metrics.js';
-import { sendEnvelopedError } from './api-envelope.js';
+import type { SendEnvelopedError } from './api-envelope.js';
 
 /** Probes and scrapes answer whatever the load (they must see an overloaded server, not be refused by it). */
 const isProbe = (url: string): boolean => url === '/healthz' || url === '/readyz' || url.startsWith('/metrics');
@@ -11,8 +11,11 @@ const isProbe = (url: string): boolean => url === '/healthz' || url === '/readyz
  * off in a millisecond instead of waiting behind thousands of others until they time out. 0 turns the bound off.
  * Probes are neither counted nor refused.
  */
-export function registerOverloadGuard(app: FastifyInstance, opts: { maxInFlight: number; metrics: Metrics }): void {
-  const { maxInFlight, metrics } = opts;
+export function registerOverloadGuard(
+  app: FastifyInstance,
+  opts: { maxInFlight: number; metrics: Metrics; sendError: SendEnvelopedError },
+): void {
+  const { maxInFlight, metrics, sendError } = opts;
   let inFlight = 0;
   const release = (): void => {
     inFlight--;
@@ -26,7 +29,7 @@ export function registerOverloadGuard(app: FastifyInstance, opts: { maxInFlight:
     }
     if (inFlight >= maxInFlight) {
       metrics.httpRefused.inc();
-      void sendEnvelopedError(
+      sendError(
         reply.header('retry-after', '1'),
         request.url,
         503,

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { forbidden, invalid, isDomainError, unauthenticated as noValidToken } from '../shared/errors.js';
 import { RouteTable } from './mounts/route-table.js';
@@ -13,6 +14,11 @@ import type { AuditService } from '../audit/audit-service.js';
 import { VaultAuditTrail } from './sys/vault-audit-trail.js';
 import { classifyError } from '../http/error-kind.js';
 import { vaultError, vaultResponse, vaultResponseJson, vaultStatusFor } from './vault-envelope.js';
+import type { AuthMount } from './auth/auth-mount.js';
+import { authMountAccessor, methodOf } from './auth/auth-mount.js';
+import type { AuthMountService } from './auth/auth-mount-service.js';
+import type { AuthRequestContext, AuthRoute } from './auth/auth-route.js';
+import { cidrsAllow } from '../shared/cidr.js';
 import { isSudoPkiPath, isSudoSystemPath, isUnauthenticatedPkiPath, resolveOperation } from './vault-paths.js';
 
 /**
@@ -31,6 +37,9 @@ export interface DispatchDeps {
   systemRoutes: readonly SystemRoute[];
   /** Audit devices: every request and answer is written to them (when any is enabled). */
   audit?: AuditService;
+  /** Auth methods mounted under auth/ and the routes of each method. */
+  authMounts: AuthMountService;
+  authRoutes: Readonly<Record<'approle' | 'jwt' | 'cert', RouteTable<AuthRoute>>>;
 }
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -38,6 +47,7 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as 
 type Target =
   | { kind: 'system'; match: RouteMatch<SystemRoute> | undefined; pathExists: boolean }
   | { kind: 'mount'; mount: Mount; rest: string; match: RouteMatch<PkiRoute> | undefined; pathExists: boolean }
+  | { kind: 'auth'; mount: AuthMount; rest: string; match: RouteMatch<AuthRoute> | undefined; pathExists: boolean }
   | { kind: 'none' };
 
 export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): void {
@@ -45,20 +55,24 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
   systemTable.addAll(deps.systemRoutes);
   const mountTable = deps.mountRoutes;
 
-  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> => {
     const audit = deps.audit;
     const auditing = audit ? (audit.enabledNow() ?? (await audit.enabled())) : false;
     if (!auditing) return serve(request, reply, undefined);
     const trail = new VaultAuditTrail(audit as AuditService, request);
     try {
-      await serve(request, reply, trail);
+      return await serve(request, reply, trail);
     } catch (err) {
       const c = classifyError(err);
       throw await trail.failed(err, c.kind === 'http' ? (c.status ?? 400) : vaultStatusFor(c.kind));
     }
   };
 
-  const serve = async (request: FastifyRequest, reply: FastifyReply, trail: VaultAuditTrail | undefined) => {
+  const serve = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    trail: VaultAuditTrail | undefined,
+  ): Promise<FastifyReply | void> => {
     const rawPath = ((request.params as Record<string, string | undefined>)['*'] ?? '').replace(/^\/+/, '');
     const query = flattenQuery(request.query);
     const method = request.headers['x-original-method'] === 'LIST' ? 'LIST' : request.method;
@@ -69,14 +83,18 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
     const ops: VaultOperation[] =
       resolved.kind === 'write' ? ['update', 'create'] : [resolved.operations[0] as VaultOperation];
 
-    const target = findTargetNow(routePath, ops) ?? mountTarget(await deps.mounts.resolve(routePath), ops);
+    const target =
+      findTargetNow(routePath, ops) ??
+      (isAuthMethodPath(routePath)
+        ? authTarget(await deps.authMounts.resolve(routePath.slice(5)), ops)
+        : mountTarget(await deps.mounts.resolve(routePath), ops));
     const route = target.kind === 'none' ? undefined : target.match?.route;
     // Inside a mount only Vault's list of unauthenticated PKI paths decides (a route's own
     // flag cannot make a path public); system routes (sys/health, sys/seal-status) carry theirs.
     const unauthenticated =
       target.kind === 'mount'
         ? isUnauthenticatedPkiPath(target.rest, method, query)
-        : target.kind === 'system' && route?.unauthenticated === true;
+        : (target.kind === 'system' || target.kind === 'auth') && route?.unauthenticated === true;
 
     let auth: Authenticated | undefined;
     let token = '';
@@ -92,6 +110,9 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
       if (trail) trail.authenticated(token, auth);
       // Vault's words for each: no token at all, or one it does not know (or that lapsed).
       if (!auth) throw noValidToken(token ? 'invalid token' : 'missing client token');
+      // Tokens made by a login may be bound to the addresses it allowed.
+      if (auth.entry?.boundCidrs && !cidrsAllow(auth.entry.boundCidrs, request.ip))
+        throw forbidden('permission denied');
       if (resolved.kind === 'write' && target.kind === 'system' && target.match?.route.exists) {
         const m = target.match;
         const exists = await m.route.exists!({
@@ -114,10 +135,10 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
       if (!check.allowed) throw forbidden('permission denied');
       const listPath = isList ? `${routePath}/` : routePath;
       const needsSudo =
-        route?.sudo === true ||
+        (route !== undefined && 'sudo' in route && route.sudo === true) ||
         (target.kind === 'mount'
           ? isSudoPkiPath(isList ? `${target.rest}/` : target.rest)
-          : isSudoSystemPath(listPath));
+          : target.kind === 'system' && isSudoSystemPath(listPath));
       if (needsSudo && !check.sudo) throw forbidden('permission denied');
       sudo = check.sudo;
     }
@@ -164,6 +185,21 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
         };
         result = await target.match.route.handler(ctx);
         mountType = target.mount.type;
+      } else if (target.kind === 'auth') {
+        const ctx: AuthRequestContext = {
+          mount: target.mount,
+          path: target.rest,
+          params,
+          operation,
+          body: data,
+          query,
+          clientIp: request.ip,
+          requestId,
+          request,
+          reply,
+        };
+        result = await target.match.route.handler(ctx);
+        mountType = target.mount.type;
       } else {
         const ctx: SystemRequestContext = {
           params,
@@ -191,12 +227,18 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
     }
     if (trail) await trail.respond(result);
     render(reply, result, { requestId: request.id, mountType, isList });
+    // A stream is still being sent when this returns: Fastify must not answer again for an undefined result.
+    if (result.kind === 'stream') return reply;
   };
 
   /** The system route, or the mount route from the cached mount table; null when the mount table must be read (awaited). */
   function findTargetNow(path: string, ops: readonly VaultOperation[]): Target | null {
     if (path === 'sys' || path.startsWith('sys/') || path === 'auth/token' || path.startsWith('auth/token/')) {
       return { kind: 'system', ...lookupAny(systemTable, path, ops) };
+    }
+    if (isAuthMethodPath(path)) {
+      const auth = deps.authMounts.resolveNow(path.slice(5));
+      return auth ? authTarget(auth, ops) : null;
     }
     const hit = deps.mounts.resolveNow(path);
     return hit ? mountTarget(hit, ops) : null;
@@ -205,6 +247,12 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
   function mountTarget(hit: { mount: Mount; rest: string } | undefined, ops: readonly VaultOperation[]): Target {
     if (!hit) return { kind: 'none' };
     return { kind: 'mount', mount: hit.mount, rest: hit.rest, ...lookupAny(mountTable, hit.rest, ops) };
+  }
+
+  function authTarget(hit: { mount: AuthMount; rest: string } | undefined, ops: readonly VaultOperation[]): Target {
+    if (!hit) return { kind: 'none' };
+    const table = deps.authRoutes[methodOf(hit.mount.type)];
+    return { kind: 'auth', mount: hit.mount, rest: hit.rest, ...lookupAny(table, hit.rest, ops) };
   }
 
   app.route({ method: [...METHODS], url: '/*', handler });
@@ -224,6 +272,10 @@ function trailTarget(
     const m = target.mount;
     return { ...base, mountPoint: `${m.path}/`, mountType: m.type, mountAccessor: mountAccessor(m) };
   }
+  if (target.kind === 'auth') {
+    const m = target.mount;
+    return { ...base, mountPoint: `auth/${m.path}/`, mountType: m.type, mountAccessor: authMountAccessor(m) };
+  }
   if (target.kind === 'system') {
     const token = path === 'auth/token' || path.startsWith('auth/token/');
     return token
@@ -233,7 +285,12 @@ function trailTarget(
   return { ...base, mountPoint: '', mountType: '', mountAccessor: '' };
 }
 
-function lookupAny<R extends SystemRoute | PkiRoute>(
+/** `auth/<mount>/…` other than the built-in token store. */
+function isAuthMethodPath(path: string): boolean {
+  return path.startsWith('auth/') && path !== 'auth/token' && !path.startsWith('auth/token/');
+}
+
+function lookupAny<R extends SystemRoute | PkiRoute | AuthRoute>(
   table: RouteTable<R>,
   path: string,
   ops: readonly VaultOperation[],
@@ -258,6 +315,9 @@ function render(
       return;
     case 'status':
       void reply.status(result.status).send();
+      return;
+    case 'stream':
+      void reply.status(200).headers(result.headers).type(result.contentType).send(Readable.from(result.body));
       return;
     case 'raw':
       void reply

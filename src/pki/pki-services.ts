@@ -1,3 +1,4 @@
+import { snapshotRoutes } from './sys/snapshot-routes.js';
 import type { FastifyInstance } from 'fastify';
 import type { CoreDeps } from '../deps.js';
 import { PolicyRepo } from './acl/policy-repo.js';
@@ -22,6 +23,7 @@ import { KeyService } from './keys/key-service.js';
 import { registerDispatcher } from './pki-dispatch.js';
 import { CertRepo } from './certs/cert-repo.js';
 import { certRoutes } from './certs/cert-routes.js';
+import { CertSearchRepo } from './certs/cert-search-repo.js';
 import { CertService } from './certs/cert-service.js';
 import { CERT_LEASE_KIND } from './certs/cert.js';
 import { KeyPool } from './crypto/key-pool.js';
@@ -46,7 +48,7 @@ import type { MountInfo, PkiRoute } from './pki-route.js';
 import { EXPIRY_SWEEP_JOB } from './sys/expiry-sweep.js';
 import { LeaseRepo } from './sys/lease-repo.js';
 import { LeaseService } from './sys/lease-service.js';
-import { sysRoutes } from './sys/sys-routes.js';
+import { sysRoutes, tokenAuthEntry, uuidFrom } from './sys/sys-routes.js';
 import { auditRoutes } from './sys/audit-routes.js';
 import { QuotaRepo } from './quotas/quota-repo.js';
 import { QuotaService } from './quotas/quota-service.js';
@@ -63,6 +65,19 @@ import { AcmeRepo } from './acme/acme-repo.js';
 import { acmeProtocolRoutes } from './acme/acme-protocol-routes.js';
 import { acmeRoutes } from './acme/acme-routes.js';
 import { AcmeService } from './acme/acme-service.js';
+import { AuthMountRepo } from './auth/auth-mount-repo.js';
+import { sysAuthRoutes } from './auth/auth-mount-routes.js';
+import { AuthMountService } from './auth/auth-mount-service.js';
+import { AuthRoleRepo } from './auth/auth-role-repo.js';
+import type { AuthRoute } from './auth/auth-route.js';
+import { AppRoleRepo } from './auth/approle/approle-repo.js';
+import { appRoleRoutes } from './auth/approle/approle-routes.js';
+import { AppRoleService } from './auth/approle/approle-service.js';
+import { JwtKeySource } from './auth/jwt/jwt-key-source.js';
+import { jwtRoutes } from './auth/jwt/jwt-routes.js';
+import { JwtService } from './auth/jwt/jwt-service.js';
+import { certAuthRoutes } from './auth/cert/cert-auth-routes.js';
+import { CertAuthService } from './auth/cert/cert-auth-service.js';
 
 /**
  * The PKI engine's composition root: builds its repos and services from the core
@@ -115,6 +130,21 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     shared: core.db.kind === 'postgres',
   });
 
+  // Auth methods under auth/: logins end in a token of the token store.
+  const authMounts = new AuthMountService({ db, repo: new AuthMountRepo({ db }), clock, tokens });
+  const authRoles = new AuthRoleRepo({ db });
+  authMounts.onDisable((m) => authRoles.purgeMount(m.id));
+  const authRoutes = {
+    approle: new RouteTable<AuthRoute>(),
+    jwt: new RouteTable<AuthRoute>(),
+    cert: new RouteTable<AuthRoute>(),
+  };
+  const approle = new AppRoleService({ roles: authRoles, repo: new AppRoleRepo({ db }), auth: authMounts, clock });
+  authRoutes.approle.addAll(appRoleRoutes(approle));
+  const jwtKeys = new JwtKeySource({ nowMs: () => clock.now().getTime() });
+  authRoutes.jwt.addAll(jwtRoutes(new JwtService({ roles: authRoles, auth: authMounts, keys: jwtKeys, clock })));
+  authMounts.onDisable(async (m) => jwtKeys.forget(m.id));
+
   /**
    * Routes served inside every PKI mount. Each module adds its PkiRoute array here, e.g.
    * `mountRoutes.addAll(keyRoutes(keyService))`; a module that stores per-mount data also
@@ -133,6 +163,8 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     repo: new CertRepo({ db, writeTransaction: core.db.writeTransaction, kind: core.db.kind }),
     clock,
     leases,
+    search: new CertSearchRepo({ db, kind: core.db.kind }),
+    resolveIssuer: async (mountId, ref) => (await issuers.resolve(mountId, ref)).id,
   });
   mountRoutes.addAll(certRoutes(certs));
   mountRoutes.addAll([
@@ -190,6 +222,22 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   mountRoutes.addAll(revocationRoutes(revocation, crls, issuers));
   mounts.onDisable((m) => crls.purgeMount(m.id));
   leases.registerRevoker(CERT_LEASE_KIND, (lease) => revocation.revokeLease(lease));
+
+  // TLS certificate logins: a certificate a mount of this server holds as revoked cannot log in.
+  authRoutes.cert.addAll(
+    certAuthRoutes(
+      new CertAuthService({
+        roles: authRoles,
+        auth: authMounts,
+        clock,
+        isRevoked: async (serial) => {
+          for (const m of await mounts.list())
+            if ((await revocation.statusMany(m.id, [serial])).get(serial)?.status === 'revoked') return true;
+          return false;
+        },
+      }),
+    ),
+  );
 
   // ACME (RFC 8555) on every mount: issuance through the directory's role, sign-verbatim or external policy.
   const acmeLogger = core.logger.child({ component: 'pki-acme' });
@@ -261,12 +309,16 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
         policies,
         mountRoutes,
         audit: core.audit,
+        authMounts,
+        authRoutes,
         systemRoutes: [
           ...sysMountRoutes(mounts),
           ...auditRoutes(core.audit),
+          ...sysAuthRoutes(authMounts, tokenAuthEntry(uuidFrom(core.config.databaseUrl))),
           ...policyRoutes(policies),
           ...quotaRoutes(quotas),
           ...tokenRoutes(tokens, clock),
+          ...snapshotRoutes({ clock, takeSnapshot: () => core.takeBackup() }),
           ...sysRoutes({
             clock,
             leases,

@@ -34,6 +34,9 @@ import { registerStateVersionRoutes } from './state-versions/state-version-route
 import { EXTRACT_STATE_JOB, STATE_BLOB_GC_JOB, StateVersionService } from './state-versions/state-version-service.js';
 import { enqueueMissingExtractions } from './state-versions/extraction-backfill.js';
 import { registerStateDiffRoutes } from './state-versions/state-diff-routes.js';
+import { LoginRepo } from './login/login-repo.js';
+import { LoginService } from './login/login-service.js';
+import { registerLoginApprovalRoutes, registerLoginTokenRoute } from './login/login-routes.js';
 import { StateDiffService } from './state-versions/state-diff-service.js';
 import { StateVersionOutputRepo } from './state-version-outputs/state-version-output-repo.js';
 import { registerStateVersionOutputRoutes } from './state-version-outputs/state-version-output-routes.js';
@@ -96,6 +99,7 @@ export function buildTfeIdentityLayer(core: Pick<CoreDeps, 'db' | 'clock' | 'adm
 export function buildTfeServices(core: CoreDeps): TfeServices {
   const { db, clock, config } = core;
   const { identity, organizations, teams, tokens, projects, workspaces, teamAccess } = buildTfeIdentityLayer(core);
+  const login = new LoginService({ repo: new LoginRepo({ db: db.kysely }), tokens, clock });
 
   const stateSettings = {
     allowSerialMismatch: config.stateAllowSerialMismatch,
@@ -212,10 +216,12 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
       });
       registerStateVersionOutputRoutes(app, { outputs: stateOutputs, config });
       registerStateDiffRoutes(app, { diffs: stateDiffs });
+      registerLoginApprovalRoutes(app, { login });
     },
     async registerRootRoutes(app) {
       registerDiscoveryRoutes(app);
       registerAuditTrailHooks(app, auditEvents, '');
+      await registerLoginTokenRoute(app, { login });
       nudgeAfterStateWrite(app);
       app.addHook('onReady', async () => {
         const n = await enqueueMissingExtractions({ repo: stateRepo, jobs: core.jobs });

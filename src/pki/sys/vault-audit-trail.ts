@@ -162,5 +162,8 @@ function responseInfo(result: SystemResult | { kind: 'status'; status: number; e
       return { status: 204, data: null, warnings: null, auth: null };
     case 'status':
       return { status: result.status, data: null, warnings: null, auth: null };
+    case 'stream':
+      // A snapshot or other stream: its bytes are not copied into the log.
+      return { status: 200, data: { http_content_type: result.contentType }, warnings: null, auth: null };
   }
 }
