@@ -64,6 +64,8 @@ export interface Config {
   readonly batchBackgroundThreads: boolean;
   /** When set, GET /metrics needs `Authorization: Bearer <this>`. */
   readonly metricsToken: string | undefined;
+  /** When set, a file audit device at `file/` writes to this path (enabled at start if missing). */
+  readonly auditFile: string | undefined;
   /** Requests one process works on at once; beyond it a request gets 503 at once (0: no bound). */
   readonly maxInFlightRequests: number;
 }
@@ -296,6 +298,13 @@ export const SETTINGS: readonly SettingDef[] = [
       'When set, GET /metrics answers only requests with Authorization: Bearer <this value> (401 otherwise); Prometheus sends it with authorization.credentials (or credentials_file) in its scrape config. When unset /metrics is open, like /healthz and /readyz.',
   },
   {
+    key: 'audit_file',
+    flag: 'audit-file',
+    env: 'STRONGROOM_AUDIT_FILE',
+    description:
+      'At start, makes sure a file audit device is enabled at file/ writing to this absolute path (or stdout), as `vault audit enable file file_path=PATH` would; a device already at file/ is left as it is. Devices are otherwise managed through sys/audit.',
+  },
+  {
     key: 'max_inflight_requests',
     flag: 'max-inflight-requests',
     env: 'STRONGROOM_MAX_INFLIGHT_REQUESTS',
@@ -518,6 +527,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     stateRetentionMaxAgeDays: int('state_retention_max_age_days', 0, 36_500),
     stateMaintenanceIntervalSeconds: seconds('state_maintenance_interval'),
     metricsToken: (get('metrics_token') as string | undefined) || undefined,
+    auditFile: (get('audit_file') as string | undefined) || undefined,
     maxInFlightRequests: int('max_inflight_requests', 0, 10_000_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AdminTokenRepo } from './admin/admin-token-repo.js';
 import { AdminTokenService } from './admin/admin-token-service.js';
+import { AuditRepo } from './audit/audit-repo.js';
+import { AuditService } from './audit/audit-service.js';
 import type { BlobStore } from './blob/blob-store.js';
 import { DbBlobStore } from './blob/db-blob-store.js';
 import { FsBlobStore } from './blob/fs-blob-store.js';
@@ -49,6 +51,8 @@ export interface CoreDeps {
   metrics: Metrics;
   jobs: JobQueue;
   adminTokens: AdminTokenService;
+  /** Audit devices (sys/audit): every /v1 request and every state-service event is written to them. */
+  audit: AuditService;
   /** The free-space floor and the limit on concurrent uploads. */
   uploads: UploadAdmission;
   /** Takes a consistent snapshot of this server's storage and streams it (backup/). */
@@ -114,6 +118,16 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       batch: config.masterKeyRotationBatch,
     });
     const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock });
+    const audit = new AuditService({
+      repo: new AuditRepo({ db: db.kysely }),
+      secrets,
+      clock,
+      logger: logger.child({ component: 'audit' }),
+    });
+    if (!opts.skipMigrations) {
+      await audit.reload();
+      if (config.auditFile) await audit.ensureFileDevice('file', config.auditFile);
+    }
     const uploads = new UploadAdmission({
       dir: config.dataDir,
       minFreeBytes: config.minFreeSpace,
@@ -134,6 +148,7 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       jobs,
       adminTokens,
       uploads,
+      audit,
       takeBackup: () => takeBackup(config, { clock }),
     };
 
@@ -169,6 +184,7 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       },
       async close() {
         await pki.close?.();
+        await audit.close();
         await db.destroy();
       },
     };

@@ -156,10 +156,13 @@ export async function runServer(config: Config): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  if (effective.tlsCertFile && effective.tlsKeyFile) {
-    const { tlsCertFile, tlsKeyFile } = effective;
-    process.on('SIGHUP', () => reloadTls(server, tlsCertFile, tlsKeyFile));
-  }
+  const { tlsCertFile, tlsKeyFile } = effective;
+  process.on('SIGHUP', () => {
+    // File audit devices open their files again (log rotation), and the TLS pair is read again.
+    server.deps.core.audit.reopen();
+    server.deps.core.logger.info('SIGHUP: reopened the audit device files');
+    if (tlsCertFile && tlsKeyFile) reloadTls(server, tlsCertFile, tlsKeyFile);
+  });
   // Only now: whoever waits for the banner may signal at once, and must reach the handler.
   process.stdout.write(banner);
 }

@@ -15,6 +15,8 @@ import { pkiLeaseTokenIndexMigration } from './migrations/0013-pki-lease-token-i
 import { tfeCurrentFinalizedMigration } from './migrations/0014-tfe-current-finalized.js';
 import { tfeProjectsMigration } from './migrations/0015-tfe-projects.js';
 import { pkiAcmeMigration } from './migrations/0017-pki-acme.js';
+import { auditDevicesMigration } from './migrations/0023-audit-devices.js';
+import { tfeAuditTrailMigration } from './migrations/0024-tfe-audit-trail.js';
 import { coreDataKeysMigration } from './migrations/0018-core-data-keys.js';
 import { pkiAuthMethodsMigration } from './migrations/0021-pki-auth-methods.js';
 import { pkiCertSearchMigration } from './migrations/0025-pki-cert-search.js';
@@ -42,6 +44,8 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0014-tfe-current-finalized': tfeCurrentFinalizedMigration(),
     '0015-tfe-projects': tfeProjectsMigration(),
     '0017-pki-acme': pkiAcmeMigration(),
+    '0023-audit-devices': auditDevicesMigration(),
+    '0024-tfe-audit-trail': tfeAuditTrailMigration(),
     '0018-core-data-keys': coreDataKeysMigration(),
     '0021-pki-auth-methods': pkiAuthMethodsMigration(),
     '0025-pki-cert-search': pkiCertSearchMigration(ctx),

@@ -7,6 +7,7 @@ import type { PkiRevocationTables } from './schema-pki-revocation.js';
 import type { PkiTidyTables } from './schema-pki-tidy.js';
 import type { PkiExternalPolicyTables } from './schema-pki-external-policy.js';
 import type { PkiAcmeTables } from './schema-pki-acme.js';
+import type { AuditTables } from './schema-audit.js';
 import type { PkiQuotaTables } from './schema-pki-quotas.js';
 import type { PkiAuthTables } from './schema-pki-auth.js';
 
@@ -82,6 +83,7 @@ export interface Database
     PkiTidyTables,
     PkiExternalPolicyTables,
     PkiAcmeTables,
+    AuditTables,
     PkiQuotaTables,
     PkiAuthTables {}
 

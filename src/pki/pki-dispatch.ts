@@ -3,19 +3,22 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { forbidden, invalid, isDomainError, unauthenticated as noValidToken } from '../shared/errors.js';
 import { RouteTable } from './mounts/route-table.js';
 import type { RouteMatch } from './mounts/route-table.js';
-import { toMountInfo } from './mounts/mount.js';
+import { mountAccessor, toMountInfo } from './mounts/mount.js';
 import type { Mount } from './mounts/mount.js';
 import type { MountService } from './mounts/mount-service.js';
 import type { PolicyService } from './acl/policy-service.js';
 import type { PkiRequestContext, PkiRoute, VaultOperation } from './pki-route.js';
 import type { SystemRequestContext, SystemResult, SystemRoute } from './sys/system-route.js';
 import type { Authenticated, TokenService } from './tokens/token-service.js';
+import type { AuditService } from '../audit/audit-service.js';
+import { VaultAuditTrail } from './sys/vault-audit-trail.js';
+import { classifyError } from '../http/error-kind.js';
+import { vaultError, vaultResponse, vaultResponseJson, vaultStatusFor } from './vault-envelope.js';
 import type { AuthMount } from './auth/auth-mount.js';
-import { methodOf } from './auth/auth-mount.js';
+import { authMountAccessor, methodOf } from './auth/auth-mount.js';
 import type { AuthMountService } from './auth/auth-mount-service.js';
 import type { AuthRequestContext, AuthRoute } from './auth/auth-route.js';
 import { cidrsAllow } from '../shared/cidr.js';
-import { vaultError, vaultResponse, vaultResponseJson } from './vault-envelope.js';
 import { isSudoPkiPath, isSudoSystemPath, isUnauthenticatedPkiPath, resolveOperation } from './vault-paths.js';
 
 /**
@@ -32,6 +35,8 @@ export interface DispatchDeps {
   /** Routes inside mounts; modules may add to it later. */
   mountRoutes: RouteTable<PkiRoute>;
   systemRoutes: readonly SystemRoute[];
+  /** Audit devices: every request and answer is written to them (when any is enabled). */
+  audit?: AuditService;
   /** Auth methods mounted under auth/ and the routes of each method. */
   authMounts: AuthMountService;
   authRoutes: Readonly<Record<'approle' | 'jwt' | 'cert', RouteTable<AuthRoute>>>;
@@ -51,6 +56,23 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
   const mountTable = deps.mountRoutes;
 
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> => {
+    const audit = deps.audit;
+    const auditing = audit ? (audit.enabledNow() ?? (await audit.enabled())) : false;
+    if (!auditing) return serve(request, reply, undefined);
+    const trail = new VaultAuditTrail(audit as AuditService, request);
+    try {
+      return await serve(request, reply, trail);
+    } catch (err) {
+      const c = classifyError(err);
+      throw await trail.failed(err, c.kind === 'http' ? (c.status ?? 400) : vaultStatusFor(c.kind));
+    }
+  };
+
+  const serve = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    trail: VaultAuditTrail | undefined,
+  ): Promise<FastifyReply | void> => {
     const rawPath = ((request.params as Record<string, string | undefined>)['*'] ?? '').replace(/^\/+/, '');
     const query = flattenQuery(request.query);
     const method = request.headers['x-original-method'] === 'LIST' ? 'LIST' : request.method;
@@ -79,9 +101,13 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
     let sudo = false;
     let operation: VaultOperation = ops[0] as VaultOperation;
     const data = requestData(request, resolved.kind, query);
+    // Like Vault, the status endpoints (sys/health, sys/seal-status) are not audited.
+    if (trail && target.kind === 'system' && unauthenticated) trail.skip();
+    if (trail) trail.resolved(trailTarget(target, routePath, operation, data, isList));
     if (!unauthenticated) {
       token = readToken(request);
       auth = token ? (deps.tokens.authenticateNow(token) ?? (await deps.tokens.authenticate(token))) : undefined;
+      if (trail) trail.authenticated(token, auth);
       // Vault's words for each: no token at all, or one it does not know (or that lapsed).
       if (!auth) throw noValidToken(token ? 'invalid token' : 'missing client token');
       // Tokens made by a login may be bound to the addresses it allowed.
@@ -100,6 +126,7 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
           reply,
         });
         operation = exists ? 'update' : 'create';
+        if (trail) trail.resolved(trailTarget(target, routePath, operation, data, isList));
       }
       const aclPath = target.kind === 'mount' ? `${target.mount.path}/${target.rest}` : routePath;
       const acl = deps.policies.aclForNow(auth.info.policies) ?? (await deps.policies.aclFor(auth.info.policies));
@@ -124,6 +151,10 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
       if (target.kind !== 'none' && target.pathExists) throw httpError(405, 'unsupported operation');
       // No mount at that path: Vault's router names the path (a known mount without the route stays `[]`).
       const errors = target.kind === 'none' ? [`no handler for route "${rawPath}". route entry not found.`] : [];
+      if (trail) {
+        await trail.beforePerform();
+        await trail.respond({ kind: 'status', status: 404, errors });
+      }
       void reply.status(404).type('application/json').send(vaultError(errors));
       return;
     }
@@ -135,6 +166,8 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
     const requestId = request.id;
     let result: SystemResult;
     let mountType: string;
+    // The request entry is written before anything is performed; no device able to write it refuses the request.
+    if (trail) await trail.beforePerform();
     try {
       if (target.kind === 'mount') {
         // Plain literals of fixed shape: one context per request on the hot paths.
@@ -186,11 +219,13 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
     } catch (err) {
       // Vault answers a read or list that found nothing with an empty error list.
       if (isDomainError(err) && err.kind === 'not_found' && (operation === 'read' || operation === 'list')) {
+        if (trail) await trail.respond({ kind: 'status', status: 404, errors: [] });
         void reply.status(404).type('application/json').send(vaultError([]));
         return;
       }
       throw err;
     }
+    if (trail) await trail.respond(result);
     render(reply, result, { requestId: request.id, mountType, isList });
     // A stream is still being sent when this returns: Fastify must not answer again for an undefined result.
     if (result.kind === 'stream') return reply;
@@ -222,6 +257,32 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
 
   app.route({ method: [...METHODS], url: '/*', handler });
   app.route({ method: [...METHODS], url: '/', handler });
+}
+
+/** The mount a request goes to, as audit entries name it. */
+function trailTarget(
+  target: Target,
+  path: string,
+  operation: VaultOperation,
+  data: unknown,
+  isList: boolean,
+): Parameters<VaultAuditTrail['resolved']>[0] {
+  const base = { operation, path, data, isList };
+  if (target.kind === 'mount') {
+    const m = target.mount;
+    return { ...base, mountPoint: `${m.path}/`, mountType: m.type, mountAccessor: mountAccessor(m) };
+  }
+  if (target.kind === 'auth') {
+    const m = target.mount;
+    return { ...base, mountPoint: `auth/${m.path}/`, mountType: m.type, mountAccessor: authMountAccessor(m) };
+  }
+  if (target.kind === 'system') {
+    const token = path === 'auth/token' || path.startsWith('auth/token/');
+    return token
+      ? { ...base, mountPoint: 'auth/token/', mountType: 'token', mountAccessor: 'auth_token' }
+      : { ...base, mountPoint: 'sys/', mountType: 'system', mountAccessor: 'system' };
+  }
+  return { ...base, mountPoint: '', mountType: '', mountAccessor: '' };
 }
 
 /** `auth/<mount>/…` other than the built-in token store. */

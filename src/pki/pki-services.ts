@@ -50,6 +50,7 @@ import { LeaseRepo } from './sys/lease-repo.js';
 import { LeaseService } from './sys/lease-service.js';
 import { sysRoutes, tokenAuthEntry, uuidFrom } from './sys/sys-routes.js';
 import { keyRotationRoutes } from './sys/key-rotation-routes.js';
+import { auditRoutes } from './sys/audit-routes.js';
 import { QuotaRepo } from './quotas/quota-repo.js';
 import { QuotaService } from './quotas/quota-service.js';
 import { quotaRoutes, registerQuotaGuard } from './quotas/quota-routes.js';
@@ -308,10 +309,12 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
         tokens,
         policies,
         mountRoutes,
+        audit: core.audit,
         authMounts,
         authRoutes,
         systemRoutes: [
           ...sysMountRoutes(mounts),
+          ...auditRoutes(core.audit),
           ...sysAuthRoutes(authMounts, tokenAuthEntry(uuidFrom(core.config.databaseUrl))),
           ...policyRoutes(policies),
           ...quotaRoutes(quotas),

@@ -41,6 +41,9 @@ import { StateDiffService } from './state-versions/state-diff-service.js';
 import { StateVersionOutputRepo } from './state-version-outputs/state-version-output-repo.js';
 import { registerStateVersionOutputRoutes } from './state-version-outputs/state-version-output-routes.js';
 import { StateVersionOutputService } from './state-version-outputs/state-version-output-service.js';
+import { AuditEventRepo } from './audit-trail/audit-event-repo.js';
+import { registerAuditTrailHooks, registerAuditTrailRoutes } from './audit-trail/audit-event-routes.js';
+import { AuditEventService } from './audit-trail/audit-event-service.js';
 
 /**
  * The Terraform state service's composition root: builds its repos and services from
@@ -168,6 +171,14 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
       done();
     });
 
+  // The audit trail of state reads and writes, token and team changes (docs/audit.md).
+  const auditEvents = new AuditEventService({
+    repo: new AuditEventRepo({ db: core.db.kysely }),
+    audit: core.audit,
+    clock: core.clock,
+    logger: core.logger.child({ component: 'tfe-audit' }),
+  });
+
   return {
     onJobsEnqueued(listener) {
       jobsEnqueued = listener;
@@ -183,7 +194,9 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     async registerRoutes(app) {
       registerApiHeadersAndPing(app);
       registerAuthHook(app, identity);
+      registerAuditTrailHooks(app, auditEvents, '/api/v2');
       nudgeAfterStateWrite(app);
+      registerAuditTrailRoutes(app, auditEvents);
       registerOrganizationRoutes(app, {
         organizations,
         config,
@@ -207,6 +220,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     },
     async registerRootRoutes(app) {
       registerDiscoveryRoutes(app);
+      registerAuditTrailHooks(app, auditEvents, '');
       await registerLoginTokenRoute(app, { login });
       nudgeAfterStateWrite(app);
       app.addHook('onReady', async () => {

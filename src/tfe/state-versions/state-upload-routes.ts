@@ -30,6 +30,7 @@ export async function registerStateUploadRoutes(
           body,
           Number.isFinite(declared) ? declared : undefined,
         );
+        request.tfeAuditStateVersion = result.stateVersionId;
         if (result.stored)
           request.log.info({ stateVersionId: result.stateVersionId, target: result.target }, 'state content uploaded');
         return reply.status(200).send();

@@ -1,0 +1,79 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { auditHasher, auditHmac, elideList, formatEntry, hashStrings } from './audit-entry.js';
+import type { VaultAuditRecord } from './audit-entry.js';
+
+const SALT = '3f0a9c1e-2b7d-4c55-9e1a-0d2f6b8c7a41';
+const expected = (v: string) => `hmac-sha256:${createHmac('sha256', SALT).update(v).digest('hex')}`;
+
+describe('audit entries', () => {
+  it('hashes as HMAC-SHA256 keyed by the salt, on the fast path and the plain one alike', () => {
+    const h = auditHasher(SALT);
+    for (const v of ['root', 'a.example.com', 'é€😀 unicode', 'x'.repeat(10_000), '-----BEGIN CERTIFICATE-----\n']) {
+      assert.equal(h(v), expected(v));
+      assert.equal(h(v), expected(v), 'remembered values hash the same');
+      assert.equal(auditHmac(SALT, v), expected(v));
+    }
+    assert.equal(h(''), '');
+    // A salt that is not short ASCII takes the plain path.
+    const long = 'k'.repeat(100);
+    assert.equal(auditHasher(long)('v'), `hmac-sha256:${createHmac('sha256', long).update('v').digest('hex')}`);
+  });
+
+  it('hashes every string at any depth, never keys, numbers or booleans', () => {
+    const out = hashStrings({ a: 'x', n: 1, b: true, z: null, list: ['y', 2, { deep: 'z' }] }, (s) => `H(${s})`);
+    assert.deepEqual(out, { a: 'H(x)', n: 1, b: true, z: null, list: ['H(y)', 2, { deep: 'H(z)' }] });
+  });
+
+  it('elides list answers to counts', () => {
+    assert.deepEqual(elideList({ keys: ['a', 'b'], key_info: { a: {}, b: {} } }), { keys: 2, key_info: 2 });
+    assert.deepEqual(elideList({ other: 1 }), { other: 1 });
+  });
+
+  it('writes Vault’s request entry with the token and accessor hashed and the prefix first', () => {
+    const record: VaultAuditRecord = {
+      type: 'request',
+      time: new Date('2026-01-01T00:00:00Z'),
+      auth: {
+        clientToken: 'tok',
+        accessor: 'acc',
+        displayName: 'root',
+        policies: ['root'],
+        tokenPolicies: ['root'],
+        metadata: null,
+        tokenType: 'service',
+        tokenTtl: 0,
+      },
+      request: {
+        id: 'req-1',
+        operation: 'update',
+        mountPoint: 'pki/',
+        mountType: 'pki',
+        mountAccessor: 'pki_1',
+        path: 'pki/issue/web',
+        data: { common_name: 'a.example.com', ttl: 3600 },
+        remoteAddress: '127.0.0.1',
+        remotePort: 1234,
+        clientToken: 'tok',
+        clientTokenAccessor: 'acc',
+      },
+      error: '',
+      isList: false,
+    };
+    const base = { hash: auditHasher(SALT), logRaw: false, elideListResponses: false };
+    const line = formatEntry(record, { ...base, hmacAccessor: false, prefix: 'P ' });
+    assert.ok(line.startsWith('P {'));
+    const e = JSON.parse(line.slice(2));
+    assert.equal(e.type, 'request');
+    assert.equal(e.time, '2026-01-01T00:00:00.000Z');
+    assert.equal(e.auth.client_token, expected('tok'));
+    assert.equal(e.auth.accessor, 'acc');
+    assert.equal(e.request.client_token_accessor, 'acc');
+    assert.deepEqual(e.request.data, { common_name: expected('a.example.com'), ttl: 3600 });
+    assert.equal(e.error, '');
+    const raw = JSON.parse(formatEntry(record, { ...base, logRaw: true, hmacAccessor: true, prefix: '' }));
+    assert.equal(raw.auth.client_token, 'tok');
+    assert.equal(raw.request.data.common_name, 'a.example.com');
+  });
+});
