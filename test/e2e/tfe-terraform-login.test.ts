@@ -24,7 +24,9 @@ export async function exchange(baseUrl: string, form: Record<string, string>) {
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams(form).toString(),
   });
-  return { status: res.status, type: res.headers.get('content-type') ?? '', json: (await res.json()) as any };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const json = (await res.json()) as any;
+  return { status: res.status, type: res.headers.get('content-type') ?? '', json };
 }
 
 for (const kind of dbKinds()) {
