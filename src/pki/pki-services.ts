@@ -1,3 +1,4 @@
+import { snapshotRoutes } from './sys/snapshot-routes.js';
 import type { FastifyInstance } from 'fastify';
 import type { CoreDeps } from '../deps.js';
 import { PolicyRepo } from './acl/policy-repo.js';
@@ -47,7 +48,10 @@ import type { MountInfo, PkiRoute } from './pki-route.js';
 import { EXPIRY_SWEEP_JOB } from './sys/expiry-sweep.js';
 import { LeaseRepo } from './sys/lease-repo.js';
 import { LeaseService } from './sys/lease-service.js';
-import { sysRoutes } from './sys/sys-routes.js';
+import { sysRoutes, tokenAuthEntry, uuidFrom } from './sys/sys-routes.js';
+import { QuotaRepo } from './quotas/quota-repo.js';
+import { QuotaService } from './quotas/quota-service.js';
+import { quotaRoutes, registerQuotaGuard } from './quotas/quota-routes.js';
 import { TokenRepo } from './tokens/token-repo.js';
 import { tokenRoutes } from './tokens/token-routes.js';
 import { TokenService } from './tokens/token-service.js';
@@ -60,6 +64,19 @@ import { AcmeRepo } from './acme/acme-repo.js';
 import { acmeProtocolRoutes } from './acme/acme-protocol-routes.js';
 import { acmeRoutes } from './acme/acme-routes.js';
 import { AcmeService } from './acme/acme-service.js';
+import { AuthMountRepo } from './auth/auth-mount-repo.js';
+import { sysAuthRoutes } from './auth/auth-mount-routes.js';
+import { AuthMountService } from './auth/auth-mount-service.js';
+import { AuthRoleRepo } from './auth/auth-role-repo.js';
+import type { AuthRoute } from './auth/auth-route.js';
+import { AppRoleRepo } from './auth/approle/approle-repo.js';
+import { appRoleRoutes } from './auth/approle/approle-routes.js';
+import { AppRoleService } from './auth/approle/approle-service.js';
+import { JwtKeySource } from './auth/jwt/jwt-key-source.js';
+import { jwtRoutes } from './auth/jwt/jwt-routes.js';
+import { JwtService } from './auth/jwt/jwt-service.js';
+import { certAuthRoutes } from './auth/cert/cert-auth-routes.js';
+import { CertAuthService } from './auth/cert/cert-auth-service.js';
 
 /**
  * The PKI engine's composition root: builds its repos and services from the core
@@ -104,6 +121,28 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     leases,
   });
   const policies = new PolicyService({ repo: new PolicyRepo({ db }), clock });
+  const quotas = new QuotaService({
+    repo: new QuotaRepo({ db }),
+    mounts,
+    clock,
+    logger: core.logger.child({ component: 'vault-quotas' }),
+    shared: core.db.kind === 'postgres',
+  });
+
+  // Auth methods under auth/: logins end in a token of the token store.
+  const authMounts = new AuthMountService({ db, repo: new AuthMountRepo({ db }), clock, tokens });
+  const authRoles = new AuthRoleRepo({ db });
+  authMounts.onDisable((m) => authRoles.purgeMount(m.id));
+  const authRoutes = {
+    approle: new RouteTable<AuthRoute>(),
+    jwt: new RouteTable<AuthRoute>(),
+    cert: new RouteTable<AuthRoute>(),
+  };
+  const approle = new AppRoleService({ roles: authRoles, repo: new AppRoleRepo({ db }), auth: authMounts, clock });
+  authRoutes.approle.addAll(appRoleRoutes(approle));
+  const jwtKeys = new JwtKeySource({ nowMs: () => clock.now().getTime() });
+  authRoutes.jwt.addAll(jwtRoutes(new JwtService({ roles: authRoles, auth: authMounts, keys: jwtKeys, clock })));
+  authMounts.onDisable(async (m) => jwtKeys.forget(m.id));
 
   /**
    * Routes served inside every PKI mount. Each module adds its PkiRoute array here, e.g.
@@ -183,6 +222,22 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   mounts.onDisable((m) => crls.purgeMount(m.id));
   leases.registerRevoker(CERT_LEASE_KIND, (lease) => revocation.revokeLease(lease));
 
+  // TLS certificate logins: a certificate a mount of this server holds as revoked cannot log in.
+  authRoutes.cert.addAll(
+    certAuthRoutes(
+      new CertAuthService({
+        roles: authRoles,
+        auth: authMounts,
+        clock,
+        isRevoked: async (serial) => {
+          for (const m of await mounts.list())
+            if ((await revocation.statusMany(m.id, [serial])).get(serial)?.status === 'revoked') return true;
+          return false;
+        },
+      }),
+    ),
+  );
+
   // ACME (RFC 8555) on every mount: issuance through the directory's role, sign-verbatim or external policy.
   const acmeLogger = core.logger.child({ component: 'pki-acme' });
   const acme = new AcmeService({
@@ -245,15 +300,22 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   return {
     async registerRoutes(app) {
       app.addHook('onReady', () => tidy.scheduleAutoTidyCheck());
+      app.addHook('onReady', () => quotas.start());
+      registerQuotaGuard(app, quotas);
       registerDispatcher(app, {
         mounts,
         tokens,
         policies,
         mountRoutes,
+        authMounts,
+        authRoutes,
         systemRoutes: [
           ...sysMountRoutes(mounts),
+          ...sysAuthRoutes(authMounts, tokenAuthEntry(uuidFrom(core.config.databaseUrl))),
           ...policyRoutes(policies),
+          ...quotaRoutes(quotas),
           ...tokenRoutes(tokens, clock),
+          ...snapshotRoutes({ clock, takeSnapshot: () => core.takeBackup() }),
           ...sysRoutes({
             clock,
             leases,
@@ -280,6 +342,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
       },
     },
     async close() {
+      quotas.stop();
       await acme.close();
       await keyPool.stop();
       await certs.drain();

@@ -115,7 +115,6 @@ for (const kind of dbKinds()) {
           values: { outputs: jsonStateOutputs(OUTPUTS), root_module: {} },
         }),
       );
-      const started = performance.now();
       const final = await cli.persist(wsId, state, { jsonState, outputs: jsonStateOutputs(OUTPUTS) });
       assert.equal(final.status, 200, final.text);
       const sv = final.json.data;
@@ -156,14 +155,12 @@ for (const kind of dbKinds()) {
         ],
       );
 
-      // Extraction runs as a job; drained here, it must be done well within 500 ms of finalize.
+      // Extraction runs as a job, drained here.
       await srv.deps.worker.runUntilIdle();
-      const processedAfter = performance.now() - started;
       const cur = await cli.get(`workspaces/${wsId}/current-state-version`);
       assert.equal(cur.json.data.id, sv.id);
       const a = cur.json.data.attributes;
       assert.equal(a['resources-processed'], true);
-      assert.ok(processedAfter < 2000, `processed ${Math.round(processedAfter)} ms after the upload started`);
       assert.deepEqual(a.resources, [
         {
           name: 'p',

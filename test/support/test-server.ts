@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, RouteOptions } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { testConfig } from '../../src/config.js';
 import type { Config } from '../../src/config.js';
@@ -29,10 +29,20 @@ export interface TestServer {
  */
 export async function startTestServer(
   kind: DatabaseKind,
-  opts: { config?: Partial<Config>; clock?: Clock; sameDatabaseAs?: TestServer } = {},
+  opts: {
+    config?: Partial<Config>;
+    clock?: Clock;
+    sameDatabaseAs?: TestServer;
+    /** Sees every route as Fastify registers it. */
+    onRoute?: (route: RouteOptions) => void;
+    /** Storage that exists already (a restored backup): used as it is and left in place at close. */
+    existing?: { databaseUrl: string; dataDir: string };
+  } = {},
 ): Promise<TestServer> {
   // A second node of `sameDatabaseAs`: its database and data directory (the master key), dropped by the first.
-  const shared = opts.sameDatabaseAs;
+  const shared = opts.existing
+    ? { config: { databaseUrl: opts.existing.databaseUrl, dataDir: opts.existing.dataDir } }
+    : opts.sameDatabaseAs;
   const {
     url: databaseUrl,
     dir,
@@ -52,7 +62,7 @@ export async function startTestServer(
     ...opts.config,
   });
   const deps = await buildDeps(config, opts.clock ? { clock: opts.clock } : {});
-  const app = await buildApp(deps);
+  const app = await buildApp(deps, { onRoute: opts.onRoute });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;

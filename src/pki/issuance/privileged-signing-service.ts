@@ -252,7 +252,7 @@ export class PrivilegedSigningService {
       usePss: v.use_pss,
     });
     // With a role the certificate is leased like sign/:role (its no_store applies); without
-    // one it is stored with no lease (docs/decisions/0009-privileged-signing.md).
+    // one it is stored with no lease (docs/decisions/0039-privileged-signing.md).
     const lease = role
       ? await this.deps.issuance.recordIssued({
           mount: req.mount,

@@ -1,4 +1,45 @@
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import { Attr, Document, JsonApiBody, ListDocument, Resource } from '../jsonapi-schemas.js';
 import type { Entitlements, OrganizationView } from './organization.js';
+
+/** The body of POST and PATCH /organizations[/:org]. */
+export const OrganizationBody = JsonApiBody({
+  types: ['organizations'],
+  attributes: {
+    name: Attr.string('the organization name: letters, digits, "-" and "_"'),
+    email: Attr.string('the admin email'),
+    'session-timeout': Attr.integer('minutes'),
+    'session-remember': Attr.integer('minutes'),
+    'collaborator-auth-policy': Attr.string('"password" or "two_factor_mandatory"'),
+    'cost-estimation-enabled': Attr.boolean(),
+    'allow-force-delete-workspaces': Attr.boolean(),
+  },
+});
+export type OrganizationBody = Static<typeof OrganizationBody>;
+
+const Organization = Resource(
+  'organizations',
+  {
+    name: Type.String(),
+    email: Type.String(),
+    'external-id': Type.String(),
+    'created-at': Type.String({ format: 'date-time' }),
+    'session-timeout': Type.Union([Type.Integer(), Type.Null()]),
+    'session-remember': Type.Union([Type.Integer(), Type.Null()]),
+    'collaborator-auth-policy': Type.String(),
+    'cost-estimation-enabled': Type.Boolean(),
+    'allow-force-delete-workspaces': Type.Boolean(),
+    permissions: Type.Record(Type.String(), Type.Boolean()),
+  },
+  'Organization',
+);
+export const OrganizationDocument = Document(Organization, 'OrganizationDocument');
+export const OrganizationListDocument = ListDocument(Organization, 'OrganizationListDocument');
+export const EntitlementSetDocument = Document(
+  Resource('entitlement-sets', {}, 'EntitlementSet'),
+  'EntitlementSetDocument',
+);
 
 /** Organization documents (reference 7.1). The organization's name is its JSON:API id. */
 export function organizationResource(view: OrganizationView): Record<string, unknown> {

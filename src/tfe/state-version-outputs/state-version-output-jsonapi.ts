@@ -1,3 +1,5 @@
+import { Type } from '@sinclair/typebox';
+import { Document, ListDocument, Resource } from '../jsonapi-schemas.js';
 import type { StateVersionOutput } from './state-version-output.js';
 
 /** `state-version-outputs` resource objects (reference 6.1). */
@@ -24,3 +26,17 @@ export function stateVersionOutputDocument(o: StateVersionOutput): Record<string
 export function currentOutputsDocument(outputs: StateVersionOutput[]): Record<string, unknown> {
   return { data: outputs.map(stateVersionOutputResource) };
 }
+
+const StateVersionOutput = Resource(
+  'state-version-outputs',
+  {
+    name: Type.String(),
+    sensitive: Type.Boolean(),
+    type: Type.String(),
+    value: Type.Unknown({ description: 'the value; null for a sensitive output unless asked for' }),
+    'detailed-type': Type.Unknown(),
+  },
+  'StateVersionOutput',
+);
+export const StateVersionOutputDocument = Document(StateVersionOutput, 'StateVersionOutputDocument');
+export const StateVersionOutputListDocument = ListDocument(StateVersionOutput, 'StateVersionOutputListDocument');

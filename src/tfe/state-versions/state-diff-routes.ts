@@ -1,7 +1,10 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { invalid } from '../../shared/errors.js';
 import { requireActor } from '../identity/request-actor.js';
-import { query, sendDocument } from '../route-helpers.js';
+import { COMMON_ERRORS, Document, ErrorDocument, Params, Query, QueryString, Resource } from '../jsonapi-schemas.js';
+import { sendDocument } from '../route-helpers.js';
 import type { ChangedOutput, ChangedResource, DiffResource } from './state-diff.js';
 import type { StateDiffResult, StateDiffService } from './state-diff-service.js';
 
@@ -10,9 +13,16 @@ import type { StateDiffResult, StateDiffService } from './state-diff-service.js'
  * State Versions API; documented in docs/state-diff.md). Registered inside /api/v2.
  */
 export function registerStateDiffRoutes(app: FastifyInstance, deps: { diffs: StateDiffService }): void {
-  app.get<{ Params: { id: string } }>('/state-versions/:id/diff', async (request, reply) => {
-    const against = query(request).against;
-    if (typeof against !== 'string' || against === '')
+  const schema = {
+    summary: 'What changed between two state versions',
+    tags: ['state versions'],
+    params: Params('id'),
+    querystring: QueryString({ against: Query.text('the other state version (required)') }),
+    response: { 200: StateDiffDocument, ...COMMON_ERRORS, 422: ErrorDocument },
+  };
+  app.withTypeProvider<TypeBoxTypeProvider>().get('/state-versions/:id/diff', { schema }, async (request, reply) => {
+    const against = request.query.against;
+    if (against === undefined || against === '')
       throw invalid('the query parameter "against" (a state version id) is required', '/query/against');
     const controller = new AbortController();
     // Stop reading blobs when the client goes away.
@@ -21,6 +31,23 @@ export function registerStateDiffRoutes(app: FastifyInstance, deps: { diffs: Sta
     return sendDocument(reply, 200, stateDiffDocument(result));
   });
 }
+
+const StateDiffDocument = Document(
+  Resource(
+    'state-version-diffs',
+    {
+      'resources-added': Type.Array(Type.Unknown()),
+      'resources-removed': Type.Array(Type.Unknown()),
+      'resources-changed': Type.Array(Type.Unknown()),
+      'outputs-added': Type.Array(Type.Unknown()),
+      'outputs-removed': Type.Array(Type.Unknown()),
+      'outputs-changed': Type.Array(Type.Unknown()),
+      summary: Type.Record(Type.String(), Type.Integer()),
+    },
+    'StateVersionDiff',
+  ),
+  'StateVersionDiffDocument',
+);
 
 const resource = (r: DiffResource) => ({
   address: r.address,

@@ -1,4 +1,15 @@
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
 import { teamResource, userResource } from '../identity/identity-jsonapi.js';
+import {
+  Attr,
+  Document,
+  JsonApiBody,
+  ListDocument,
+  OptionalJsonApiBody,
+  RelationshipInput,
+  Resource,
+} from '../jsonapi-schemas.js';
 import type { TeamView, User } from '../identity/identity.js';
 import type { Page } from '../pagination.js';
 import { paginationLinks, paginationMeta } from '../pagination.js';
@@ -18,6 +29,72 @@ export const STATE_VERSION_INCLUDES = [
   'outputs',
 ] as const;
 export type StateVersionInclude = (typeof STATE_VERSION_INCLUDES)[number];
+
+const SERIAL_REQUIRED = 'serial is required';
+
+/** The body of POST /workspaces/:id/state-versions (reference 4.2): serial and md5 required, contents inline or later. */
+export const StateVersionCreateBody = JsonApiBody({
+  types: ['state-versions'],
+  requireType: true,
+  attributes: {
+    serial: Type.Integer({
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      'x-error-required': SERIAL_REQUIRED,
+      'x-error-value': 'serial must be a non-negative integer',
+    }),
+    md5: Type.String({
+      pattern: '^[0-9a-fA-F]{32}$',
+      description: 'MD5 of the state file, hexadecimal',
+      'x-error-required': 'md5 is required',
+      'x-error-value': 'md5 must be 32 hexadecimal characters',
+    }),
+    lineage: Attr.string(),
+    state: Attr.string('the state file, base64; without it the answer names an upload URL'),
+    'json-state': Attr.string('the JSON state (terraform show -json), base64'),
+    'json-state-outputs': Attr.string('the outputs of the JSON state, base64'),
+    force: Attr.boolean('create even when the serial or lineage does not follow the current version'),
+  },
+  attributesRequired: { message: SERIAL_REQUIRED, pointer: '/data/attributes/serial' },
+  relationships: { run: RelationshipInput('run', { description: 'the run that wrote the state (kept as given)' }) },
+});
+export type StateVersionCreateBody = Static<typeof StateVersionCreateBody>;
+
+/** The body of PATCH /workspaces/:id/state-versions: a rollback to an earlier version. */
+export const StateVersionRollbackBody = JsonApiBody({
+  types: ['state-versions'],
+  requireType: true,
+  attributes: {},
+  relationships: { 'rollback-state-version': RelationshipInput('rollback-state-version') },
+});
+
+/** The optional body of the soft_delete_backing_data action. */
+export const SoftDeleteBody = OptionalJsonApiBody({
+  types: ['state-versions'],
+  attributes: { 'delete-older-than-n-days': Attr.integer('delete when the version is older than this') },
+});
+export type SoftDeleteBody = Static<typeof SoftDeleteBody>;
+
+const nullableString = Type.Union([Type.String(), Type.Null()]);
+const StateVersion = Resource(
+  'state-versions',
+  {
+    'created-at': Type.String({ format: 'date-time' }),
+    size: Type.Integer(),
+    'hosted-state-download-url': nullableString,
+    'hosted-json-state-download-url': nullableString,
+    'hosted-state-upload-url': nullableString,
+    'hosted-json-state-upload-url': nullableString,
+    'resources-processed': Type.Boolean(),
+    serial: Type.Integer(),
+    'state-version': Type.Union([Type.Integer(), Type.Null()]),
+    status: Type.String({ description: 'pending, finalized, discarded, backing_data_soft_deleted, …' }),
+    'terraform-version': nullableString,
+  },
+  'StateVersion',
+);
+export const StateVersionDocument = Document(StateVersion, 'StateVersionDocument');
+export const StateVersionListDocument = ListDocument(StateVersion, 'StateVersionListDocument');
 
 /** Per-version facts the serializer needs beyond the record. */
 export interface StateVersionRenderContext {

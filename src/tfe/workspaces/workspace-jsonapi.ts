@@ -1,4 +1,74 @@
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import {
+  Attr,
+  Document,
+  JsonApiBody,
+  ListDocument,
+  OptionalJsonApiBody,
+  RelationshipInput,
+  Resource,
+  TagsRelationshipInput,
+} from '../jsonapi-schemas.js';
 import type { WorkspacePermissions, WorkspaceView } from './workspace.js';
+
+/** The body of POST /organizations/:org/workspaces and the PATCH routes. */
+export const WorkspaceBody = JsonApiBody({
+  types: ['workspaces'],
+  attributes: {
+    name: Attr.string(),
+    description: Attr.string('null clears it'),
+    'execution-mode': Attr.string('"local" (the only mode this server runs)'),
+    operations: Attr.boolean(),
+    'terraform-version': Attr.string(),
+    'auto-apply': Attr.boolean(),
+    'allow-destroy-plan': Attr.boolean(),
+    'file-triggers-enabled': Attr.boolean(),
+    'queue-all-runs': Attr.boolean(),
+    'speculative-enabled': Attr.boolean(),
+    'global-remote-state': Attr.boolean(),
+    'assessments-enabled': Attr.boolean(),
+    'working-directory': Attr.string('null clears it'),
+    'trigger-prefixes': Attr.stringArray(),
+    'trigger-patterns': Attr.stringArray(),
+    'tag-names': Attr.stringArray(),
+    'source-name': Attr.string('null clears it'),
+    'source-url': Attr.string('null clears it'),
+  },
+  relationships: { tags: TagsRelationshipInput(), project: RelationshipInput('project') },
+});
+export type WorkspaceBody = Static<typeof WorkspaceBody>;
+
+/** The optional body of the lock action: a document, its bare attributes, or nothing. */
+export const LockBody = OptionalJsonApiBody({ types: ['workspaces'], attributes: { reason: Attr.string() } });
+
+const Workspace = Resource(
+  'workspaces',
+  {
+    name: Type.String(),
+    description: Type.Union([Type.String(), Type.Null()]),
+    'execution-mode': Type.String(),
+    'terraform-version': Type.Union([Type.String(), Type.Null()]),
+    locked: Type.Boolean(),
+    'locked-reason': Type.Union([Type.String(), Type.Null()]),
+    'working-directory': Type.Union([Type.String(), Type.Null()]),
+    'tag-names': Type.Array(Type.String()),
+    'created-at': Type.String({ format: 'date-time' }),
+    'updated-at': Type.String({ format: 'date-time' }),
+    permissions: Type.Record(Type.String(), Type.Boolean()),
+  },
+  'Workspace',
+);
+export const WorkspaceDocument = Document(Workspace, 'WorkspaceDocument');
+export const WorkspaceListDocument = ListDocument(Workspace, 'WorkspaceListDocument');
+export const TagListDocument = Type.Object(
+  {
+    data: Type.Array(
+      Type.Object({ id: Type.String(), type: Type.Literal('tags'), attributes: Type.Object({ name: Type.String() }) }),
+    ),
+  },
+  { title: 'TagListDocument' },
+);
 
 /** `permissions` as the document shows it. `can-force-delete` is left out on purpose: its presence switches the CLI to safe-delete, which this server does not offer. */
 function permissionsDocument(p: WorkspacePermissions): Record<string, boolean> {

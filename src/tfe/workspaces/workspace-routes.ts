@@ -1,21 +1,36 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.js';
-import { invalid } from '../../shared/errors.js';
 import { requireActor } from '../identity/request-actor.js';
-import { JsonApiInput } from '../jsonapi-input.js';
+import {
+  BODY_ERRORS,
+  COMMON_ERRORS,
+  ErrorDocument,
+  NoContent,
+  Params,
+  Query,
+  QueryString,
+  TagListBody,
+  optionalAttributes,
+  relationshipOf,
+} from '../jsonapi-schemas.js';
 import { organizationResource } from '../organizations/organization-jsonapi.js';
 import type { OrganizationService } from '../organizations/organization-service.js';
 import { checkProjectType } from '../projects/project.js';
 import { projectResource } from '../projects/project-jsonapi.js';
 import type { ProjectService } from '../projects/project-service.js';
-import { includes, listDocument, pageRequest, query, sendDocument, sendNoContent } from '../route-helpers.js';
+import { includes, listDocument, pageRequest, sendDocument, sendNoContent } from '../route-helpers.js';
 import type { WorkspaceInput, WorkspaceView } from './workspace.js';
-import { workspaceResource } from './workspace-jsonapi.js';
+import {
+  LockBody,
+  TagListDocument,
+  WorkspaceBody,
+  WorkspaceDocument,
+  WorkspaceListDocument,
+  workspaceResource,
+} from './workspace-jsonapi.js';
 import { isPendingUnlockError } from './workspace-service.js';
 import type { WorkspaceRef, WorkspaceService } from './workspace-service.js';
-
-type ByName = { org: string; name: string };
-type ById = { id: string };
 
 /** Include values HCP documents for workspaces; `organization` and `project` add something here. */
 const WORKSPACE_INCLUDES = [
@@ -35,54 +50,39 @@ const WORKSPACE_INCLUDES = [
   'current_state_version',
 ];
 
-/** Tag names from `{"data":[{"type":"tags","attributes":{"name":"…"}}]}` (also inside relationships.tags). */
-function tagNames(data: unknown, pointer: string): string[] {
-  if (!Array.isArray(data)) throw invalid('tags must be an array of {"type":"tags","attributes":{"name"}}', pointer);
-  return data.map((d: unknown, i) => {
-    const name = (d as { attributes?: { name?: unknown } } | null)?.attributes?.name;
-    if (typeof name !== 'string') throw invalid('each tag needs attributes.name', `${pointer}/${i}/attributes/name`);
-    return name;
-  });
-}
-
-function workspaceInput(body: unknown): WorkspaceInput {
-  const a = JsonApiInput.parse(body, 'workspaces');
-  const relTags = a.relationshipList('tags');
-  const attrTags = a.stringArray('tag-names');
-  const project = a.relationship('project');
+function workspaceInput(body: WorkspaceBody): WorkspaceInput {
+  const a = body.data.attributes ?? {};
+  const rels = body.data.relationships;
+  const relTags = rels?.tags?.data?.map((t) => t.attributes.name);
+  const attrTags = a['tag-names'] ?? undefined;
+  const project = relationshipOf(rels?.project);
   if (project) checkProjectType(project.type);
   return {
     projectId: project?.id,
-    name: a.string('name'),
-    description: a.nullableString('description'),
-    executionMode: a.string('execution-mode'),
-    operations: a.boolean('operations'),
-    terraformVersion: a.string('terraform-version'),
-    autoApply: a.boolean('auto-apply'),
-    allowDestroyPlan: a.boolean('allow-destroy-plan'),
-    fileTriggersEnabled: a.boolean('file-triggers-enabled'),
-    queueAllRuns: a.boolean('queue-all-runs'),
-    speculativeEnabled: a.boolean('speculative-enabled'),
-    globalRemoteState: a.boolean('global-remote-state'),
-    assessmentsEnabled: a.boolean('assessments-enabled'),
-    workingDirectory: a.nullableString('working-directory'),
-    triggerPrefixes: a.stringArray('trigger-prefixes'),
-    triggerPatterns: a.stringArray('trigger-patterns'),
-    tagNames:
-      relTags === undefined
-        ? attrTags
-        : [...new Set([...(attrTags ?? []), ...tagNames(relTags, '/data/relationships/tags/data')])],
-    sourceName: a.nullableString('source-name'),
-    sourceUrl: a.nullableString('source-url'),
+    name: a.name ?? undefined,
+    description: a.description,
+    executionMode: a['execution-mode'] ?? undefined,
+    operations: a.operations ?? undefined,
+    terraformVersion: a['terraform-version'] ?? undefined,
+    autoApply: a['auto-apply'] ?? undefined,
+    allowDestroyPlan: a['allow-destroy-plan'] ?? undefined,
+    fileTriggersEnabled: a['file-triggers-enabled'] ?? undefined,
+    queueAllRuns: a['queue-all-runs'] ?? undefined,
+    speculativeEnabled: a['speculative-enabled'] ?? undefined,
+    globalRemoteState: a['global-remote-state'] ?? undefined,
+    assessmentsEnabled: a['assessments-enabled'] ?? undefined,
+    workingDirectory: a['working-directory'],
+    triggerPrefixes: a['trigger-prefixes'] ?? undefined,
+    triggerPatterns: a['trigger-patterns'] ?? undefined,
+    tagNames: relTags === undefined ? attrTags : [...new Set([...(attrTags ?? []), ...relTags])],
+    sourceName: a['source-name'],
+    sourceUrl: a['source-url'],
   };
 }
 
-/** The lock reason from any of the body shapes clients send (reference 7.4), or none. */
-function lockReason(body: unknown): string | null {
-  if (body === undefined || body === null || body === '') return null;
-  const a = JsonApiInput.parse(body, 'workspaces', { optional: true });
-  return a.string('reason') ?? null;
-}
+const tags = ['workspaces'];
+const ById = Params('id');
+const WorkspaceQuery = QueryString({ include: Query.include(WORKSPACE_INCLUDES) });
 
 /**
  * Terraform ≥ 1.10 retries an unlock refused with 400 and "latest state version is still
@@ -102,6 +102,7 @@ export function registerWorkspaceRoutes(
   deps: { workspaces: WorkspaceService; organizations: OrganizationService; projects: ProjectService; config: Config },
 ): void {
   const { workspaces, organizations, projects, config } = deps;
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
   /** `included` for `organization` and `project`: each related object once. */
   async function related(request: FastifyRequest, views: WorkspaceView[]): Promise<Record<string, unknown>[]> {
@@ -128,79 +129,172 @@ export function registerWorkspaceRoutes(
     return included.length > 0 ? { data: workspaceResource(view), included } : { data: workspaceResource(view) };
   }
 
-  app.get<{ Params: { org: string } }>('/organizations/:org/workspaces', async (request, reply) => {
-    const q = query(request);
-    const text = (k: string) => (typeof q[k] === 'string' && q[k] !== '' ? (q[k] as string) : undefined);
-    const list = (k: string) =>
-      text(k)
-        ?.split(',')
-        .map((t) => t.trim())
-        .filter(Boolean);
-    const actor = requireActor(request);
-    const page = await workspaces.list(actor, request.params.org, {
-      search: text('search[name]'),
-      wildcardName: text('search[wildcard-name]'),
-      tags: list('search[tags]'),
-      excludeTags: list('search[exclude-tags]'),
-      projectId: text('filter[project][id]'),
-      page: pageRequest(request),
-    });
-    const included = await related(request, page.items);
-    const extra = included.length > 0 ? { included } : {};
-    return sendDocument(reply, 200, listDocument(request, config, page, workspaceResource, extra));
-  });
+  api.get(
+    '/organizations/:org/workspaces',
+    {
+      schema: {
+        summary: "List an organization's workspaces",
+        tags,
+        params: Params('org'),
+        querystring: QueryString({
+          'search[name]': Query.text('part of the name'),
+          'search[wildcard-name]': Query.text('a name with * wildcards'),
+          'search[tags]': Query.text('comma-separated tags every workspace has'),
+          'search[exclude-tags]': Query.text('comma-separated tags no workspace has'),
+          'filter[project][id]': Query.text(),
+          ...Query.page,
+          include: Query.include(WORKSPACE_INCLUDES),
+        }),
+        response: { 200: WorkspaceListDocument, ...COMMON_ERRORS },
+      },
+    },
+    async (request, reply) => {
+      const q = request.query;
+      const text = (v: string | undefined) => (v === '' ? undefined : v);
+      const list = (v: string | undefined) =>
+        text(v)
+          ?.split(',')
+          .map((t) => t.trim())
+          .filter(Boolean);
+      const page = await workspaces.list(requireActor(request), request.params.org, {
+        search: text(q['search[name]']),
+        wildcardName: text(q['search[wildcard-name]']),
+        tags: list(q['search[tags]']),
+        excludeTags: list(q['search[exclude-tags]']),
+        projectId: text(q['filter[project][id]']),
+        page: pageRequest(request),
+      });
+      const included = await related(request, page.items);
+      const extra = included.length > 0 ? { included } : {};
+      return sendDocument(reply, 200, listDocument(request, config, page, workspaceResource, extra));
+    },
+  );
 
-  app.post<{ Params: { org: string } }>('/organizations/:org/workspaces', async (request, reply) => {
-    const view = await workspaces.create(requireActor(request), request.params.org, workspaceInput(request.body));
-    request.log.info({ workspaceId: view.workspace.id }, 'workspace created');
-    return sendDocument(reply, 201, { data: workspaceResource(view) });
-  });
+  api.post(
+    '/organizations/:org/workspaces',
+    {
+      schema: {
+        summary: 'Create a workspace',
+        tags,
+        params: Params('org'),
+        body: WorkspaceBody,
+        response: { 201: WorkspaceDocument, ...COMMON_ERRORS, ...BODY_ERRORS },
+      },
+    },
+    async (request, reply) => {
+      const view = await workspaces.create(requireActor(request), request.params.org, workspaceInput(request.body));
+      request.log.info({ workspaceId: view.workspace.id }, 'workspace created');
+      return sendDocument(reply, 201, { data: workspaceResource(view) });
+    },
+  );
 
-  const refOf = (p: ByName | ById): WorkspaceRef => ('id' in p ? { id: p.id } : { organization: p.org, name: p.name });
-  for (const path of ['/organizations/:org/workspaces/:name', '/workspaces/:id']) {
-    app.get<{ Params: ByName | ById }>(path, async (request, reply) => {
-      const view = await workspaces.get(requireActor(request), refOf(request.params));
-      return sendDocument(reply, 200, await single(request, view));
-    });
-    app.patch<{ Params: ByName | ById }>(path, async (request, reply) => {
-      const view = await workspaces.update(requireActor(request), refOf(request.params), workspaceInput(request.body));
-      return sendDocument(reply, 200, { data: workspaceResource(view) });
-    });
-    app.delete<{ Params: ByName | ById }>(path, async (request, reply) => {
-      await workspaces.delete(requireActor(request), refOf(request.params));
-      request.log.info({ workspace: request.params }, 'workspace deleted');
-      return sendNoContent(reply);
-    });
+  // The same three routes by organization and name, and by id.
+  const refOf = (p: { org?: string; name?: string; id?: string }): WorkspaceRef =>
+    p.id !== undefined ? { id: p.id } : { organization: p.org ?? '', name: p.name ?? '' };
+  for (const [path, params] of [
+    ['/organizations/:org/workspaces/:name', Params('org', 'name')],
+    ['/workspaces/:id', ById],
+  ] as const) {
+    api.get(
+      path,
+      {
+        schema: {
+          summary: 'Show a workspace',
+          tags,
+          params,
+          querystring: WorkspaceQuery,
+          response: { 200: WorkspaceDocument, ...COMMON_ERRORS },
+        },
+      },
+      async (request, reply) => {
+        const view = await workspaces.get(requireActor(request), refOf(request.params));
+        return sendDocument(reply, 200, await single(request, view));
+      },
+    );
+    api.patch(
+      path,
+      {
+        schema: {
+          summary: 'Update a workspace',
+          tags,
+          params,
+          body: WorkspaceBody,
+          response: { 200: WorkspaceDocument, ...COMMON_ERRORS, ...BODY_ERRORS },
+        },
+      },
+      async (request, reply) => {
+        const input = workspaceInput(request.body);
+        const view = await workspaces.update(requireActor(request), refOf(request.params), input);
+        return sendDocument(reply, 200, { data: workspaceResource(view) });
+      },
+    );
+    api.delete(
+      path,
+      { schema: { summary: 'Delete a workspace', tags, params, response: { 204: NoContent, ...COMMON_ERRORS } } },
+      async (request, reply) => {
+        await workspaces.delete(requireActor(request), refOf(request.params));
+        request.log.info({ workspace: request.params }, 'workspace deleted');
+        return sendNoContent(reply);
+      },
+    );
   }
 
-  app.get<{ Params: ById }>('/workspaces/:id/relationships/tags', async (request, reply) => {
-    const tags = await workspaces.tags(requireActor(request), request.params.id);
-    return sendDocument(reply, 200, { data: tags.map((name) => ({ id: name, type: 'tags', attributes: { name } })) });
+  const tagsPath = '/workspaces/:id/relationships/tags';
+  api.get(
+    tagsPath,
+    {
+      schema: {
+        summary: "A workspace's tags",
+        tags,
+        params: ById,
+        response: { 200: TagListDocument, ...COMMON_ERRORS },
+      },
+    },
+    async (request, reply) => {
+      const names = await workspaces.tags(requireActor(request), request.params.id);
+      return sendDocument(reply, 200, {
+        data: names.map((name) => ({ id: name, type: 'tags', attributes: { name } })),
+      });
+    },
+  );
+  const tagChange = (summary: string) => ({
+    schema: {
+      summary,
+      tags,
+      params: ById,
+      body: TagListBody,
+      response: { 204: NoContent, ...COMMON_ERRORS, ...BODY_ERRORS },
+    },
   });
-  app.post<{ Params: ById }>('/workspaces/:id/relationships/tags', async (request, reply) => {
-    await workspaces.addTags(
-      requireActor(request),
-      request.params.id,
-      tagNames((request.body as { data?: unknown } | null)?.data, '/data'),
-    );
+  api.post(tagsPath, tagChange('Add tags to a workspace'), async (request, reply) => {
+    const names = request.body.data.map((t) => t.attributes.name);
+    await workspaces.addTags(requireActor(request), request.params.id, names);
     return sendNoContent(reply);
   });
-  app.delete<{ Params: ById }>('/workspaces/:id/relationships/tags', async (request, reply) => {
-    await workspaces.removeTags(
-      requireActor(request),
-      request.params.id,
-      tagNames((request.body as { data?: unknown } | null)?.data, '/data'),
-    );
+  api.delete(tagsPath, tagChange('Remove tags from a workspace'), async (request, reply) => {
+    const names = request.body.data.map((t) => t.attributes.name);
+    await workspaces.removeTags(requireActor(request), request.params.id, names);
     return sendNoContent(reply);
   });
 
-  app.post<{ Params: ById }>('/workspaces/:id/actions/lock', async (request, reply) => {
-    const view = await workspaces.lock(requireActor(request), request.params.id, lockReason(request.body));
+  const action = (summary: string) => ({
+    schema: { summary, tags, params: ById, response: { 200: WorkspaceDocument, ...COMMON_ERRORS, 409: ErrorDocument } },
+  });
+  const lock = {
+    schema: {
+      ...action('Lock a workspace').schema,
+      body: LockBody,
+      response: { ...action('').schema.response, ...BODY_ERRORS },
+    },
+  };
+  api.post('/workspaces/:id/actions/lock', lock, async (request, reply) => {
+    const reason = optionalAttributes(request.body).reason ?? null;
+    const view = await workspaces.lock(requireActor(request), request.params.id, reason);
     request.log.info({ workspaceId: view.workspace.id }, 'workspace locked');
     return sendDocument(reply, 200, { data: workspaceResource(view) });
   });
 
-  app.post<{ Params: ById }>('/workspaces/:id/actions/unlock', async (request, reply) => {
+  api.post('/workspaces/:id/actions/unlock', action('Unlock a workspace'), async (request, reply) => {
     try {
       const view = await workspaces.unlock(requireActor(request), request.params.id);
       request.log.info({ workspaceId: view.workspace.id }, 'workspace unlocked');
@@ -213,7 +307,7 @@ export function registerWorkspaceRoutes(
     }
   });
 
-  app.post<{ Params: ById }>('/workspaces/:id/actions/force-unlock', async (request, reply) => {
+  api.post('/workspaces/:id/actions/force-unlock', action('Force-unlock a workspace'), async (request, reply) => {
     const view = await workspaces.forceUnlock(requireActor(request), request.params.id);
     request.log.info({ workspaceId: view.workspace.id }, 'workspace force-unlocked');
     return sendDocument(reply, 200, { data: workspaceResource(view) });
