@@ -42,9 +42,10 @@ describe('installing and starting', () => {
     assert.match(readme, /You need Node\.js 20 \(20\.19 or later;/);
   });
 
-  it('builds the server alone on npm ci and npm start, and only when dist is stale', () => {
-    assert.equal(pkg.scripts['prepare'], 'node scripts/build-server.mjs --if-stale');
-    assert.equal(pkg.scripts['prestart'], 'node scripts/build-server.mjs --if-stale');
+  it('builds the server alone (and the web UI) on npm ci and npm start, and only when dist is stale', () => {
+    const both = 'node scripts/build-server.mjs --if-stale && node scripts/build-ui.mjs --if-stale';
+    assert.equal(pkg.scripts['prepare'], both);
+    assert.equal(pkg.scripts['prestart'], both);
     const build = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as {
       include: string[];
       exclude: string[];

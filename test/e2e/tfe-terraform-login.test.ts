@@ -5,31 +5,13 @@
  * is in test/ui/ui-pki-login.test.ts.
  */
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
 import { TfeHttp } from '../support/tfe-http.js';
 import { tokenAt, userToken } from './tfe-principals.js';
-
-export function pkcePair(): { verifier: string; challenge: string } {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
-
-export async function exchange(baseUrl: string, form: Record<string, string>) {
-  const res = await fetch(`${baseUrl}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(form).toString(),
-  });
-  return {
-    status: res.status,
-    type: res.headers.get('content-type') ?? '',
-    json: (await res.json()) as Record<string, string>,
-  };
-}
+import { exchange, pkcePair } from '../support/terraform-login.js';
 
 for (const kind of dbKinds()) {
   describe(`terraform login [${kind}]`, () => {

@@ -161,7 +161,16 @@ function Issuers({ mount }: { mount: string }) {
 }
 
 function Keys({ mount }: { mount: string }) {
-  const load = useLoad(() => listOrEmpty(`${mount}/keys`), [mount]);
+  const load = useLoad(async () => {
+    const list = await listOrEmpty(`${mount}/keys`);
+    const details = await Promise.all(
+      list.keys.map((k) => vault('GET', `${mount}/key/${enc(k)}`).catch(() => undefined)),
+    );
+    details.forEach((d, i) => {
+      if (d) list.key_info[list.keys[i]!] = { ...list.key_info[list.keys[i]!], ...d.data };
+    });
+    return list;
+  }, [mount]);
   return (
     <Section load={load} what="keys">
       {(list) =>
@@ -184,7 +193,10 @@ function Keys({ mount }: { mount: string }) {
                     <code>{k}</code>
                   </td>
                   <td>{list.key_info[k]?.key_name || '—'}</td>
-                  <td>{list.key_info[k]?.key_type ?? '—'}</td>
+                  <td>
+                    {list.key_info[k]?.key_type ?? '—'}
+                    {list.key_info[k]?.key_bits ? ` ${list.key_info[k].key_bits}` : ''}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -81,7 +81,11 @@ export function Workspaces() {
         const ref = w.relationships?.['locked-by']?.data;
         if (ref && !holders.has(ref.id))
           holders.set(ref.id, tfe('GET', `/${ref.type === 'teams' ? 'teams' : 'users'}/${enc(ref.id)}`).catch(quiet));
-        return { serial: (await csv)?.data?.attributes?.serial as number | undefined };
+        const current = (await csv)?.data?.attributes;
+        return {
+          serial: current?.serial as number | undefined,
+          resources: current?.['resources-processed'] ? (current.resources as unknown[]).length : undefined,
+        };
       }),
     );
     const names = new Map<string, string>();
@@ -143,7 +147,7 @@ export function Workspaces() {
                           <td>{project?.attributes?.name ?? '—'}</td>
                           <td>{a.locked ? `Locked by ${names.get(holderRef?.id) ?? 'someone'}` : 'Unlocked'}</td>
                           <td>{extra[i]?.serial ?? '—'}</td>
-                          <td>{a['resource-count'] ?? 0}</td>
+                          <td>{extra[i]?.resources ?? a['resource-count'] ?? 0}</td>
                           <td>{fmtDate(a['latest-change-at'] ?? a['updated-at'])}</td>
                         </tr>
                       );

@@ -94,8 +94,6 @@ export function Workspace() {
                     ? `Locked by ${doc.holder ?? 'someone'}${a['locked-reason'] ? ` (${a['locked-reason']})` : ''}`
                     : 'Unlocked'}
                 </dd>
-                <dt>Resources</dt>
-                <dd>{a['resource-count'] ?? 0}</dd>
                 <dt>Terraform version</dt>
                 <dd>{a['terraform-version'] || '—'}</dd>
                 <dt>Last change</dt>
