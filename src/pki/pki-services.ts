@@ -46,6 +46,8 @@ import type { MountInfo, PkiRoute } from './pki-route.js';
 import { EXPIRY_SWEEP_JOB } from './sys/expiry-sweep.js';
 import { LeaseRepo } from './sys/lease-repo.js';
 import { LeaseService } from './sys/lease-service.js';
+import { openApiRoutes } from './sys/openapi-routes.js';
+import type { SystemRoute } from './sys/system-route.js';
 import { sysRoutes } from './sys/sys-routes.js';
 import { TokenRepo } from './tokens/token-repo.js';
 import { tokenRoutes } from './tokens/token-routes.js';
@@ -242,25 +244,29 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   return {
     async registerRoutes(app) {
       app.addHook('onReady', () => tidy.scheduleAutoTidyCheck());
-      registerDispatcher(app, {
-        mounts,
-        tokens,
-        policies,
-        mountRoutes,
-        systemRoutes: [
-          ...sysMountRoutes(mounts),
-          ...policyRoutes(policies),
-          ...tokenRoutes(tokens, clock),
-          ...sysRoutes({
-            clock,
-            leases,
-            tokens,
-            policies,
-            clusterSeed: core.config.databaseUrl,
-            storageType: core.db.kind === 'postgres' ? 'postgresql' : 'sqlite',
-          }),
-        ],
-      });
+      const systemRoutes: SystemRoute[] = [];
+      systemRoutes.push(
+        ...openApiRoutes({
+          systemRoutes: () => systemRoutes,
+          mountRoutes: () => mountRoutes.routes(),
+          mounts,
+          tokens,
+          policies,
+          version: '1',
+        }),
+        ...sysMountRoutes(mounts),
+        ...policyRoutes(policies),
+        ...tokenRoutes(tokens, clock),
+        ...sysRoutes({
+          clock,
+          leases,
+          tokens,
+          policies,
+          clusterSeed: core.config.databaseUrl,
+          storageType: core.db.kind === 'postgres' ? 'postgresql' : 'sqlite',
+        }),
+      );
+      registerDispatcher(app, { mounts, tokens, policies, mountRoutes, systemRoutes });
     },
     jobHandlers: {
       [MOUNT_PURGE_JOB]: async (payload) => mounts.purge((payload as { mount: MountInfo }).mount),
