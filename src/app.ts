@@ -6,8 +6,11 @@ import type { Deps } from './deps.js';
 import { LazyChildLogger } from './shared/log.js';
 import type { Logger } from './shared/log.js';
 import { registerHealthRoutes } from './http/health-routes.js';
+import { registerUiRoutes } from './http/ui-routes.js';
 import { listAwareClientErrorHandler } from './http/list-method.js';
 import { classifyError } from './http/error-kind.js';
+import { envelopeOf } from './http/api-envelope.js';
+import { registerOverloadGuard } from './http/overload-guard.js';
 import { pkiPlugin, sendPkiError } from './pki/pki-plugin.js';
 import type { PkiServices } from './pki/pki-services.js';
 import { JSONAPI_CONTENT_TYPE, jsonApiError } from './tfe/jsonapi.js';
@@ -21,7 +24,13 @@ export async function buildApp(
   const { config, logger, metrics } = deps.core;
   const https =
     config.tlsCertFile && config.tlsKeyFile
-      ? { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile) }
+      ? {
+          cert: readFileSync(config.tlsCertFile),
+          key: readFileSync(config.tlsKeyFile),
+          // Ask for a client certificate without requiring one, as Vault does: auth/cert logs in with it.
+          requestCert: true,
+          rejectUnauthorized: false,
+        }
       : null;
   const app: FastifyInstance = Fastify({
     loggerInstance: logger,
@@ -61,15 +70,30 @@ export async function buildApp(
   });
 
   if (opts.onRoute) app.addHook('onRoute', opts.onRoute);
-  registerHealthRoutes(app, { db: deps.core.db, jobs: deps.core.jobs, metrics, metricsToken: config.metricsToken });
+  registerOverloadGuard(app, { maxInFlight: config.maxInFlightRequests, metrics, sendError: sendEnvelopedError });
+  registerHealthRoutes(app, {
+    db: deps.core.db,
+    jobs: deps.core.jobs,
+    metrics,
+    metricsToken: config.metricsToken,
+    uploads: deps.core.uploads,
+  });
   await app.register(tfePlugin, { prefix: '/api/v2', services: deps.tfe, config, scope: 'api' });
   await app.register(tfePlugin, { services: deps.tfe, config, scope: 'root' });
   await app.register(pkiPlugin, { prefix: '/v1', services: deps.pki, config });
+  await registerUiRoutes(app);
 
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send({ errors: [`no route for ${request.method} ${request.url.split('?')[0]}`] });
   });
   return app;
+}
+
+/** An error in the envelope of the API the path belongs to: JSON:API, or `{"errors": [...]}` (Vault's, and plain). */
+function sendEnvelopedError(reply: FastifyReply, url: string, status: number, message: string): void {
+  if (envelopeOf(url) === 'jsonapi')
+    void reply.status(status).type(JSONAPI_CONTENT_TYPE).send(jsonApiError(status, message));
+  else void reply.status(status).send({ errors: [message] });
 }
 
 /**
@@ -85,15 +109,13 @@ function frameworkErrorHandler(
     const c = classifyError(err);
     const status = c.kind === 'http' ? (c.status ?? 400) : c.kind === 'internal' ? 500 : 400;
     const message = status >= 500 ? 'internal server error' : c.message;
-    if (/^\/api\/v2(?:[/?]|$)/.test(url) || url.startsWith('/v1/object/')) {
-      void reply.status(status).type(JSONAPI_CONTENT_TYPE).send(jsonApiError(status, message));
-    } else if (/^\/v1(?:[/?]|$)/.test(url)) {
+    if (envelopeOf(url) === 'vault') {
       sendPkiError(pki, err, request, reply).catch((e: unknown) => {
         request.log.error({ err: e }, 'request failed');
         if (!reply.sent) void reply.status(500).send({ errors: ['internal error'] });
       });
     } else {
-      void reply.status(status).send({ errors: [message] });
+      sendEnvelopedError(reply, url, status, message);
     }
   };
 }

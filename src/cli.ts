@@ -11,6 +11,7 @@ import { TOKEN_USAGE, runTokenCommand } from './cli/token-command.js';
 import { TFE_USAGE, runTfeCommand } from './cli/tfe-command.js';
 import { ADMIN_TOKEN_USAGE, runAdminTokenCommand } from './cli/admin-token-command.js';
 import { runTfeClientCommand } from './cli/tfe-client-command.js';
+import { BACKUP_USAGE, RESTORE_USAGE, runBackupCommand, runRestoreCommand } from './cli/backup-command.js';
 import { CliError } from './cli/vault-api.js';
 import type { CliIo } from './cli/vault-api.js';
 
@@ -24,12 +25,14 @@ Commands:
   tfe         Terraform state: users, organizations, teams and API tokens in the database; workspaces,
               locks and state of a running server (strongroom tfe help)
   admin-token Make, list and revoke admin tokens in the database, e.g. for a lost initial token
+  backup      Snapshot the storage of a running server into one file (not the master key)
+  restore     Restore such a file onto an empty data directory or PostgreSQL database
   policy-service  Run the reference external policy service for external-policy issuance
   help        Show this help
 
 "strongroom <command> --help" shows a command's own help.
 
-Settings of server, migrate, tfe and admin-token (a flag beats the environment variable, which
+Settings of server, migrate, tfe, admin-token, backup and restore (a flag beats the environment variable, which
 beats the key in the JSON config file named by --config):
 ${settingsHelp()}
 
@@ -63,6 +66,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(COMMAND_HELP[command] ?? USAGE);
     return 0;
   }
+  // What these commands write (database, WAL, blobs, keys, locks, backups) is the server user's alone.
+  if (PRIVATE_FILE_COMMANDS.has(command)) process.umask(0o077);
   switch (command) {
     case 'server': {
       const flags = settingsOnly(rest);
@@ -86,6 +91,15 @@ async function main(argv: string[]): Promise<number> {
         await db.destroy();
       }
       return 0;
+    }
+    case 'backup':
+    case 'restore': {
+      const io = {
+        out: (t: string) => process.stdout.write(t),
+        err: (t: string) => process.stderr.write(t),
+        tty: process.stderr.isTTY === true,
+      };
+      return command === 'backup' ? runBackupCommand(rest, io) : runRestoreCommand(rest, io);
     }
     case 'admin-token':
       return runAdminTokenCommand(rest, { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
@@ -135,6 +149,8 @@ Settings (only those naming the database matter: --data-dir, --database-url, --c
 ${settingsHelp()}
 `;
 
+const PRIVATE_FILE_COMMANDS = new Set(['server', 'migrate', 'admin-token', 'tfe', 'backup', 'restore']);
+
 /** What `strongroom <command> --help` prints. */
 const COMMAND_HELP: Readonly<Record<string, string>> = {
   server: SERVER_USAGE,
@@ -144,6 +160,8 @@ const COMMAND_HELP: Readonly<Record<string, string>> = {
   policy: POLICY_USAGE,
   'policy-service': POLICY_SERVICE_USAGE,
   'admin-token': ADMIN_TOKEN_USAGE,
+  backup: BACKUP_USAGE,
+  restore: RESTORE_USAGE,
 };
 
 /** Runs a client command; its CliError is printed and becomes the exit code. */

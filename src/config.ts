@@ -19,6 +19,10 @@ export interface Config {
   readonly bodyLimit: number;
   /** Largest state file accepted through an upload URL, in bytes. */
   readonly maxUploadSize: number;
+  /** Uploads are refused (507) while the data directory's file system has fewer bytes free than this. */
+  readonly minFreeSpace: number;
+  /** State uploads streaming at once on this server (429 beyond); 0 means no limit. */
+  readonly maxConcurrentUploads: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Base64 of a 32-byte key; when unset the key lives in `<dataDir>/master.key`. */
   readonly masterKey: string | undefined;
@@ -48,12 +52,16 @@ export interface Config {
   readonly stateRetentionMaxAgeDays: number;
   /** How often the state maintenance job (purge, retention, blob collection) runs, in seconds. */
   readonly stateMaintenanceIntervalSeconds: number;
+  /** Seal new state content and output values (reading accepts both forms whatever this says). */
+  readonly stateEncryption: boolean;
   /** Use the native addon (built by npm ci) for ECDSA on the certificate hot paths, when it is there. */
   readonly nativeCrypto: boolean;
   /** `strongroom server` runs its threads other than the event loop under SCHED_BATCH (Linux, with the native addon). */
   readonly batchBackgroundThreads: boolean;
   /** When set, GET /metrics needs `Authorization: Bearer <this>`. */
   readonly metricsToken: string | undefined;
+  /** Requests one process works on at once; beyond it a request gets 503 at once (0: no bound). */
+  readonly maxInFlightRequests: number;
 }
 
 /** One setting: its flag, environment variable, config-file key and parser. */
@@ -114,6 +122,22 @@ export const SETTINGS: readonly SettingDef[] = [
     env: 'STRONGROOM_MAX_UPLOAD_SIZE',
     description: 'Largest state file accepted through an upload URL. Larger uploads get 413.',
     default: '2GB',
+  },
+  {
+    key: 'min_free_space',
+    flag: 'min-free-space',
+    env: 'STRONGROOM_MIN_FREE_SPACE',
+    description:
+      "Free-space floor of the data directory's file system: while less is free, state uploads are refused with 507 (also in the middle of a body that declared no Content-Length), the version stays pending and its upload URL usable. /readyz and /metrics show it. 0 turns the check off.",
+    default: '1GB',
+  },
+  {
+    key: 'max_concurrent_uploads',
+    flag: 'max-concurrent-uploads',
+    env: 'STRONGROOM_MAX_CONCURRENT_UPLOADS',
+    description:
+      'State uploads this server receives at once; one more gets 429 with Retry-After (Terraform retries it). 0 means no limit.',
+    default: '32',
   },
   {
     key: 'log_level',
@@ -234,6 +258,15 @@ export const SETTINGS: readonly SettingDef[] = [
     default: '1h',
   },
   {
+    key: 'state_encryption',
+    flag: 'state-encryption',
+    env: 'STRONGROOM_STATE_ENCRYPTION',
+    description:
+      'Encrypt state files and output values at rest (AES-256-GCM under data keys sealed by the master key). Only for measuring its cost: false writes new content in plain text, which then stays readable to anyone with the files; existing content is read either way.',
+    default: 'true',
+    boolean: true,
+  },
+  {
     key: 'native_crypto',
     flag: 'native-crypto',
     env: 'STRONGROOM_NATIVE_CRYPTO',
@@ -257,6 +290,14 @@ export const SETTINGS: readonly SettingDef[] = [
     env: 'STRONGROOM_METRICS_TOKEN',
     description:
       'When set, GET /metrics answers only requests with Authorization: Bearer <this value> (401 otherwise); Prometheus sends it with authorization.credentials (or credentials_file) in its scrape config. When unset /metrics is open, like /healthz and /readyz.',
+  },
+  {
+    key: 'max_inflight_requests',
+    flag: 'max-inflight-requests',
+    env: 'STRONGROOM_MAX_INFLIGHT_REQUESTS',
+    description:
+      'Requests this process works on at once (received and not yet answered). Beyond it a request is refused at once with 503 and Retry-After: 1, in the envelope of its API, instead of waiting behind the others without bound; /healthz, /readyz and /metrics are never refused. /metrics shows strongroom_http_requests_in_flight and strongroom_http_requests_refused_total. 0 removes the bound.',
+    default: '2048',
   },
   {
     key: 'dev',
@@ -421,6 +462,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     tlsKeyFile,
     bodyLimit: bytes('body_limit'),
     maxUploadSize: bytes('max_upload_size'),
+    minFreeSpace: bytes('min_free_space', 0),
+    maxConcurrentUploads: int('max_concurrent_uploads', 0, 100_000),
     logLevel,
     masterKey,
     publicUrl,
@@ -434,6 +477,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     pgPoolSize: int('pg_pool_size', 1, 200),
     stateAllowSerialMismatch: bool('state_allow_serial_mismatch'),
     stateAllowEncrypted: bool('state_allow_encrypted'),
+    stateEncryption: bool('state_encryption'),
     nativeCrypto: bool('native_crypto'),
     batchBackgroundThreads: bool('batch_background_threads'),
     stateUploadUrlTtlSeconds: seconds('state_upload_url_ttl'),
@@ -443,6 +487,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     stateRetentionMaxAgeDays: int('state_retention_max_age_days', 0, 36_500),
     stateMaintenanceIntervalSeconds: seconds('state_maintenance_interval'),
     metricsToken: (get('metrics_token') as string | undefined) || undefined,
+    maxInFlightRequests: int('max_inflight_requests', 0, 10_000_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

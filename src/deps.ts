@@ -6,6 +6,9 @@ import { AdminTokenService } from './admin/admin-token-service.js';
 import type { BlobStore } from './blob/blob-store.js';
 import { DbBlobStore } from './blob/db-blob-store.js';
 import { FsBlobStore } from './blob/fs-blob-store.js';
+import { UploadAdmission } from './blob/upload-admission.js';
+import { takeBackup } from './backup/backup-service.js';
+import type { Backup } from './backup/backup-service.js';
 import { openDatabase } from './db/database.js';
 import type { Db } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -13,10 +16,14 @@ import { JobQueue } from './jobs/job-queue.js';
 import { JobWorker } from './jobs/job-worker.js';
 import { HOUSEKEEPING_JOB, housekeepingJob } from './jobs/housekeeping.js';
 import { SecretBox } from './secrets/secret-box.js';
+import type { ContentSealing } from './secrets/content-cipher.js';
+import { DataKeyRepo } from './secrets/data-key-repo.js';
+import { DataKeyRing } from './secrets/data-key-ring.js';
 import { loadMasterKey } from './secrets/master-key.js';
 import type { Clock } from './shared/clock.js';
 import { systemClock } from './shared/clock.js';
 import { createLogger } from './shared/log.js';
+import { ensurePrivateDir } from './shared/private-files.js';
 import { Metrics } from './shared/metrics.js';
 import { buildPkiServices } from './pki/pki-services.js';
 import type { PkiServices } from './pki/pki-services.js';
@@ -29,11 +36,19 @@ export interface CoreDeps {
   db: Db;
   blobs: BlobStore;
   secrets: SecretBox;
+  /** Data keys of stored state content and output values. */
+  dataKeys: DataKeyRing;
+  /** How stored state content and output values are sealed and opened. */
+  sealing: ContentSealing;
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
   jobs: JobQueue;
   adminTokens: AdminTokenService;
+  /** The free-space floor and the limit on concurrent uploads. */
+  uploads: UploadAdmission;
+  /** Takes a consistent snapshot of this server's storage and streams it (backup/). */
+  takeBackup(): Promise<Backup>;
 }
 
 export interface Deps {
@@ -58,6 +73,8 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? createLogger(config.logLevel);
   const metrics = new Metrics();
+  // The data directory holds the database, blobs and keys: the server's user alone reads it.
+  ensurePrivateDir(config.dataDir, { tightenExisting: true });
   const master = await loadMasterKey({ dataDir: config.dataDir, fromEnv: config.masterKey });
   if (master.created) logger.info({ path: master.path }, 'generated a new master key');
   const secrets = new SecretBox(master.key);
@@ -67,13 +84,40 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       const applied = await migrateToLatest(db);
       if (applied.length > 0) logger.info({ migrations: applied }, 'applied database migrations');
     }
+    const dataKeys = new DataKeyRing({ repo: new DataKeyRepo({ db: db.kysely }), secrets, clock });
+    if (!opts.skipMigrations) await dataKeys.init();
+    const sealing: ContentSealing = {
+      encrypt: config.stateEncryption,
+      current: () => dataKeys.current(),
+      lookup: dataKeys.lookup,
+    };
     const blobs: BlobStore =
       db.kind === 'postgres'
-        ? new DbBlobStore({ db: db.kysely, clock })
-        : await FsBlobStore.open(join(config.dataDir, 'blobs'), clock);
+        ? new DbBlobStore({ db: db.kysely, clock, sealing })
+        : await FsBlobStore.open(join(config.dataDir, 'blobs'), clock, sealing);
     const jobs = new JobQueue({ db, clock });
     const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock });
-    const core: CoreDeps = { config, db, blobs, secrets, clock, logger, metrics, jobs, adminTokens };
+    const uploads = new UploadAdmission({
+      dir: config.dataDir,
+      minFreeBytes: config.minFreeSpace,
+      maxConcurrent: config.maxConcurrentUploads,
+    });
+    uploads.registerMetrics(metrics.registry, (hook) => metrics.onScrape(hook));
+    const core: CoreDeps = {
+      config,
+      db,
+      blobs,
+      secrets,
+      dataKeys,
+      sealing,
+      clock,
+      logger,
+      metrics,
+      jobs,
+      adminTokens,
+      uploads,
+      takeBackup: () => takeBackup(config, { clock }),
+    };
 
     // The initial admin token is made by the server once it serves (main.ts), never here: a
     // start that fails must leave it to the next start to make and print.

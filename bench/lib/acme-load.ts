@@ -1,10 +1,11 @@
 /**
  * The ACME load generator: many accounts, each running complete issuances in a loop (new
  * order, http-01 answered by a local responder, finalize, download), against any RFC 8555
- * server. Also the small DNS server and http-01 responder both servers validate against.
+ * server. Also the small DNS server and http-01 responder both servers validate against,
+ * on a thread of their own.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { createServer } from 'node:http';
+import { Worker } from 'node:worker_threads';
 import { AcmeAccountClient, AcmeHttp, csrFor } from './acme-client.js';
 import { startDnsServer } from './dns-server.js';
 import type { AcmeResponse } from './acme-client.js';
@@ -19,29 +20,103 @@ export function startBenchDns(zone: string, ip: string): Promise<{ address: stri
   });
 }
 
-/** The http-01 responder on `ip`:80. */
-export async function startResponder(ip: string): Promise<{ tokens: Map<string, string>; close(): Promise<void> }> {
-  const tokens = new Map<string, string>();
-  const server = createServer((req, res) => {
-    const token = (req.url ?? '').slice('/.well-known/acme-challenge/'.length);
-    const v = tokens.get(token);
-    res.writeHead(v ? 200 : 404, { 'content-type': 'text/plain' }).end(v ?? '');
+/** Where the load generator puts the key authorizations the http-01 responder serves. */
+export interface TokenStore {
+  /** Resolves once the responder serves it. */
+  set(token: string, value: string): Promise<void>;
+  delete(token: string): void;
+}
+
+/**
+ * The bench DNS server (every name under `zone` is `ip`) and the http-01 responder on
+ * `ip`:80, on a worker thread of their own (acme-responder-thread.ts).
+ */
+export async function startResponderThread(
+  zone: string,
+  ip: string,
+): Promise<{ tokens: TokenStore; dnsAddress: string; close(): Promise<void> }> {
+  const worker = new Worker(new URL('./acme-responder-thread.js', import.meta.url), { workerData: { zone, ip } });
+  const acks = new Map<number, () => void>();
+  let seq = 0;
+  const started = await new Promise<{ ready: boolean; dnsAddress?: string; error?: string }>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
   });
-  server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(80, ip, resolve);
+  if (!started.ready) {
+    await worker.terminate();
+    throw new Error(started.error);
+  }
+  worker.on('message', (m: { ack?: number }) => {
+    if (m.ack !== undefined) acks.get(m.ack)?.();
+    if (m.ack !== undefined) acks.delete(m.ack);
   });
-  return { tokens, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    dnsAddress: started.dnsAddress!,
+    tokens: {
+      set: (token, value) =>
+        new Promise<void>((resolve) => {
+          const id = ++seq;
+          acks.set(id, resolve);
+          worker.postMessage({ id, set: token, value });
+        }),
+      delete: (token) => worker.postMessage({ delete: token }),
+    },
+    close: async () => {
+      const exited = new Promise((r) => worker.once('exit', r));
+      worker.postMessage({ close: true });
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 2000).unref())]);
+      await worker.terminate();
+    },
+  };
 }
 
 export interface AcmeLoadTarget {
   directoryUrl: string;
   ca?: string;
-  tokens: Map<string, string>;
+  tokens: TokenStore;
   /** Domain the orders' names are made under. */
   zone: string;
   accounts: number;
+  /**
+   * Never lets a newOrder overlap an authorization fetch. pebble 2.4 deadlocks when they do:
+   * its authorization handler holds the authorization's write lock while it waits for the
+   * store's read lock, and newOrder scans every authorization under the store's read lock
+   * while another newOrder queues for the write lock, so every request hangs from then on.
+   */
+  separateNewOrderFromAuthz?: boolean;
+}
+
+/** Two kinds of work that may each run concurrently but never at the same time as the other kind. */
+class KindGate {
+  #kind = '';
+  #running = 0;
+  #waiting: { kind: string; go: () => void }[] = [];
+
+  async run<T>(kind: string, work: () => Promise<T>): Promise<T> {
+    // Newcomers queue behind any waiter, so that neither kind starves the other.
+    if (this.#running > 0 && (this.#kind !== kind || this.#waiting.length > 0)) {
+      await new Promise<void>((go) => this.#waiting.push({ kind, go }));
+    } else {
+      this.#kind = kind;
+      this.#running++;
+    }
+    try {
+      return await work();
+    } finally {
+      if (--this.#running === 0) this.#admit();
+    }
+  }
+
+  /** Lets in every waiter of the kind that has waited longest. */
+  #admit(): void {
+    const next = this.#waiting[0];
+    if (!next) return;
+    const admitted = this.#waiting.filter((w) => w.kind === next.kind);
+    this.#waiting = this.#waiting.filter((w) => w.kind !== next.kind);
+    this.#kind = next.kind;
+    this.#running += admitted.length;
+    for (const w of admitted) w.go();
+  }
 }
 
 /** Accounts registered once per target and reused by every measured run. */
@@ -50,6 +125,7 @@ export class AcmeLoad {
   readonly #clients: AcmeAccountClient[] = [];
   readonly #csrKey = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   #seq = 0;
+  readonly #gate = new KindGate();
 
   constructor(private readonly t: AcmeLoadTarget) {
     this.#http = new AcmeHttp(t.directoryUrl, { ca: t.ca, maxSockets: t.accounts + 8 });
@@ -97,33 +173,45 @@ export class AcmeLoad {
       requests: latencies.length,
       failures,
       seconds: elapsed,
+      ...(failures > 0 ? { lastFailure: lastError } : {}),
     };
   }
 
-  /** One complete issuance. Polls every 5 ms whatever Retry-After says, the same for every server. */
+  /**
+   * One complete issuance. Polls every 5 ms whatever Retry-After says, the same for every server.
+   * After the challenge it polls the order (ready once the authorization is valid) rather than the
+   * authorization: pebble takes the authorization's write lock on every fetch of it.
+   */
   async #order(c: AcmeAccountClient): Promise<void> {
     const name = `o${++this.#seq}-${process.pid}.${this.t.zone}`;
-    const o = expect(await c.newOrder([{ type: 'dns', value: name }]), 201, 'newOrder');
+    const o = expect(
+      await this.#exclusive('newOrder', () => c.newOrder([{ type: 'dns', value: name }])),
+      201,
+      'newOrder',
+    );
     const orderUrl = String(o.headers.location);
     const authzUrl = o.json.authorizations[0] as string;
-    const authz = expect(await c.post(authzUrl), 200, 'authorization');
+    const authz = expect(await this.#exclusive('authz', () => c.post(authzUrl)), 200, 'authorization');
     const ch = (authz.json.challenges as { type: string; url: string; token: string }[]).find(
       (x) => x.type === 'http-01',
     );
     if (!ch) throw new Error('no http-01 challenge');
-    this.t.tokens.set(ch.token, c.keyAuthorization(ch.token));
+    await this.t.tokens.set(ch.token, c.keyAuthorization(ch.token));
     try {
       expect(await c.post(ch.url, {}), 200, 'challenge');
-      await until(c, authzUrl, (s) => s !== 'pending', 'valid');
+      await until(c, orderUrl, (s) => s !== 'pending', 'ready');
     } finally {
       this.t.tokens.delete(ch.token);
     }
-    await until(c, orderUrl, (s) => s !== 'pending', 'ready');
     const csr = csrFor([name], this.#csrKey.privateKey, this.#csrKey.publicKey);
     const fin = expect(await c.post(o.json.finalize, { csr: csr.toString('base64url') }), 200, 'finalize');
     const done = fin.json.status === 'valid' ? fin : await until(c, orderUrl, (s) => s !== 'processing', 'valid');
     const cert = expect(await c.post(done.json.certificate), 200, 'certificate');
     if (!cert.text.includes('BEGIN CERTIFICATE')) throw new Error('the certificate download is not PEM');
+  }
+
+  #exclusive(kind: string, work: () => Promise<AcmeResponse>): Promise<AcmeResponse> {
+    return this.t.separateNewOrderFromAuthz ? this.#gate.run(kind, work) : work();
   }
 
   close(): void {

@@ -97,6 +97,7 @@ export function ratiosOf(rows: ContenderRow[], metric: 'req/s' | 'MB/s'): Ratio[
 export function fmtMeasurement(m: Measurement): string {
   return (
     `${m.reqPerSec.toFixed(1)} req/s, ${m.mbPerSec.toFixed(2)} MB/s, p50 ${m.p50Ms.toFixed(2)} ms, p99 ${m.p99Ms.toFixed(2)} ms` +
-    (m.failures > 0 ? `, ${m.failures} failed` : '')
+    (m.failures > 0 ? `, ${m.failures} failed` : '') +
+    (m.lastFailure ? ` (last: ${m.lastFailure.slice(0, 200)})` : '')
   );
 }

@@ -8,6 +8,7 @@ export async function runAutocannon(
   opts: AutocannonOptions & { seconds: number; signal?: AbortSignal },
 ): Promise<Measurement> {
   const { seconds, signal, ...rest } = opts;
+  const started = performance.now();
   const result = await new Promise<AutocannonResult>((resolve, reject) => {
     const inst = autocannon({ timeout: 30, excludeErrorStats: true, ...rest, duration: seconds }, (err, res) => {
       clearTimeout(guard);
@@ -20,7 +21,9 @@ export async function runAutocannon(
   });
   const ok = result['2xx'];
   const failures = result.non2xx + result.errors + result.timeouts;
-  const secs = result.duration > 0 ? result.duration : seconds;
+  // The elapsed time measured here, not autocannon's `duration`: that counts whole seconds, so a run that stops early
+  // at `amount` (3.2 s, say) would be divided by 3 and report a rate capped by the amount, not by the server.
+  const secs = (performance.now() - started) / 1000;
   if (ok === 0 && failures === 0) {
     // Nothing completed within the run (a very slow endpoint or a tiny duration): zero, not an error.
     return { reqPerSec: 0, mbPerSec: 0, p50Ms: NaN, p99Ms: NaN, requests: 0, failures: 0, seconds: secs };

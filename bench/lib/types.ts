@@ -10,6 +10,8 @@ export interface Measurement {
   requests: number;
   failures: number;
   seconds: number;
+  /** The error of the last failed request, when the load generator knows it. */
+  lastFailure?: string;
 }
 
 /** All rounds of one server in a scenario, with the medians and the memory it used while measured. */

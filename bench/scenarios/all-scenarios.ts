@@ -1,5 +1,6 @@
 import { httpCeiling, stateCurrent } from './http.js';
 import { pkiAcmeOrder } from './pki-acme.js';
+import { pkiCertSearch } from './pki-cert-search.js';
 import { pkiIssueP256, pkiIssueRsa2048, pkiSignP256 } from './pki-issue.js';
 import { pkiCrl100k, pkiOcsp, pkiRevoke } from './pki-revocation.js';
 import { stateCreateInline, stateList } from './state-api.js';
@@ -25,5 +26,6 @@ export const SCENARIOS: Scenario[] = [
   pkiOcsp,
   pkiRevoke,
   pkiAcmeOrder,
+  pkiCertSearch,
   pkiCrl100k,
 ];

@@ -181,9 +181,11 @@ export const pkiRevoke: Scenario = {
     // Revocations are recorded durably; the CRL follows on its automatic rebuild schedule.
     const deferred = await deferCrlRebuilds(sr);
     await probeRevoke(sr);
-    const perRound = ctx.size(6_000, 40);
+    // Enough certificates that a round runs for its whole time even at several times the target (a round that ran
+    // dry before its time would report the pool's size, not the server's rate).
+    const perRound = ctx.size(Math.ceil(ctx.opts.seconds * 12_000), 40);
     const rounds = ctx.opts.rounds;
-    const serials = await issueMany(sr, perRound * rounds + ctx.connections * (rounds + 1), ctx.size(60, 30));
+    const serials = await issueMany(sr, perRound * rounds + ctx.connections * (rounds + 1), ctx.size(120, 30));
     ctx.log(`signed ${serials.length} certificates to revoke`);
     const headers = authHeaders(sr, 'vault');
     const rows = await compareRounds({ ...ctx, opts: { ...ctx.opts, warmupSeconds: 0 } }, [

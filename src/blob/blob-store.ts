@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Hash } from 'node:crypto';
 import { DomainError } from '../shared/errors.js';
+import { ContentSealer, openStream } from '../secrets/content-cipher.js';
+import type { ContentSealing } from '../secrets/content-cipher.js';
 
 /**
  * Content-addressed storage for large byte strings (state files). Blobs are named by
@@ -23,6 +25,52 @@ export interface BlobStore {
    * write), for finding the ones nothing refers to. In no particular order.
    */
   writtenBefore(cutoff: Date): AsyncIterable<{ sha256: string; size: number }>;
+  /** Names of stored blobs after `after`, ascending, at most `limit` (for jobs that walk every blob). */
+  list(after: string, limit: number): Promise<string[]>;
+  /**
+   * Rewrites a blob stored in plain text (written before encryption) sealed, atomically:
+   * readers see the plain or the sealed form, both whole. False when it is sealed
+   * already, absent, or its content does not match its name.
+   */
+  sealStored(sha256: string): Promise<boolean>;
+}
+
+/**
+ * How a store encrypts what it keeps: blobs are named by the SHA-256 of their plaintext
+ * and stored sealed (secrets/content-cipher.ts).
+ */
+export type BlobSealing = ContentSealing;
+
+/** Turns the plaintext chunks of a write into what is stored. */
+export class StoredForm {
+  readonly #sealer: ContentSealer | undefined;
+  constructor(sealing: BlobSealing | undefined) {
+    this.#sealer = sealing?.encrypt ? new ContentSealer(sealing.current()) : undefined;
+  }
+  update(chunk: Buffer): Buffer[] {
+    return this.#sealer ? this.#sealer.update(chunk) : [chunk];
+  }
+  final(): Buffer[] {
+    return this.#sealer ? this.#sealer.final() : [];
+  }
+}
+
+/**
+ * The plaintext of a stored blob, with its first piece already read: a damaged blob or
+ * a data key that does not open fails here, before any caller starts an answer.
+ */
+export async function openStored(
+  stored: AsyncIterable<Buffer>,
+  sealing: BlobSealing | undefined,
+): Promise<AsyncIterable<Buffer>> {
+  if (!sealing) return stored;
+  const it = openStream(stored, sealing.lookup);
+  const first = await it.next();
+  return (async function* () {
+    if (first.done) return;
+    yield first.value;
+    yield* it;
+  })();
 }
 
 export interface PutOptions {

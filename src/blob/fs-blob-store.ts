@@ -6,8 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { systemClock } from '../shared/clock.js';
 import type { Clock } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
-import { BlobDigest, isSha256, toBuffer } from './blob-store.js';
-import type { BlobInfo, BlobStore, PutOptions } from './blob-store.js';
+import { PRIVATE_DIR_MODE, ensurePrivateDir } from '../shared/private-files.js';
+import { CONTENT_MAGIC, isSealedContent, plainSizeOf } from '../secrets/content-cipher.js';
+import { BlobDigest, isSha256, openStored, StoredForm, toBuffer } from './blob-store.js';
+import type { BlobInfo, BlobSealing, BlobStore, PutOptions } from './blob-store.js';
 
 /**
  * Blobs as files under `<dir>/sha256/ab/<hash>`. A write goes to `<dir>/tmp`, is
@@ -21,12 +23,12 @@ export class FsBlobStore implements BlobStore {
   private constructor(
     private readonly dir: string,
     private readonly clock: Clock,
+    private readonly sealing: BlobSealing | undefined,
   ) {}
 
-  static async open(dir: string, clock: Clock = systemClock): Promise<FsBlobStore> {
-    await mkdir(join(dir, 'tmp'), { recursive: true });
-    await mkdir(join(dir, 'sha256'), { recursive: true });
-    const store = new FsBlobStore(dir, clock);
+  static async open(dir: string, clock: Clock = systemClock, sealing?: BlobSealing): Promise<FsBlobStore> {
+    for (const d of [dir, join(dir, 'tmp'), join(dir, 'sha256')]) ensurePrivateDir(d, { tightenExisting: true });
+    const store = new FsBlobStore(dir, clock, sealing);
     for (const name of await readdir(join(dir, 'tmp'))) await rm(join(dir, 'tmp', name), { force: true });
     return store;
   }
@@ -39,10 +41,33 @@ export class FsBlobStore implements BlobStore {
     source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>,
     opts: PutOptions = {},
   ): Promise<BlobInfo> {
+    const { tmp, info } = await this.writeTemp(source, new StoredForm(this.sealing), opts.maxSize);
+    const final = this.pathOf(info.sha256);
+    const now = this.clock.now();
+    const existing = await stat(final).catch(() => undefined);
+    if (existing) {
+      await unlink(tmp);
+      // The caller is about to refer to it: it must not look like an old unreferenced file.
+      await utimes(final, now, now);
+      return info;
+    }
+    const shard = join(this.dir, 'sha256', info.sha256.slice(0, 2));
+    await mkdir(shard, { recursive: true, mode: PRIVATE_DIR_MODE });
+    await utimes(tmp, now, now);
+    await rename(tmp, final);
+    await fsyncDir(shard);
+    return info;
+  }
+
+  /** Writes the stored form of `source` to a fsynced temporary file. */
+  private async writeTemp(
+    source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>,
+    form: StoredForm,
+    maxSize: number | undefined,
+  ): Promise<{ tmp: string; info: BlobInfo }> {
     const tmp = join(this.dir, 'tmp', `${randomBytes(12).toString('hex')}.part`);
-    const digest = new BlobDigest(opts.maxSize);
+    const digest = new BlobDigest(maxSize);
     const fh = await open(tmp, 'wx', 0o600);
-    let info: BlobInfo;
     // Chunks are gathered into writes of about WRITE_SIZE, and one write is in flight
     // while the next chunks arrive and are hashed, so disk, hashing and network overlap.
     let gathered: Buffer[] = [];
@@ -59,18 +84,23 @@ export class FsBlobStore implements BlobStore {
       // Marked handled now; the failure still surfaces at the next await of `inflight`.
       inflight.catch(() => {});
     };
+    const gather = (parts: Buffer[]) => {
+      for (const out of parts) {
+        gathered.push(out);
+        gatheredLen += out.length;
+      }
+    };
     try {
       for await (const raw of source) {
         const chunk = toBuffer(raw);
         digest.update(chunk);
-        gathered.push(chunk);
-        gatheredLen += chunk.length;
+        gather(form.update(chunk));
         if (gatheredLen >= WRITE_SIZE) await flush();
       }
+      gather(form.final());
       await flush();
       await inflight;
       await fh.sync();
-      info = digest.finish();
     } catch (err) {
       await inflight?.catch(() => {});
       await fh.close().catch(() => {});
@@ -78,21 +108,56 @@ export class FsBlobStore implements BlobStore {
       throw err;
     }
     await fh.close();
-    const final = this.pathOf(info.sha256);
-    const now = this.clock.now();
-    const existing = await stat(final).catch(() => undefined);
-    if (existing) {
+    return { tmp, info: digest.finish() };
+  }
+
+  async sealStored(sha256: string): Promise<boolean> {
+    if (!this.sealing || !isSha256(sha256)) return false;
+    const path = this.pathOf(sha256);
+    const before = await stat(path).catch(() => undefined);
+    if (!before || (await this.isSealed(path))) return false;
+    const { tmp, info } = await this.writeTemp(
+      createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>,
+      new StoredForm({ ...this.sealing, encrypt: true }),
+      undefined,
+    );
+    if (info.sha256 !== sha256) {
+      // Damaged plain content stays as it is (sealing it would vouch for it).
       await unlink(tmp);
-      // The caller is about to refer to it: it must not look like an old unreferenced file.
-      await utimes(final, now, now);
-      return info;
+      return false;
     }
-    const shard = join(this.dir, 'sha256', info.sha256.slice(0, 2));
-    await mkdir(shard, { recursive: true });
-    await utimes(tmp, now, now);
-    await rename(tmp, final);
-    await fsyncDir(shard);
-    return info;
+    // Same time as the plain file, so the collector still sees its real age.
+    await utimes(tmp, before.atime, before.mtime);
+    await rename(tmp, path);
+    await fsyncDir(join(this.dir, 'sha256', sha256.slice(0, 2)));
+    return true;
+  }
+
+  async list(after: string, limit: number): Promise<string[]> {
+    const root = join(this.dir, 'sha256');
+    const out: string[] = [];
+    for (const shard of (await readdir(root)).sort()) {
+      if (shard < after.slice(0, 2)) continue;
+      const names = (await readdir(join(root, shard)).catch(() => [] as string[])).filter(
+        (n) => isSha256(n) && n > after,
+      );
+      for (const n of names.sort()) {
+        out.push(n);
+        if (out.length >= limit) return out;
+      }
+    }
+    return out;
+  }
+
+  private async isSealed(path: string): Promise<boolean> {
+    const head = Buffer.alloc(CONTENT_MAGIC.length);
+    const fh = await open(path, 'r');
+    try {
+      await fh.read(head, 0, head.length, 0);
+    } finally {
+      await fh.close();
+    }
+    return isSealedContent(head);
   }
 
   async *writtenBefore(cutoff: Date): AsyncIterable<{ sha256: string; size: number }> {
@@ -111,13 +176,18 @@ export class FsBlobStore implements BlobStore {
     const path = this.pathOf(sha256);
     const st = await stat(path).catch(() => undefined);
     if (!st) throw notFound('blob not found');
-    return createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>;
+    return openStored(createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>, this.sealing);
   }
 
   async stat(sha256: string): Promise<{ size: number } | undefined> {
     if (!isSha256(sha256)) return undefined;
-    const st = await stat(this.pathOf(sha256)).catch(() => undefined);
-    return st ? { size: st.size } : undefined;
+    const path = this.pathOf(sha256);
+    const st = await stat(path).catch(() => undefined);
+    if (!st) return undefined;
+    // A sealed file is longer than its content by its header and tags.
+    const sealed = await this.isSealed(path).catch(() => undefined);
+    if (sealed === undefined) return undefined;
+    return { size: sealed ? plainSizeOf(st.size) : st.size };
   }
 
   async delete(sha256: string): Promise<void> {

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -8,6 +7,7 @@ import pg from 'pg';
 import type { Database } from './schema.js';
 import { configureSqlite } from './sqlite-pragmas.js';
 import { SqliteWriter } from './sqlite-writer.js';
+import { ensurePrivateDir, ensurePrivateFile, tightenIfPresent } from '../shared/private-files.js';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 
@@ -33,6 +33,12 @@ export interface Db {
    * move it. In-process caches use it to drop what they hold when someone else wrote.
    */
   readonly externalChanges?: () => number;
+  /**
+   * SQLite file only: rebuilds the database file (VACUUM) and empties the WAL (checkpoint
+   * TRUNCATE), so freed pages and old WAL frames keep none of the bytes they held. Blocks
+   * the event loop for about as long as copying the file takes: for rare maintenance only.
+   */
+  readonly scrub?: () => Promise<{ walEmptied: boolean }>;
   /** Closes every connection. */
   destroy(): Promise<void>;
 }
@@ -62,7 +68,11 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
   }
   const path = opts.url.replace(/^sqlite:/, '');
   const inMemory = path === ':memory:' || path === '';
-  if (!inMemory) mkdirSync(dirname(path), { recursive: true });
+  if (!inMemory) {
+    ensurePrivateDir(dirname(path));
+    ensurePrivateFile(path);
+    for (const extra of ['-wal', '-shm']) tightenIfPresent(`${path}${extra}`);
+  }
   const sqlite = new SqliteDatabase(path);
   configureSqlite(sqlite);
   const kysely = new Kysely<Database>({
@@ -84,6 +94,13 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
     writeTransaction: (fn) => (writer ? writer.transaction(fn) : kysely.transaction().execute(fn)),
     ...(lazy ? { lazySyncTransaction: lazy.transaction } : {}),
     externalChanges: () => dataVersion.get() as number,
+    // Inside the connection's lock, so no transaction of ours is open on it.
+    scrub: () =>
+      kysely.connection().execute(async () => {
+        sqlite.exec('VACUUM');
+        const r = sqlite.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+        return { walEmptied: r[0]?.busy === 0 };
+      }),
     destroy: async () => {
       await writer?.close();
       await lazy?.close();

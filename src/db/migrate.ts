@@ -15,6 +15,11 @@ import { pkiLeaseTokenIndexMigration } from './migrations/0013-pki-lease-token-i
 import { tfeCurrentFinalizedMigration } from './migrations/0014-tfe-current-finalized.js';
 import { tfeProjectsMigration } from './migrations/0015-tfe-projects.js';
 import { pkiAcmeMigration } from './migrations/0017-pki-acme.js';
+import { coreDataKeysMigration } from './migrations/0018-core-data-keys.js';
+import { pkiAuthMethodsMigration } from './migrations/0021-pki-auth-methods.js';
+import { pkiCertSearchMigration } from './migrations/0025-pki-cert-search.js';
+import { tfeLoginCodesMigration } from './migrations/0026-tfe-login-codes.js';
+import { pkiQuotasMigration } from './migrations/0030-pki-quotas.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -37,12 +42,29 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0014-tfe-current-finalized': tfeCurrentFinalizedMigration(),
     '0015-tfe-projects': tfeProjectsMigration(),
     '0017-pki-acme': pkiAcmeMigration(),
+    '0018-core-data-keys': coreDataKeysMigration(),
+    '0021-pki-auth-methods': pkiAuthMethodsMigration(),
+    '0025-pki-cert-search': pkiCertSearchMigration(ctx),
+    '0026-tfe-login-codes': tfeLoginCodesMigration(),
+    '0030-pki-quotas': pkiQuotasMigration(),
   };
+}
+
+/** Names of the migrations this version knows, in the order the migrator applies them (by name). */
+export function knownMigrations(): string[] {
+  return Object.keys(allMigrations({ kind: 'sqlite' })).sort();
+}
+
+/** Applies the migrations up to and including `name` (a restore rebuilds a backup's schema with it). */
+export async function migrateUpTo(db: Db, name: string): Promise<void> {
+  const { error } = await migrator(db).migrateTo(name);
+  if (error) throw error instanceof Error ? error : new Error(String(error));
 }
 
 function migrator(db: Db): Migrator {
   const provider: MigrationProvider = { getMigrations: async () => allMigrations({ kind: db.kind }) };
-  return new Migrator({ db: db.kysely as unknown as Kysely<unknown>, provider });
+  // Unordered: a migration numbered below one a database already has (work that landed in another order) still runs.
+  return new Migrator({ db: db.kysely as unknown as Kysely<unknown>, provider, allowUnorderedMigrations: true });
 }
 
 /** Applies every pending migration (PostgreSQL serialises concurrent nodes with a lock). */

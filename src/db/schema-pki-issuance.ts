@@ -75,6 +75,12 @@ export interface PkiCertsTable {
   revoked_at: string | null;
   revocation_issuer_id: string | null;
   created_at: string;
+  /** The subject's CN ('' without one); null only where the name could not be read. */
+  common_name: string | null;
+  /** Lowercased CN and SANs, one a line: what certificate search matches substrings in. */
+  names: string | null;
+  /** The role it was issued under, null for certificates issued without one. */
+  role: string | null;
 }
 
 export interface PkiRolesTable {

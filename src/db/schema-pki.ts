@@ -57,6 +57,10 @@ export interface PkiTokensTable {
   /** Null: never expires. */
   expires_at: string | null;
   last_renewal_at: string | null;
+  /** JSON array of CIDRs the token may be used from (tokens made by a login), or null. */
+  bound_cidrs: string | null;
+  /** Renewals never take the token past created_at + max_ttl (0: the system maximum). */
+  max_ttl: number;
 }
 
 export interface PkiLeasesTable {

@@ -1,6 +1,7 @@
 /** Tables of the Terraform state service's identity, organization and workspace layer. */
 export interface TfeTables {
   tfe_users: TfeUsersTable;
+  tfe_login_codes: TfeLoginCodesTable;
   organizations: OrganizationsTable;
   tfe_teams: TfeTeamsTable;
   tfe_team_members: TfeTeamMembersTable;
@@ -124,4 +125,18 @@ export interface TfeProjectsTable {
   description: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** `terraform login` codes awaiting exchange (migration 0026). */
+export interface TfeLoginCodesTable {
+  /** SHA-256 hex of the code; the code itself is never stored. */
+  code_hash: string;
+  user_id: string;
+  username: string;
+  client_id: string;
+  redirect_uri: string;
+  /** PKCE S256 challenge: base64url(SHA-256(verifier)). */
+  code_challenge: string;
+  created_at: string;
+  expires_at: string;
 }

@@ -7,6 +7,8 @@ import type { PkiRevocationTables } from './schema-pki-revocation.js';
 import type { PkiTidyTables } from './schema-pki-tidy.js';
 import type { PkiExternalPolicyTables } from './schema-pki-external-policy.js';
 import type { PkiAcmeTables } from './schema-pki-acme.js';
+import type { PkiQuotaTables } from './schema-pki-quotas.js';
+import type { PkiAuthTables } from './schema-pki-auth.js';
 
 /**
  * Table types as both drivers return them. Instants are ISO-8601 UTC strings and
@@ -19,6 +21,7 @@ export interface CoreTables {
   blob_chunks: BlobChunksTable;
   admin_tokens: AdminTokensTable;
   settings: SettingsTable;
+  data_keys: DataKeysTable;
 }
 
 export interface JobsTable {
@@ -51,6 +54,13 @@ export interface BlobChunksTable {
   data: Buffer;
 }
 
+/** Data keys of stored content, sealed by the master key (migration 0018). */
+export interface DataKeysTable {
+  id: string;
+  sealed: string;
+  created_at: string;
+}
+
 export interface AdminTokensTable {
   token_hash: string;
   created_at: string;
@@ -71,6 +81,8 @@ export interface Database
     PkiRevocationTables,
     PkiTidyTables,
     PkiExternalPolicyTables,
-    PkiAcmeTables {}
+    PkiAcmeTables,
+    PkiQuotaTables,
+    PkiAuthTables {}
 
 export type { Generated };

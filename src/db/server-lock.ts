@@ -1,6 +1,6 @@
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
+import { ensurePrivateDir, ensurePrivateFile } from '../shared/private-files.js';
 
 /** Who holds a server lock, as the holder wrote it down. */
 export interface LockHolder {
@@ -32,7 +32,8 @@ export class ServerLock {
 
   /** Takes the lock at `path` or throws ServerLockHeldError at once (no waiting). */
   static acquire(path: string, holder: LockHolder): ServerLock {
-    mkdirSync(dirname(path), { recursive: true });
+    ensurePrivateDir(dirname(path));
+    ensurePrivateFile(path);
     const db = new SqliteDatabase(path, { timeout: 0 });
     try {
       db.exec('CREATE TABLE IF NOT EXISTS holder (pid INTEGER NOT NULL, started_at TEXT NOT NULL)');

@@ -4,12 +4,13 @@ import { pingDatabase } from '../db/database.js';
 import type { Db } from '../db/database.js';
 import { pendingMigrations } from '../db/migrate.js';
 import type { JobQueue } from '../jobs/job-queue.js';
+import type { UploadAdmission } from '../blob/upload-admission.js';
 import type { Metrics } from '../shared/metrics.js';
 
 /** Liveness, readiness and Prometheus metrics, outside both products. */
 export function registerHealthRoutes(
   app: FastifyInstance,
-  deps: { db: Db; jobs: JobQueue; metrics: Metrics; metricsToken?: string },
+  deps: { db: Db; jobs: JobQueue; metrics: Metrics; metricsToken?: string; uploads?: UploadAdmission },
 ): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
 
@@ -22,7 +23,9 @@ export function registerHealthRoutes(
     const pending = await pendingMigrations(deps.db).catch(() => ['unknown']);
     if (pending.length > 0)
       return reply.status(503).send({ status: 'unavailable', database: 'ok', pending_migrations: pending });
-    return { status: 'ok', database: 'ok', migrations: 'applied' };
+    // Low disk space stops uploads only: reads, locks and certificates go on, so the node stays ready.
+    const storage = await storageOf(deps.uploads);
+    return { status: 'ok', database: 'ok', migrations: 'applied', ...(storage ? { storage } : {}) };
   });
 
   const expected = deps.metricsToken ? Buffer.from(`Bearer ${deps.metricsToken}`) : undefined;
@@ -40,4 +43,16 @@ export function registerHealthRoutes(
     await deps.metrics.refresh();
     return reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
+}
+
+async function storageOf(uploads: UploadAdmission | undefined): Promise<Record<string, unknown> | undefined> {
+  const s = await uploads?.status().catch(() => undefined);
+  if (!s) return undefined;
+  return {
+    uploads: s.acceptingUploads ? 'accepted' : 'refused: free space below min_free_space',
+    data_dir_free_bytes: s.freeBytes,
+    min_free_bytes: s.minFreeBytes,
+    uploads_in_progress: s.uploadsInProgress,
+    max_concurrent_uploads: s.maxConcurrentUploads,
+  };
 }

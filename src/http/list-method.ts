@@ -89,7 +89,9 @@ function refuse(socket: Socket, code: string | undefined): void {
   const marked = socket as unknown as Record<symbol, boolean>;
   // A failed parser that reads the socket itself reports every later read again.
   if (socket.destroyed || marked[REFUSING]) return;
-  if (!code?.startsWith('HPE_') && code !== 'ERR_HTTP_REQUEST_TIMEOUT') {
+  // HPE_INVALID_EOF_STATE: the client closed its side in the middle of a request, which can then never complete;
+  // waiting for the answer owed to it would hold the socket (and the request) forever. Node closes at once too.
+  if ((!code?.startsWith('HPE_') && code !== 'ERR_HTTP_REQUEST_TIMEOUT') || code === 'HPE_INVALID_EOF_STATE') {
     socket.destroy();
     return;
   }

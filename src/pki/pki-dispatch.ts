@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { forbidden, invalid, isDomainError, unauthenticated as noValidToken } from '../shared/errors.js';
 import { RouteTable } from './mounts/route-table.js';
@@ -9,6 +10,11 @@ import type { PolicyService } from './acl/policy-service.js';
 import type { PkiRequestContext, PkiRoute, VaultOperation } from './pki-route.js';
 import type { SystemRequestContext, SystemResult, SystemRoute } from './sys/system-route.js';
 import type { Authenticated, TokenService } from './tokens/token-service.js';
+import type { AuthMount } from './auth/auth-mount.js';
+import { methodOf } from './auth/auth-mount.js';
+import type { AuthMountService } from './auth/auth-mount-service.js';
+import type { AuthRequestContext, AuthRoute } from './auth/auth-route.js';
+import { cidrsAllow } from '../shared/cidr.js';
 import { vaultError, vaultResponse, vaultResponseJson } from './vault-envelope.js';
 import { isSudoPkiPath, isSudoSystemPath, isUnauthenticatedPkiPath, resolveOperation } from './vault-paths.js';
 
@@ -26,6 +32,9 @@ export interface DispatchDeps {
   /** Routes inside mounts; modules may add to it later. */
   mountRoutes: RouteTable<PkiRoute>;
   systemRoutes: readonly SystemRoute[];
+  /** Auth methods mounted under auth/ and the routes of each method. */
+  authMounts: AuthMountService;
+  authRoutes: Readonly<Record<'approle' | 'jwt' | 'cert', RouteTable<AuthRoute>>>;
 }
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -33,6 +42,7 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as 
 type Target =
   | { kind: 'system'; match: RouteMatch<SystemRoute> | undefined; pathExists: boolean }
   | { kind: 'mount'; mount: Mount; rest: string; match: RouteMatch<PkiRoute> | undefined; pathExists: boolean }
+  | { kind: 'auth'; mount: AuthMount; rest: string; match: RouteMatch<AuthRoute> | undefined; pathExists: boolean }
   | { kind: 'none' };
 
 export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): void {
@@ -40,7 +50,7 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
   systemTable.addAll(deps.systemRoutes);
   const mountTable = deps.mountRoutes;
 
-  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> => {
     const rawPath = ((request.params as Record<string, string | undefined>)['*'] ?? '').replace(/^\/+/, '');
     const query = flattenQuery(request.query);
     const method = request.headers['x-original-method'] === 'LIST' ? 'LIST' : request.method;
@@ -51,14 +61,18 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
     const ops: VaultOperation[] =
       resolved.kind === 'write' ? ['update', 'create'] : [resolved.operations[0] as VaultOperation];
 
-    const target = findTargetNow(routePath, ops) ?? mountTarget(await deps.mounts.resolve(routePath), ops);
+    const target =
+      findTargetNow(routePath, ops) ??
+      (isAuthMethodPath(routePath)
+        ? authTarget(await deps.authMounts.resolve(routePath.slice(5)), ops)
+        : mountTarget(await deps.mounts.resolve(routePath), ops));
     const route = target.kind === 'none' ? undefined : target.match?.route;
     // Inside a mount only Vault's list of unauthenticated PKI paths decides (a route's own
     // flag cannot make a path public); system routes (sys/health, sys/seal-status) carry theirs.
     const unauthenticated =
       target.kind === 'mount'
         ? isUnauthenticatedPkiPath(target.rest, method, query)
-        : target.kind === 'system' && route?.unauthenticated === true;
+        : (target.kind === 'system' || target.kind === 'auth') && route?.unauthenticated === true;
 
     let auth: Authenticated | undefined;
     let token = '';
@@ -70,6 +84,9 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
       auth = token ? (deps.tokens.authenticateNow(token) ?? (await deps.tokens.authenticate(token))) : undefined;
       // Vault's words for each: no token at all, or one it does not know (or that lapsed).
       if (!auth) throw noValidToken(token ? 'invalid token' : 'missing client token');
+      // Tokens made by a login may be bound to the addresses it allowed.
+      if (auth.entry?.boundCidrs && !cidrsAllow(auth.entry.boundCidrs, request.ip))
+        throw forbidden('permission denied');
       if (resolved.kind === 'write' && target.kind === 'system' && target.match?.route.exists) {
         const m = target.match;
         const exists = await m.route.exists!({
@@ -91,10 +108,10 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
       if (!check.allowed) throw forbidden('permission denied');
       const listPath = isList ? `${routePath}/` : routePath;
       const needsSudo =
-        route?.sudo === true ||
+        (route !== undefined && 'sudo' in route && route.sudo === true) ||
         (target.kind === 'mount'
           ? isSudoPkiPath(isList ? `${target.rest}/` : target.rest)
-          : isSudoSystemPath(listPath));
+          : target.kind === 'system' && isSudoSystemPath(listPath));
       if (needsSudo && !check.sudo) throw forbidden('permission denied');
       sudo = check.sudo;
     }
@@ -135,6 +152,21 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
         };
         result = await target.match.route.handler(ctx);
         mountType = target.mount.type;
+      } else if (target.kind === 'auth') {
+        const ctx: AuthRequestContext = {
+          mount: target.mount,
+          path: target.rest,
+          params,
+          operation,
+          body: data,
+          query,
+          clientIp: request.ip,
+          requestId,
+          request,
+          reply,
+        };
+        result = await target.match.route.handler(ctx);
+        mountType = target.mount.type;
       } else {
         const ctx: SystemRequestContext = {
           params,
@@ -160,12 +192,18 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
       throw err;
     }
     render(reply, result, { requestId: request.id, mountType, isList });
+    // A stream is still being sent when this returns: Fastify must not answer again for an undefined result.
+    if (result.kind === 'stream') return reply;
   };
 
   /** The system route, or the mount route from the cached mount table; null when the mount table must be read (awaited). */
   function findTargetNow(path: string, ops: readonly VaultOperation[]): Target | null {
     if (path === 'sys' || path.startsWith('sys/') || path === 'auth/token' || path.startsWith('auth/token/')) {
       return { kind: 'system', ...lookupAny(systemTable, path, ops) };
+    }
+    if (isAuthMethodPath(path)) {
+      const auth = deps.authMounts.resolveNow(path.slice(5));
+      return auth ? authTarget(auth, ops) : null;
     }
     const hit = deps.mounts.resolveNow(path);
     return hit ? mountTarget(hit, ops) : null;
@@ -176,11 +214,22 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
     return { kind: 'mount', mount: hit.mount, rest: hit.rest, ...lookupAny(mountTable, hit.rest, ops) };
   }
 
+  function authTarget(hit: { mount: AuthMount; rest: string } | undefined, ops: readonly VaultOperation[]): Target {
+    if (!hit) return { kind: 'none' };
+    const table = deps.authRoutes[methodOf(hit.mount.type)];
+    return { kind: 'auth', mount: hit.mount, rest: hit.rest, ...lookupAny(table, hit.rest, ops) };
+  }
+
   app.route({ method: [...METHODS], url: '/*', handler });
   app.route({ method: [...METHODS], url: '/', handler });
 }
 
-function lookupAny<R extends SystemRoute | PkiRoute>(
+/** `auth/<mount>/…` other than the built-in token store. */
+function isAuthMethodPath(path: string): boolean {
+  return path.startsWith('auth/') && path !== 'auth/token' && !path.startsWith('auth/token/');
+}
+
+function lookupAny<R extends SystemRoute | PkiRoute | AuthRoute>(
   table: RouteTable<R>,
   path: string,
   ops: readonly VaultOperation[],
@@ -205,6 +254,9 @@ function render(
       return;
     case 'status':
       void reply.status(result.status).send();
+      return;
+    case 'stream':
+      void reply.status(200).headers(result.headers).type(result.contentType).send(Readable.from(result.body));
       return;
     case 'raw':
       void reply

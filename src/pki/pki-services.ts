@@ -1,3 +1,4 @@
+import { snapshotRoutes } from './sys/snapshot-routes.js';
 import type { FastifyInstance } from 'fastify';
 import type { CoreDeps } from '../deps.js';
 import { PolicyRepo } from './acl/policy-repo.js';
@@ -22,6 +23,7 @@ import { KeyService } from './keys/key-service.js';
 import { registerDispatcher } from './pki-dispatch.js';
 import { CertRepo } from './certs/cert-repo.js';
 import { certRoutes } from './certs/cert-routes.js';
+import { CertSearchRepo } from './certs/cert-search-repo.js';
 import { CertService } from './certs/cert-service.js';
 import { CERT_LEASE_KIND } from './certs/cert.js';
 import { KeyPool } from './crypto/key-pool.js';
@@ -48,7 +50,10 @@ import { LeaseRepo } from './sys/lease-repo.js';
 import { LeaseService } from './sys/lease-service.js';
 import { openApiRoutes } from './sys/openapi-routes.js';
 import type { SystemRoute } from './sys/system-route.js';
-import { sysRoutes } from './sys/sys-routes.js';
+import { sysRoutes, tokenAuthEntry, uuidFrom } from './sys/sys-routes.js';
+import { QuotaRepo } from './quotas/quota-repo.js';
+import { QuotaService } from './quotas/quota-service.js';
+import { quotaRoutes, registerQuotaGuard } from './quotas/quota-routes.js';
 import { TokenRepo } from './tokens/token-repo.js';
 import { tokenRoutes } from './tokens/token-routes.js';
 import { TokenService } from './tokens/token-service.js';
@@ -61,6 +66,19 @@ import { AcmeRepo } from './acme/acme-repo.js';
 import { acmeProtocolRoutes } from './acme/acme-protocol-routes.js';
 import { acmeRoutes } from './acme/acme-routes.js';
 import { AcmeService } from './acme/acme-service.js';
+import { AuthMountRepo } from './auth/auth-mount-repo.js';
+import { sysAuthRoutes } from './auth/auth-mount-routes.js';
+import { AuthMountService } from './auth/auth-mount-service.js';
+import { AuthRoleRepo } from './auth/auth-role-repo.js';
+import type { AuthRoute } from './auth/auth-route.js';
+import { AppRoleRepo } from './auth/approle/approle-repo.js';
+import { appRoleRoutes } from './auth/approle/approle-routes.js';
+import { AppRoleService } from './auth/approle/approle-service.js';
+import { JwtKeySource } from './auth/jwt/jwt-key-source.js';
+import { jwtRoutes } from './auth/jwt/jwt-routes.js';
+import { JwtService } from './auth/jwt/jwt-service.js';
+import { certAuthRoutes } from './auth/cert/cert-auth-routes.js';
+import { CertAuthService } from './auth/cert/cert-auth-service.js';
 
 /**
  * The PKI engine's composition root: builds its repos and services from the core
@@ -105,6 +123,28 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     leases,
   });
   const policies = new PolicyService({ repo: new PolicyRepo({ db }), clock });
+  const quotas = new QuotaService({
+    repo: new QuotaRepo({ db }),
+    mounts,
+    clock,
+    logger: core.logger.child({ component: 'vault-quotas' }),
+    shared: core.db.kind === 'postgres',
+  });
+
+  // Auth methods under auth/: logins end in a token of the token store.
+  const authMounts = new AuthMountService({ db, repo: new AuthMountRepo({ db }), clock, tokens });
+  const authRoles = new AuthRoleRepo({ db });
+  authMounts.onDisable((m) => authRoles.purgeMount(m.id));
+  const authRoutes = {
+    approle: new RouteTable<AuthRoute>(),
+    jwt: new RouteTable<AuthRoute>(),
+    cert: new RouteTable<AuthRoute>(),
+  };
+  const approle = new AppRoleService({ roles: authRoles, repo: new AppRoleRepo({ db }), auth: authMounts, clock });
+  authRoutes.approle.addAll(appRoleRoutes(approle));
+  const jwtKeys = new JwtKeySource({ nowMs: () => clock.now().getTime() });
+  authRoutes.jwt.addAll(jwtRoutes(new JwtService({ roles: authRoles, auth: authMounts, keys: jwtKeys, clock })));
+  authMounts.onDisable(async (m) => jwtKeys.forget(m.id));
 
   /**
    * Routes served inside every PKI mount. Each module adds its PkiRoute array here, e.g.
@@ -124,6 +164,8 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     repo: new CertRepo({ db, writeTransaction: core.db.writeTransaction, kind: core.db.kind }),
     clock,
     leases,
+    search: new CertSearchRepo({ db, kind: core.db.kind }),
+    resolveIssuer: async (mountId, ref) => (await issuers.resolve(mountId, ref)).id,
   });
   mountRoutes.addAll(certRoutes(certs));
   mountRoutes.addAll([
@@ -181,6 +223,22 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   mountRoutes.addAll(revocationRoutes(revocation, crls, issuers));
   mounts.onDisable((m) => crls.purgeMount(m.id));
   leases.registerRevoker(CERT_LEASE_KIND, (lease) => revocation.revokeLease(lease));
+
+  // TLS certificate logins: a certificate a mount of this server holds as revoked cannot log in.
+  authRoutes.cert.addAll(
+    certAuthRoutes(
+      new CertAuthService({
+        roles: authRoles,
+        auth: authMounts,
+        clock,
+        isRevoked: async (serial) => {
+          for (const m of await mounts.list())
+            if ((await revocation.statusMany(m.id, [serial])).get(serial)?.status === 'revoked') return true;
+          return false;
+        },
+      }),
+    ),
+  );
 
   // ACME (RFC 8555) on every mount: issuance through the directory's role, sign-verbatim or external policy.
   const acmeLogger = core.logger.child({ component: 'pki-acme' });
@@ -244,6 +302,8 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   return {
     async registerRoutes(app) {
       app.addHook('onReady', () => tidy.scheduleAutoTidyCheck());
+      app.addHook('onReady', () => quotas.start());
+      registerQuotaGuard(app, quotas);
       const systemRoutes: SystemRoute[] = [];
       systemRoutes.push(
         ...openApiRoutes({
@@ -255,8 +315,11 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
           version: '1',
         }),
         ...sysMountRoutes(mounts),
+        ...sysAuthRoutes(authMounts, tokenAuthEntry(uuidFrom(core.config.databaseUrl))),
         ...policyRoutes(policies),
+        ...quotaRoutes(quotas),
         ...tokenRoutes(tokens, clock),
+        ...snapshotRoutes({ clock, takeSnapshot: () => core.takeBackup() }),
         ...sysRoutes({
           clock,
           leases,
@@ -266,7 +329,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
           storageType: core.db.kind === 'postgres' ? 'postgresql' : 'sqlite',
         }),
       );
-      registerDispatcher(app, { mounts, tokens, policies, mountRoutes, systemRoutes });
+      registerDispatcher(app, { mounts, tokens, policies, mountRoutes, authMounts, authRoutes, systemRoutes });
     },
     jobHandlers: {
       [MOUNT_PURGE_JOB]: async (payload) => mounts.purge((payload as { mount: MountInfo }).mount),
@@ -283,6 +346,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
       },
     },
     async close() {
+      quotas.stop();
       await acme.close();
       await keyPool.stop();
       await certs.drain();

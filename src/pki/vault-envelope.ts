@@ -111,6 +111,10 @@ export function vaultStatusFor(kind: ErrorKind | 'internal'): number {
       return 413;
     case 'unavailable':
       return 503;
+    case 'insufficient_storage':
+      return 507;
+    case 'too_many_requests':
+      return 429;
     default:
       return 500;
   }

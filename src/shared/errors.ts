@@ -12,7 +12,11 @@ export type ErrorKind =
   | 'unauthenticated'
   | 'precondition_failed'
   | 'too_large'
-  | 'unavailable';
+  | 'unavailable'
+  /** The server lacks the disk space to take what was sent (HTTP 507). */
+  | 'insufficient_storage'
+  /** Too much of this work at once; the client should retry shortly (HTTP 429). */
+  | 'too_many_requests';
 
 export class DomainError extends Error {
   readonly kind: ErrorKind;

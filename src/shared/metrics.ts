@@ -47,6 +47,28 @@ export class Metrics {
     labelNames: ['mount'] as const,
     registers: [this.registry],
   });
+  readonly httpInFlight = new Gauge({
+    name: 'strongroom_http_requests_in_flight',
+    help: 'Requests received and not yet answered by this process.',
+    registers: [this.registry],
+  });
+  readonly httpRefused = new Counter({
+    name: 'strongroom_http_requests_refused_total',
+    help: 'Requests refused at once with 503 because max_inflight_requests were in flight.',
+    registers: [this.registry],
+  });
+  readonly stateEncryptionSealed = new Counter({
+    name: 'strongroom_state_encryption_sealed_total',
+    help: 'Records stored in plain text before encryption existed that this node has sealed (kind: blob, inline, output).',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly stateEncryptionRemaining = new Gauge({
+    name: 'strongroom_state_encryption_remaining',
+    help: 'Records the state encryption job has still to look at, by kind; all 0 once it has finished (read from the database at scrape time).',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
   readonly #scrapeHooks: (() => Promise<void>)[] = [];
   /** The labelled children of the two HTTP metrics, by method, route and status (prom-client hashes labels on every call otherwise). */
   readonly #httpChildren = new Map<string, { count: { inc(): void }; duration: { observe(v: number): void } }>();

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { loginDiscovery } from './login/login.js';
 
 /** The API version the `cloud` block requires (≥ 2.5, reference 2.2); sent on every /api/v2 response. */
 export const TFP_API_VERSION = '2.5';
@@ -30,6 +31,7 @@ export function registerDiscoveryRoutes(app: FastifyInstance): void {
       'tfe.v2.2': '/api/v2/',
       'state.v2': '/api/v2/',
       'motd.v1': '/api/terraform/motd',
+      'login.v1': loginDiscovery(),
     }),
   );
   app.get('/api/terraform/motd', async (_request, reply) => reply.type('application/json').send({ msg: '' }));

@@ -21,8 +21,10 @@ const TITLES: Record<number, string> = {
   415: 'unsupported media type',
   422: 'invalid attribute',
   423: 'locked',
+  429: 'too many requests',
   500: 'internal server error',
   503: 'service unavailable',
+  507: 'insufficient storage',
 };
 
 /** HTTP status for a domain error kind under /api/v2. */
@@ -45,6 +47,10 @@ export function tfeStatusFor(kind: ErrorKind | 'internal'): number {
       return 413;
     case 'unavailable':
       return 503;
+    case 'insufficient_storage':
+      return 507;
+    case 'too_many_requests':
+      return 429;
     default:
       return 500;
   }

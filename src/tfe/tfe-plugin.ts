@@ -56,9 +56,13 @@ export const tfePlugin: FastifyPluginAsync<TfePluginOptions> = async (app: Fasti
         : c.kind === 'invalid' && !c.field && /malformed JSON/.test(c.message)
           ? 400
           : tfeStatusFor(c.kind);
-    if (status >= 500) request.log.error({ err }, 'request failed');
-    // A 503 is a deliberate "not ready, retry" whose text clients match; other 5xx stay generic.
-    const detail = status >= 500 && c.kind !== 'unavailable' ? 'internal server error' : c.message;
+    if (c.kind === 'insufficient_storage') request.log.warn({ reason: c.message }, 'upload refused: disk space low');
+    else if (status >= 500) request.log.error({ err }, 'request failed');
+    if (c.kind === 'too_many_requests') void reply.header('retry-after', '1');
+    // A 503 is a deliberate "not ready, retry" whose text clients match, a 507 says what to free;
+    // other 5xx stay generic.
+    const deliberate = c.kind === 'unavailable' || c.kind === 'insufficient_storage';
+    const detail = status >= 500 && !deliberate ? 'internal server error' : c.message;
     const pointer = c.field ? (c.field.startsWith('/') ? c.field : `/${c.field}`) : undefined;
     void reply
       .status(status)

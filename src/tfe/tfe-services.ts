@@ -24,6 +24,8 @@ import { WorkspaceRepo } from './workspaces/workspace-repo.js';
 import { registerWorkspaceRoutes } from './workspaces/workspace-routes.js';
 import { WorkspaceService } from './workspaces/workspace-service.js';
 import { extractStateJob } from './state-versions/extract-state-job.js';
+import { ENCRYPT_STATE_JOB, StateEncryption } from './state-versions/state-encryption-job.js';
+import { StateEncryptionRepo } from './state-versions/state-encryption-repo.js';
 import { STATE_MAINTENANCE_JOB, StateMaintenance } from './state-versions/state-maintenance.js';
 import { registerStateUploadRoutes } from './state-versions/state-upload-routes.js';
 import { StateUploadService } from './state-versions/state-upload-service.js';
@@ -32,6 +34,9 @@ import { registerStateVersionRoutes } from './state-versions/state-version-route
 import { EXTRACT_STATE_JOB, STATE_BLOB_GC_JOB, StateVersionService } from './state-versions/state-version-service.js';
 import { enqueueMissingExtractions } from './state-versions/extraction-backfill.js';
 import { registerStateDiffRoutes } from './state-versions/state-diff-routes.js';
+import { LoginRepo } from './login/login-repo.js';
+import { LoginService } from './login/login-service.js';
+import { registerLoginApprovalRoutes, registerLoginTokenRoute } from './login/login-routes.js';
 import { StateDiffService } from './state-versions/state-diff-service.js';
 import { StateVersionOutputRepo } from './state-version-outputs/state-version-output-repo.js';
 import { registerStateVersionOutputRoutes } from './state-version-outputs/state-version-output-routes.js';
@@ -91,6 +96,7 @@ export function buildTfeIdentityLayer(core: Pick<CoreDeps, 'db' | 'clock' | 'adm
 export function buildTfeServices(core: CoreDeps): TfeServices {
   const { db, clock, config } = core;
   const { identity, organizations, teams, tokens, projects, workspaces, teamAccess } = buildTfeIdentityLayer(core);
+  const login = new LoginService({ repo: new LoginRepo({ db: db.kysely }), tokens, clock });
 
   const stateSettings = {
     allowSerialMismatch: config.stateAllowSerialMismatch,
@@ -107,6 +113,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     db: db.kysely,
     batchCommits: db.kind === 'sqlite',
     lazySync: db.lazySyncTransaction,
+    sealing: core.sealing,
   });
   const stateCore = { repo: stateRepo, blobs: core.blobs, jobs: core.jobs, clock, settings: stateSettings };
   // SQLite is one node by construction, so the current version can be kept in memory (decision 0014).
@@ -115,19 +122,32 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     ...stateCore,
     workspaces,
     secrets: core.secrets,
+    sealing: core.sealing,
     currentVersionCache,
   });
-  const stateUploads = new StateUploadService({ ...stateCore, versions: stateVersions });
+  const stateUploads = new StateUploadService({ ...stateCore, versions: stateVersions, admission: core.uploads });
   const stateMaintenance = new StateMaintenance({
     ...stateCore,
     logger: core.logger.child({ component: 'tfe-state' }),
   });
   const stateOutputs = new StateVersionOutputService({
-    repo: new StateVersionOutputRepo({ db: db.kysely }),
+    repo: new StateVersionOutputRepo({ db: db.kysely, lookup: core.sealing.lookup }),
     versions: stateVersions,
     workspaces,
   });
   const stateDiffs = new StateDiffService({ versions: stateVersions });
+  const stateEncryption = new StateEncryption({
+    repo: new StateEncryptionRepo({ db: db.kysely }),
+    blobs: core.blobs,
+    jobs: core.jobs,
+    db: db.kysely,
+    sealing: core.sealing,
+    ...(db.scrub ? { scrub: db.scrub } : {}),
+    clock,
+    logger: core.logger.child({ component: 'tfe-state-encryption' }),
+    metrics: core.metrics,
+  });
+  core.metrics.onScrape(() => stateEncryption.observe());
   workspaces.setStateVersionHooks({
     latestIsPending: (id) => stateVersions.latestIsPending(id),
     currentIds: (ids) => stateVersions.currentIds(ids),
@@ -183,9 +203,11 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
       });
       registerStateVersionOutputRoutes(app, { outputs: stateOutputs, config });
       registerStateDiffRoutes(app, { diffs: stateDiffs });
+      registerLoginApprovalRoutes(app, { login });
     },
     async registerRootRoutes(app) {
       registerDiscoveryRoutes(app);
+      await registerLoginTokenRoute(app, { login });
       nudgeAfterStateWrite(app);
       app.addHook('onReady', async () => {
         const n = await enqueueMissingExtractions({ repo: stateRepo, jobs: core.jobs });
@@ -196,9 +218,10 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
       app.addHook('onReady', () => stateMaintenance.scheduleNext());
     },
     // Blobs stored by writes whose version never committed (a crash, a failed commit).
-    housekeepingTasks: [(signal) => stateMaintenance.collectOrphanBlobs(signal)],
+    housekeepingTasks: [(signal) => stateMaintenance.collectOrphanBlobs(signal), () => stateEncryption.schedule()],
     jobHandlers: {
       [EXTRACT_STATE_JOB]: extractStateJob({ repo: stateRepo, blobs: core.blobs }),
+      [ENCRYPT_STATE_JOB]: (_payload, ctx) => stateEncryption.run(ctx.signal),
       [STATE_BLOB_GC_JOB]: async (_payload, ctx) => {
         await stateMaintenance.collectBlobs(ctx.signal);
       },

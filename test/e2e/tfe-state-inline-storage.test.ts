@@ -1,3 +1,4 @@
+import { openBuffer } from '../../src/secrets/content-cipher.js';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -69,7 +70,10 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 201, r.text);
       for (const bytes of [small, json]) {
         const row = await blobRow(srv, sha256(bytes));
-        assert.ok(row?.data && Buffer.from(row.data).equals(bytes), 'bytes are in the row');
+        assert.ok(row?.data, 'bytes are in the row');
+        const stored = Buffer.from(row.data);
+        assert.ok(!stored.includes(bytes.subarray(0, 32)), 'sealed, not in plain text');
+        assert.ok((await openBuffer(stored, srv.deps.core.sealing.lookup)).equals(bytes), 'they open to the state');
         assert.equal(Number(row?.size), bytes.length);
         assert.equal(await srv.deps.core.blobs.stat(sha256(bytes)), undefined, 'and not in the blob store');
       }

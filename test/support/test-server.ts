@@ -35,10 +35,14 @@ export async function startTestServer(
     sameDatabaseAs?: TestServer;
     /** Sees every route as Fastify registers it. */
     onRoute?: (route: RouteOptions) => void;
+    /** Storage that exists already (a restored backup): used as it is and left in place at close. */
+    existing?: { databaseUrl: string; dataDir: string };
   } = {},
 ): Promise<TestServer> {
   // A second node of `sameDatabaseAs`: its database and data directory (the master key), dropped by the first.
-  const shared = opts.sameDatabaseAs;
+  const shared = opts.existing
+    ? { config: { databaseUrl: opts.existing.databaseUrl, dataDir: opts.existing.dataDir } }
+    : opts.sameDatabaseAs;
   const {
     url: databaseUrl,
     dir,

@@ -6,6 +6,7 @@ import { addSeconds } from '../../shared/clock.js';
 import { DomainError, invalid, isDomainError, notFound } from '../../shared/errors.js';
 import { uuid } from '../../shared/ids.js';
 import type { MountConfigService } from '../config/mount-config-service.js';
+import { ExternalPolicyFailure, ExternalPolicyRefusal } from '../external-policy/external-policy.js';
 import type { ExternalPolicyService } from '../external-policy/external-policy-service.js';
 import { parseCsrDeferred } from '../crypto/csr.js';
 import { checkKeyAgainstRole } from '../crypto/keys.js';
@@ -572,20 +573,28 @@ export class AcmeService {
         );
       }
       case 'external-policy': {
-        const r = await this.deps.externalPolicy.issue({
-          mount: dir.mount,
-          mode: 'sign',
-          policyName: policy.policy,
-          issuerRef: policy.issuerRef,
-          userValues: { csr: csr.pem, acme_account_id: account.id, acme_directory: dir.prefix },
-          format: 'pem',
-          privateKeyFormat: 'der',
-          removeRootsFromChain: false,
-          csr: csr.pem,
-          actor: undefined,
-          mountDefaultTtl: limits.defaultTtlSeconds,
-          mountMaxTtl: limits.maxTtlSeconds,
-        });
+        const r = await this.deps.externalPolicy
+          .issue({
+            mount: dir.mount,
+            mode: 'sign',
+            policyName: policy.policy,
+            issuerRef: policy.issuerRef,
+            userValues: { csr: csr.pem, acme_account_id: account.id, acme_directory: dir.prefix },
+            format: 'pem',
+            privateKeyFormat: 'der',
+            removeRootsFromChain: false,
+            csr: csr.pem,
+            actor: undefined,
+            mountDefaultTtl: limits.defaultTtlSeconds,
+            mountMaxTtl: limits.maxTtlSeconds,
+          })
+          .catch((err: unknown) => {
+            // The service's refusal is about what the order asks for; its failures are ours.
+            if (err instanceof ExternalPolicyRefusal)
+              throw acmeError('rejectedIdentifier', `the external policy refused the order: ${err.message}`);
+            if (err instanceof ExternalPolicyFailure) throw acmeError('serverInternal', err.message);
+            throw err;
+          });
         return { ...r, leaseId: '', leaseDuration: 0 };
       }
     }

@@ -14,6 +14,12 @@ const RETRY_DELAYS = [1, 3];
 const ATTEMPT_TIMEOUT_MS = 10_000;
 /** How long the node running a validation holds it; past this another node's poll takes over. */
 const LEASE_SECONDS = 30;
+/**
+ * How long a challenge response waits for the first attempt: a validation that ends by then
+ * is answered as decided, so the client's first poll finds it so instead of polling again
+ * (decision 0038).
+ */
+const FIRST_ATTEMPT_WAIT_MS = 2000;
 
 /**
  * Challenge validation off the request path. The node that accepts a challenge runs it at
@@ -56,8 +62,18 @@ export class AcmeValidationService {
       const fresh = await this.deps.repo.authorization(this.deps.repo.executor, a.mountId, a.id);
       return fresh ?? a;
     }
-    this.#run({ ...next, version: next.version + 1 }, type, thumbprint, 0);
-    return next;
+    const first = this.#run({ ...next, version: next.version + 1 }, type, thumbprint, 0);
+    let timer: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([
+      first.then(() => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), FIRST_ATTEMPT_WAIT_MS);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!ended) return next;
+    return (await this.deps.repo.authorization(this.deps.repo.executor, a.mountId, a.id)) ?? next;
   }
 
   /** Takes over a validation whose node let its lease run out. */
@@ -71,19 +87,21 @@ export class AcmeValidationService {
       .then(async (ok) => {
         if (!ok) return;
         const account = await this.deps.repo.account(this.deps.repo.executor, a.mountId, a.accountId);
-        if (account) this.#run({ ...next, version: next.version + 1 }, c.type, account.thumbprint, c.attempts);
+        if (account) void this.#run({ ...next, version: next.version + 1 }, c.type, account.thumbprint, c.attempts);
       });
     this.#track(p);
   }
 
-  #run(a: VersionedAuthz, type: ChallengeType, thumbprint: string, attempt: number): void {
-    if (this.#closed) return;
-    this.#track(this.#attempt(a, type, thumbprint, attempt));
+  /** Runs one attempt in the background; the promise settles (never rejects) when it has ended. */
+  #run(a: VersionedAuthz, type: ChallengeType, thumbprint: string, attempt: number): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    return this.#track(this.#attempt(a, type, thumbprint, attempt));
   }
 
-  #track(p: Promise<void>): void {
+  #track(p: Promise<void>): Promise<void> {
     const tracked = p.catch((err: unknown) => this.deps.onError?.(err)).finally(() => this.#inFlight.delete(tracked));
     this.#inFlight.add(tracked);
+    return tracked;
   }
 
   async #attempt(a: VersionedAuthz, type: ChallengeType, thumbprint: string, attempt: number): Promise<void> {
@@ -119,7 +137,7 @@ export class AcmeValidationService {
       if (!(await this.deps.repo.transaction((tx) => this.deps.repo.updateAuthz(tx, held, now)))) return;
       const timer = setTimeout(() => {
         this.#timers.delete(timer);
-        this.#run({ ...held, version: held.version + 1 }, type, thumbprint, attempts);
+        void this.#run({ ...held, version: held.version + 1 }, type, thumbprint, attempts);
       }, RETRY_DELAYS[attempt]! * 1000);
       timer.unref();
       this.#timers.add(timer);

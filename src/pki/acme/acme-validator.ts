@@ -40,9 +40,19 @@ export async function validateChallenge(t: ValidationTarget): Promise<void> {
   }
 }
 
+/** Resolvers by server and timeout: making one sets up a c-ares channel, which is not free per validation. */
+const resolvers = new Map<string, Resolver>();
+
 function resolver(t: ValidationTarget): Resolver {
-  const r = new Resolver({ timeout: Math.min(t.timeoutMs, 5000), tries: 2 });
-  if (t.dnsResolver !== '') r.setServers([t.dnsResolver]);
+  const timeout = Math.min(t.timeoutMs, 5000);
+  const key = `${t.dnsResolver}\n${timeout}`;
+  let r = resolvers.get(key);
+  if (!r) {
+    r = new Resolver({ timeout, tries: 2 });
+    if (t.dnsResolver !== '') r.setServers([t.dnsResolver]);
+    if (resolvers.size >= 64) resolvers.delete(resolvers.keys().next().value!);
+    resolvers.set(key, r);
+  }
   return r;
 }
 

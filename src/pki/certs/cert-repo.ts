@@ -4,6 +4,7 @@ import { fixedChunks } from '../../db/fixed-chunks.js';
 import type { DatabaseKind } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { RowsInsert } from '../../db/one-param-query.js';
+import { certificateSearchNames } from '../crypto/cert-parser.js';
 import type { PkiCertMetadataTable, PkiCertsTable } from '../../db/schema-pki-issuance.js';
 import { conflict } from '../../shared/errors.js';
 import type { IssuedCertificate, CertMetadata } from './cert.js';
@@ -25,6 +26,9 @@ export class CertRepo {
       'revoked_at',
       'revocation_issuer_id',
       'created_at',
+      'common_name',
+      'names',
+      'role',
     ],
     (rows) => this.deps.db.insertInto('pki_certs').values(rows),
     () => this.deps.kind !== 'sqlite',
@@ -90,16 +94,22 @@ export class CertRepo {
     if (certs.length > 0) {
       await this.#insertCerts.run(
         ex,
-        certs.map((c) => ({
-          mount_id: c.mountId,
-          serial: c.serial,
-          issuer_id: c.issuerId,
-          certificate_der: c.der,
-          not_after: c.notAfter.toISOString(),
-          revoked_at: null,
-          revocation_issuer_id: null,
-          created_at: c.createdAt.toISOString(),
-        })),
+        certs.map((c) => {
+          const found = certificateSearchNames(c.der);
+          return {
+            mount_id: c.mountId,
+            serial: c.serial,
+            issuer_id: c.issuerId,
+            certificate_der: c.der,
+            not_after: c.notAfter.toISOString(),
+            revoked_at: null,
+            revocation_issuer_id: null,
+            created_at: c.createdAt.toISOString(),
+            common_name: found.commonName,
+            names: found.names,
+            role: c.role ?? null,
+          };
+        }),
       );
     }
     if (metadata.length > 0) {

@@ -3,6 +3,9 @@ import type { Clock } from '../../shared/clock.js';
 import type { Lease } from '../sys/lease.js';
 import type { CertMetadata, IssuedCertificate } from './cert.js';
 import type { CertRepo, Executor } from './cert-repo.js';
+import { encodeCursor, sortValue } from './cert-search.js';
+import type { CertSearchPage, CertSearchQuery } from './cert-search.js';
+import type { CertSearchRepo } from './cert-search-repo.js';
 
 /** Extra work done in the certificate's own transaction (e.g. recording its lease). */
 export type InTransaction = (tx: Executor) => Promise<void>;
@@ -42,7 +45,42 @@ const MAX_BATCH = 2000;
 export class CertService {
   readonly #batches = new BatchQueue<Pending>((batch) => this.#write(batch), MAX_BATCH);
 
-  constructor(private readonly deps: { repo: CertRepo; clock: Clock; leases?: LeaseWriter }) {}
+  constructor(
+    private readonly deps: {
+      repo: CertRepo;
+      clock: Clock;
+      leases?: LeaseWriter;
+      search?: CertSearchRepo;
+      /** An issuer reference (`default`, a name or an id) to its id; throws not_found. */
+      resolveIssuer?: (mountId: string, ref: string) => Promise<string>;
+    },
+  ) {}
+
+  /**
+   * Certificate search: stored certificates of a mount matching every filter given, in
+   * (sort, serial) order, one keyset page at a time. `expiringWithinSeconds` narrows the
+   * not-after range to [now, now + N].
+   */
+  async search(
+    mountId: string,
+    input: Omit<CertSearchQuery, 'issuerId'> & { issuer?: string; expiringWithinSeconds?: number },
+  ): Promise<CertSearchPage> {
+    const { search, resolveIssuer } = this.deps;
+    if (!search) throw new Error('certificate search is not wired');
+    const q: CertSearchQuery = { ...input };
+    if (input.issuer !== undefined && resolveIssuer) q.issuerId = await resolveIssuer(mountId, input.issuer);
+    if (input.expiringWithinSeconds !== undefined) {
+      const now = this.deps.clock.now();
+      const to = new Date(now.getTime() + input.expiringWithinSeconds * 1000);
+      q.notAfterFrom = q.notAfterFrom && q.notAfterFrom > now ? q.notAfterFrom : now;
+      q.notAfterTo = q.notAfterTo && q.notAfterTo < to ? q.notAfterTo : to;
+    }
+    const hits = await search.search(mountId, q);
+    if (hits.length <= q.limit) return { hits };
+    const page = hits.slice(0, q.limit);
+    const last = page[page.length - 1]!;
+    return { hits: page, next: encodeCursor({ value: sortValue(last, q.sort), serial: last.serial }) };
+  }
 
   /**
    * Stores a certificate (and its metadata), resolving once it is committed. `also` runs

@@ -10,6 +10,8 @@ export interface IssuedCertificate {
   der: Buffer;
   notAfter: Date;
   createdAt: Date;
+  /** The role it was issued under (certificate search filters on it). */
+  role?: string;
 }
 
 export interface CertMetadata {

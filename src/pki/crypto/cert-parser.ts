@@ -134,3 +134,44 @@ export function isSelfSigned(cert: ParsedCertificate): boolean {
 export function isCa(cert: ParsedCertificate): boolean {
   return cert.extensions.basicConstraints?.ca === true;
 }
+
+/** What certificate search matches on: the subject's common name and every textual name. */
+export interface CertificateSearchNames {
+  /** The subject's first CN, or '' when it has none. */
+  commonName: string;
+  /** Lowercased CN and subject alternative names (DNS, email, IP, URI, UTF-8 otherName), one a line. */
+  names: string;
+}
+
+/**
+ * The names of a certificate for the search index, read without decoding its key (cheap
+ * enough for every stored certificate). Unreadable parts give empty names, never an error:
+ * a certificate the engine stores has already been parsed or built by it.
+ */
+export function certificateSearchNames(der: Buffer): CertificateSearchNames {
+  try {
+    const t = parseDer(der).children().expect(TAG.SEQUENCE, 'TBSCertificate').children();
+    t.optional(0xa0);
+    t.next(); // serialNumber
+    t.next(); // signature
+    t.next(); // issuer
+    t.next(); // validity
+    const subject = decodeNameElement(t.expect(TAG.SEQUENCE, 'subject'));
+    t.next(); // subjectPublicKeyInfo
+    t.optional(0x81);
+    t.optional(0x82);
+    const exts = parseExtensions(t.optional(0xa3)?.children().next());
+    const cn = subject.rdns.flat().find((a) => a.type === 'CN')?.value ?? '';
+    const all = cn === '' ? [] : [cn];
+    for (const n of exts.subjectAltNames ?? []) {
+      const v =
+        n.type === 'dns' || n.type === 'email' || n.type === 'uri' || n.type === 'ip' || n.type === 'otherName'
+          ? n.value
+          : undefined;
+      if (v !== undefined && v !== '' && !all.includes(v)) all.push(v);
+    }
+    return { commonName: cn, names: all.join('\n').toLowerCase() };
+  } catch {
+    return { commonName: '', names: '' };
+  }
+}

@@ -19,6 +19,7 @@ import type { MountInfo, TokenInfo } from '../pki-route.js';
 import {
   DISABLED_CONFIG,
   ExternalPolicyFailure,
+  ExternalPolicyRefusal,
   buildCiepsRequest,
   changesService,
   normalizeCertificates,
@@ -184,7 +185,7 @@ export class ExternalPolicyService {
     const warnings = [...answer.warnings];
     if (answer.certificate === '') {
       await this.#recordAnswer(req.mount.id, stored);
-      throw invalid(answer.error);
+      throw new ExternalPolicyRefusal(answer.error);
     }
     if (answer.error !== '') warnings.push(answer.error);
     const template = parseTemplate(answer.certificate);

@@ -177,6 +177,13 @@ export class ExternalPolicyFailure extends DomainError {
   }
 }
 
+/** The policy service answered with a refusal (an `error` and no certificate): a 400 with its message. */
+export class ExternalPolicyRefusal extends DomainError {
+  constructor(message: string) {
+    super('invalid', message);
+  }
+}
+
 export type IssuanceMode = 'issue' | 'sign' | 'ica';
 
 /** The issuer the caller asked for (path or default), as the service is told about it. */

@@ -295,6 +295,7 @@ export class IssuanceService {
       der: r.cert.der,
       notAfter: r.cert.notAfter,
       createdAt: now,
+      role: r.role?.name,
     };
     await this.deps.certs.record({
       cert: noStore ? undefined : cert,

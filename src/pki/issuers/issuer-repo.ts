@@ -2,6 +2,7 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import { isUniqueViolation } from '../../db/constraint-errors.js';
 import type { Database } from '../../db/schema.js';
 import type { PkiIssuersTable } from '../../db/schema-pki-issuance.js';
+import { certificateSearchNames } from '../crypto/cert-parser.js';
 import { conflict } from '../../shared/errors.js';
 import type { AiaUrls } from '../config/mount-config.js';
 import type { KeyType } from '../keys/key.js';
@@ -248,6 +249,7 @@ export class IssuerRepo {
           revoked_at: c.revokedAt?.toISOString() ?? null,
           revocation_issuer_id: c.revocationIssuerId === '' ? null : c.revocationIssuerId,
           created_at: c.createdAt.toISOString(),
+          ...searchColumns(c.der),
         })
         .execute();
     } catch (err) {
@@ -289,4 +291,9 @@ export class IssuerRepo {
   async deleteAllCertificates(ex: Executor, mountId: string): Promise<void> {
     await ex.deleteFrom('pki_certs').where('mount_id', '=', mountId).execute();
   }
+}
+
+function searchColumns(der: Buffer): { common_name: string; names: string; role: null } {
+  const found = certificateSearchNames(der);
+  return { common_name: found.commonName, names: found.names, role: null };
 }

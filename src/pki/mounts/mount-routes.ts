@@ -163,19 +163,19 @@ function parseTunables(input: Record<string, unknown>): {
 }
 
 /** A TTL as Vault takes it on mounts: seconds, a duration string, or "system" (0) for the server value. */
-function ttlValue(name: string, v: FieldTypeMap['any']): number | undefined {
+export function ttlValue(name: string, v: FieldTypeMap['any']): number | undefined {
   if (v === undefined || v === null || v === '') return undefined;
   if (typeof v === 'string' && v.trim().toLowerCase() === 'system') return 0;
   return defineFields({ [name]: { type: 'duration' } }).parse({ [name]: v }).values[name] as number;
 }
 
-function stringMap(m: Record<string, unknown>): Record<string, string> {
+export function stringMap(m: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(m)) if (v !== null && v !== undefined) out[k] = String(v);
   return out;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
+export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 

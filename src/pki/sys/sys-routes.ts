@@ -109,11 +109,6 @@ export function sysRoutes(deps: SysRouteDeps): SystemRoute[] {
 
   return [
     ...statusRoutes({ clock: deps.clock, clusterId, storageType: deps.storageType }),
-    sys('sys/auth', ['read'], async () => ({
-      kind: 'json',
-      data: { 'token/': tokenAuthEntry(clusterId) },
-      copyToTopLevel: true,
-    })),
     sys('sys/leases/lookup', ['update'], leaseLookup),
     sys('sys/leases/lookup', ['list'], leaseList),
     sys('sys/leases/lookup/*prefix', ['list'], leaseList),
@@ -135,8 +130,8 @@ export function sysRoutes(deps: SysRouteDeps): SystemRoute[] {
   ];
 }
 
-/** The one auth method: the token store, listed as Vault lists it under sys/auth. */
-function tokenAuthEntry(clusterId: string): Record<string, unknown> {
+/** The built-in auth method, the token store, as Vault lists it under sys/auth. */
+export function tokenAuthEntry(clusterId: string): Record<string, unknown> {
   return {
     accessor: `auth_token_${clusterId.slice(0, 8)}`,
     config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false, token_type: 'default-service' },
@@ -153,7 +148,8 @@ function tokenAuthEntry(clusterId: string): Record<string, unknown> {
   };
 }
 
-function uuidFrom(seed: string): string {
+/** The cluster id every node of one database shows (sys/health, sys/auth's token/). */
+export function uuidFrom(seed: string): string {
   const h = createHash('sha256').update(`strongroom-cluster:${seed}`).digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }

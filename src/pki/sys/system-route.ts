@@ -46,7 +46,9 @@ export type SystemResult =
       copyToTopLevel?: boolean;
     }
   /** Status only, no body (HEAD sys/health). */
-  | { kind: 'status'; status: number };
+  | { kind: 'status'; status: number }
+  /** A binary body streamed as it is produced (sys/storage/raft/snapshot). */
+  | { kind: 'stream'; contentType: string; headers: Record<string, string>; body: AsyncIterable<Buffer> };
 
 export interface SystemRoute {
   /** Relative to /v1: "sys/mounts/*", "auth/token/create". */

@@ -114,6 +114,17 @@ export class TokenRepo {
     return rows.map((r) => r.accessor);
   }
 
+  /** Accessors of tokens created under a path prefix (the logins of one auth mount). */
+  async accessorsByPathPrefix(prefix: string): Promise<string[]> {
+    const like = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const rows = await this.deps.db
+      .selectFrom('pki_tokens')
+      .select('accessor')
+      .where(sql<boolean>`path like ${like} escape '\\'`)
+      .execute();
+    return rows.map((r) => r.accessor);
+  }
+
   async listAccessors(): Promise<string[]> {
     const rows = await this.deps.db.selectFrom('pki_tokens').select('accessor').orderBy('accessor').execute();
     return rows.map((r) => r.accessor);
@@ -138,6 +149,8 @@ function toRow(t: TokenEntry): PkiTokensTable {
     created_at: t.createdAt.toISOString(),
     expires_at: t.expiresAt ? t.expiresAt.toISOString() : null,
     last_renewal_at: t.lastRenewalAt ? t.lastRenewalAt.toISOString() : null,
+    bound_cidrs: t.boundCidrs ? JSON.stringify(t.boundCidrs) : null,
+    max_ttl: t.maxTtl,
   };
 }
 
@@ -159,5 +172,7 @@ function toEntry(r: Selectable<PkiTokensTable>): TokenEntry {
     createdAt: new Date(r.created_at),
     expiresAt: r.expires_at ? new Date(r.expires_at) : null,
     lastRenewalAt: r.last_renewal_at ? new Date(r.last_renewal_at) : null,
+    boundCidrs: r.bound_cidrs ? (JSON.parse(r.bound_cidrs) as string[]) : null,
+    maxTtl: Number(r.max_ttl ?? 0),
   };
 }

@@ -13,6 +13,21 @@ import { TOKEN_PREFIX, isExpired, planRenewal, planToken } from './token.js';
 import type { CreateTokenRequest, TokenEntry } from './token.js';
 import type { TokenRepo } from './token-repo.js';
 
+/** A login's token, as the auth method worked it out (see auth/login-token.ts). */
+export interface LoginTokenRequest {
+  policies: string[];
+  meta: Record<string, string> | null;
+  displayName: string;
+  numUses: number;
+  ttl: number;
+  maxTtl: number;
+  explicitMaxTtl: number;
+  period: number;
+  boundCidrs: readonly string[];
+  /** `auth/<mount>/login`. */
+  path: string;
+}
+
 /** What the dispatcher learns from a presented token. */
 export interface Authenticated {
   info: TokenInfo;
@@ -178,12 +193,49 @@ export class TokenService {
       createdAt: now,
       expiresAt: plan.expiresAt,
       lastRenewalAt: null,
+      boundCidrs: null,
+      maxTtl: 0,
     };
+    await this.#insert(entry);
+    return { token, entry, warnings: plan.warnings };
+  }
+
+  /**
+   * Creates the token an auth method's login hands out: an orphan (logins have no parent
+   * token) with the method's policies, TTLs, use limit and bound CIDRs, already worked out.
+   */
+  async createForLogin(req: LoginTokenRequest): Promise<{ token: string; entry: TokenEntry }> {
+    const now = this.deps.clock.now();
+    const token = `${TOKEN_PREFIX}${randomBase58(32)}`;
+    const entry: TokenEntry = {
+      hash: hashToken(token),
+      accessor: randomBase58(24),
+      parentAccessor: null,
+      policies: req.policies,
+      meta: req.meta && Object.keys(req.meta).length > 0 ? req.meta : null,
+      displayName: req.displayName,
+      numUses: req.numUses,
+      renewable: true,
+      orphan: true,
+      ttl: req.ttl,
+      explicitMaxTtl: req.explicitMaxTtl,
+      period: req.period,
+      path: req.path,
+      createdAt: now,
+      expiresAt: req.ttl > 0 ? new Date(now.getTime() + req.ttl * 1000) : null,
+      lastRenewalAt: null,
+      boundCidrs: req.boundCidrs.length > 0 ? [...req.boundCidrs] : null,
+      maxTtl: req.maxTtl,
+    };
+    await this.#insert(entry);
+    return { token, entry };
+  }
+
+  async #insert(entry: TokenEntry): Promise<void> {
     await this.deps.db.transaction().execute(async (trx) => {
       await this.deps.repo.insert(entry, trx);
       if (entry.expiresAt) await scheduleExpirySweep(this.deps.jobs, trx, entry.expiresAt);
     });
-    return { token, entry, warnings: plan.warnings };
   }
 
   async renew(entry: TokenEntry, increment: number): Promise<{ entry: TokenEntry; ttl: number; warnings: string[] }> {
@@ -233,6 +285,13 @@ export class TokenService {
       total += dead.length;
       if (dead.length < 100) return total;
     }
+  }
+
+  /** Revokes every token created under a path prefix (an auth mount being disabled), with their subtrees. */
+  async revokeByPathPrefix(prefix: string): Promise<number> {
+    const accessors = await this.deps.repo.accessorsByPathPrefix(prefix);
+    for (const accessor of accessors) await this.revokeTree(accessor);
+    return accessors.length;
   }
 
   async listAccessors(): Promise<string[]> {

@@ -99,6 +99,8 @@ describe('token rules', () => {
       createdAt: NOW,
       expiresAt: new Date(NOW.getTime() + 3600_000),
       lastRenewalAt: null,
+      boundCidrs: null,
+      maxTtl: 0,
     };
     const later = new Date(NOW.getTime() + 1800_000);
     assert.equal(planRenewal(t, 0, later).ttl, 3600);

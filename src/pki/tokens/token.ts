@@ -33,6 +33,10 @@ export interface TokenEntry {
   createdAt: Date;
   expiresAt: Date | null;
   lastRenewalAt: Date | null;
+  /** CIDRs the token may be used from (tokens made by an auth method's login); null: anywhere. */
+  boundCidrs: string[] | null;
+  /** Renewals never go past createdAt + maxTtl (0: only the system maximum applies). */
+  maxTtl: number;
 }
 
 /** What creating a token is allowed to do, from the caller's point of view. */
@@ -192,12 +196,17 @@ export function planRenewal(
   let ttl = t.period > 0 ? t.period : increment > 0 ? increment : t.ttl;
   if (t.period === 0 && ttl > TOKEN_MAX_TTL) ttl = TOKEN_MAX_TTL;
   let expiresAt = new Date(now.getTime() + ttl * 1000);
-  if (t.explicitMaxTtl > 0) {
-    const hardLimit = new Date(t.createdAt.getTime() + t.explicitMaxTtl * 1000);
+  const limits = [t.explicitMaxTtl, t.maxTtl].filter((x) => x > 0);
+  if (limits.length > 0) {
+    const hardLimit = new Date(t.createdAt.getTime() + Math.min(...limits) * 1000);
     if (expiresAt > hardLimit) {
       expiresAt = hardLimit;
       ttl = Math.max(0, Math.floor((hardLimit.getTime() - now.getTime()) / 1000));
-      warnings.push('TTL of the renewed token is capped by its explicit max TTL');
+      warnings.push(
+        t.explicitMaxTtl > 0 && t.explicitMaxTtl <= (t.maxTtl || Infinity)
+          ? 'TTL of the renewed token is capped by its explicit max TTL'
+          : 'TTL of the renewed token is capped by its max TTL',
+      );
     }
   }
   return { ttl, expiresAt, warnings };

@@ -1,25 +1,28 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { TfeStateVersionOutputsTable } from '../../db/schema-tfe-state.js';
+import { noDataKeys, openText } from '../../secrets/content-cipher.js';
+import type { DataKeyLookup } from '../../secrets/content-cipher.js';
 import type { StateVersionOutput, StateVersionStatus } from './state-version-output.js';
 
 const json = (s: string | null): unknown => (s === null ? null : (JSON.parse(s) as unknown));
 
-function toOutput(r: Selectable<TfeStateVersionOutputsTable>): StateVersionOutput {
-  return {
-    id: r.id,
-    stateVersionId: r.state_version_id,
-    name: r.name,
-    sensitive: r.sensitive === 1,
-    type: r.type,
-    detailedType: json(r.detailed_type),
-    value: json(r.value),
-  };
-}
-
-/** Reads of the outputs table (rows are written by the state versions module). */
+/** Reads of the outputs table (rows are written, values sealed, by the state versions module). */
 export class StateVersionOutputRepo {
-  constructor(private readonly deps: { db: Kysely<Database> }) {}
+  /** `lookup` finds the data keys that open sealed values. */
+  constructor(private readonly deps: { db: Kysely<Database>; lookup?: DataKeyLookup }) {}
+
+  private async toOutput(r: Selectable<TfeStateVersionOutputsTable>): Promise<StateVersionOutput> {
+    return {
+      id: r.id,
+      stateVersionId: r.state_version_id,
+      name: r.name,
+      sensitive: r.sensitive === 1,
+      type: r.type,
+      detailedType: json(r.detailed_type),
+      value: json(r.value === null ? null : await openText(r.value, this.deps.lookup ?? noDataKeys)),
+    };
+  }
 
   /** One output with the workspace that owns its version and that version's status. */
   async findById(
@@ -33,7 +36,7 @@ export class StateVersionOutputRepo {
       .where('o.id', '=', id)
       .executeTakeFirst();
     return r
-      ? { output: toOutput(r), workspaceId: r.workspace_id, versionStatus: r.status as StateVersionStatus }
+      ? { output: await this.toOutput(r), workspaceId: r.workspace_id, versionStatus: r.status as StateVersionStatus }
       : undefined;
   }
 
@@ -48,7 +51,7 @@ export class StateVersionOutputRepo {
       q.selectAll().orderBy('position').orderBy('id').limit(limit).offset(offset).execute(),
       q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
-    return { items: rows.map(toOutput), total: Number(count.n) };
+    return { items: await Promise.all(rows.map((r) => this.toOutput(r))), total: Number(count.n) };
   }
 
   /** All outputs of a version in file order. */
@@ -60,6 +63,6 @@ export class StateVersionOutputRepo {
       .orderBy('position')
       .orderBy('id')
       .execute();
-    return rows.map(toOutput);
+    return Promise.all(rows.map((r) => this.toOutput(r)));
   }
 }

@@ -69,7 +69,7 @@ for (const kind of dbKinds()) {
       assert.ok(actor);
       admin = actor;
       outputs = new StateVersionOutputService({
-        repo: new StateVersionOutputRepo({ db: srv.deps.core.db.kysely }),
+        repo: new StateVersionOutputRepo({ db: srv.deps.core.db.kysely, lookup: srv.deps.core.sealing.lookup }),
         versions: t.stateVersions,
         workspaces: t.workspaces,
       });

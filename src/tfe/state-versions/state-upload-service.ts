@@ -5,6 +5,7 @@ import { DomainError, conflict, invalid, notFound } from '../../shared/errors.js
 import { hashToken } from '../../shared/ids.js';
 import type { Actor } from '../identity/actor.js';
 import type { BlobInfo } from '../../blob/blob-store.js';
+import type { UploadAdmission } from '../../blob/upload-admission.js';
 import { digestStream, openStateContent, storeCheckedUpload } from './state-content.js';
 import type { Executor, StateVersionRepo } from './state-version-repo.js';
 import { extractionJob } from './extraction-backfill.js';
@@ -22,6 +23,8 @@ export interface StateUploadServiceDeps {
   jobs: JobQueue;
   clock: Clock;
   settings: StateContentRules & { maxUploadSize: number };
+  /** Refuses uploads below the free-space floor or past the concurrent-upload limit. */
+  admission?: UploadAdmission;
 }
 
 /** Uploads of at least this many bytes are checked in a worker thread (starting one takes a few ms). */
@@ -64,6 +67,20 @@ export class StateUploadService {
     const max = this.deps.settings.maxUploadSize;
     if (target === 'state' && v.status !== 'pending') return this.repeated(v, target, body, max);
     if (target === 'json' && v.jsonSha256 !== null) return this.repeated(v, target, body, max);
+    // Refused before a byte is stored: the version stays pending and the URL usable.
+    const admission = this.deps.admission;
+    if (admission)
+      return admission.run(body, declaredSize, (admitted) => this.store(v, target, admitted, declaredSize));
+    return this.store(v, target, body, declaredSize);
+  }
+
+  private async store(
+    v: StateVersion,
+    target: 'state' | 'json',
+    body: AsyncIterable<Buffer>,
+    declaredSize: number | undefined,
+  ): Promise<UploadResult> {
+    const max = this.deps.settings.maxUploadSize;
 
     if (target === 'json') {
       const { blob, checked: error } = await storeCheckedUpload(this.deps.blobs, body, max, (chunks) =>

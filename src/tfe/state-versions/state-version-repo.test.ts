@@ -173,7 +173,7 @@ for (const kind of dbKinds()) {
         const now = new Date('2026-01-01T00:00:00Z');
         const bytes = Buffer.from('{"version":4}');
         assert.equal(await repo.inlineBlob(repo.db, sha), undefined);
-        await repo.batched((trx) => repo.putInlineBlob(trx, sha, bytes, now));
+        await repo.batched((trx) => repo.putInlineBlob(trx, sha, bytes.length, bytes, now));
         assert.ok((await repo.inlineBlob(repo.db, sha))?.equals(bytes));
         assert.equal(
           await repo.transaction((trx) => repo.touchBlob(trx, sha, bytes.length, now)),
@@ -187,7 +187,7 @@ for (const kind of dbKinds()) {
           false,
           'a tombstone is reported',
         );
-        await repo.batched((trx) => repo.putInlineBlob(trx, sha, bytes, now));
+        await repo.batched((trx) => repo.putInlineBlob(trx, sha, bytes.length, bytes, now));
         assert.ok((await repo.inlineBlob(repo.db, sha))?.equals(bytes));
         assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, bytes.length, now)), true);
       });

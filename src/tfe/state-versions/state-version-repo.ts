@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { RawJson } from '../../shared/raw-json.js';
+import { maybeSealText, noDataKeys, openBuffer, openText } from '../../secrets/content-cipher.js';
+import type { ContentSealing, DataKeyLookup } from '../../secrets/content-cipher.js';
 import type { Database } from '../../db/schema.js';
 import { OneParamQuery, ParamQuery, RowInsert } from '../../db/one-param-query.js';
 import type { TfeStateVersionsTable } from '../../db/schema-tfe-state.js';
@@ -95,8 +97,18 @@ export class StateVersionRepo {
    * `lazySync`: run that commit with its fsync off the event loop (Db.lazySyncTransaction).
    */
   constructor(
-    private readonly deps: { db: Kysely<Database>; batchCommits?: boolean; lazySync?: Db['lazySyncTransaction'] },
+    private readonly deps: {
+      db: Kysely<Database>;
+      batchCommits?: boolean;
+      lazySync?: Db['lazySyncTransaction'];
+      /** Output values are sealed with it, and stored content opened (secrets/content-cipher.ts). */
+      sealing?: ContentSealing;
+    },
   ) {}
+
+  get #lookup(): DataKeyLookup {
+    return this.deps.sealing?.lookup ?? noDataKeys;
+  }
 
   get db(): Kysely<Database> {
     return this.deps.db;
@@ -577,7 +589,7 @@ export class StateVersionRepo {
           type: o.type,
           detailed_type:
             o.detailedType === null || o.detailedType === undefined ? null : JSON.stringify(o.detailedType),
-          value: JSON.stringify(o.value ?? null),
+          value: maybeSealText(this.deps.sealing, JSON.stringify(o.value ?? null)),
         })),
       )
       .execute();
@@ -617,15 +629,17 @@ export class StateVersionRepo {
       .orderBy('state_version_id')
       .orderBy('position')
       .execute();
-    return rows.map((r) => ({
-      id: r.id,
-      stateVersionId: r.state_version_id,
-      name: r.name,
-      sensitive: r.sensitive === 1,
-      type: r.type,
-      detailedType: json(r.detailed_type),
-      value: json(r.value),
-    }));
+    return Promise.all(
+      rows.map(async (r) => ({
+        id: r.id,
+        stateVersionId: r.state_version_id,
+        name: r.name,
+        sensitive: r.sensitive === 1,
+        type: r.type,
+        detailedType: json(r.detailed_type),
+        value: json(r.value === null ? null : await openText(r.value, this.#lookup)),
+      })),
+    );
   }
 
   // ---- blob references -------------------------------------------------------
@@ -667,8 +681,8 @@ export class StateVersionRepo {
    * that references it). Always succeeds: a tombstone is revived with these bytes, and a
    * live row is touched (its bytes, inline or in the blob store, are the same content).
    */
-  async putInlineBlob(trx: Executor, sha256: string, data: Buffer, now: Date): Promise<void> {
-    await this.putInlineBlobQuery.run(trx, sha256, data.length, now.toISOString(), data);
+  async putInlineBlob(trx: Executor, sha256: string, size: number, data: Buffer, now: Date): Promise<void> {
+    await this.putInlineBlobQuery.run(trx, sha256, size, now.toISOString(), data);
   }
 
   private readonly putInlineBlobQuery = new ParamQuery(
@@ -685,7 +699,7 @@ export class StateVersionRepo {
         ),
   );
 
-  /** The bytes of a live blob stored inline; undefined when they are in the blob store (or gone). */
+  /** The bytes (opened) of a live blob stored inline; undefined when they are in the blob store (or gone). */
   async inlineBlob(ex: Executor, sha256: string): Promise<Buffer | undefined> {
     const r = await ex
       .selectFrom('tfe_state_blobs')
@@ -695,7 +709,7 @@ export class StateVersionRepo {
       .executeTakeFirst();
     const d = r?.data;
     if (d === null || d === undefined) return undefined;
-    return Buffer.isBuffer(d) ? d : Buffer.from(d);
+    return openBuffer(Buffer.isBuffer(d) ? d : Buffer.from(d), this.#lookup);
   }
 
   /** After storing the bytes again: the blob is live. */

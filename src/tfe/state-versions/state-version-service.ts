@@ -1,5 +1,7 @@
 import type { BlobStore } from '../../blob/blob-store.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
+import { sealBuffer } from '../../secrets/content-cipher.js';
+import type { ContentSealing } from '../../secrets/content-cipher.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import { addSeconds } from '../../shared/clock.js';
 import type { Clock } from '../../shared/clock.js';
@@ -54,7 +56,7 @@ export interface StateVersionSettings {
 
 /**
  * Content a new version references: already in the blob store (BlobInfo), or `inline`
- * bytes that are written into the database in the version's transaction.
+ * bytes (sealed) that are written into the database in the version's transaction.
  */
 export interface VersionContent {
   sha256: string;
@@ -68,6 +70,8 @@ export interface StateVersionServiceDeps {
   blobs: BlobStore;
   jobs: JobQueue;
   secrets: SecretBox;
+  /** Inline content is sealed with it before its transaction opens. */
+  sealing?: ContentSealing;
   clock: Clock;
   settings: StateVersionSettings;
   /**
@@ -201,7 +205,7 @@ export class StateVersionService {
           b === undefined
             ? undefined
             : b.length <= inlineMax
-              ? Promise.resolve(inlineContent(b))
+              ? Promise.resolve(inlineContent(b, this.deps.sealing))
               : this.deps.blobs.put(once(b)),
         ),
       );
@@ -511,7 +515,7 @@ export class StateVersionService {
     const now = this.deps.clock.now();
     for (const info of infos) {
       if (!info) continue;
-      if (info.inline) await this.deps.repo.putInlineBlob(trx, info.sha256, info.inline, now);
+      if (info.inline) await this.deps.repo.putInlineBlob(trx, info.sha256, info.size, info.inline, now);
       else if (revive) await this.deps.repo.reviveBlob(trx, info.sha256, info.size, now);
       else if (!(await this.deps.repo.touchBlob(trx, info.sha256, info.size, now))) {
         if (!(await this.deps.blobs.stat(info.sha256))) throw new BlobCollectedError(info.sha256);
@@ -525,8 +529,13 @@ function readableIds(versions: StateVersion[]): string[] {
   return versions.filter((v) => outputsReadable(v.status)).map((v) => v.id);
 }
 
-function inlineContent(bytes: Buffer): VersionContent {
-  return { sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length, inline: bytes };
+/** Content to store inline: named by the plaintext's hash, kept sealed. */
+function inlineContent(bytes: Buffer, sealing: ContentSealing | undefined): VersionContent {
+  return {
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    size: bytes.length,
+    inline: sealing?.encrypt ? sealBuffer(sealing.current(), bytes) : bytes,
+  };
 }
 
 async function* once(b: Buffer): AsyncGenerator<Buffer> {

@@ -1,0 +1,106 @@
+/**
+ * Certificate search of a mount (GET <mount>/certs/search): the query, its rules and the
+ * page cursor. Vault can only list serials; this is ours (docs/pki-cert-search.md).
+ */
+import { invalid } from '../../shared/errors.js';
+
+export type CertSearchSort = 'not_after' | 'serial';
+
+export interface CertSearchQuery {
+  /** Storage-form hex prefix of the serial. */
+  serialPrefix?: string;
+  /** Lowercased substring of the common name or any SAN. */
+  name?: string;
+  /** Issuer id (already resolved from a name or `default`). */
+  issuerId?: string;
+  role?: string;
+  notAfterFrom?: Date;
+  notAfterTo?: Date;
+  revoked?: boolean;
+  sort: CertSearchSort;
+  descending: boolean;
+  limit: number;
+  after?: CertSearchCursor;
+}
+
+/** Where a page ends: the sort value and the serial of its last row (keyset pagination). */
+export interface CertSearchCursor {
+  value: string;
+  serial: string;
+}
+
+export interface CertSearchHit {
+  serial: string;
+  commonName: string;
+  /** CN and SANs as stored (lowercased). */
+  names: string[];
+  issuerId: string | null;
+  role: string | null;
+  notAfter: Date;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export interface CertSearchPage {
+  hits: CertSearchHit[];
+  /** Cursor of the next page, undefined on the last one. */
+  next?: string;
+}
+
+export const SEARCH_DEFAULT_LIMIT = 50;
+export const SEARCH_MAX_LIMIT = 500;
+
+/** Serial prefix as typed (any case, with `:` or `-` separators) to the stored hex form. */
+export function serialPrefix(text: string): string {
+  const hex = text.trim().toLowerCase().replace(/[:-]/g, '');
+  if (!/^[0-9a-f]+$/.test(hex)) throw invalid(`invalid serial "${text}": expected hexadecimal digits`, 'serial');
+  return hex.replace(/^0+(?=.)/, '');
+}
+
+/** A name substring: trimmed, lowercased, at most 255 characters. */
+export function nameSubstring(text: string): string | undefined {
+  const t = text.trim().toLowerCase();
+  if (t.length > 255) throw invalid('name must be at most 255 characters', 'name');
+  return t === '' ? undefined : t;
+}
+
+export function checkLimit(limit: number): number {
+  if (limit === 0) return SEARCH_DEFAULT_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > SEARCH_MAX_LIMIT)
+    throw invalid(`limit must be between 1 and ${SEARCH_MAX_LIMIT}`, 'limit');
+  return limit;
+}
+
+export function checkSort(sort: string, order: string): { sort: CertSearchSort; descending: boolean } {
+  if (sort !== 'not_after' && sort !== 'serial')
+    throw invalid(`sort must be "not_after" or "serial", not "${sort}"`, 'sort');
+  if (order !== 'asc' && order !== 'desc') throw invalid(`order must be "asc" or "desc", not "${order}"`, 'order');
+  return { sort, descending: order === 'desc' };
+}
+
+/** An instant given as RFC 3339 or unix seconds. */
+export function parseInstant(text: string, field: string): Date | undefined {
+  const t = text.trim();
+  if (t === '') return undefined;
+  const d = /^\d+$/.test(t) ? new Date(Number(t) * 1000) : new Date(t);
+  if (Number.isNaN(d.getTime())) throw invalid(`${field} must be RFC 3339 or unix seconds, not "${text}"`, field);
+  return d;
+}
+
+export function encodeCursor(c: CertSearchCursor): string {
+  return Buffer.from(`${c.value}|${c.serial}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(text: string): CertSearchCursor | undefined {
+  if (text === '') return undefined;
+  const raw = Buffer.from(text, 'base64url').toString('utf8');
+  const bar = raw.lastIndexOf('|');
+  const serial = raw.slice(bar + 1);
+  if (bar < 0 || !/^[0-9a-f]+$/.test(serial)) throw invalid('after is not a cursor this search returned', 'after');
+  return { value: raw.slice(0, bar), serial };
+}
+
+/** The sort value of a hit, as the cursor carries it. */
+export function sortValue(hit: CertSearchHit, sort: CertSearchSort): string {
+  return sort === 'serial' ? hit.serial : hit.notAfter.toISOString();
+}
