@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FieldSchema } from './vault-fields.js';
 
 /**
  * The contract between the /v1 dispatcher (mounts, tokens, ACL) and the modules that
@@ -72,4 +73,8 @@ export interface PkiRoute {
   unauthenticated?: boolean;
   /** Needs the sudo capability on top of the operation's. */
   sudo?: boolean;
+  /** The request fields, as the handler parses them: they describe the path in the OpenAPI document. */
+  fields?: { readonly schema: FieldSchema };
+  /** One line for the OpenAPI document. */
+  summary?: string;
 }

@@ -48,6 +48,8 @@ import type { MountInfo, PkiRoute } from './pki-route.js';
 import { EXPIRY_SWEEP_JOB } from './sys/expiry-sweep.js';
 import { LeaseRepo } from './sys/lease-repo.js';
 import { LeaseService } from './sys/lease-service.js';
+import { openApiRoutes } from './sys/openapi-routes.js';
+import type { SystemRoute } from './sys/system-route.js';
 import { sysRoutes, tokenAuthEntry, uuidFrom } from './sys/sys-routes.js';
 import { keyRotationRoutes } from './sys/key-rotation-routes.js';
 import { auditRoutes } from './sys/audit-routes.js';
@@ -304,6 +306,33 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
       app.addHook('onReady', () => tidy.scheduleAutoTidyCheck());
       app.addHook('onReady', () => quotas.start());
       registerQuotaGuard(app, quotas);
+      const systemRoutes: SystemRoute[] = [];
+      systemRoutes.push(
+        ...openApiRoutes({
+          systemRoutes: () => systemRoutes,
+          mountRoutes: () => mountRoutes.routes(),
+          mounts,
+          tokens,
+          policies,
+          version: '1',
+        }),
+        ...sysMountRoutes(mounts),
+        ...auditRoutes(core.audit),
+        ...sysAuthRoutes(authMounts, tokenAuthEntry(uuidFrom(core.config.databaseUrl))),
+        ...policyRoutes(policies),
+        ...quotaRoutes(quotas),
+        ...tokenRoutes(tokens, clock),
+        ...snapshotRoutes({ clock, takeSnapshot: () => core.takeBackup() }),
+        ...keyRotationRoutes(core.masterKeyRotation),
+        ...sysRoutes({
+          clock,
+          leases,
+          tokens,
+          policies,
+          clusterSeed: core.config.databaseUrl,
+          storageType: core.db.kind === 'postgres' ? 'postgresql' : 'sqlite',
+        }),
+      );
       registerDispatcher(app, {
         mounts,
         tokens,
@@ -312,24 +341,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
         audit: core.audit,
         authMounts,
         authRoutes,
-        systemRoutes: [
-          ...sysMountRoutes(mounts),
-          ...auditRoutes(core.audit),
-          ...sysAuthRoutes(authMounts, tokenAuthEntry(uuidFrom(core.config.databaseUrl))),
-          ...policyRoutes(policies),
-          ...quotaRoutes(quotas),
-          ...tokenRoutes(tokens, clock),
-          ...snapshotRoutes({ clock, takeSnapshot: () => core.takeBackup() }),
-          ...keyRotationRoutes(core.masterKeyRotation),
-          ...sysRoutes({
-            clock,
-            leases,
-            tokens,
-            policies,
-            clusterSeed: core.config.databaseUrl,
-            storageType: core.db.kind === 'postgres' ? 'postgresql' : 'sqlite',
-          }),
-        ],
+        systemRoutes,
       });
     },
     jobHandlers: {

@@ -51,6 +51,20 @@ export function listDocument<T>(
   };
 }
 
+/** A list answered whole: one page holding everything (team and team-access lists). */
+export function onePage(data: unknown[]): Record<string, unknown> {
+  const n = data.length;
+  const pagination = {
+    'current-page': 1,
+    'page-size': n,
+    'prev-page': null,
+    'next-page': null,
+    'total-pages': 1,
+    'total-count': n,
+  };
+  return { data, meta: { pagination } };
+}
+
 /** The comma-separated `include` values; an empty `include=` means none (go-tfe v0.11.1 sends it). */
 export function includes(request: FastifyRequest, allowed: readonly string[]): Set<string> {
   const raw = query(request).include;

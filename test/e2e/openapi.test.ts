@@ -5,6 +5,7 @@ import type { RouteOptions } from 'fastify';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
+import { vaultClient } from './vault-http.js';
 
 /** `:name` → `{name}`, as the descriptions spell path parameters. */
 const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
@@ -41,6 +42,55 @@ for (const kind of dbKinds()) {
         }
       }
       assert.deepEqual(missing, []);
+    });
+
+    it('GET /v1/sys/internal/specs/openapi describes every /v1 path to a root token, and only reachable ones to others', async () => {
+      const root = vaultClient(s.url, s.rootToken);
+      assert.equal((await root('POST', 'sys/mounts/pki-doc', { body: { type: 'pki' } })).status, 204);
+      const res = await fetch(`${s.url}/v1/sys/internal/specs/openapi`, { headers: { 'x-vault-token': s.rootToken } });
+      assert.equal(res.status, 200);
+      const doc = (await res.json()) as { paths: Record<string, Record<string, unknown>> };
+      await assertValidOpenApi(doc, /^3\.0\./);
+      const pki = s.deps.pki;
+      const missing: string[] = [];
+      for (const r of pki.mountRoutes()) {
+        const path = `/pki-doc/${r.pattern.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\*$/, '{path}')}`;
+        if (!doc.paths[path]) missing.push(path);
+      }
+      assert.deepEqual(missing, []);
+      for (const p of ['/sys/mounts', '/sys/policies/acl/{name}', '/auth/token/create', '/sys/internal/specs/openapi'])
+        assert.ok(doc.paths[p], `${p} is described`);
+      const issue = doc.paths['/pki-doc/issue/{role}']?.post as {
+        requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> };
+      };
+      const props = issue.requestBody?.content['application/json']?.schema.properties ?? {};
+      assert.deepEqual(props.alt_names, {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'a list, or a comma-separated string',
+        default: [],
+      });
+      assert.equal(props.role, undefined, 'path parameters are not body fields');
+
+      // A token that may only issue from one role sees that path, not the policy or mount paths.
+      const policy = 'path "pki-doc/issue/web" { capabilities = ["update"] }';
+      assert.equal((await root('PUT', 'sys/policies/acl/doc-issuer', { body: { policy } })).status, 204);
+      const made = await root('POST', 'auth/token/create', { body: { policies: ['doc-issuer'] } });
+      const token = (made.json as { auth: { client_token: string } }).auth.client_token;
+      const limited = await fetch(`${s.url}/v1/sys/internal/specs/openapi`, { headers: { 'x-vault-token': token } });
+      const seen = (await limited.json()) as { paths: Record<string, unknown> };
+      await assertValidOpenApi(seen, /^3\.0\./);
+      assert.ok(seen.paths['/pki-doc/issue/{role}']);
+      assert.equal(seen.paths['/sys/policies/acl/{name}'], undefined);
+      assert.equal(seen.paths['/pki-doc/roles/{name}'], undefined);
+      assert.ok(seen.paths['/auth/token/lookup-self'], 'the default policy reaches lookup-self');
+
+      // Without a token: the unauthenticated paths only.
+      const anonymous = (await (await fetch(`${s.url}/v1/sys/internal/specs/openapi`)).json()) as {
+        paths: Record<string, unknown>;
+      };
+      assert.ok(anonymous.paths['/pki-doc/ca/pem'] ?? anonymous.paths['/sys/health']);
+      assert.equal(anonymous.paths['/pki-doc/issue/{role}'], undefined);
     });
   });
 }

@@ -420,6 +420,30 @@ export class Acl {
     return caps.length === 0 || caps.includes('deny') ? ['deny'] : [...caps];
   }
 
+  /**
+   * Whether any rule grants something on `stem` or on a path below it (the OpenAPI document
+   * shows a path when its stem, up to the first parameter, is reachable).
+   */
+  reachesUnder(stem: string): boolean {
+    if (this.isRoot) return true;
+    const granting = (p: Permissions) => p.capabilities.length > 0 && !p.capabilities.includes('deny');
+    const found = this.lookup(stem, false);
+    if (found && granting(found.permissions)) return true;
+    const below = (pattern: string) => pattern.replace(/\*$/, '').startsWith(stem);
+    for (const [pattern, perms] of this.exact) if (below(pattern) && granting(perms)) return true;
+    for (const r of this.prefixes) if (below(r.pattern) && granting(r.permissions)) return true;
+    const parts = stem.split('/');
+    for (const r of this.wildcards) {
+      const fits = parts.every((seg, i) => {
+        const rs = r.segments[i];
+        if (rs === undefined) return r.isPrefix;
+        return rs === '+' || rs === seg || (i === parts.length - 1 && rs.startsWith(seg));
+      });
+      if (fits && granting(r.permissions)) return true;
+    }
+    return false;
+  }
+
   private lookup(path: string, isList: boolean): { pattern: string; permissions: Permissions } | undefined {
     const trimmed = isList && path.endsWith('/') ? path.slice(0, -1) : undefined;
     const exact = this.exact.get(path) ?? (trimmed === undefined ? undefined : this.exact.get(trimmed));

@@ -39,9 +39,29 @@ export function issuanceRoutes(issuance: IssuanceService): PkiRoute[] {
     };
   };
   return [
-    { pattern: 'issue/:role', operations: ['update', 'create'], handler: (ctx) => run(ctx, 'issue') },
-    { pattern: 'sign/:role', operations: ['update', 'create'], handler: (ctx) => run(ctx, 'sign') },
-    { pattern: 'issuer/:ref/issue/:role', operations: ['update', 'create'], handler: (ctx) => run(ctx, 'issue') },
-    { pattern: 'issuer/:ref/sign/:role', operations: ['update', 'create'], handler: (ctx) => run(ctx, 'sign') },
+    {
+      pattern: 'issue/:role',
+      operations: ['update', 'create'],
+      fields: ISSUE_FIELDS,
+      handler: (ctx) => run(ctx, 'issue'),
+    },
+    {
+      pattern: 'sign/:role',
+      operations: ['update', 'create'],
+      fields: ISSUE_FIELDS,
+      handler: (ctx) => run(ctx, 'sign'),
+    },
+    {
+      pattern: 'issuer/:ref/issue/:role',
+      operations: ['update', 'create'],
+      fields: ISSUE_FIELDS,
+      handler: (ctx) => run(ctx, 'issue'),
+    },
+    {
+      pattern: 'issuer/:ref/sign/:role',
+      operations: ['update', 'create'],
+      fields: ISSUE_FIELDS,
+      handler: (ctx) => run(ctx, 'sign'),
+    },
   ];
 }

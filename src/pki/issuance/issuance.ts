@@ -11,25 +11,56 @@ import { commonName, nameValues } from '../crypto/names.js';
 import type { CertNames, CsrNames } from '../roles/role-policy.js';
 import { defineFields } from '../vault-fields.js';
 
-export const ISSUE_FIELDS = defineFields({
+/**
+ * Field groups that issue, sign and sign-verbatim compose, as Vault's path framework does
+ * (each path declares the groups it takes, in this order).
+ */
+/** The role (from the path) and the issuer. */
+export const ROLE_AND_ISSUER_FIELDS = {
   name: { type: 'string' },
   issuer_ref: { type: 'string' },
+} as const;
+/** The names a leaf asks for. */
+export const SUBJECT_NAME_REQUEST_FIELDS = {
   common_name: { type: 'string', default: '' },
   alt_names: { type: 'commaList', default: [] },
   ip_sans: { type: 'commaList', default: [] },
   uri_sans: { type: 'commaList', default: [] },
   other_sans: { type: 'commaList', default: [] },
+} as const;
+/** How long the certificate lives. */
+export const VALIDITY_FIELDS = {
   ttl: { type: 'duration', default: 0 },
   not_after: { type: 'string', default: '' },
+} as const;
+/** How the answer is encoded. */
+export const OUTPUT_FORMAT_FIELDS = {
   format: { type: 'string', default: 'pem' },
   private_key_format: { type: 'string', default: 'der' },
-  exclude_cn_from_sans: { type: 'bool', default: false },
+} as const;
+/** The chain in the answer, and user ids in the subject. */
+export const CHAIN_AND_USER_ID_FIELDS = {
   remove_roots_from_chain: { type: 'bool', default: false },
   user_ids: { type: 'commaList', default: [] },
-  serial_number: { type: 'string', default: '' },
-  cert_metadata: { type: 'string', default: '' },
+} as const;
+/** The signature's parameters. */
+export const SIGNATURE_FIELDS = {
   signature_bits: { type: 'int', default: 0 },
   use_pss: { type: 'bool', default: false },
+} as const;
+export const CERT_METADATA_FIELD = { cert_metadata: { type: 'string', default: '' } } as const;
+
+/** issue/:role and sign/:role (both also accept the other's csr or key parameters, as before). */
+export const ISSUE_FIELDS = defineFields({
+  ...ROLE_AND_ISSUER_FIELDS,
+  ...SUBJECT_NAME_REQUEST_FIELDS,
+  ...VALIDITY_FIELDS,
+  ...OUTPUT_FORMAT_FIELDS,
+  exclude_cn_from_sans: { type: 'bool', default: false },
+  ...CHAIN_AND_USER_ID_FIELDS,
+  serial_number: { type: 'string', default: '' },
+  ...CERT_METADATA_FIELD,
+  ...SIGNATURE_FIELDS,
   key_type: { type: 'string', default: '' },
   key_bits: { type: 'int', default: 0 },
   csr: { type: 'string', default: '' },

@@ -60,14 +60,40 @@ export function privilegedSigningRoutes(service: PrivilegedSigningService): PkiR
     );
   };
   return [
-    { pattern: 'root/sign-intermediate', operations: [...write], handler: intermediate },
-    { pattern: 'issuer/:ref/sign-intermediate', operations: [...write], handler: intermediate },
+    {
+      pattern: 'root/sign-intermediate',
+      operations: [...write],
+      fields: SIGN_INTERMEDIATE_FIELDS,
+      handler: intermediate,
+    },
+    {
+      pattern: 'issuer/:ref/sign-intermediate',
+      operations: [...write],
+      fields: SIGN_INTERMEDIATE_FIELDS,
+      handler: intermediate,
+    },
     // Reference 2.2: only the root/ form needs sudo; the per-issuer form does not.
-    { pattern: 'root/sign-self-issued', operations: [...write], sudo: true, handler: selfIssued },
-    { pattern: 'issuer/:ref/sign-self-issued', operations: [...write], handler: selfIssued },
-    { pattern: 'sign-verbatim', operations: [...write], handler: verbatim },
-    { pattern: 'sign-verbatim/:role', operations: [...write], handler: verbatim },
-    { pattern: 'issuer/:ref/sign-verbatim', operations: [...write], handler: verbatim },
-    { pattern: 'issuer/:ref/sign-verbatim/:role', operations: [...write], handler: verbatim },
+    {
+      pattern: 'root/sign-self-issued',
+      operations: [...write],
+      sudo: true,
+      fields: SIGN_SELF_ISSUED_FIELDS,
+      handler: selfIssued,
+    },
+    {
+      pattern: 'issuer/:ref/sign-self-issued',
+      operations: [...write],
+      fields: SIGN_SELF_ISSUED_FIELDS,
+      handler: selfIssued,
+    },
+    { pattern: 'sign-verbatim', operations: [...write], fields: SIGN_VERBATIM_FIELDS, handler: verbatim },
+    { pattern: 'sign-verbatim/:role', operations: [...write], fields: SIGN_VERBATIM_FIELDS, handler: verbatim },
+    { pattern: 'issuer/:ref/sign-verbatim', operations: [...write], fields: SIGN_VERBATIM_FIELDS, handler: verbatim },
+    {
+      pattern: 'issuer/:ref/sign-verbatim/:role',
+      operations: [...write],
+      fields: SIGN_VERBATIM_FIELDS,
+      handler: verbatim,
+    },
   ];
 }

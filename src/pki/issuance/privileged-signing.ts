@@ -14,6 +14,14 @@ import type { ParsedName } from '../crypto/names.js';
 import { leafExtKeyUsages } from '../roles/role-policy.js';
 import { CA_SUBJECT_FIELDS } from '../issuers/ca-request.js';
 import { defineFields } from '../vault-fields.js';
+import {
+  CERT_METADATA_FIELD,
+  CHAIN_AND_USER_ID_FIELDS,
+  OUTPUT_FORMAT_FIELDS,
+  ROLE_AND_ISSUER_FIELDS,
+  SIGNATURE_FIELDS,
+  VALIDITY_FIELDS,
+} from './issuance.js';
 
 /** Request fields of root/sign-intermediate and issuer/:ref/sign-intermediate. */
 export const SIGN_INTERMEDIATE_FIELDS = defineFields({
@@ -52,21 +60,16 @@ export const SIGN_SELF_ISSUED_FIELDS = defineFields({
 
 /** Request fields of sign-verbatim(/:role) and issuer/:ref/sign-verbatim(/:role). */
 export const SIGN_VERBATIM_FIELDS = defineFields({
-  name: { type: 'string' },
-  issuer_ref: { type: 'string' },
+  ...ROLE_AND_ISSUER_FIELDS,
   csr: { type: 'string', default: '' },
   key_usage: { type: 'commaList', default: ['DigitalSignature', 'KeyAgreement', 'KeyEncipherment'] },
   ext_key_usage: { type: 'commaList', default: [] },
   ext_key_usage_oids: { type: 'commaList', default: [] },
-  ttl: { type: 'duration', default: 0 },
-  not_after: { type: 'string', default: '' },
-  format: { type: 'string', default: 'pem' },
-  private_key_format: { type: 'string', default: 'der' },
-  remove_roots_from_chain: { type: 'bool', default: false },
-  user_ids: { type: 'commaList', default: [] },
-  signature_bits: { type: 'int', default: 0 },
-  use_pss: { type: 'bool', default: false },
-  cert_metadata: { type: 'string', default: '' },
+  ...VALIDITY_FIELDS,
+  ...OUTPUT_FORMAT_FIELDS,
+  ...CHAIN_AND_USER_ID_FIELDS,
+  ...SIGNATURE_FIELDS,
+  ...CERT_METADATA_FIELD,
   enforce_leaf_not_after_behavior: { type: 'bool', default: false },
 });
 

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PkiResult, TokenInfo, VaultOperation } from '../pki-route.js';
+import type { FieldSchema } from '../vault-fields.js';
 import type { TokenEntry } from '../tokens/token.js';
 
 /**
@@ -60,4 +61,7 @@ export interface SystemRoute {
   exists?(ctx: Omit<SystemRequestContext, 'caller' | 'sudo'>): Promise<boolean>;
   /** `mount_type` shown in answers. */
   mountType: 'system' | 'token';
+  /** The request fields (for the OpenAPI document). */
+  fields?: { readonly schema: FieldSchema };
+  summary?: string;
 }

@@ -1,4 +1,29 @@
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import { Attr, Document, JsonApiBody, ListDocument, Resource } from '../jsonapi-schemas.js';
 import type { ProjectView } from './project.js';
+
+/** The body of POST /organizations/:org/projects and PATCH /projects/:id; the type is required. */
+export const ProjectBody = JsonApiBody({
+  types: ['projects'],
+  requireType: true,
+  attributes: { name: Attr.string(), description: Attr.string('null clears it') },
+});
+export type ProjectBody = Static<typeof ProjectBody>;
+
+const Project = Resource(
+  'projects',
+  {
+    name: Type.String(),
+    description: Type.Union([Type.String(), Type.Null()]),
+    'created-at': Type.String({ format: 'date-time' }),
+    'workspace-count': Type.Integer(),
+    permissions: Type.Record(Type.String(), Type.Boolean()),
+  },
+  'Project',
+);
+export const ProjectDocument = Document(Project, 'ProjectDocument');
+export const ProjectListDocument = ListDocument(Project, 'ProjectListDocument');
 
 /**
  * Project documents as HCP Terraform shows them

@@ -11,7 +11,7 @@ import {
   QueryString,
   relationshipOf,
 } from '../jsonapi-schemas.js';
-import { sendDocument, sendNoContent } from '../route-helpers.js';
+import { onePage, sendDocument, sendNoContent } from '../route-helpers.js';
 import type { TeamAccessInput } from './team-access.js';
 import {
   TeamAccessBody,
@@ -58,19 +58,7 @@ export function registerTeamAccessRoutes(app: FastifyInstance, deps: { teamAcces
       if (ws === undefined || ws === '')
         throw invalid('filter[workspace][id] is required', '/query/filter[workspace][id]');
       const list = await teamAccess.listForWorkspace(requireActor(request), ws);
-      return sendDocument(reply, 200, {
-        data: list.map(teamAccessResource),
-        meta: {
-          pagination: {
-            'current-page': 1,
-            'page-size': list.length,
-            'prev-page': null,
-            'next-page': null,
-            'total-pages': 1,
-            'total-count': list.length,
-          },
-        },
-      });
+      return sendDocument(reply, 200, onePage(list.map(teamAccessResource)));
     },
   );
 
