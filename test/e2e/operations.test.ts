@@ -125,7 +125,10 @@ for (const kind of dbKinds()) {
 describe('operations on a real process', () => {
   it('names its own settings in the configuration reference', () => {
     const config = readFileSync(join(ROOT, 'docs/configuration.md'), 'utf8');
-    assert.match(config, /`--metrics-token` +\| `STRONGROOM_METRICS_TOKEN` +\| `metrics_token`/);
+    assert.match(
+      config,
+      /\*\*metrics_token\*\* \(`--metrics-token`, `STRONGROOM_METRICS_TOKEN`, file key `metrics_token`\)/,
+    );
   });
 
   it('serves /metrics with the token when started with --metrics-token', async () => {
