@@ -11,6 +11,7 @@ import { dbKinds, createDatabaseUrl } from '../support/test-db.js';
 import { spawnServer } from '../support/spawn-server.js';
 import type { SpawnedServer } from '../support/spawn-server.js';
 import { apiAt as api } from './tfe-state-versions-fixture.js';
+import { until } from '../support/wait.js';
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
@@ -26,14 +27,6 @@ function state(serial: number): Buffer {
       resources: [],
     }),
   );
-}
-
-async function until(what: string, condition: () => Promise<boolean>, deadlineMs = 60_000): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!(await condition())) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /**

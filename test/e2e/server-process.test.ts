@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { dbKinds, createDatabaseUrl } from '../support/test-db.js';
 import { CLI, runCli, spawnServer } from '../support/spawn-server.js';
 import type { SpawnedServer } from '../support/spawn-server.js';
+import { until } from '../support/wait.js';
 
 const TOKEN_LINE = /^\s+(sr\.[1-9A-Za-z]{40})$/m;
 const SCHED_OTHER = 0;
@@ -467,17 +468,6 @@ describe('the CLI', () => {
   });
 });
 
-/** Polls `check` until it returns a value other than undefined; fails after a generous deadline. */
-async function waitFor<T>(what: string, check: () => Promise<T | undefined>, deadlineMs = 20_000): Promise<T> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** A TCP port held by this test process until `close`. */
 async function holdPort(): Promise<{ port: number; close(): Promise<void> }> {
   const blocker = createServer();
@@ -551,9 +541,7 @@ for (const kind of dbKinds()) {
 
         const revoked = await runCli(['admin-token', 'revoke', token, '--data-dir', dataDir, ...dbArgs]);
         assert.equal(revoked.code, 0, revoked.stderr);
-        await waitFor('the revoked token to be refused', async () =>
-          (await lookup()).status === 403 ? true : undefined,
-        );
+        await until('the revoked token to be refused', async () => (await lookup()).status === 403, 20_000);
         const again = await runCli(['admin-token', 'revoke', token, '--data-dir', dataDir, ...dbArgs]);
         assert.equal(again.code, 1);
         assert.match(again.stderr, /no such admin token/);
@@ -635,17 +623,17 @@ describe('TLS certificate reload', () => {
       execFileSync('mv', [join(dir, 'next.pem'), join(dir, 'live.pem')]);
       execFileSync('mv', [join(dir, 'next.key'), join(dir, 'live.key')]);
       s.child.kill('SIGHUP');
-      await waitFor('the renewed certificate', async () =>
-        (await servedFingerprint(s.url)) === renewed ? true : undefined,
-      );
+      await until('the renewed certificate', async () => (await servedFingerprint(s.url)) === renewed, 20_000);
       assert.match(s.output(), /reloaded the TLS certificate and key/);
 
       // A key that does not match the certificate is refused; the renewed pair stays.
       makeCert(dir, 'other', 'other');
       execFileSync('mv', [join(dir, 'other.key'), join(dir, 'live.key')]);
       s.child.kill('SIGHUP');
-      await waitFor('the failed reload to be logged', async () =>
-        /TLS reload failed; still serving the old certificate/.test(s.output()) ? true : undefined,
+      await until(
+        'the failed reload to be logged',
+        async () => /TLS reload failed; still serving the old certificate/.test(s.output()),
+        20_000,
       );
       assert.equal(await servedFingerprint(s.url), renewed);
     } finally {

@@ -11,8 +11,8 @@ import {
   startTerraformSite,
   terraformProblem,
   terraformSkip,
-  waitFor,
 } from '../support/terraform.js';
+import { waitFor } from '../support/wait.js';
 import type { TerraformSite } from '../support/terraform.js';
 
 /**

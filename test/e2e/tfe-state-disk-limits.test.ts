@@ -5,6 +5,7 @@ import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
 import { assertError, call, createPending, download, put, stateFile, workspace } from './tfe-state-versions-fixture.js';
+import { until } from '../support/wait.js';
 
 /**
  * Disk limits of the upload URLs: below the data directory's free-space floor an upload gets
@@ -39,14 +40,6 @@ async function readiness(srv: { url: string }) {
   const r = await fetch(`${srv.url}/readyz`);
   assert.equal(r.status, 200, 'low disk space stops uploads only, not readiness');
   return ((await r.json()) as { storage: Record<string, unknown> }).storage;
-}
-
-async function waitFor(what: string, cond: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 for (const kind of dbKinds()) {
@@ -111,7 +104,7 @@ for (const kind of dbKinds()) {
       const a = stateFile(1, f.lineage);
       const svA = await createPending(roomy, f, 1, a);
       const first = openUpload(svA.attributes['hosted-state-upload-url'] as string, a.subarray(0, 10));
-      await waitFor('the first upload to stream', async () => (await readiness(roomy)).uploads_in_progress === 1);
+      await until('the first upload to stream', async () => (await readiness(roomy)).uploads_in_progress === 1, 30_000);
 
       const g = await workspace(roomy);
       const b = stateFile(1, g.lineage);
@@ -122,7 +115,7 @@ for (const kind of dbKinds()) {
       assert.equal(refused.headers.get('retry-after'), '1');
 
       assert.equal(await first.finish(a.subarray(10)), 200);
-      await waitFor('the first upload to end', async () => (await readiness(roomy)).uploads_in_progress === 0);
+      await until('the first upload to end', async () => (await readiness(roomy)).uploads_in_progress === 0, 30_000);
       assert.equal((await put(urlB, b)).status, 200, 'the refused URL still works');
     });
   });

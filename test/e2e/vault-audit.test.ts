@@ -13,6 +13,9 @@ import type { TestServer } from '../support/test-server.js';
 import { mountWithRoot, role } from './pki-issue-helpers.js';
 import { vaultClient } from './vault-http.js';
 import type { Vault } from './pki-issue-helpers.js';
+import { until } from '../support/wait.js';
+
+const waitAudit = (what: string, check: () => boolean | Promise<boolean>) => until(what, check, 20_000);
 
 /**
  * Audit devices (sys/audit) over real HTTP: Vault's JSON entries in the file, strings and
@@ -50,14 +53,6 @@ async function hash(v: Vault, device: string, input: string): Promise<string> {
 async function enable(v: Vault, path: string, options: Record<string, string>, type = 'file'): Promise<void> {
   const r = await v('PUT', `sys/audit/${path}`, { body: { type, options } });
   assert.equal(r.status, 204, r.text);
-}
-
-async function waitFor(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 for (const kind of dbKinds()) {
@@ -281,7 +276,7 @@ for (const kind of dbKinds()) {
         await enable(v, 'sock', { address: `127.0.0.1:${port}`, socket_type: 'tcp' }, 'socket');
         const r = await v('LIST', 'sys/policies/acl');
         assert.equal(r.status, 200, r.text);
-        await waitFor('the socket entries', () =>
+        await waitAudit('the socket entries', () =>
           lines.some((l) => (JSON.parse(l) as Entry).request.id === r.json.request_id),
         );
         assert.equal(JSON.parse(lines.find((l) => l.includes(r.json.request_id)) as string).type, 'request');
@@ -289,10 +284,10 @@ for (const kind of dbKinds()) {
         // The peer goes away: the next request cannot be recorded and is refused.
         for (const c of conns) c.destroy();
         await new Promise<void>((resolve) => peer.close(() => resolve()));
-        await waitFor('the refusal', async () => (await v('LIST', 'sys/policies/acl')).status === 500);
+        await waitAudit('the refusal', async () => (await v('LIST', 'sys/policies/acl')).status === 500);
         // It comes back on the same port: requests go through again.
         peer = await listen(port);
-        await waitFor('the recovery', async () => (await v('LIST', 'sys/policies/acl')).status === 200);
+        await waitAudit('the recovery', async () => (await v('LIST', 'sys/policies/acl')).status === 200);
       } finally {
         await v('DELETE', 'sys/audit/sock');
         for (const c of conns) c.destroy();
@@ -315,8 +310,8 @@ for (const kind of dbKinds()) {
         const r = await v('LIST', 'sys/policies/acl');
         assert.equal(r.status, 200, r.text);
         const has = (lines: string[]) => lines.some((l) => l.includes(r.json.request_id as string));
-        await waitFor('the Unix socket entries', () => has(unixLines));
-        await waitFor('the UDP datagrams', () => has(udpLines));
+        await waitAudit('the Unix socket entries', () => has(unixLines));
+        await waitAudit('the UDP datagrams', () => has(udpLines));
         const datagram = JSON.parse(udpLines.find((l) => l.includes(r.json.request_id as string)) as string) as Entry;
         assert.equal(datagram.request.path, 'sys/policies/acl');
         assert.equal(datagram.auth.client_token, await hash(v, 'udp', server.rootToken));
@@ -346,7 +341,7 @@ for (const kind of dbKinds()) {
           assert.equal(await hash(v2, 'shared', 'x'), await hash(v, 'shared', 'x'));
           // Disabled on one node, the other stops writing to it within a second.
           await v('DELETE', 'sys/audit/shared');
-          await waitFor(
+          await waitAudit(
             'the other node to drop the device',
             async () => !(await v2('GET', 'sys/audit')).json.data['shared/'],
           );
@@ -370,7 +365,7 @@ describe('audit files of a server process', () => {
       // Rotation: the file is moved away, SIGHUP makes the server open a new one.
       renameSync(file, `${file}.1`);
       srv.child.kill('SIGHUP');
-      await waitFor('the reopen', () => srv.output().includes('reopened the audit device files'));
+      await waitAudit('the reopen', () => srv.output().includes('reopened the audit device files'));
       const second = await v('GET', 'sys/mounts');
       assert.equal(second.status, 200);
       assert.ok(entries(`${file}.1`).some((e) => e.request.id === first[0]!.json.request_id));

@@ -221,5 +221,3 @@ export class TerraformDir {
     return r;
   }
 }
-
-export { waitFor } from './wait.js';

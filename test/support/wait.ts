@@ -10,6 +10,10 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
 }
 
 /** Polls `condition` until it holds; the deadline only bounds a broken run. */
-export async function until(what: string, condition: () => Promise<boolean>, deadlineMs = 60_000): Promise<void> {
+export async function until(
+  what: string,
+  condition: () => boolean | Promise<boolean>,
+  deadlineMs = 60_000,
+): Promise<void> {
   await waitFor(what, async () => ((await condition()) ? true : undefined), deadlineMs);
 }
