@@ -4,6 +4,7 @@ import { defineFields } from '../vault-fields.js';
 import { vaultError } from '../vault-envelope.js';
 import type { SystemRoute } from '../sys/system-route.js';
 import type { QuotaService } from './quota-service.js';
+import type { RateLimitQuota } from './quota.js';
 
 /**
  * sys/quotas/rate-limit/:name, LIST sys/quotas/rate-limit and sys/quotas/config, as Vault has them.
@@ -131,24 +132,30 @@ export function registerQuotaGuard(app: FastifyInstance, quotas: QuotaService): 
     const url = request.url;
     const q = url.indexOf('?');
     const path = (q < 0 ? url.slice(4) : url.slice(4, q)).replace(/^\/+|\/+$/g, '');
+    const quota = quotas.quotaFor(path);
+    if (!quota) {
+      done();
+      return;
+    }
     const client = request.ip;
-    const unseen = quotas.needsPrime(path, client);
-    if (unseen) {
-      quotas.prime(unseen, client).then(
-        () => decide(path, client, reply, done),
+    if (quotas.needsPrime(quota, client)) {
+      quotas.prime(quota, client).then(
+        () => decide(quota, path, client, reply, done),
         (err: unknown) => done(err as Error),
       );
       return;
     }
-    decide(path, client, reply, done);
+    decide(quota, path, client, reply, done);
   });
 
-  function decide(path: string, client: string, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    const a = quotas.admit(path, client);
-    if (!a) {
-      done();
-      return;
-    }
+  function decide(
+    quota: RateLimitQuota,
+    path: string,
+    client: string,
+    reply: FastifyReply,
+    done: HookHandlerDoneFunction,
+  ): void {
+    const a = quotas.admit(quota, client);
     if (a.headers) {
       void reply.header('x-ratelimit-limit', String(a.limit));
       void reply.header('x-ratelimit-remaining', String(a.remaining));

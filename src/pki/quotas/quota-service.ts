@@ -72,24 +72,24 @@ export class QuotaService {
     return this.#quotas.length === 0;
   }
 
-  /** The decision for one request; undefined when no quota applies (or the path is exempt). */
-  admit(path: string, client: string): (Admission & { quota: RateLimitQuota; headers: boolean }) | undefined {
+  /** The quota that applies to a request path; undefined when none does or the path is exempt. */
+  quotaFor(path: string): RateLimitQuota | undefined {
     if (this.#quotas.length === 0 || this.#isExempt(path)) return undefined;
-    const quota = quotaFor(this.#quotas, path);
-    if (!quota) return undefined;
+    return quotaFor(this.#quotas, path);
+  }
+
+  /** The decision for one request under the quota that applies to it. */
+  admit(quota: RateLimitQuota, client: string): Admission & { headers: boolean } {
     const a = this.#limiter.admit(quota, client, this.deps.clock.now().getTime());
-    return { ...a, quota, headers: this.#config?.enableRateLimitResponseHeaders ?? false };
+    return { ...a, headers: this.#config?.enableRateLimitResponseHeaders ?? false };
   }
 
   /**
    * With several nodes, the first request of a client in a window on this node first reads what the other nodes
    * admitted in it, so a node that has not seen the client yet does not start from zero. True when that read is due.
    */
-  needsPrime(path: string, client: string): RateLimitQuota | undefined {
-    if (!this.deps.shared || this.#quotas.length === 0 || this.#isExempt(path)) return undefined;
-    const quota = quotaFor(this.#quotas, path);
-    if (!quota || this.#limiter.knows(quota, client, this.deps.clock.now().getTime())) return undefined;
-    return quota;
+  needsPrime(quota: RateLimitQuota, client: string): boolean {
+    return this.deps.shared && !this.#limiter.knows(quota, client, this.deps.clock.now().getTime());
   }
 
   async prime(quota: RateLimitQuota, client: string): Promise<void> {
