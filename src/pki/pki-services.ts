@@ -255,6 +255,8 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     externalPolicy,
     revocation,
     onError: (err) => acmeLogger.warn({ err }, 'ACME challenge validation could not record its outcome'),
+    // A SQLite file serves one server at a time (its lock), so nonces need no shared table.
+    nonceScope: core.db.kind === 'sqlite' ? 'process' : 'shared',
   });
   mountRoutes.addAll([...acmeRoutes(acme), ...acmeProtocolRoutes(acme)]);
   mounts.onDisable((m) => acme.purgeMount(m.id));

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import type { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { dbKinds } from '../support/test-db.js';
@@ -20,6 +21,8 @@ import { checkChain, clientMount, clientSuite, requireTool, run } from './pki-ac
 const FILE_TAG = 36;
 const haveLego = requireTool('lego');
 const POLICY = 'acme-web';
+/** A policy whose answers say not to store the certificate. */
+const UNSTORED = 'acme-unstored';
 
 /** `strongroom policy-service` with one policy for ACME: 36 h server-and-client certificates under allowed.acme.test. */
 async function startPolicyService(): Promise<{ url: string; caPem: string; out(): string; stop(): void }> {
@@ -36,6 +39,7 @@ async function startPolicyService(): Promise<{ url: string; caPem: string; out()
           max_ttl: '72h',
           ext_key_usage: ['ServerAuth', 'ClientAuth'],
         },
+        [UNSTORED]: { allowed_names: ['*.allowed.acme.test'], ttl: '24h', store_certificate: false },
       },
     }),
   );
@@ -99,6 +103,20 @@ for (const kind of dbKinds()) {
         };
       }
 
+      /** The certificate is in certs/ and its cert_metadata names the lego account that ordered it. */
+      async function assertStoredWithAccount(leaf: X509Certificate): Promise<void> {
+        const serial = leaf.serialNumber.toLowerCase().match(/../g)!.join(':');
+        assert.ok((await storedSerials()).includes(serial), serial);
+        const meta = await suite.t.v('GET', `${m.mount}/cert-metadata/${serial}`);
+        assert.equal(meta.status, 200, meta.text);
+        const decoded = JSON.parse(Buffer.from(meta.json.data.cert_metadata, 'base64').toString());
+        assert.equal(decoded.acme_directory, 'acme/');
+        assert.match(decoded.acme_order_id, /^[0-9a-f-]{36}$/);
+        const accounts = await suite.t.v('LIST', `${m.mount}/acme/mgmt/account/keyid`);
+        assert.equal(accounts.status, 200, accounts.text);
+        assert.ok((accounts.json.data.keys as string[]).includes(decoded.acme_account_id), accounts.text);
+      }
+
       async function storedSerials(): Promise<string[]> {
         const r = await suite.t.v('LIST', `${m.mount}/certs`);
         assert.equal(r.status, 200, r.text);
@@ -123,9 +141,29 @@ for (const kind of dbKinds()) {
           policy.out(),
           new RegExp(`allow policy="${POLICY}" mode=sign names=${name.replace(/\./g, '\\.')} `),
         );
-        // Stored like every ACME certificate.
-        const serial = leaf.serialNumber.toLowerCase().match(/../g)!.join(':');
-        assert.ok((await storedSerials()).includes(serial));
+        // Stored like every ACME certificate, with the account in its metadata.
+        await assertStoredWithAccount(leaf);
+      });
+
+      it('a policy answering store_certificate=false: ACME stores the certificate anyway, as Vault does', async () => {
+        const r = await suite.t.v('POST', `${m.mount}/config/acme`, {
+          body: { default_directory_policy: `external-policy:${UNSTORED}` },
+        });
+        assert.equal(r.status, 200, r.text);
+        try {
+          const name = 'unstored.allowed.acme.test';
+          const l = legoRun(name);
+          const run = await l.result;
+          assert.equal(run.code, 0, run.out);
+          // lego downloaded it from the order's certificate URL.
+          const leaf = checkChain(l.chain(), m.rootPem, name);
+          assert.match(policy.out(), new RegExp(`allow policy="${UNSTORED}" mode=sign`));
+          await assertStoredWithAccount(leaf);
+        } finally {
+          await suite.t.v('POST', `${m.mount}/config/acme`, {
+            body: { default_directory_policy: `external-policy:${POLICY}` },
+          });
+        }
       });
 
       it('a name the policy refuses: lego fails with rejectedIdentifier and nothing is issued', async () => {

@@ -204,6 +204,31 @@ for (const kind of dbKinds()) {
       http.close();
     });
 
+    it('a role with no_store=true is refused, as Vault refuses it; a certificate issued before stays downloadable', async () => {
+      const m = await setup();
+      const http = m.http('roles/web/acme/');
+      const c = new AcmeAccountClient(http);
+      await c.register();
+      const { order, chain } = await obtain(c, 'kept.acme.test');
+      let r = await v('POST', `${m.mount}/roles/web`, {
+        body: { allowed_domains: 'acme.test', allow_subdomains: true, key_type: 'any', no_store: true },
+      });
+      assert.equal(r.status, 200, r.text);
+      // ACME keeps every certificate it issues: a role that stores none cannot serve ACME.
+      const refused = await c.newOrder([{ type: 'dns', value: 'unkept.acme.test' }]);
+      assert.equal(refused.status, 403, refused.text);
+      assert.equal(refused.json.type, `${ERR}unauthorized`);
+      assert.match(refused.json.detail, /no_store/);
+      // The order's certificate URL still serves what was issued.
+      const download = await c.post(order.certificate);
+      assert.equal(download.status, 200, download.text);
+      assert.equal(download.text, chain);
+      const serial = new X509Certificate(chain).serialNumber.toLowerCase().replace(/(..)(?!$)/g, '$1:');
+      r = await v('GET', `${m.mount}/cert/${serial}`, { token: undefined });
+      assert.equal(r.status, 200, r.text);
+      http.close();
+    });
+
     it('dns-01 with a wildcard, through dns_resolver', async () => {
       const m = await setup();
       const http = m.http('roles/web/acme/');

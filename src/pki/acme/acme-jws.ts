@@ -215,23 +215,28 @@ function random16(into: Buffer): void {
   poolAt += NONCE_RANDOM;
 }
 
-/** base64url(random(16) | expiry seconds (u32) | HMAC-SHA256(first 20 bytes)[0..16]). */
-export function mintNonce(key: Buffer, expiresAt: Date): string {
+/**
+ * base64url(random(16) | expiry seconds (u32) | HMAC-SHA256(first 20 bytes)[0..16]). With
+ * `seq`, the first 6 random bytes carry that number instead (a store that tracks nonces by
+ * their sequence number).
+ */
+export function mintNonce(key: Buffer, expiresAt: Date, seq?: number): string {
   const body = Buffer.alloc(NONCE_RANDOM + 4);
   random16(body);
+  if (seq !== undefined) body.writeUIntBE(seq, 0, 6);
   body.writeUInt32BE(Math.floor(expiresAt.getTime() / 1000), NONCE_RANDOM);
   const mac = createHmac('sha256', key).update(body).digest().subarray(0, NONCE_MAC);
   return Buffer.concat([body, mac]).toString('base64url');
 }
 
-/** The nonce's expiry when this server made it, else undefined. */
-export function nonceExpiry(key: Buffer, nonce: string): Date | undefined {
+/** A nonce this server made with `key`: its expiry and sequence number; undefined when not ours. */
+export function readNonce(key: Buffer, nonce: string): { expiresAt: Date; seq: number } | undefined {
   if (nonce.length !== 48 || !B64URL.test(nonce)) return undefined;
   const raw = Buffer.from(nonce, 'base64url');
   const body = raw.subarray(0, NONCE_RANDOM + 4);
   const mac = createHmac('sha256', key).update(body).digest().subarray(0, NONCE_MAC);
   if (!timingSafeEqual(mac, raw.subarray(NONCE_RANDOM + 4))) return undefined;
-  return new Date(body.readUInt32BE(NONCE_RANDOM) * 1000);
+  return { expiresAt: new Date(body.readUInt32BE(NONCE_RANDOM) * 1000), seq: body.readUIntBE(0, 6) };
 }
 
 /** The key authorization of a challenge (RFC 8555 section 8.1). */

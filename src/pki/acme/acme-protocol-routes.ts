@@ -12,16 +12,7 @@ import { isDomainError } from '../../shared/errors.js';
 import type { PkiRequestContext, PkiResult, PkiRoute } from '../pki-route.js';
 import { AcmeError, checkRevocationReason, renewalWindow } from './acme.js';
 import type { AcmeAccount, AcmeAuthorization, AcmeErrorType, AcmeOrder } from './acme.js';
-import {
-  jwkKey,
-  jwkThumbprint,
-  jwsSignatureValid,
-  mintNonce,
-  nonceExpiry,
-  parseJws,
-  publicJwk,
-  readEabBinding,
-} from './acme-jws.js';
+import { jwkKey, jwkThumbprint, jwsSignatureValid, parseJws, publicJwk, readEabBinding } from './acme-jws.js';
 import type { ParsedJws } from './acme-jws.js';
 import type { AcmeDirectory, AcmeService } from './acme-service.js';
 import { serialOfCertId } from './acme-service.js';
@@ -77,8 +68,7 @@ export function acmeProtocolRoutes(acme: AcmeService): PkiRoute[] {
     };
 
   const withNonce = async (ctx: PkiRequestContext, dir: AcmeDirectory): Promise<void> => {
-    const key = await acme.nonceKey(dir.mount.id);
-    ctx.reply.header('Replay-Nonce', mintNonce(key, acme.nonceExpiry())).header('Cache-Control', 'no-store');
+    ctx.reply.header('Replay-Nonce', await acme.newNonce(dir.mount.id)).header('Cache-Control', 'no-store');
   };
 
   const urlOf = (dir: AcmeDirectory, rest: string): string => `${dir.baseUrl}${rest}`;
@@ -92,9 +82,8 @@ export function acmeProtocolRoutes(acme: AcmeService): PkiRoute[] {
     const expectedUrl = urlOf(dir, ctx.path.slice(dir.prefix.length));
     if (jws.header.url !== expectedUrl)
       throw new AcmeError('unauthorized', `the JWS url ${JSON.stringify(jws.header.url)} is not this request's URL`);
-    const nonceKey = await acme.nonceKey(dir.mount.id);
-    const expires = nonceExpiry(nonceKey, jws.header.nonce);
-    if (!expires) throw new AcmeError('badNonce', 'the nonce was not issued by this server');
+    const nonce = await acme.checkNonce(dir.mount.id, jws.header.nonce);
+    if (!nonce) throw new AcmeError('badNonce', 'the nonce was not issued by this server');
     let account: AcmeAccount | undefined;
     let key: KeyObject;
     if (jws.header.jwk) {
@@ -110,7 +99,7 @@ export function acmeProtocolRoutes(acme: AcmeService): PkiRoute[] {
       key = accountKey(account, jws);
     }
     if (!jwsSignatureValid(jws, key)) throw new AcmeError('malformed', 'the JWS signature does not verify');
-    await acme.useNonce(jws.header.nonce, expires);
+    await acme.useNonce(nonce);
     return { jws, payload: jws.payload, account, jwk: jws.header.jwk, key };
   }
 

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { ParamQuery } from '../../db/one-param-query.js';
@@ -65,6 +66,25 @@ export class AcmeRepo {
   );
   readonly #authz = new ParamQuery((id: string, mountId: string) =>
     this.#db.selectFrom('pki_acme_authorizations').selectAll().where('id', '=', id).where('mount_id', '=', mountId),
+  );
+
+  readonly #readyOrder = new ParamQuery((at: string, orderId: string) =>
+    this.#db
+      .updateTable('pki_acme_orders')
+      .set({ status: sql.lit('ready'), updated_at: at })
+      .where('id', '=', orderId)
+      .where('status', '=', sql.lit('pending'))
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('pki_acme_authorizations')
+              .select('id')
+              .where('order_id', '=', orderId)
+              .where('status', '!=', sql.lit('valid')),
+          ),
+        ),
+      ),
   );
 
   // ----- nonces
@@ -233,6 +253,14 @@ export class AcmeRepo {
       .where('status', 'in', [...from])
       .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
+  }
+
+  /**
+   * A pending order becomes ready when none of its authorizations is left other than valid
+   * (run after an authorization became valid, in the same transaction).
+   */
+  async readyOrderIfAuthorized(ex: Executor, orderId: string, at: Date): Promise<void> {
+    await this.#readyOrder.run(ex, iso(at), orderId);
   }
 
   async authorization(ex: Executor, mountId: string, id: string): Promise<VersionedAuthz | undefined> {

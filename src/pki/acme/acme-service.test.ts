@@ -27,7 +27,7 @@ import { RoleRepo } from '../roles/role-repo.js';
 import { RoleService } from '../roles/role-service.js';
 import { LeaseRepo } from '../sys/lease-repo.js';
 import { LeaseService } from '../sys/lease-service.js';
-import { AcmeError } from './acme.js';
+import { AcmeError, acmeError } from './acme.js';
 import type { AcmeAccount } from './acme.js';
 import { AcmeRepo } from './acme-repo.js';
 import { AcmeService } from './acme-service.js';
@@ -71,7 +71,7 @@ for (const kind of dbKinds()) {
     let answer: (t: ValidationTarget) => Promise<void> = async () => {};
 
     /** The service as the composition root builds it, on this test's database. */
-    const build = (): AcmeService => {
+    const build = (nonceScope: 'shared' | 'process' = 'shared'): AcmeService => {
       const db = t.db.kysely;
       const mountConfig = new MountConfigService({ repo: new MountConfigRepo({ db }), clock });
       const keys = new KeyService({ repo: new KeyRepo({ db }), config: mountConfig, secrets, clock });
@@ -106,6 +106,7 @@ for (const kind of dbKinds()) {
           asked.push(target);
           await answer(target);
         },
+        nonceScope,
       });
     };
     let acme: AcmeService;
@@ -148,18 +149,46 @@ for (const kind of dbKinds()) {
       assert.equal(dir.baseUrl, 'https://ca.example/v1/pki/acme/');
     });
 
-    it('nonces: single use across two services on one database, refused once expired', async () => {
+    /** Checks a nonce as the edge does, then uses it up. */
+    const useNonce = async (svc: AcmeService, nonce: string, mountId = mount.id): Promise<void> => {
+      const checked = await svc.checkNonce(mountId, nonce);
+      if (!checked) throw acmeError('badNonce', 'not ours');
+      await svc.useNonce(checked);
+    };
+
+    it('nonces shared through the database: single use across two services, refused once expired', async () => {
       const second = build();
-      const at = new Date(clock.now().getTime() + 60_000);
-      await acme.useNonce('n-1', at);
-      assert.equal(await typeOf(second.useNonce('n-1', at)), 'badNonce');
-      assert.equal(await typeOf(acme.useNonce('n-2', clock.now())), 'badNonce');
+      const n1 = await acme.newNonce(mount.id);
+      await useNonce(acme, n1);
+      assert.equal(await typeOf(useNonce(second, n1)), 'badNonce');
+      assert.equal(await typeOf(acme.useNonce({ nonce: 'n-2', expiresAt: clock.now(), seq: 0 })), 'badNonce');
       // Concurrent uses of one nonce: exactly one wins.
+      const n3 = await second.newNonce(mount.id);
       const results = await Promise.all(
-        Array.from({ length: 5 }, (_, i) => typeOf((i % 2 ? second : acme).useNonce('n-3', at))),
+        Array.from({ length: 5 }, (_, i) => typeOf(useNonce(i % 2 ? second : acme, n3))),
       );
       assert.deepEqual(results.filter((r) => r === 'none').length, 1);
       await second.close();
+    });
+
+    it('nonces kept by one process: single use, refused by another process or mount, older ones still good', async () => {
+      const one = build('process');
+      const other = build('process');
+      const n = await one.newNonce(mount.id);
+      assert.equal(await typeOf(useNonce(other, n)), 'badNonce');
+      assert.equal(await typeOf(useNonce(one, n, 'another-mount')), 'badNonce');
+      const results = await Promise.all(Array.from({ length: 5 }, () => typeOf(useNonce(one, n))));
+      assert.deepEqual(results.filter((r) => r === 'none').length, 1);
+      const older = await one.newNonce(mount.id);
+      const newer = await Promise.all(Array.from({ length: 1000 }, () => one.newNonce(mount.id)));
+      await useNonce(one, newer[999]!);
+      await useNonce(one, older);
+      assert.equal(await typeOf(useNonce(one, older)), 'badNonce');
+      assert.equal(
+        await typeOf(one.useNonce({ nonce: older, expiresAt: new Date(clock.now().getTime() - 1), seq: 2 })),
+        'badNonce',
+      );
+      await Promise.all([one.close(), other.close()]);
     });
 
     it('accounts: one per key, EAB single use and bound to its directory', async () => {

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import type { Clock } from '../../shared/clock.js';
-import { BatchQueue } from '../../shared/batch-queue.js';
 import { addSeconds } from '../../shared/clock.js';
 import { DomainError, invalid, isDomainError, notFound } from '../../shared/errors.js';
 import { uuid } from '../../shared/ids.js';
@@ -12,7 +11,7 @@ import { parseCsrDeferred } from '../crypto/csr.js';
 import { checkKeyAgainstRole } from '../crypto/keys.js';
 import { pemEncode } from '../crypto/pem.js';
 import { ISSUE_FIELDS, csrNames } from '../issuance/issuance.js';
-import type { IssuanceOverrides } from '../issuance/issuance.js';
+import type { IssuanceOverrides, IssuedWrites } from '../issuance/issuance.js';
 import type { IssuanceService, IssueResult } from '../issuance/issuance-service.js';
 import { SIGN_VERBATIM_FIELDS } from '../issuance/privileged-signing.js';
 import type { PrivilegedSigningService } from '../issuance/privileged-signing-service.js';
@@ -50,6 +49,8 @@ import type {
   IssuancePolicy,
 } from './acme.js';
 import type { AcmeRepo, StoredEab, VersionedAuthz } from './acme-repo.js';
+import { ProcessNonces, SharedNonces } from './acme-nonces.js';
+import type { CheckedNonce, NonceStore } from './acme-nonces.js';
 import { AcmeValidationService } from './acme-validation-service.js';
 import type { Validate } from './acme-validator.js';
 
@@ -60,15 +61,9 @@ const CONFIG_CACHE_MS = 1000;
  * a revocation or deactivation made on another node within this long.
  */
 const ACCOUNT_CACHE_MS = 1000;
+/** How many certificate chains of recently finalized orders are kept for their download. */
+const CHAIN_CACHE_SIZE = 2000;
 const EAB_CONTEXT = (mountId: string, id: string) => `pki-acme-eab:${mountId}:${id}`;
-const NONCE_KEY_CONTEXT = (mountId: string) => `pki-acme-nonce-key:${mountId}`;
-
-interface PendingNonce {
-  nonce: string;
-  expiresAt: Date;
-  resolve(fresh: boolean): void;
-  reject(err: unknown): void;
-}
 
 /** A directory a request came in through, with what it needs to serve it. */
 export interface AcmeDirectory {
@@ -115,9 +110,9 @@ export interface AccountDetails {
  */
 export class AcmeService {
   readonly #configs = new Map<string, { at: number; value: Promise<{ config: AcmeConfig; clusterPath: string }> }>();
-  readonly #nonceKeys = new Map<string, Promise<Buffer>>();
-  /** Used nonces are recorded in batches: concurrent requests share one transaction. */
-  readonly #nonceBatches = new BatchQueue<PendingNonce>((batch) => this.#recordNonces(batch), 1000);
+  readonly #nonces: NonceStore;
+  /** Chains of the orders this node finalized lately, by mount and order. */
+  readonly #chains = new Map<string, { accountId: string; chain: string }>();
   /** Accounts as `kid` requests find them, reused for ACCOUNT_CACHE_MS. */
   readonly #accounts = new Map<string, { at: number; account: AcmeAccount }>();
   readonly validations: AcmeValidationService;
@@ -135,8 +130,17 @@ export class AcmeService {
       revocation: RevocationService;
       validate?: Validate;
       onError?: (err: unknown) => void;
+      /**
+       * `process` when this server is the only one on its database (SQLite): nonces are then
+       * kept in memory. Default `shared`: used nonces are rows every node sees.
+       */
+      nonceScope?: 'shared' | 'process';
     },
   ) {
+    this.#nonces =
+      deps.nonceScope === 'process'
+        ? new ProcessNonces()
+        : new SharedNonces({ repo: deps.repo, secrets: deps.secrets, mountConfig: deps.mountConfig });
     this.validations = new AcmeValidationService({
       repo: deps.repo,
       clock: deps.clock,
@@ -200,52 +204,20 @@ export class AcmeService {
 
   // ----- nonces
 
-  async #nonceKey(mountId: string): Promise<Buffer> {
-    let p = this.#nonceKeys.get(mountId);
-    if (!p) {
-      p = (async () => {
-        const sealed = this.deps.secrets.seal(randomBytes(32), NONCE_KEY_CONTEXT(mountId));
-        await this.deps.mountConfig.putSetting(mountId, 'acme_nonce_key', sealed, { onlyIfAbsent: true });
-        const stored = (await this.deps.mountConfig.getSetting(mountId, 'acme_nonce_key')) as string;
-        return this.deps.secrets.open(stored, NONCE_KEY_CONTEXT(mountId));
-      })();
-      this.#nonceKeys.set(mountId, p);
-      p.catch(() => this.#nonceKeys.delete(mountId));
-    }
-    return p;
+  /** A fresh nonce of the mount. */
+  newNonce(mountId: string): Promise<string> {
+    return this.#nonces.mint(mountId, addSeconds(this.deps.clock.now(), NONCE_LIFETIME_SECONDS));
   }
 
-  /** The key nonces of this mount are made and checked with (shared by every node through the database). */
-  nonceKey(mountId: string): Promise<Buffer> {
-    return this.#nonceKey(mountId);
+  /** A nonce this server made for the mount, else undefined (checked before the signature). */
+  checkNonce(mountId: string, nonce: string): Promise<CheckedNonce | undefined> {
+    return this.#nonces.check(mountId, nonce);
   }
 
-  /** When a nonce minted now expires. */
-  nonceExpiry(): Date {
-    return addSeconds(this.deps.clock.now(), NONCE_LIFETIME_SECONDS);
-  }
-
-  /** Marks a (verified, unexpired) nonce used; badNonce when it was used before or has expired. */
-  async useNonce(nonce: string, expiresAt: Date): Promise<void> {
-    const now = this.deps.clock.now();
-    if (expiresAt <= now) throw acmeError('badNonce', 'the nonce has expired');
-    const fresh = await new Promise<boolean>((resolve, reject) =>
-      this.#nonceBatches.push({ nonce, expiresAt, resolve, reject }),
-    );
-    if (!fresh) throw acmeError('badNonce', 'the nonce was already used');
-  }
-
-  async #recordNonces(batch: PendingNonce[]): Promise<void> {
-    try {
-      const fresh = await this.deps.repo.transaction(async (tx) => {
-        const out: boolean[] = [];
-        for (const p of batch) out.push(await this.deps.repo.useNonce(tx, p.nonce, p.expiresAt));
-        return out;
-      });
-      batch.forEach((p, i) => p.resolve(fresh[i]!));
-    } catch (err) {
-      for (const p of batch) p.reject(err);
-    }
+  /** Uses up a checked nonce once the request's signature holds; badNonce when expired or used before. */
+  async useNonce(n: CheckedNonce): Promise<void> {
+    if (n.expiresAt <= this.deps.clock.now()) throw acmeError('badNonce', 'the nonce has expired');
+    if (!(await this.#nonces.use(n))) throw acmeError('badNonce', 'the nonce was already used');
   }
 
   // ----- accounts
@@ -493,9 +465,23 @@ export class AcmeService {
     const repo = this.deps.repo;
     if (!(await repo.transaction((tx) => repo.moveOrder(tx, id, ['ready'], 'processing', this.deps.clock.now()))))
       throw acmeError('orderNotReady', 'the order is being finalized already');
+    // The order becomes valid in the commit that stores its certificate.
+    let cert: { serial: string; notAfter: Date; chain: string } | undefined;
+    const validWith: IssuedWrites = (signed) => {
+      const issued = {
+        serial: signed.serialHex,
+        notAfter: signed.notAfter,
+        chain: chainPem(signed.pem, signed.caChainPems),
+      };
+      cert = issued;
+      const at = this.deps.clock.now();
+      return async (tx) => {
+        await repo.moveOrder(tx, id, ['processing'], 'valid', at, { cert: issued });
+      };
+    };
     let result: IssueResult;
     try {
-      result = await this.#issue(dir, account, order, csr);
+      result = await this.#issue(dir, account, order, csr, validWith);
     } catch (err) {
       const problem: AcmeProblem =
         err instanceof AcmeError
@@ -508,17 +494,26 @@ export class AcmeService {
       );
       throw new AcmeError(problem.type, problem.detail, { cause: err });
     }
-    const data = result.data as { certificate: string; ca_chain?: string[]; serial_number: string; expiration: number };
-    const chain = [data.certificate, ...(data.ca_chain ?? []).filter((p) => p.trim() !== data.certificate.trim())]
-      .map((p) => `${p.trim()}\n`)
-      .join('');
-    const cert = {
-      serial: normalizeSerial(data.serial_number),
-      notAfter: new Date(data.expiration * 1000),
-      chain,
-    };
-    await repo.transaction((tx) => repo.moveOrder(tx, id, ['processing'], 'valid', this.deps.clock.now(), { cert }));
-    return { ...order, status: 'valid', certSerial: cert.serial, certNotAfter: cert.notAfter, certChain: chain };
+    if (!cert) {
+      // A path that stored the certificate without the order: record it on its own.
+      const data = result.data as {
+        certificate: string;
+        ca_chain?: string[];
+        serial_number: string;
+        expiration: number;
+      };
+      cert = {
+        serial: normalizeSerial(data.serial_number),
+        notAfter: new Date(data.expiration * 1000),
+        chain: chainPem(data.certificate, data.ca_chain ?? []),
+      };
+      const issued = cert;
+      await repo.transaction((tx) =>
+        repo.moveOrder(tx, id, ['processing'], 'valid', this.deps.clock.now(), { cert: issued }),
+      );
+    }
+    this.#remember(dir.mount.id, id, account.id, cert.chain);
+    return { ...order, status: 'valid', certSerial: cert.serial, certNotAfter: cert.notAfter, certChain: cert.chain };
   }
 
   async #issue(
@@ -526,12 +521,12 @@ export class AcmeService {
     account: AcmeAccount,
     order: AcmeOrder,
     csr: { pem: string; commonName: string },
+    recordWith: IssuedWrites,
   ): Promise<IssueResult> {
     const overrides: IssuanceOverrides = {
       notAfterCap: addSeconds(this.deps.clock.now(), effectiveMaxTtl(dir.config)),
-      metadata: Buffer.from(
-        JSON.stringify({ acme_account_id: account.id, acme_order_id: order.id, acme_directory: dir.prefix }),
-      ).toString('base64'),
+      metadata: acmeCertMetadata(account, order, dir),
+      recordWith,
     };
     const limits = mountLimits(dir.mount);
     const path = `${dir.prefix}order/${order.id}/finalize`;
@@ -587,6 +582,8 @@ export class AcmeService {
             actor: undefined,
             mountDefaultTtl: limits.defaultTtlSeconds,
             mountMaxTtl: limits.maxTtlSeconds,
+            // Stored whatever the service answers, with the account, as every ACME certificate.
+            store: { metadata: overrides.metadata!, recordWith },
           })
           .catch((err: unknown) => {
             // The service's refusal is about what the order asks for; its failures are ours.
@@ -600,8 +597,13 @@ export class AcmeService {
     }
   }
 
-  /** The certificate chain of a valid order (PEM: the leaf, then its issuers). */
+  /**
+   * The certificate chain of a valid order (PEM: the leaf, then its issuers). A valid order
+   * never changes, so the chains of orders this node finalized are served from memory.
+   */
   async certificate(dir: AcmeDirectory, account: AcmeAccount, id: string): Promise<string> {
+    const hit = this.#chains.get(`${dir.mount.id}\n${id}`);
+    if (hit && hit.accountId === account.id) return hit.chain;
     const o = await this.order(dir, account, id);
     if (o.status !== 'valid' || !o.certChain) throw notFound('the order has no certificate');
     return o.certChain;
@@ -777,6 +779,7 @@ export class AcmeService {
       ordersDeleted += n;
       if (n < 500) break;
     }
+    if (ordersDeleted > 0) this.#forgetChains(mountId);
     const cutoff = addSeconds(now, -opts.accountSafetyBuffer);
     let accountsRevoked = 0;
     let accountsDeleted = 0;
@@ -802,6 +805,15 @@ export class AcmeService {
     };
   }
 
+  #remember(mountId: string, orderId: string, accountId: string, chain: string): void {
+    if (this.#chains.size >= CHAIN_CACHE_SIZE) this.#chains.delete(this.#chains.keys().next().value!);
+    this.#chains.set(`${mountId}\n${orderId}`, { accountId, chain });
+  }
+
+  #forgetChains(mountId: string): void {
+    for (const k of [...this.#chains.keys()]) if (k.startsWith(`${mountId}\n`)) this.#chains.delete(k);
+  }
+
   #forgetAccount(mountId: string, id: string): void {
     this.#accounts.delete(`${mountId}\n${id}`);
   }
@@ -809,14 +821,15 @@ export class AcmeService {
   async purgeMount(mountId: string): Promise<void> {
     await this.deps.repo.purgeMount(mountId);
     this.#configs.delete(mountId);
-    this.#nonceKeys.delete(mountId);
+    this.#nonces.forgetMount(mountId);
     for (const k of [...this.#accounts.keys()]) if (k.startsWith(`${mountId}\n`)) this.#accounts.delete(k);
+    this.#forgetChains(mountId);
   }
 
   /** Stops validations in flight (shutdown). */
   async close(): Promise<void> {
     await this.validations.close();
-    await this.#nonceBatches.drain();
+    await this.#nonces.close();
   }
 }
 
@@ -843,6 +856,17 @@ function readCsr(der: Buffer, order: AcmeOrder): { pem: string; commonName: stri
   });
   if (mismatch) throw acmeError('badCSR', mismatch);
   return { pem: pemEncode('CERTIFICATE REQUEST', der), commonName: names.commonName };
+}
+
+/** The PEM chain an order serves: the leaf, then its issuers (the leaf not twice). */
+function chainPem(leaf: string, caChain: readonly string[]): string {
+  return [leaf, ...caChain.filter((p) => p.trim() !== leaf.trim())].map((p) => `${p.trim()}\n`).join('');
+}
+
+/** The cert_metadata (base64 JSON) of an ACME certificate: who ordered it, which order, through which directory. */
+function acmeCertMetadata(account: AcmeAccount, order: AcmeOrder, dir: AcmeDirectory): string {
+  const meta = { acme_account_id: account.id, acme_order_id: order.id, acme_directory: dir.prefix };
+  return Buffer.from(JSON.stringify(meta)).toString('base64');
 }
 
 /** Mount TTLs with 0 meaning the system value (768h), as Vault treats them. */

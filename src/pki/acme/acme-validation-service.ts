@@ -1,6 +1,6 @@
 import type { Clock } from '../../shared/clock.js';
 import { addSeconds } from '../../shared/clock.js';
-import { AcmeError, orderStatusFromAuthzs } from './acme.js';
+import { AcmeError } from './acme.js';
 import type { AcmeAuthorization, AcmeConfig, AcmeProblem, ChallengeType } from './acme.js';
 import { keyAuthorization } from './acme-jws.js';
 import type { AcmeRepo, VersionedAuthz } from './acme-repo.js';
@@ -44,36 +44,48 @@ export class AcmeValidationService {
   ) {}
 
   /**
-   * Marks the challenge processing and starts its validation. A challenge already
-   * processing or decided is answered as it is (RFC 8555 section 7.5.1: retrying is a no-op).
+   * Starts the challenge's validation. The first attempt runs before anything is written:
+   * when it ends within FIRST_ATTEMPT_WAIT_MS its outcome (or the pause before a retry) is
+   * the only write, in one conditional transaction, and the answer is what was written. A
+   * slower attempt gets the challenge marked processing under a lease, and records its
+   * outcome when it ends. Nothing is lost if this node stops before writing: the client
+   * got no answer and sends the challenge response again. A challenge already processing
+   * or decided is answered as it is (RFC 8555 section 7.5.1: retrying is a no-op).
    */
   async start(a: VersionedAuthz, type: ChallengeType, thumbprint: string): Promise<AcmeAuthorization> {
     const now = this.deps.clock.now();
-    if (a.status !== 'pending' || a.expiresAt <= now) return a;
+    if (a.status !== 'pending' || a.expiresAt <= now || this.#closed) return a;
     const c = a.challenges.find((x) => x.type === type)!;
     if (c.status !== 'pending' || a.challenges.some((x) => x.status === 'processing')) return a;
+    const outcome = this.#validate(a, type, thumbprint);
+    this.#track(outcome.then(() => undefined));
+    let timer: NodeJS.Timeout | undefined;
+    const first = await Promise.race([
+      outcome.then((problem) => ({ problem })),
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), FIRST_ATTEMPT_WAIT_MS);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
+    if (first) {
+      const written = await this.#record(a, type, thumbprint, 0, first.problem);
+      return written ?? (await this.#reread(a));
+    }
+    // Slow: hold the validation under a lease, so that another node's poll can take it over.
     const next: VersionedAuthz = {
       ...a,
       challenges: a.challenges.map((x) => (x.type === type ? { ...x, status: 'processing' as const } : x)),
       validationLeaseUntil: addSeconds(now, LEASE_SECONDS),
     };
-    const ok = await this.deps.repo.transaction((tx) => this.deps.repo.updateAuthz(tx, next, now));
-    if (!ok) {
-      const fresh = await this.deps.repo.authorization(this.deps.repo.executor, a.mountId, a.id);
-      return fresh ?? a;
-    }
-    const first = this.#run({ ...next, version: next.version + 1 }, type, thumbprint, 0);
-    let timer: NodeJS.Timeout | undefined;
-    const ended = await Promise.race([
-      first.then(() => true),
-      new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), FIRST_ATTEMPT_WAIT_MS);
-        timer.unref();
-      }),
-    ]);
-    clearTimeout(timer);
-    if (!ended) return next;
-    return (await this.deps.repo.authorization(this.deps.repo.executor, a.mountId, a.id)) ?? next;
+    if (!(await this.deps.repo.transaction((tx) => this.deps.repo.updateAuthz(tx, next, now)))) return this.#reread(a);
+    const held = { ...next, version: next.version + 1 };
+    this.#track(outcome.then((problem) => this.#record(held, type, thumbprint, 0, problem)).then(() => undefined));
+    return next;
+  }
+
+  async #reread(a: VersionedAuthz): Promise<AcmeAuthorization> {
+    return (await this.deps.repo.authorization(this.deps.repo.executor, a.mountId, a.id)) ?? a;
   }
 
   /** Takes over a validation whose node let its lease run out. */
@@ -87,15 +99,19 @@ export class AcmeValidationService {
       .then(async (ok) => {
         if (!ok) return;
         const account = await this.deps.repo.account(this.deps.repo.executor, a.mountId, a.accountId);
-        if (account) void this.#run({ ...next, version: next.version + 1 }, c.type, account.thumbprint, c.attempts);
+        if (account) this.#run({ ...next, version: next.version + 1 }, c.type, account.thumbprint, c.attempts);
       });
     this.#track(p);
   }
 
-  /** Runs one attempt in the background; the promise settles (never rejects) when it has ended. */
-  #run(a: VersionedAuthz, type: ChallengeType, thumbprint: string, attempt: number): Promise<void> {
-    if (this.#closed) return Promise.resolve();
-    return this.#track(this.#attempt(a, type, thumbprint, attempt));
+  /** Runs one more attempt in the background and records it. */
+  #run(a: VersionedAuthz, type: ChallengeType, thumbprint: string, attempt: number): void {
+    if (this.#closed) return;
+    this.#track(
+      this.#validate(a, type, thumbprint).then(async (problem) => {
+        await this.#record(a, type, thumbprint, attempt, problem);
+      }),
+    );
   }
 
   #track(p: Promise<void>): Promise<void> {
@@ -104,11 +120,11 @@ export class AcmeValidationService {
     return tracked;
   }
 
-  async #attempt(a: VersionedAuthz, type: ChallengeType, thumbprint: string, attempt: number): Promise<void> {
-    const config = await this.deps.configOf(a.mountId);
+  /** One attempt: undefined when the challenge is met, else the problem. Never rejects. */
+  async #validate(a: VersionedAuthz, type: ChallengeType, thumbprint: string): Promise<AcmeProblem | undefined> {
     const validate = this.deps.validate ?? validateChallenge;
-    let problem: AcmeProblem | undefined;
     try {
+      const config = await this.deps.configOf(a.mountId);
       await validate({
         type,
         identifier: a.identifier,
@@ -117,43 +133,60 @@ export class AcmeValidationService {
         dnsResolver: config.dnsResolver,
         timeoutMs: ATTEMPT_TIMEOUT_MS,
       });
+      return undefined;
     } catch (err) {
-      problem =
-        err instanceof AcmeError
-          ? { type: err.acmeType, detail: err.message }
-          : { type: 'connection', detail: err instanceof Error ? err.message : String(err) };
+      return err instanceof AcmeError
+        ? { type: err.acmeType, detail: err.message }
+        : { type: 'connection', detail: err instanceof Error ? err.message : String(err) };
     }
-    const now = this.deps.clock.now();
-    const attempts = attempt + 1;
-    if (problem && attempts < ATTEMPTS) {
-      // Shutting down: leave it processing; its lease runs out and the next poll takes it over.
-      if (this.#closed) return;
-      // Record the attempt and hold the lease over the pause, then try again.
-      const held: VersionedAuthz = {
-        ...a,
-        challenges: a.challenges.map((x) => (x.type === type ? { ...x, attempts, error: problem } : x)),
-        validationLeaseUntil: addSeconds(now, LEASE_SECONDS + RETRY_DELAYS[attempt]!),
-      };
-      if (!(await this.deps.repo.transaction((tx) => this.deps.repo.updateAuthz(tx, held, now)))) return;
-      const timer = setTimeout(() => {
-        this.#timers.delete(timer);
-        void this.#run({ ...held, version: held.version + 1 }, type, thumbprint, attempts);
-      }, RETRY_DELAYS[attempt]! * 1000);
-      timer.unref();
-      this.#timers.add(timer);
-      return;
-    }
-    await this.#decide(a, type, attempts, problem, now);
   }
 
-  /** Writes the outcome: challenge and authorization, and the order when it is decided by this. */
+  /**
+   * Records attempt number `attempt` of `a` as stored at its version: the outcome when it
+   * decides, else the attempt and a lease held over the pause before the next one. Returns
+   * what was written; undefined when the authorization changed meanwhile (or shutting down
+   * before a retry: the challenge stays as stored, and a lease that runs out is taken over).
+   */
+  async #record(
+    a: VersionedAuthz,
+    type: ChallengeType,
+    thumbprint: string,
+    attempt: number,
+    problem: AcmeProblem | undefined,
+  ): Promise<VersionedAuthz | undefined> {
+    const now = this.deps.clock.now();
+    const attempts = attempt + 1;
+    if (!problem || attempts >= ATTEMPTS) return this.#decide(a, type, attempts, problem, now);
+    if (this.#closed) return undefined;
+    const held: VersionedAuthz = {
+      ...a,
+      challenges: a.challenges.map((x) =>
+        x.type === type ? { ...x, status: 'processing' as const, attempts, error: problem } : x,
+      ),
+      validationLeaseUntil: addSeconds(now, LEASE_SECONDS + RETRY_DELAYS[attempt]!),
+    };
+    if (!(await this.deps.repo.transaction((tx) => this.deps.repo.updateAuthz(tx, held, now)))) return undefined;
+    const stored = { ...held, version: held.version + 1 };
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      this.#run(stored, type, thumbprint, attempts);
+    }, RETRY_DELAYS[attempt]! * 1000);
+    timer.unref();
+    this.#timers.add(timer);
+    return stored;
+  }
+
+  /**
+   * Writes the outcome: challenge and authorization, and in the same transaction the order
+   * when this decides it (invalid at once; ready when no other authorization is left undone).
+   */
   async #decide(
     a: VersionedAuthz,
     type: ChallengeType,
     attempts: number,
     problem: AcmeProblem | undefined,
     now: Date,
-  ): Promise<void> {
+  ): Promise<VersionedAuthz | undefined> {
     const repo = this.deps.repo;
     const decided: VersionedAuthz = {
       ...a,
@@ -171,18 +204,16 @@ export class AcmeValidationService {
       ),
       validationLeaseUntil: undefined,
     };
-    await repo.transaction(async (tx) => {
-      if (!(await repo.updateAuthz(tx, decided, now))) return;
-      const all = await repo.authorizationsOfOrder(tx, a.orderId);
-      const statuses = all.map((x) => (x.id === a.id ? decided.status : x.status));
-      const next = orderStatusFromAuthzs('pending', statuses);
-      if (next === 'pending') return;
-      await repo.moveOrder(tx, a.orderId, ['pending'], next, now, {
-        ...(next === 'invalid'
-          ? { error: problem ?? { type: 'unauthorized', detail: 'an authorization of the order failed' } }
-          : {}),
-      });
+    const ok = await repo.transaction(async (tx) => {
+      if (!(await repo.updateAuthz(tx, decided, now))) return false;
+      if (problem)
+        await repo.moveOrder(tx, a.orderId, ['pending'], 'invalid', now, {
+          error: problem,
+        });
+      else await repo.readyOrderIfAuthorized(tx, a.orderId, now);
+      return true;
     });
+    return ok ? { ...decided, version: decided.version + 1 } : undefined;
   }
 
   /** Stops retries and waits for the attempts under way (shutdown). */

@@ -374,13 +374,6 @@ export function authzStatusAt(a: Pick<AcmeAuthorization, 'status' | 'expiresAt'>
   return a.status;
 }
 
-/** The order's status once its authorizations moved: ready when all are valid, invalid when one failed. */
-export function orderStatusFromAuthzs(current: OrderStatus, authz: readonly AuthzStatus[]): OrderStatus {
-  if (current !== 'pending') return current;
-  if (authz.some((s) => s !== 'valid' && s !== 'pending')) return 'invalid';
-  return authz.every((s) => s === 'valid') ? 'ready' : 'pending';
-}
-
 // ---------------------------------------------------------------------------------------
 // Revocation reasons (RFC 5280 section 5.3.1) accepted from ACME clients
 

@@ -20,6 +20,8 @@ export interface IssuedRecord {
    * and, on SQLite, off the event loop (a batch with a callback commits on the event loop).
    */
   also?: InTransaction;
+  /** Statements that only write (they read no result), run in the same write-only commit. */
+  writes?: InTransaction;
 }
 
 /** Writes leases inside a transaction of ours (LeaseService.insertMany). */
@@ -86,8 +88,8 @@ export class CertService {
    * Stores a certificate (and its metadata), resolving once it is committed. `also` runs
    * in the same transaction, so e.g. a lease exists exactly when its certificate does.
    */
-  store(cert: IssuedCertificate, metadata?: CertMetadata, also?: InTransaction): Promise<void> {
-    return this.record({ cert, metadata, also });
+  store(cert: IssuedCertificate, metadata?: CertMetadata, also?: InTransaction, writes?: InTransaction): Promise<void> {
+    return this.record({ cert, metadata, also, writes });
   }
 
   /**
@@ -98,7 +100,15 @@ export class CertService {
   record(r: IssuedRecord): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       // A literal of fixed shape rather than a spread: one per issued certificate.
-      this.#batches.push({ cert: r.cert, metadata: r.metadata, lease: r.lease, also: r.also, resolve, reject });
+      this.#batches.push({
+        cert: r.cert,
+        metadata: r.metadata,
+        lease: r.lease,
+        also: r.also,
+        writes: r.writes,
+        resolve,
+        reject,
+      });
     });
   }
 
@@ -119,6 +129,7 @@ export class CertService {
       const work = async (tx: Executor) => {
         await this.deps.repo.insertMany(tx, certs, meta);
         if (leases.length > 0) await this.deps.leases!.insertMany(tx, leases);
+        for (const p of batch) if (p.writes) await p.writes(tx);
         for (const p of batch) if (p.also) await p.also(tx);
       };
       // Pure data goes to the write-only transaction (off the event loop on SQLite); an

@@ -13,7 +13,8 @@ import { pemEncode } from '../crypto/pem.js';
 import type { KeyPool } from '../crypto/key-pool.js';
 import { formatSerial } from '../crypto/serial.js';
 import { certificateData, parseFormat, parsePrivateKeyFormat } from '../issuance/issuance.js';
-import type { OutputFormat } from '../issuance/issuance.js';
+import type { IssuedWrites, OutputFormat } from '../issuance/issuance.js';
+import { recordWith } from '../issuance/issuance-service.js';
 import type { IssuerService, SigningContext } from '../issuers/issuer-service.js';
 import type { MountInfo, TokenInfo } from '../pki-route.js';
 import {
@@ -62,6 +63,11 @@ export interface ExternalPolicyRequest {
   actor: TokenInfo | undefined;
   mountDefaultTtl: number;
   mountMaxTtl: number;
+  /**
+   * Stores the certificate whatever the service's `store_certificate` says, with this
+   * cert_metadata (base64) beside it: ACME needs every certificate it issues stored.
+   */
+  store?: { metadata: string; recordWith?: IssuedWrites };
 }
 
 export interface ExternalPolicyResult {
@@ -202,15 +208,27 @@ export class ExternalPolicyService {
     warnings.push(...plan.warnings);
     const built = await buildCertificateAsync(signing.context, plan.template);
 
-    if (answer.storeCertificate) {
-      await this.deps.certs.store({
+    if (answer.storeCertificate || req.store) {
+      const cert = {
         mountId: req.mount.id,
         serial: built.serialHex,
         issuerId: signing.issuer.id,
         der: built.der,
         notAfter: built.notAfter,
         createdAt: this.deps.clock.now(),
-      });
+      };
+      const metadata = req.store?.metadata
+        ? {
+            mountId: cert.mountId,
+            serial: cert.serial,
+            issuerId: cert.issuerId,
+            role: '',
+            notAfter: cert.notAfter,
+            metadata: req.store.metadata,
+          }
+        : undefined;
+      const writes = recordWith(req.store, built, signing);
+      await this.deps.certs.store(cert, metadata, undefined, writes);
     }
     if (answer.generateLease) {
       warnings.push(

@@ -2,7 +2,7 @@ import type { Clock } from '../../shared/clock.js';
 import { invalid } from '../../shared/errors.js';
 import { CERT_LEASE_KIND } from '../certs/cert.js';
 import type { CertLeaseData } from '../certs/cert.js';
-import type { CertService } from '../certs/cert-service.js';
+import type { CertService, InTransaction } from '../certs/cert-service.js';
 import { buildCertificateAsync } from '../crypto/cert-builder.js';
 import type { PolicyInformation } from '../crypto/extensions.js';
 import { isSelfSigned, parseCertificate } from '../crypto/cert-parser.js';
@@ -70,6 +70,8 @@ export interface RecordIssuedInput {
   role?: { name: string; noStore: boolean };
   /** cert_metadata as given ('' for none); kept under the serial even under no_store (reference 12). */
   metadata: string;
+  /** Write-only statements of the caller, in the same commit. */
+  writes?: InTransaction;
 }
 
 interface Prepared {
@@ -247,6 +249,7 @@ export class IssuanceService {
       cert: built,
       role: { name: req.roleName, noStore: role.no_store },
       metadata: input.cert_metadata || (role.no_store_metadata ? '' : (req.overrides?.metadata ?? '')),
+      writes: recordWith(req.overrides, built, signing),
     });
 
     const chain = input.remove_roots_from_chain ? this.#withoutRoots(signing) : signing.caChainPems;
@@ -311,6 +314,7 @@ export class IssuanceService {
             }
           : undefined,
       lease,
+      writes: r.writes,
     });
     return leaseEnvelope(lease);
   }
@@ -371,4 +375,18 @@ function roleDerived(role: PkiRole): { extKeyUsage: string[]; policies: PolicyIn
     derivedByRole.set(role, d);
   }
   return d;
+}
+
+/** The caller's write-only statements for a certificate just built (IssuanceOverrides.recordWith). */
+export function recordWith(
+  overrides: IssuanceOverrides | undefined,
+  built: { serialHex: string; notAfter: Date; pem: string },
+  signing: { caChainPems: readonly string[] },
+): InTransaction | undefined {
+  return overrides?.recordWith?.({
+    serialHex: built.serialHex,
+    notAfter: built.notAfter,
+    pem: built.pem,
+    caChainPems: signing.caChainPems,
+  });
 }

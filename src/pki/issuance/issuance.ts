@@ -5,6 +5,7 @@
  * https://developer.hashicorp.com/vault/api-docs/secret/pki#sign-certificate
  */
 import { invalid } from '../../shared/errors.js';
+import type { Executor } from '../certs/cert-repo.js';
 import type { ParsedCsr } from '../crypto/csr.js';
 import type { GeneralName } from '../crypto/general-names.js';
 import { commonName, nameValues } from '../crypto/names.js';
@@ -77,7 +78,21 @@ export interface IssuanceOverrides {
   extKeyUsage?: string[];
   notAfterCap?: Date;
   metadata?: string;
+  /** Write-only statements that join the certificate's own commit (the ACME order that gets it). */
+  recordWith?: IssuedWrites;
 }
+
+/** The certificate just signed, as a caller that records it with its own rows needs it. */
+export interface SignedForRecord {
+  serialHex: string;
+  notAfter: Date;
+  pem: string;
+  /** The issuer's chain, the issuer first. */
+  caChainPems: readonly string[];
+}
+
+/** Statements that only write (no result is read), run in the transaction that stores the certificate. */
+export type IssuedWrites = (cert: SignedForRecord) => (tx: Executor) => Promise<void>;
 
 /** Caps a validity at `cap` (notAfter only). */
 export function capValidity<V extends { notAfter: Date }>(v: V, cap: Date | undefined): V {

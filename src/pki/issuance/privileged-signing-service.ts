@@ -29,6 +29,7 @@ import {
   parsePrivateKeyFormat,
 } from './issuance.js';
 import type { IssuanceOverrides, OutputFormat } from './issuance.js';
+import { recordWith } from './issuance-service.js';
 import type { IssuanceService, IssueResult } from './issuance-service.js';
 import {
   copiedCsrExtensions,
@@ -151,7 +152,7 @@ export class PrivilegedSigningService {
       );
     }
     // Signed intermediates are always stored (reference 16.13), without a lease.
-    await this.#storeWithoutLease(req, built, signing);
+    await this.#storeWithoutLease(req, built, signing, undefined);
     const certificatePem = built.pem.trimEnd();
     return {
       data: this.#data(built, signing, signer, format, [certificatePem, ...signing.caChainPems]),
@@ -262,8 +263,9 @@ export class PrivilegedSigningService {
           cert: built,
           role: { name: req.roleName!, noStore: role.no_store },
           metadata: v.cert_metadata || (role.no_store_metadata ? '' : (req.overrides?.metadata ?? '')),
+          writes: recordWith(req.overrides, built, signing),
         })
-      : await this.#storeWithoutLease(req, built, signing, req.overrides?.metadata);
+      : await this.#storeWithoutLease(req, built, signing, req.overrides);
     const signer = parseCertificate(signing.issuer.certificateDer);
     const chain = v.remove_roots_from_chain
       ? signing.caChainPems.filter((p) => !isSelfSigned(parseCertificate(p)))
@@ -275,8 +277,9 @@ export class PrivilegedSigningService {
     req: PrivilegedRequest,
     built: BuiltCertificate,
     signing: SigningContext,
-    metadata = '',
+    overrides: IssuanceOverrides | undefined,
   ): Promise<typeof NO_LEASE> {
+    const metadata = overrides?.metadata ?? '';
     const cert = {
       mountId: req.mount.id,
       serial: built.serialHex,
@@ -285,7 +288,8 @@ export class PrivilegedSigningService {
       notAfter: built.notAfter,
     };
     const meta = metadata !== '' ? { ...cert, role: '', metadata } : undefined;
-    await this.deps.certs.store({ ...cert, createdAt: this.deps.clock.now() }, meta);
+    const writes = recordWith(overrides, built, signing);
+    await this.deps.certs.store({ ...cert, createdAt: this.deps.clock.now() }, meta, undefined, writes);
     return NO_LEASE;
   }
 
