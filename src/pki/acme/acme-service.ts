@@ -527,6 +527,8 @@ export class AcmeService {
       notAfterCap: addSeconds(this.deps.clock.now(), effectiveMaxTtl(dir.config)),
       metadata: acmeCertMetadata(account, order, dir),
       recordWith,
+      // As in Vault, ACME certificates have no lease: revoke them through ACME or `revoke`.
+      withoutLease: true,
     };
     const limits = mountLimits(dir.mount);
     const path = `${dir.prefix}order/${order.id}/finalize`;

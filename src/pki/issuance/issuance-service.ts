@@ -72,6 +72,8 @@ export interface RecordIssuedInput {
   metadata: string;
   /** Write-only statements of the caller, in the same commit. */
   writes?: InTransaction;
+  /** No lease (IssuanceOverrides.withoutLease). */
+  withoutLease?: boolean;
 }
 
 interface Prepared {
@@ -250,6 +252,7 @@ export class IssuanceService {
       role: { name: req.roleName, noStore: role.no_store },
       metadata: input.cert_metadata || (role.no_store_metadata ? '' : (req.overrides?.metadata ?? '')),
       writes: recordWith(req.overrides, built, signing),
+      withoutLease: req.overrides?.withoutLease,
     });
 
     const chain = input.remove_roots_from_chain ? this.#withoutRoots(signing) : signing.caChainPems;
@@ -283,14 +286,16 @@ export class IssuanceService {
     const data: CertLeaseData = noStore
       ? { serial: r.cert.serialHex, issuerId: r.issuerId, certificate: r.cert.der.toString('base64') }
       : { serial: r.cert.serialHex };
-    const lease = this.deps.leases.prepare({
-      mount: r.mount,
-      path: r.path,
-      kind: CERT_LEASE_KIND,
-      data,
-      ttlSeconds: (r.cert.notAfter.getTime() - now.getTime()) / 1000,
-      tokenAccessor: r.tokenAccessor,
-    });
+    const lease = r.withoutLease
+      ? undefined
+      : this.deps.leases.prepare({
+          mount: r.mount,
+          path: r.path,
+          kind: CERT_LEASE_KIND,
+          data,
+          ttlSeconds: (r.cert.notAfter.getTime() - now.getTime()) / 1000,
+          tokenAccessor: r.tokenAccessor,
+        });
     const cert = {
       mountId: r.mount.id,
       serial: r.cert.serialHex,
@@ -316,7 +321,7 @@ export class IssuanceService {
       lease,
       writes: r.writes,
     });
-    return leaseEnvelope(lease);
+    return lease ? leaseEnvelope(lease) : { leaseId: '', leaseDuration: 0 };
   }
 
   async #generate(type: KeyType, bits: number): Promise<GeneratedKey> {

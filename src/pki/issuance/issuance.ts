@@ -80,6 +80,8 @@ export interface IssuanceOverrides {
   metadata?: string;
   /** Write-only statements that join the certificate's own commit (the ACME order that gets it). */
   recordWith?: IssuedWrites;
+  /** No lease for the certificate (ACME: no token asked for it, as in Vault). */
+  withoutLease?: boolean;
 }
 
 /** The certificate just signed, as a caller that records it with its own rows needs it. */

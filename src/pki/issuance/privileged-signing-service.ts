@@ -264,6 +264,7 @@ export class PrivilegedSigningService {
           role: { name: req.roleName!, noStore: role.no_store },
           metadata: v.cert_metadata || (role.no_store_metadata ? '' : (req.overrides?.metadata ?? '')),
           writes: recordWith(req.overrides, built, signing),
+          withoutLease: req.overrides?.withoutLease,
         })
       : await this.#storeWithoutLease(req, built, signing, req.overrides);
     const signer = parseCertificate(signing.issuer.certificateDer);
