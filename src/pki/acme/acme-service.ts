@@ -61,8 +61,8 @@ const CONFIG_CACHE_MS = 1000;
  * a revocation or deactivation made on another node within this long.
  */
 const ACCOUNT_CACHE_MS = 1000;
-/** How many certificate chains of recently finalized orders are kept for their download. */
-const CHAIN_CACHE_SIZE = 2000;
+/** How many recent orders (as made, and chains of those finalized) a node keeps in memory. */
+const RECENT_ORDERS = 2000;
 const EAB_CONTEXT = (mountId: string, id: string) => `pki-acme-eab:${mountId}:${id}`;
 
 /** A directory a request came in through, with what it needs to serve it. */
@@ -113,6 +113,8 @@ export class AcmeService {
   readonly #nonces: NonceStore;
   /** Chains of the orders this node finalized lately, by mount and order. */
   readonly #chains = new Map<string, { accountId: string; chain: string }>();
+  /** Orders this node made lately as made (their identifiers, account and expiry never change). */
+  readonly #createdHere = new Map<string, AcmeOrder>();
   /** Accounts as `kid` requests find them, reused for ACCOUNT_CACHE_MS. */
   readonly #accounts = new Map<string, { at: number; account: AcmeAccount }>();
   readonly validations: AcmeValidationService;
@@ -395,6 +397,7 @@ export class AcmeService {
       createdAt: now,
     };
     await this.deps.repo.transaction((tx) => this.deps.repo.insertOrder(tx, order, authzs));
+    this.#remember(this.#createdHere, `${dir.mount.id}\n${orderId}`, order);
     return { order, authzs };
   }
 
@@ -458,13 +461,22 @@ export class AcmeService {
    * the external policy would. The order is valid when this returns.
    */
   async finalize(dir: AcmeDirectory, account: AcmeAccount, id: string, csrDer: Buffer): Promise<AcmeOrder> {
-    const order = await this.order(dir, account, id);
-    if (order.status !== 'ready')
-      throw acmeError('orderNotReady', `the order is ${order.status}, not ready to be finalized`);
-    const csr = readCsr(csrDer, order);
     const repo = this.deps.repo;
-    if (!(await repo.transaction((tx) => repo.moveOrder(tx, id, ['ready'], 'processing', this.deps.clock.now()))))
-      throw acmeError('orderNotReady', 'the order is being finalized already');
+    const now = this.deps.clock.now();
+    // An order made on this node is known without reading it (what is checked here never
+    // changes); whether it is ready is up to the conditional update below.
+    const known = this.#createdHere.get(`${dir.mount.id}\n${id}`);
+    let order: AcmeOrder;
+    let csr: { pem: string; commonName: string } | undefined;
+    if (known && known.accountId === account.id && known.expiresAt > now) csr = csrIfAcceptable(csrDer, known);
+    if (known && csr) order = known;
+    else {
+      order = await this.order(dir, account, id);
+      if (order.status !== 'ready') throw notReady(order.status);
+      csr = readCsr(csrDer, order);
+    }
+    if (!(await repo.transaction((tx) => repo.moveOrder(tx, id, ['ready'], 'processing', now))))
+      throw notReady(order === known ? (await this.order(dir, account, id)).status : 'processing');
     // The order becomes valid in the commit that stores its certificate.
     let cert: { serial: string; notAfter: Date; chain: string } | undefined;
     const validWith: IssuedWrites = (signed) => {
@@ -512,7 +524,7 @@ export class AcmeService {
         repo.moveOrder(tx, id, ['processing'], 'valid', this.deps.clock.now(), { cert: issued }),
       );
     }
-    this.#remember(dir.mount.id, id, account.id, cert.chain);
+    this.#remember(this.#chains, `${dir.mount.id}\n${id}`, { accountId: account.id, chain: cert.chain });
     return { ...order, status: 'valid', certSerial: cert.serial, certNotAfter: cert.notAfter, certChain: cert.chain };
   }
 
@@ -781,7 +793,7 @@ export class AcmeService {
       ordersDeleted += n;
       if (n < 500) break;
     }
-    if (ordersDeleted > 0) this.#forgetChains(mountId);
+    if (ordersDeleted > 0) this.#forgetOrders(mountId);
     const cutoff = addSeconds(now, -opts.accountSafetyBuffer);
     let accountsRevoked = 0;
     let accountsDeleted = 0;
@@ -807,13 +819,15 @@ export class AcmeService {
     };
   }
 
-  #remember(mountId: string, orderId: string, accountId: string, chain: string): void {
-    if (this.#chains.size >= CHAIN_CACHE_SIZE) this.#chains.delete(this.#chains.keys().next().value!);
-    this.#chains.set(`${mountId}\n${orderId}`, { accountId, chain });
+  /** Keeps `value` in one of the bounded maps of what this node made lately (the oldest goes first). */
+  #remember<V>(map: Map<string, V>, key: string, value: V): void {
+    if (map.size >= RECENT_ORDERS) map.delete(map.keys().next().value!);
+    map.set(key, value);
   }
 
-  #forgetChains(mountId: string): void {
-    for (const k of [...this.#chains.keys()]) if (k.startsWith(`${mountId}\n`)) this.#chains.delete(k);
+  #forgetOrders(mountId: string): void {
+    for (const map of [this.#chains, this.#createdHere])
+      for (const k of [...map.keys()]) if (k.startsWith(`${mountId}\n`)) map.delete(k);
   }
 
   #forgetAccount(mountId: string, id: string): void {
@@ -825,13 +839,27 @@ export class AcmeService {
     this.#configs.delete(mountId);
     this.#nonces.forgetMount(mountId);
     for (const k of [...this.#accounts.keys()]) if (k.startsWith(`${mountId}\n`)) this.#accounts.delete(k);
-    this.#forgetChains(mountId);
+    this.#forgetOrders(mountId);
   }
 
   /** Stops validations in flight (shutdown). */
   async close(): Promise<void> {
     await this.validations.close();
     await this.#nonces.close();
+  }
+}
+
+const notReady = (status: string): AcmeError =>
+  status === 'processing'
+    ? acmeError('orderNotReady', 'the order is being finalized already')
+    : acmeError('orderNotReady', `the order is ${status}, not ready to be finalized`);
+
+/** readCsr, or undefined when the CSR is not acceptable (the caller then looks closer). */
+function csrIfAcceptable(der: Buffer, order: AcmeOrder): { pem: string; commonName: string } | undefined {
+  try {
+    return readCsr(der, order);
+  } catch {
+    return undefined;
   }
 }
 
