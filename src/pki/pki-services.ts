@@ -63,7 +63,7 @@ import { TidyRepo } from './tidy/tidy-repo.js';
 import { tidyRoutes } from './tidy/tidy-routes.js';
 import { AUTO_TIDY_JOB, TIDY_JOB, TidyService } from './tidy/tidy-service.js';
 import type { TidyJobPayload } from './tidy/tidy-service.js';
-import { useNativeCrypto } from './crypto/native-ecdsa.js';
+import { nativeEcdsaIf } from './crypto/native-ecdsa.js';
 import { AcmeRepo } from './acme/acme-repo.js';
 import { acmeProtocolRoutes } from './acme/acme-protocol-routes.js';
 import { acmeRoutes } from './acme/acme-routes.js';
@@ -108,9 +108,10 @@ export interface PkiServices {
 }
 
 export function buildPkiServices(core: CoreDeps): PkiServices {
-  useNativeCrypto(core.config.nativeCrypto);
   const db = core.db.kysely;
   const { clock } = core;
+  // This server's choice of crypto (native_crypto), handed to what signs, checks and makes keys.
+  const native = nativeEcdsaIf(core.config.nativeCrypto);
 
   // Plumbing shared by every module: mounts, leases, tokens, ACL policies.
   const leases = new LeaseService({ db, repo: new LeaseRepo({ db, kind: core.db.kind }), clock, jobs: core.jobs });
@@ -159,7 +160,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   // Keys, issuers and authority information (config/urls, config/cluster, CA fetches).
   const mountConfig = new MountConfigService({ repo: new MountConfigRepo({ db }), clock });
   const keys = new KeyService({ repo: new KeyRepo({ db }), config: mountConfig, secrets: core.secrets, clock });
-  const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config: mountConfig, clock });
+  const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config: mountConfig, clock, native });
   const ca = new CaService({ issuers, clock });
   // Paginated LIST certs is registered before the authority routes so it is the one served.
   const certs = new CertService({
@@ -188,6 +189,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     ],
     // One RSA generation (tens of ms) and one EC batch (about a millisecond) at a time.
     maxPending: 2,
+    native,
   });
   keyPool.start();
   const roles = new RoleService({ repo: new RoleRepo({ db }), issuers, clock });

@@ -163,7 +163,7 @@ export class ExternalPolicyService {
     } else {
       const csrText = req.csr ?? '';
       if (csrText.trim() === '') throw invalid('"csr" is empty', 'csr');
-      const csr = await parseCsrAsync(csrText);
+      const csr = await parseCsrAsync(csrText, { native: this.deps.issuers.native });
       csrPem = csrText;
       spki = csr.spkiDer;
     }

@@ -6,6 +6,7 @@ import { aiaIsEmpty, expandAiaUrls, EMPTY_AIA } from '../config/mount-config.js'
 import type { AiaUrls } from '../config/mount-config.js';
 import type { Executor, MountConfigService } from '../config/mount-config-service.js';
 import { createIssuerContext } from '../crypto/cert-builder.js';
+import type { NativeEcdsa } from '../crypto/native-ecdsa.js';
 import type { AuthorityUrls, IssuerContext } from '../crypto/cert-builder.js';
 import { parseCertificate, verifyCertificateSignature } from '../crypto/cert-parser.js';
 import type { ParsedCertificate } from '../crypto/cert-parser.js';
@@ -71,14 +72,20 @@ export class IssuerService {
     config: MountConfigService;
     clock: Clock;
     signingCacheMs?: number;
+    /** The native addon issuers sign with and CSRs are checked with (native_crypto); default none. */
+    native?: NativeEcdsa | null;
   }) {
     this.#signingCacheMs = deps.signingCacheMs ?? 1000;
+    this.native = deps.native ?? null;
     deps.config.onChange((mountId) => this.#invalidate(mountId));
     this.#repo = deps.repo;
     this.#keys = deps.keys;
     this.#config = deps.config;
     this.#clock = deps.clock;
   }
+
+  /** The native addon this engine uses (null: node:crypto only). */
+  readonly native: NativeEcdsa | null;
 
   get keys(): KeyService {
     return this.#keys;
@@ -342,6 +349,7 @@ export class IssuerService {
         keyId: Buffer.from(issuer.subjectKeyId, 'hex'),
         privateKey,
         urls: authority,
+        native: this.native,
       });
       this.#contexts.set(cacheKey, context);
     }
