@@ -70,6 +70,7 @@ import { acmeRoutes } from './acme/acme-routes.js';
 import { AcmeService } from './acme/acme-service.js';
 import { AuthMountRepo } from './auth/auth-mount-repo.js';
 import { sysAuthRoutes } from './auth/auth-mount-routes.js';
+import { methodOf } from './auth/auth-mount.js';
 import { AuthMountService } from './auth/auth-mount-service.js';
 import { AuthRoleRepo } from './auth/auth-role-repo.js';
 import type { AuthRoute } from './auth/auth-route.js';
@@ -98,6 +99,8 @@ export interface PkiServices {
   addRoutes(routes: readonly PkiRoute[]): void;
   /** Every route served inside PKI mounts (for checks over all paths, such as the ACL audit). */
   mountRoutes(): readonly PkiRoute[];
+  /** Every route served inside auth mounts, by method (for checks over all paths, such as the OpenAPI test). */
+  authRoutes(): Readonly<Record<'approle' | 'jwt' | 'cert', readonly AuthRoute[]>>;
   mounts: MountService;
   leases: LeaseService;
   tokens: TokenService;
@@ -313,7 +316,9 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
         ...openApiRoutes({
           systemRoutes: () => systemRoutes,
           mountRoutes: () => mountRoutes.routes(),
+          authRoutes: (m) => authRoutes[methodOf(m.type)].routes(),
           mounts,
+          authMounts,
           tokens,
           policies,
           version: '1',
@@ -369,6 +374,11 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     },
     addRoutes: (routes) => mountRoutes.addAll(routes),
     mountRoutes: () => mountRoutes.routes(),
+    authRoutes: () => ({
+      approle: authRoutes.approle.routes(),
+      jwt: authRoutes.jwt.routes(),
+      cert: authRoutes.cert.routes(),
+    }),
     mounts,
     leases,
     tokens,

@@ -7,8 +7,12 @@ import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
 import { vaultClient } from './vault-http.js';
 
-/** `:name` → `{name}`, as the descriptions spell path parameters. */
-const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+/** `:name` and a trailing `*name` → `{name}` (a bare `*` → `{path}`), as the descriptions spell path parameters. */
+const openApiPath = (url: string) =>
+  url
+    .replace(/:([A-Za-z0-9_]+)/g, '{$1}')
+    .replace(/\*([A-Za-z0-9_]+)$/, '{$1}')
+    .replace(/\*$/, '{path}');
 
 async function assertValidOpenApi(doc: unknown, version: RegExp): Promise<void> {
   assert.match(String((doc as { openapi?: unknown }).openapi), version);
@@ -54,12 +58,13 @@ for (const kind of dbKinds()) {
       const pki = s.deps.pki;
       const missing: string[] = [];
       for (const r of pki.mountRoutes()) {
-        const path = `/pki-doc/${r.pattern.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\*$/, '{path}')}`;
+        const path = `/pki-doc/${openApiPath(r.pattern)}`;
         if (!doc.paths[path]) missing.push(path);
       }
       assert.deepEqual(missing, []);
       for (const p of ['/sys/mounts', '/sys/policies/acl/{name}', '/auth/token/create', '/sys/internal/specs/openapi'])
         assert.ok(doc.paths[p], `${p} is described`);
+      for (const p of ['/sys/auth', '/sys/auth/{path}']) assert.ok(doc.paths[p], `${p} is described`);
       const issue = doc.paths['/pki-doc/issue/{role}']?.post as {
         requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> };
       };
@@ -91,6 +96,48 @@ for (const kind of dbKinds()) {
       };
       assert.ok(anonymous.paths['/pki-doc/ca/pem'] ?? anonymous.paths['/sys/health']);
       assert.equal(anonymous.paths['/pki-doc/issue/{role}'], undefined);
+    });
+
+    it('GET /v1/sys/internal/specs/openapi describes every path of every enabled auth method', async () => {
+      const root = vaultClient(s.url, s.rootToken);
+      const methods = { approle: 'doc-approle', jwt: 'doc-jwt', cert: 'doc-cert' } as const;
+      for (const [type, path] of Object.entries(methods))
+        assert.equal((await root('POST', `sys/auth/${path}`, { body: { type } })).status, 204);
+      const res = await fetch(`${s.url}/v1/sys/internal/specs/openapi`, { headers: { 'x-vault-token': s.rootToken } });
+      const doc = (await res.json()) as { paths: Record<string, Record<string, { requestBody?: unknown }>> };
+      await assertValidOpenApi(doc, /^3\.0\./);
+      const routes = s.deps.pki.authRoutes();
+      const missing: string[] = [];
+      for (const [type, path] of Object.entries(methods)) {
+        const table = routes[type as keyof typeof methods];
+        assert.ok(table.length > 0, `${type} has routes`);
+        for (const r of table) {
+          const p = `/auth/${path}/${openApiPath(r.pattern)}`;
+          if (!doc.paths[p]) missing.push(p);
+        }
+      }
+      assert.deepEqual(missing, []);
+      // Logins are open to anyone and say which fields they take.
+      const login = doc.paths['/auth/doc-approle/login']?.post as {
+        security?: unknown[];
+        requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> };
+      };
+      assert.deepEqual(login.security, []);
+      assert.deepEqual(Object.keys(login.requestBody?.content['application/json']?.schema.properties ?? {}).sort(), [
+        'role_id',
+        'secret_id',
+      ]);
+      assert.ok(doc.paths['/auth/doc-jwt/config']?.post?.requestBody, 'auth/<jwt>/config takes a body');
+      assert.ok(doc.paths['/auth/doc-cert/certs/{name}']?.post?.requestBody, 'auth/<cert>/certs/{name} takes a body');
+
+      // Without a token: the login paths, not the configuration.
+      const anonymous = (await (await fetch(`${s.url}/v1/sys/internal/specs/openapi`)).json()) as {
+        paths: Record<string, unknown>;
+      };
+      assert.ok(anonymous.paths['/auth/doc-jwt/login']);
+      assert.ok(anonymous.paths['/auth/doc-cert/login']);
+      assert.equal(anonymous.paths['/auth/doc-jwt/config'], undefined);
+      assert.equal(anonymous.paths['/auth/doc-approle/role/{role_name}'], undefined);
     });
   });
 }
