@@ -60,7 +60,9 @@ export interface Config {
   readonly stateEncryption: boolean;
   /** Use the native addon (built by npm ci) for ECDSA on the certificate hot paths, when it is there. */
   readonly nativeCrypto: boolean;
-  /** `strongroom server` runs its threads other than the event loop under SCHED_BATCH (Linux, with the native addon). */
+  /**
+   * `strongroom server` runs its threads other than the event loop under SCHED_BATCH (Linux, with the native addon).
+   */
   readonly batchBackgroundThreads: boolean;
   /** When set, GET /metrics needs `Authorization: Bearer <this>`. */
   readonly metricsToken: string | undefined;

@@ -89,8 +89,8 @@ export interface PkiPluginOptions {
 
 /**
  * The Vault-compatible API under /v1: lenient bodies (JSON whatever the content type,
- * or form-encoded; DER for OCSP), Vault's error envelope (OCSP's for OCSP requests) and 404s. Registered without fastify-plugin
- * so these handlers stay inside this scope.
+ * or form-encoded; DER for OCSP), Vault's error envelope (OCSP's for OCSP requests) and 404s. Registered without
+ * fastify-plugin so these handlers stay inside this scope.
  */
 export const pkiPlugin: FastifyPluginAsync<PkiPluginOptions> = async (app: FastifyInstance, opts) => {
   app.removeAllContentTypeParsers();

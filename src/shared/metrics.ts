@@ -70,7 +70,10 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly #scrapeHooks: (() => Promise<void>)[] = [];
-  /** The labelled children of the two HTTP metrics, by method, route and status (prom-client hashes labels on every call otherwise). */
+  /**
+   * The labelled children of the two HTTP metrics, by method, route and status (prom-client hashes labels on every call
+   * otherwise).
+   */
   readonly #httpChildren = new Map<string, { count: { inc(): void }; duration: { observe(v: number): void } }>();
 
   /** Counts one answered request and its latency (seconds). */

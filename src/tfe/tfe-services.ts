@@ -74,7 +74,9 @@ export interface TfeServices {
   onJobsEnqueued(listener: () => void): void;
 }
 
-/** Identity, organizations, teams, tokens, projects, workspaces and team access: what the CLI needs without the rest. */
+/**
+ * Identity, organizations, teams, tokens, projects, workspaces and team access: what the CLI needs without the rest.
+ */
 export function buildTfeIdentityLayer(core: Pick<CoreDeps, 'db' | 'clock' | 'adminTokens'>) {
   const { db, clock } = core;
   const identityRepo = new IdentityRepo({ db: db.kysely });

@@ -21,7 +21,9 @@ const FILE_TAG = 36;
 const haveLego = requireTool('lego');
 const POLICY = 'acme-web';
 
-/** `strongroom policy-service` with one policy for ACME: 36 h server-and-client certificates under allowed.acme.test. */
+/**
+ * `strongroom policy-service` with one policy for ACME: 36 h server-and-client certificates under allowed.acme.test.
+ */
 async function startPolicyService(): Promise<{ url: string; caPem: string; out(): string; stop(): void }> {
   const ca = opensslTestCa('ACME policy service CA');
   const tls = ca.issue('acme-policy');

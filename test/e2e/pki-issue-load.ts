@@ -1,7 +1,7 @@
 /**
  * A quick load check of issue/sign run by hand (not part of the suite):
- *   node dist/test/e2e/pki-issue-load.js [sign-p256|issue-p256|issue-rsa|latency-rsa|latency-ec|read-role] [seconds] [connections] [--prof]
- * Starts the built server as its own process on 127.0.0.1 with a fresh SQLite directory,
+ *   node dist/test/e2e/pki-issue-load.js [sign-p256|issue-p256|issue-rsa|latency-rsa|latency-ec|read-role] [seconds]
+ * [connections] [--prof] Starts the built server as its own process on 127.0.0.1 with a fresh SQLite directory,
  * creates a P-256 root and roles, then drives the endpoint with autocannon and prints
  * req/s and latency. `--prof` writes a V8 CPU profile of the server into the current directory.
  * latency-rsa issues one RSA-2048 certificate a second (after the key pool warmed up) and

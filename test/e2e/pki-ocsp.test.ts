@@ -52,7 +52,10 @@ const OCSP_TYPE = 'application/ocsp-response';
 const MALFORMED = Buffer.from([0x30, 0x03, 0x0a, 0x01, 0x01]);
 const UNAUTHORIZED = Buffer.from([0x30, 0x03, 0x0a, 0x01, 0x06]);
 
-/** `openssl ocsp` as a client against a URL: CertID of `certPem` (or `serial`) under `issuerPem`, answer verified against `caPem`. */
+/**
+ * `openssl ocsp` as a client against a URL: CertID of `certPem` (or `serial`) under `issuerPem`, answer verified
+ * against `caPem`.
+ */
 function ocspQuery(o: {
   url: string;
   issuerPem: string;

@@ -739,7 +739,8 @@ describeWithServer('pki role rules over HTTP', (server, kind) => {
     assert.match(r.json.errors[0], /ttl of 25200s .* longer than the maximum of 21600s .* mount's max lease TTL/);
     assert.deepEqual(await storedSerials(v, m), before, 'nothing stored for the refusal');
 
-    // A root generated after the tune: its ttl is capped to the new max (with a warning), its default is the new default.
+    // A root generated after the tune: its ttl is capped to the new max (with a warning), its default is the new
+    // default.
     r = await v('POST', `${m}/issuers/generate/root/internal`, {
       body: { common_name: 'Capped Root', key_type: 'ec', ttl: '48h', issuer_name: 'capped' },
     });

@@ -169,7 +169,10 @@ describeWithServer('pki tidy', (server, kind) => {
     assert.equal((await v('GET', `${mount}/cert/${b.serial}`, { token: undefined })).status, 200);
   });
 
-  /** The default issuer's CRL, verified by openssl against the issuer: its revoked serials (as openssl prints them) and its number. */
+  /**
+   * The default issuer's CRL, verified by openssl against the issuer: its revoked serials (as openssl prints them) and
+   * its number.
+   */
   const crl = async (mount: string, rootPem: string) => {
     const facts = await defaultCrl(server.url, mount, rootPem, 'crl/pem');
     return { serials: facts.serials.sort(), number: facts.crlNumber };

@@ -22,7 +22,10 @@ export interface PooledKind {
 export interface KeyPoolOptions {
   /** Kinds kept ready; others are always generated on demand. Default: RSA 2048, 8 keys. */
   kinds?: readonly PooledKind[];
-  /** Background generation jobs in flight at most (all kinds together). Default 1, so a busy server keeps a core for requests. */
+  /**
+   * Background generation jobs in flight at most (all kinds together). Default 1, so a busy server keeps a core for
+   * requests.
+   */
   maxPending?: number;
   /**
    * Makes keys for the pool, one or more per call; null when this kind cannot be made in

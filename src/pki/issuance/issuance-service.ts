@@ -361,7 +361,10 @@ function isSelfSignedPem(pem: string): boolean {
   }
 }
 
-/** What a role's fields give every certificate it issues, worked out once per role object (roles are cached, never changed). */
+/**
+ * What a role's fields give every certificate it issues, worked out once per role object (roles are cached, never
+ * changed).
+ */
 const derivedByRole = new WeakMap<PkiRole, { extKeyUsage: string[]; policies: PolicyInformation[] }>();
 
 function roleDerived(role: PkiRole): { extKeyUsage: string[]; policies: PolicyInformation[] } {

@@ -275,7 +275,10 @@ export class CaService {
     return issuer;
   }
 
-  /** The first imported issuer with a key becomes the default when none is set; with follow-latest, only a single new one. */
+  /**
+   * The first imported issuer with a key becomes the default when none is set; with follow-latest, only a single new
+   * one.
+   */
   async #updateDefaultAfterImport(tx: Executor, mountId: string, newWithKey: PkiIssuer[]): Promise<void> {
     if (newWithKey.length === 0) return;
     const cfg = await this.#issuers.getIssuersConfigIn(tx, mountId);

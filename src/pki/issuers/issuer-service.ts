@@ -36,7 +36,9 @@ export interface SigningContext {
   certificatePem: string;
   /** PEMs of the issuer's chain: the issuer first, then its parents up to the root. */
   caChainPems: string[];
-  /** The AIA/CRL URLs placed in what this issuer signs: per-issuer ones if set, else config/urls, templates expanded. */
+  /**
+   * The AIA/CRL URLs placed in what this issuer signs: per-issuer ones if set, else config/urls, templates expanded.
+   */
   urls: AuthorityUrls;
 }
 

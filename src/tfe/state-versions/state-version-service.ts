@@ -82,7 +82,9 @@ export interface StateVersionServiceDeps {
   currentVersionCache?: { externalChanges?: () => number };
 }
 
-/** A workspace's current version with the ids of its outputs; treat as read-only (it may be shared between requests). */
+/**
+ * A workspace's current version with the ids of its outputs; treat as read-only (it may be shared between requests).
+ */
 export interface CurrentStateVersion {
   readonly version: StateVersion;
   readonly outputIds: readonly string[];
