@@ -78,7 +78,8 @@ try {
   for (const which of ['off', 'on'] as const) {
     const st = stats[which];
     console.log(
-      `audit ${which}: ${st.n} requests, ${((st.cpu * 1000) / st.n).toFixed(0)} µs of server CPU each, ${(st.n / seconds).toFixed(0)} req/s over its half of the time`,
+      `audit ${which}: ${st.n} requests, ${((st.cpu * 1000) / st.n).toFixed(0)} µs of server CPU each, ` +
+        `${(st.n / seconds).toFixed(0)} req/s over its half of the time`,
     );
   }
   console.log(`load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);

@@ -149,7 +149,8 @@ export function coerceField<T extends FieldType>(name: string, type: T, input: u
   }
   if (out === undefined) {
     throw invalid(
-      `Field validation failed: error converting input ${display(input)} for field "${name}": not a valid ${TYPE_NAMES[type]}`,
+      `Field validation failed: error converting input ${display(input)} for field "${name}": not a ` +
+        `valid ${TYPE_NAMES[type]}`,
       name,
     );
   }

@@ -116,7 +116,8 @@ export class SecretBox {
       if (!key) {
         throw new DomainError(
           'invalid',
-          `sealed secret was sealed under master key ${id}, which this server does not have (its key is ${this.#current.id})`,
+          `sealed secret was sealed under master key ${id}, which this server does not have (its key is ` +
+            `${this.#current.id})`,
         );
       }
       candidates = [key];

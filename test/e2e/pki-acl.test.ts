@@ -209,7 +209,8 @@ describeWithServer('pki ACL', (server) => {
         const expectPublic = referencePublic(path, op === 'list');
         for (const token of [undefined, 'not-a-token']) {
           const r = await call(token, method, path);
-          const where = `${method} ${route.pattern} (${path}) token=${token ?? 'none'}: ${r.status} ${r.text.slice(0, 120)}`;
+          const where =
+            `${method} ${route.pattern} (${path}) token=${token ?? 'none'}: ${r.status} ` + `${r.text.slice(0, 120)}`;
           if (expectPublic) {
             assert.notEqual(r.status, 403, where);
           } else {
@@ -311,10 +312,12 @@ describeWithServer('pki ACL', (server) => {
 
   it('needs sudo for DELETE root and root/sign-self-issued, not for issuer/:ref/sign-self-issued', async () => {
     const plain = await tokenWith(
-      'path "M/root" { capabilities = ["delete"] }\npath "M/root/sign-self-issued" { capabilities = ["update"] }\npath "M/issuer/+/sign-self-issued" { capabilities = ["update"] }',
+      'path "M/root" { capabilities = ["delete"] }\npath "M/root/sign-self-issued" { capabilities = ["update"] ' +
+        '}\npath "M/issuer/+/sign-self-issued" { capabilities = ["update"] }',
     );
     const sudo = await tokenWith(
-      'path "M/root" { capabilities = ["delete", "sudo"] }\npath "M/root/sign-self-issued" { capabilities = ["update", "sudo"] }',
+      'path "M/root" { capabilities = ["delete", "sudo"] }\npath "M/root/sign-self-issued" { capabilities ' +
+        '= ["update", "sudo"] }',
     );
     assert.equal((await call(plain, 'DELETE', 'root')).status, 403);
     assert.equal((await call(plain, 'POST', 'root/sign-self-issued')).status, 403);

@@ -507,10 +507,12 @@ describe('external-policy issuance over HTTPS', () => {
           writeFileSync(caFile, ca.certPem + '\n');
           const script = [
             'import hvac, json, os',
-            'c = hvac.Client(url=os.environ["VAULT_ADDR"], token=os.environ["VAULT_TOKEN"], verify=os.environ["CA_FILE"])',
+            'c = hvac.Client(url=os.environ["VAULT_ADDR"], token=os.environ["VAULT_TOKEN"], ' +
+              'verify=os.environ["CA_FILE"])',
             'm = os.environ["MOUNT"]',
             'issued = c.write(m + "/external-policy/issue/web", common_name="hvac.example.com", key_type="ec")',
-            'signed = c.write(m + "/issuer/default/external-policy/sign", csr=os.environ["CSR"], common_name="hvac.example.com")',
+            'signed = c.write(m + "/issuer/default/external-policy/sign", csr=os.environ["CSR"], ' +
+              'common_name="hvac.example.com")',
             'try:',
             '    c.write(m + "/external-policy/issue/blocked", common_name="hvac.example.com")',
             '    denied = None',

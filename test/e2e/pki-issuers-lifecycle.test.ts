@@ -200,7 +200,8 @@ describeWithServer('pki intermediates, imports, rotation and deletes', (server) 
       ],
       [
         'config/ca',
-        `${d.certPem}\n-----BEGIN PRIVATE KEY-----\n${Buffer.from('junk'.repeat(30)).toString('base64')}\n-----END PRIVATE KEY-----`,
+        `${d.certPem}\n-----BEGIN PRIVATE ` +
+          `KEY-----\n${Buffer.from('junk'.repeat(30)).toString('base64')}\n-----END PRIVATE KEY-----`,
         /private key/,
       ],
     ];
@@ -363,7 +364,9 @@ describeWithServer('pki intermediates, imports, rotation and deletes', (server) 
     await root(m);
     await root(m);
     await v('POST', `${m}/keys/generate/internal`, { body: { key_type: 'ec' } });
-    const policy = `path "${m}/*" { capabilities = ["create", "read", "update", "delete", "list"] }\npath "${m}/root" { capabilities = ["delete"] }`;
+    const policy =
+      `path "${m}/*" { capabilities = ["create", "read", "update", "delete", "list"] }\npath ` +
+      `"${m}/root" { capabilities = ["delete"] }`;
     r = await v('POST', 'sys/policies/acl/pki-admin', { body: { policy } });
     assert.equal(r.status, 204, r.text);
     r = await v('POST', 'auth/token/create', { body: { policies: ['pki-admin'] } });

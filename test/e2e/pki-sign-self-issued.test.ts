@@ -208,7 +208,8 @@ describeWithServer('pki sign-self-issued', (server) => {
     };
     const plain = await token(
       `plain-${mount}`,
-      `path "${mount}/root/sign-self-issued" { capabilities = ["create", "update"] }\npath "${mount}/issuer/+/sign-self-issued" { capabilities = ["update"] }`,
+      `path "${mount}/root/sign-self-issued" { capabilities = ["create", "update"] }\npath ` +
+        `"${mount}/issuer/+/sign-self-issued" { capabilities = ["update"] }`,
     );
     const sudo = await token(
       `sudo-${mount}`,

@@ -437,7 +437,8 @@ describeWithServer('pki tidy', (server, kind) => {
     );
     await policy(
       `watcher-${mount}`,
-      `path "${mount}/tidy-status" { capabilities = ["read"] }\npath "${mount}/config/auto-tidy" { capabilities = ["read"] }`,
+      `path "${mount}/tidy-status" { capabilities = ["read"] }\npath "${mount}/config/auto-tidy" { ` +
+        `capabilities = ["read"] }`,
     );
     const tidier = await token(`tidier-${mount}`);
     const watcher = await token(`watcher-${mount}`);

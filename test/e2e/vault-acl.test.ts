@@ -294,11 +294,13 @@ describeWithServer('vault dispatcher and ACL', (server) => {
   it('enforces allowed, denied and required parameters on the request data', async () => {
     await writePolicy(
       'params-allowed',
-      'path "acl/echo/*" {\n  capabilities = ["update"]\n  allowed_parameters = {\n    "count" = ["1", "2"]\n    "names" = []\n  }\n}',
+      'path "acl/echo/*" {\n  capabilities = ["update"]\n  allowed_parameters = {\n    "count" = ["1", ' +
+        '"2"]\n    "names" = []\n  }\n}',
     );
     await writePolicy(
       'params-denied',
-      'path "acl/echo/*" {\n  capabilities = ["update"]\n  denied_parameters = { "flag" = [] }\n  required_parameters = ["count"]\n}',
+      'path "acl/echo/*" {\n  capabilities = ["update"]\n  denied_parameters = { "flag" = [] }\n  ' +
+        'required_parameters = ["count"]\n}',
     );
     const allowed = await tokenWith('params-allowed');
     const denied = await tokenWith('params-denied');

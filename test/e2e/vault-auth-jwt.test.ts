@@ -150,7 +150,8 @@ for (const kind of dbKinds()) {
       for (const [jwt, message] of [
         [
           mintJwt(rsa, github({ aud: 'x' })),
-          'error validating claims: invalid audience (aud) claim: audience provided does not match any expected audience',
+          'error validating claims: invalid audience (aud) claim: audience provided does not match any ' +
+            'expected audience',
         ],
         [mintJwt(rsa, github({ exp: now() - 600 })), 'error validating claims: token is expired (exp)'],
         [mintJwt(rsa, github({ nbf: now() + 600 })), 'error validating claims: token not valid yet (nbf)'],

@@ -136,7 +136,8 @@ for (const kind of dbKinds()) {
       );
       const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
       t.diagnostic(
-        `policy list median ${median(idle).toFixed(1)} ms idle, ${median(during).toFixed(1)} ms during 500 failed logins (100 in flight), ${median(beside).toFixed(1)} ms during 500 sys/health`,
+        `policy list median ${median(idle).toFixed(1)} ms idle, ${median(during).toFixed(1)} ms during 500 failed ` +
+          `logins (100 in flight), ${median(beside).toFixed(1)} ms during 500 sys/health`,
       );
     });
   });

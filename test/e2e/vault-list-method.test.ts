@@ -101,7 +101,8 @@ for (const kind of dbKinds()) {
             assertListed(await c.read(), `round ${i}`);
           }
           const closing = Buffer.from(
-            `LIST /v1/sys/policies/acl HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Vault-Token: ${server.rootToken}\r\n\r\n`,
+            `LIST /v1/sys/policies/acl HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Vault-Token: ` +
+              `${server.rootToken}\r\n\r\n`,
           );
           await c.send([closing]);
           const r = await c.read();

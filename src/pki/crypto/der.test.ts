@@ -220,7 +220,8 @@ test('names: Go-style subject order, string types, raw round trip, openssl agree
   assert.deepEqual(n.der, der);
   assert.equal(
     nameToString(n),
-    'C=US,ST=CA,L=SF,street=1 Main St,postalCode=94000,O=Example\\, Inc.,OU=Ops+OU=Web,CN=*.example.com,serialNumber=SN-1,UID=alice',
+    'C=US,ST=CA,L=SF,street=1 Main St,postalCode=94000,O=Example\\, ' +
+      'Inc.,OU=Ops+OU=Web,CN=*.example.com,serialNumber=SN-1,UID=alice',
   );
   const email = decodeName(
     encodeName([

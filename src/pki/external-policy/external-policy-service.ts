@@ -214,7 +214,8 @@ export class ExternalPolicyService {
     }
     if (answer.generateLease) {
       warnings.push(
-        'the external policy service asked for a lease; certificates issued through external-policy paths carry no lease (revoke them by serial number)',
+        'the external policy service asked for a lease; certificates issued through external-policy paths carry no ' +
+          'lease (revoke them by serial number)',
       );
     }
     return { data: this.#respond(req, format, pkcs8, built, signing, key), warnings };

@@ -147,7 +147,8 @@ export class PrivilegedSigningService {
       !signing.urls.ocspServers?.length
     ) {
       warnings.push(
-        'no authority information access URLs are configured (config/urls); clients may be unable to fetch the chain or revocation status',
+        'no authority information access URLs are configured (config/urls); clients may be unable to fetch the ' +
+          'chain or revocation status',
       );
     }
     // Signed intermediates are always stored (reference 16.13), without a lease.
@@ -178,7 +179,8 @@ export class PrivilegedSigningService {
     const sameKeyType = cert.key.type === signing.context.key.type;
     if (!sameKeyType && v.require_matching_certificate_algorithms) {
       throw invalid(
-        `the issuer's key type (${signing.context.key.type}) does not match the certificate's (${cert.key.type}) and require_matching_certificate_algorithms is set`,
+        `the issuer's key type (${signing.context.key.type}) does not match the certificate's (${cert.key.type}) ` +
+          `and require_matching_certificate_algorithms is set`,
         'require_matching_certificate_algorithms',
       );
     }
@@ -217,7 +219,8 @@ export class PrivilegedSigningService {
     const csr = await this.#csr(v.csr);
     if (csr.extensions.basicConstraints?.ca === true) {
       throw invalid(
-        'the CSR requests a CA certificate (Basic Constraints CA:TRUE); sign-verbatim does not issue CA certificates, use sign-intermediate',
+        'the CSR requests a CA certificate (Basic Constraints CA:TRUE); sign-verbatim does not issue CA ' +
+          'certificates, use sign-intermediate',
         'csr',
       );
     }
@@ -330,7 +333,8 @@ export class PrivilegedSigningService {
       computeValidity({ ...input, leafNotAfterBehavior: 'permit' }).notAfter > signing.issuer.notAfter
     ) {
       warnings.push(
-        `the requested notAfter is beyond the expiration of the signing certificate; it was truncated to ${signing.issuer.notAfter.toISOString()}`,
+        `the requested notAfter is beyond the expiration of the signing certificate; it was truncated to ` +
+          `${signing.issuer.notAfter.toISOString()}`,
       );
     }
     return v;
