@@ -42,7 +42,7 @@ for (const kind of dbKinds()) {
       return out;
     };
 
-    it('starts a tidy, reads its status and the auto-tidy configuration with hvac; the worker removes the expired certificate', async () => {
+    it('hvac starts a tidy, reads its status and auto-tidy config; the worker removes the expired cert', async () => {
       const out = await hvac('start');
       for (const s of ['setup', 'status before', 'auto-tidy config', 'tidy started'])
         assert.match(out, new RegExp(`^ok ${s}$`, 'm'));

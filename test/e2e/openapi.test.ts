@@ -40,7 +40,7 @@ describeWithServer('OpenAPI descriptions', (s) => {
     assert.deepEqual(missing, []);
   });
 
-  it('GET /v1/sys/internal/specs/openapi describes every /v1 path to a root token, and only reachable ones to others', async () => {
+  it('GET /v1/sys/internal/specs/openapi: every /v1 path for root, only reachable ones for others', async () => {
     const root = vaultClient(s.url, s.rootToken);
     assert.equal((await root('POST', 'sys/mounts/pki-doc', { body: { type: 'pki' } })).status, 204);
     const res = await fetch(`${s.url}/v1/sys/internal/specs/openapi`, { headers: { 'x-vault-token': s.rootToken } });

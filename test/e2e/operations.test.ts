@@ -99,7 +99,7 @@ describeWithServer('operations', { config: { metricsToken: 'scrape-secret', pgPo
       }
     });
 
-    it('honours TLS settings in the database URL: a server that asks for TLS and cannot have it does not start', async () => {
+    it('honours TLS settings in the database URL: a server asking for TLS it cannot have does not start', async () => {
       const url = new URL(server.config.databaseUrl);
       url.searchParams.set('sslmode', 'verify-full');
       const r = await runCli(['migrate', '--database-url', url.toString()]);

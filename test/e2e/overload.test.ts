@@ -24,7 +24,7 @@ describeWithServer('overload: max_inflight_requests', { config: { maxInFlightReq
     return c;
   }
 
-  it('refuses at once beyond the bound with 503 and Retry-After, in each API envelope; probes still answer', async () => {
+  it('refuses at once beyond the bound with 503 and Retry-After, in each API envelope; probes answer', async () => {
     const first = await held();
     const second = await held();
     await until('two requests in flight', async () => (await metric(srv, 'strongroom_http_requests_in_flight')) === 2);

@@ -225,7 +225,7 @@ describeWithServer('pki ACL', (server) => {
     assert.ok(publicSeen >= 11, `public routes seen: ${publicSeen}`);
   });
 
-  it("keeps the reference's public fetch paths public before their modules serve them, and the others private", async () => {
+  it("keeps the reference's public fetch paths public before their modules serve them, others private", async () => {
     for (const [method, path] of PUBLIC_PROBES) {
       const r = await call(undefined, method, path);
       assert.notEqual(r.status, 403, `${method} ${path}: ${r.text}`);

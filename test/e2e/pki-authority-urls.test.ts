@@ -64,7 +64,7 @@ describeWithServer('pki authority information in certificates', (server) => {
     v = makeServerClient(server);
   });
 
-  it('writes config/urls into roots, issued and signed certificates; a partial write keeps the rest; "" clears', async () => {
+  it('writes config/urls into roots, issued and signed certs; a partial write keeps the rest; "" clears', async () => {
     const m = await newMount();
     const r = await v('POST', `${m}/config/urls`, {
       body: {
@@ -158,7 +158,7 @@ describeWithServer('pki authority information in certificates', (server) => {
     });
   });
 
-  it('fills templated URLs from config/cluster and the signing issuer id, and refuses to issue while they cannot be filled', async () => {
+  it('fills templated URLs from config/cluster and the issuer id, refusing to issue while they cannot be', async () => {
     const m = await newMount();
     const w = await v('POST', `${m}/config/urls`, {
       body: {

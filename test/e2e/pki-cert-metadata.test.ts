@@ -15,7 +15,7 @@ describeWithServer('pki cert_metadata', (server) => {
     csr = csrWith('EC:P-256', '/CN=meta.example.com').csr;
   });
 
-  it('stores cert_metadata with the serial on issue, sign and sign-verbatim with a role (also under no_store) and reads it back', async () => {
+  it('stores cert_metadata on issue, sign and sign-verbatim with a role (even no_store); reads it back', async () => {
     const { mount, issuerId } = await mountWithRoot(v);
     await role(v, mount, 'web', {
       allowed_domains: 'example.com',

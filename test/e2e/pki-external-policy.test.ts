@@ -406,7 +406,7 @@ describe('external-policy issuance over HTTPS', () => {
         assert.throws(() => verifyChain(r.json.data.certificate, [rootPem]));
       });
 
-      it('sign and sign-intermediate: the caller CSR is forwarded; intermediates are CAs that openssl verifies', async () => {
+      it('sign and sign-intermediate: the CSR is forwarded; intermediates are CAs that openssl verifies', async () => {
         const { mount, rootPem } = await setup();
         const leaf = opensslCsr('EC:P-256', '/CN=ignored');
         let r = await v('POST', `${mount}/external-policy/sign/web`, {

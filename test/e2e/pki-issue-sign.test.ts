@@ -77,7 +77,7 @@ describeWithServer('pki sign', (server) => {
     assert.doesNotMatch(text, /csr-alt/);
   });
 
-  it('pem_bundle from a root issuer holds the certificate alone; issuer/:ref/sign/:role uses the path issuer; a lease as long as the certificate', async () => {
+  it('root pem_bundle is the cert alone; issuer/:ref/sign/:role uses that issuer; lease = validity', async () => {
     const { mount, rootPem } = await mountWithRoot(v, { issuerName: 'main' });
     await role(v, mount, 'l', { allow_any_name: true, key_type: 'ec', ttl: '30m' });
     const r = await v('POST', `${mount}/issuer/main/sign/l`, { body: { csr: P256.csr, format: 'pem_bundle' } });
@@ -113,7 +113,7 @@ describeWithServer('pki sign', (server) => {
     }
   });
 
-  it('takes every shared parameter: der, ttl, not_after, signature_bits, use_pss, SANs, user ids, exclude_cn_from_sans, remove_roots_from_chain, cert_metadata', async () => {
+  it('takes every shared parameter (der, ttl, not_after, signature_bits, use_pss, SANs, user ids, ...)', async () => {
     const { mount, rootPem } = await mountWithRoot(v, { keyType: 'rsa', keyBits: 2048 });
     await role(v, mount, 'p', {
       allowed_domains: 'example.com',

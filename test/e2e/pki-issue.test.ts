@@ -28,7 +28,7 @@ describeWithServer('pki issue', (server) => {
     v = makeServerClient(server);
   });
 
-  it('issues an EC certificate that openssl verifies, with SANs, usages and the config/urls authority info', async () => {
+  it('issues an EC certificate openssl verifies, with SANs, usages and the config/urls authority info', async () => {
     const { mount, rootPem } = await mountWithRoot(v);
     await role(v, mount, 'web', {
       allowed_domains: 'example.com',
@@ -272,7 +272,7 @@ describeWithServer('pki issue', (server) => {
     await issueFarUntil(Date.parse(far) / 1000);
   });
 
-  it('leases: every certificate of a role has one, generate_lease or not; revoking the lease revokes the certificate', async () => {
+  it('leases: each certificate of a role has one, generate_lease or not; revoking the lease revokes it', async () => {
     const { mount, rootPem } = await mountWithRoot(v);
     await role(v, mount, 'plain', { allow_any_name: true, key_type: 'ec', ttl: '1h' });
     await role(v, mount, 'leased', { allow_any_name: true, key_type: 'ec', generate_lease: true, ttl: '2h' });
@@ -314,7 +314,7 @@ describeWithServer('pki issue', (server) => {
     for (const r of rs) assert.ok(serials.includes(r.json.data.serial_number));
   });
 
-  it('no_store: the certificate is not stored, but its lease is, and revoking the lease records the revocation', async () => {
+  it('no_store: the certificate is not stored but its lease is; revoking the lease records it revoked', async () => {
     const { mount, rootPem } = await mountWithRoot(v);
     await role(v, mount, 'ephemeral', { allow_any_name: true, key_type: 'ec', no_store: true, ttl: '1h' });
     const before = await storedSerials(v, mount);
@@ -370,7 +370,7 @@ describeWithServer('pki issue', (server) => {
     assert.equal((await storedSerials(v, mount)).length, count);
   });
 
-  it('issuer/:ref/issue/:role signs with the path issuer, the role issuer_ref otherwise; remove_roots_from_chain', async () => {
+  it('issuer/:ref/issue/:role signs with the path issuer, else role issuer_ref; remove_roots_from_chain', async () => {
     const { mount, rootPem } = await mountWithRoot(v, { issuerName: 'first' });
     const second = await v('POST', `${mount}/root/generate/internal`, {
       body: { common_name: 'Second Root', key_type: 'ec', issuer_name: 'second', ttl: '8760h' },
@@ -429,7 +429,7 @@ describeWithServer('pki issue', (server) => {
     for (const s of serials) assert.ok(listed.includes(s), `${s} is stored`);
   });
 
-  it('issues from an intermediate: ca_chain holds intermediate and root, remove_roots_from_chain drops the root', async () => {
+  it('issues from an intermediate: ca_chain holds it and the root; remove_roots_from_chain drops root', async () => {
     const mount = `pki-int-${process.pid}`;
     assert.equal(
       (await v('POST', `sys/mounts/${mount}`, { body: { type: 'pki', config: { max_lease_ttl: '87600h' } } })).status,

@@ -233,7 +233,7 @@ for (const [index, kind] of dbKinds().entries()) {
       }
     });
 
-    it('RSA 8192: an 8192-bit root issues on every database (generated once, its key imported on the next databases)', async () => {
+    it('RSA 8192: an 8192-bit root issues on each database (made once, its key imported on the next)', async () => {
       const m = await mount();
       let r;
       if (index === 0) {

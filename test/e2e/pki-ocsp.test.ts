@@ -184,7 +184,7 @@ describeWithServer('pki ocsp', (server, kind) => {
     return { ...m, ocspUrl: `${server.url}/v1/${m.mount}/ocsp` };
   }
 
-  it('answers good, then revoked with its time and reason; nonce echoed when sent; SHA-1 and SHA-256 CertIDs', async () => {
+  it('answers good, then revoked with time and reason; nonce echoed when sent; SHA-1 and SHA-256 CertIDs', async () => {
     const s = await setup();
     const cert = await issueLeased(v, s.mount, 'good.test');
     for (const nonce of [true, false]) {
@@ -259,7 +259,7 @@ describeWithServer('pki ocsp', (server, kind) => {
     assert.match(out, /Responder Error: unauthorized \(6\)/);
   });
 
-  it('GET takes the base64 request URL-escaped or as is; answers without a nonce may be cached, with one not', async () => {
+  it('GET takes the base64 request URL-escaped or not; answers without nonce may be cached, with one not', async () => {
     const s = await setup();
     const cert = await issueLeased(v, s.mount, 'get.test');
     // Requests whose base64 holds `/` and `+`, the characters clients escape or not.
@@ -366,7 +366,7 @@ describeWithServer('pki ocsp', (server, kind) => {
     }
   });
 
-  it("a URL that does not decode: only the OCSP endpoint answers in OCSP, other paths in their API's JSON", async () => {
+  it("a URL that does not decode: the OCSP endpoint answers in OCSP, other paths in their API's JSON", async () => {
     const s = await setup();
     const vaultPaths = [`/v1/${s.mount}/ca/%zz`, `/v1/${s.mount}/roles/ocsp/%zz`, '/v1/sys/mounts/%zz', '/v1/%zz'];
     for (const path of vaultPaths) {

@@ -34,7 +34,7 @@ describeWithServer('pki revocation', (server, kind) => {
     return m;
   }
 
-  it('revokes by serial in any separator form and case; the serial appears on every CRL form, verified by openssl', async () => {
+  it('revokes by serial in any separator form and case; it is on every CRL form, verified by openssl', async () => {
     const { mount, rootPem, issuerId } = await setup();
     const before = await defaultCrl(server.url, mount, rootPem);
     assert.deepEqual(before.serials, []);

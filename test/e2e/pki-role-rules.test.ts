@@ -614,7 +614,7 @@ describeWithServer('pki role rules over HTTP', (server, kind) => {
     assert.deepEqual(await storedSerials(v, mount), before);
   });
 
-  it('an alt name that is no host name is left out of the SANs with a warning naming it, on issue and sign, whatever enforce_hostnames says', async () => {
+  it('an alt name that is no host name is left out of the SANs with a warning, any enforce_hostnames', async () => {
     const csr = opensslCsr('EC:P-256', '/CN=ignored.example.com').csr;
     const dropped = ['foo_bar.example.com', 'x..example.com'];
     for (const enforce of [true, false]) {
@@ -684,7 +684,7 @@ describeWithServer('pki role rules over HTTP', (server, kind) => {
     near(fixed, Date.parse('2030-06-01T00:00:00Z') / 1000 - Math.floor(Date.now() / 1000));
   });
 
-  it('mount tune: issue follows the tuned default and max lease TTL, a ttl beyond the new max is refused, a later root is capped', async () => {
+  it('mount tune: issue follows tuned lease TTLs, a ttl past the new max is refused, later roots capped', async () => {
     const m = `pki-tune-${kind}`;
     assert.equal(
       (
@@ -758,7 +758,7 @@ describeWithServer('pki role rules over HTTP', (server, kind) => {
     near(lifetime(r.json.data.certificate), 3 * 3600, 'a root without ttl takes the tuned default');
   });
 
-  it('sign: subject serial number and user ids from the CSR per serial_number_source; CSR names checked like request names', async () => {
+  it('sign: serial number and user ids from the CSR per serial_number_source; CSR names checked too', async () => {
     const csr = opensslCsr(
       'EC:P-256',
       '/CN=s.example.com/serialNumber=CSR-7/UID=carol',

@@ -198,7 +198,7 @@ describeWithServer('pki sign-intermediate', (server) => {
     assert.match(verifyChain(r.json.data.certificate, [rootPem]), /OK/);
   });
 
-  it('a host-name CN becomes a DNS SAN unless exclude_cn_from_sans; use_csr_values with a CSR without key usage applies the requested ones', async () => {
+  it('a host-name CN becomes a DNS SAN unless exclude_cn_from_sans; use_csr_values without CSR key usage', async () => {
     const { mount, rootPem } = await mountWithRoot(v);
     const sans = (pem: string): string =>
       /X509v3 Subject Alternative Name:\s*\n\s*(.+)/.exec(x509Text(pem))?.[1]?.trim() ?? '';
@@ -321,7 +321,7 @@ describeWithServer('pki sign-intermediate', (server) => {
     }
   });
 
-  it('truncates notAfter to the signer by default; ttl is bounded by the mount maximum; enforce_leaf_not_after_behavior follows the issuer', async () => {
+  it('truncates notAfter to the signer; ttl within the mount max; enforce_leaf_not_after_behavior', async () => {
     const { mount, rootPem } = await mountWithRoot(v, {
       ttl: '1000h',
       mountConfig: { default_lease_ttl: '72h', max_lease_ttl: '20000h' },
@@ -417,7 +417,7 @@ describeWithServer('pki sign-intermediate', (server) => {
     assert.equal(r.status, 400);
   });
 
-  it('refuses broken, tampered, empty and weak CSRs, unknown issuers and a missing common name with 400, storing nothing', async () => {
+  it('refuses broken, tampered, empty and weak CSRs, unknown issuers, no common name (400), storing none', async () => {
     const { mount } = await mountWithRoot(v);
     const stored = await storedSerials(v, mount);
     const weak = csrWith('RSA:1024', '/CN=Weak CA');

@@ -47,7 +47,7 @@ describeWithServer('pki sign-self-issued', (server) => {
     v = makeServerClient(server);
   });
 
-  it('rolls a root over: the new root cross-signed by the old one keeps old leaves valid and makes new leaves chain to the old root', async () => {
+  it('root rollover: the new root cross-signed by the old keeps old leaves valid, new ones chain to old', async () => {
     const { mount, rootPem: oldRoot } = await mountWithRoot(v, { issuerName: 'old' });
     await role(v, mount, 'web', {
       allowed_domains: 'example.com',
@@ -131,7 +131,7 @@ describeWithServer('pki sign-self-issued', (server) => {
     assert.match(verifyChain(oldLeaf, [newRoot], [r.json.data.certificate]), /OK/);
   });
 
-  it('keeps the certificate signature hash for a matching key type; require_matching_certificate_algorithms refuses a mismatch', async () => {
+  it('keeps the signature hash for a matching key; require_matching_certificate_algorithms refuses', async () => {
     const { mount: rsaMount, rootPem: rsaRoot } = await mountWithRoot(v, { keyType: 'rsa', keyBits: 2048 });
     const rsaCa = opensslRsaCa('RSA Self CA');
     let r = await v('POST', `${rsaMount}/issuer/default/sign-self-issued`, {
@@ -165,7 +165,7 @@ describeWithServer('pki sign-self-issued', (server) => {
     assert.match(verifyChain(r.json.data.certificate, [ecRoot]), /OK/);
   });
 
-  it('refuses a non-CA, a certificate that is not self-issued, several or no certificates, and unknown issuers with 400', async () => {
+  it('refuses a non-CA, a cert not self-issued, several or no certificates, unknown issuers with 400', async () => {
     const { mount, rootPem } = await mountWithRoot(v);
     await role(v, mount, 'any', { allow_any_name: true, key_type: 'ec' });
     let r = await v('POST', `${mount}/issue/any`, { body: { common_name: 'leaf.test', ttl: '1h' } });

@@ -73,7 +73,7 @@ describeWithServer('pki sign-verbatim', (server) => {
     assert.ok((await storedSerials(v, mount)).includes(d.serial_number));
   });
 
-  it('key_usage, ext_key_usage and ext_key_usage_oids are defaults for what the CSR lacks, case-insensitive', async () => {
+  it('key_usage, ext_key_usage and ext_key_usage_oids default what the CSR lacks, case-insensitive', async () => {
     const { mount, rootPem } = await mountWithRoot(v);
     const body = {
       key_usage: 'digitalsignature,CONTENTCOMMITMENT,NoSuchUsage',
@@ -105,7 +105,7 @@ describeWithServer('pki sign-verbatim', (server) => {
     assert.match(r.json.errors[0], /not a valid OID/);
   });
 
-  it('with a role: its ttl, max_ttl, issuer_ref, not_before_duration and no_store apply, and the certificate is leased; names are not checked', async () => {
+  it('with a role: ttl, max_ttl, issuer_ref, not_before_duration, no_store apply, leased; no name checks', async () => {
     const { mount, rootPem } = await mountWithRoot(v, { issuerName: 'first' });
     let r = await v('POST', `${mount}/root/generate/internal`, {
       body: { common_name: 'Second Root', key_type: 'ec', issuer_name: 'second', ttl: '8760h' },
@@ -164,7 +164,7 @@ describeWithServer('pki sign-verbatim', (server) => {
     assert.equal((await v('GET', `${mount}/cert/${r.json.data.serial_number}`)).status, 404);
   });
 
-  it('truncates notAfter to the issuer unless enforce_leaf_not_after_behavior; ttl is bounded by the mount maximum', async () => {
+  it('truncates notAfter to the issuer unless enforce_leaf_not_after_behavior; ttl within the mount max', async () => {
     const { mount, rootPem } = await mountWithRoot(v, {
       ttl: '1000h',
       issuerName: 'short',

@@ -121,7 +121,7 @@ describeWithServer('pki tidy', (server, kind) => {
       assert.equal(s[k], null, k);
   });
 
-  it('tidy_cert_store removes certificates expired longer than safety_buffer ago, exactly at the boundary it keeps them', async () => {
+  it('tidy_cert_store removes certificates expired over safety_buffer ago, keeping those at the boundary', async () => {
     const { mount } = await setup();
     const a = await issue(mount, 'short');
     clock.advance(1);
@@ -178,7 +178,7 @@ describeWithServer('pki tidy', (server, kind) => {
     return { serials: facts.serials.sort(), number: facts.crlNumber };
   };
 
-  it('tidy_revoked_certs removes only revoked certificates past the buffer (they leave the CRL), and tidy_cert_metadata their metadata', async () => {
+  it('tidy_revoked_certs removes revoked certs past the buffer (off the CRL), tidy_cert_metadata theirs', async () => {
     const { mount, rootPem } = await setup();
     const meta = Buffer.from('{"team":"a"}').toString('base64');
     const gone = await issue(mount, 'short', { cert_metadata: meta });
@@ -216,7 +216,7 @@ describeWithServer('pki tidy', (server, kind) => {
       .sort();
   };
 
-  it('tidy_expired_issuers removes issuers expired past issuer_safety_buffer, never the default one, keeping keys', async () => {
+  it('tidy_expired_issuers removes issuers expired past issuer_safety_buffer but the default; keeps keys', async () => {
     const { mount } = await setup();
     let r = await v('POST', `${mount}/root/generate/internal`, {
       body: { common_name: 'Old Root', key_type: 'ec', ttl: '2h', issuer_name: 'old' },

@@ -480,7 +480,7 @@ async function holdPort(): Promise<{ port: number; close(): Promise<void> }> {
 
 for (const kind of dbKinds()) {
   describe(`the first start [${kind}]`, () => {
-    it('fails at once on a busy port, naming the address, the holder and --listen, then a clean start prints the token', async () => {
+    it('fails at once on a busy port, naming address, holder and --listen; a clean start prints a token', async () => {
       const db = await createDatabaseUrl(kind);
       const dataDir = join(db.dir, 'data');
       const dbArgs = kind === 'postgres' ? ['--database-url', db.url] : [];

@@ -274,7 +274,7 @@ describeWithServer('state extraction and outputs over HTTP', { config: { stateAl
     );
   });
 
-  it('a state whose body is broken after a good header is refused with 422 and nothing is finalized; the server stays up', async () => {
+  it('a state broken after a good header is refused with 422, nothing is finalized; the server stays up', async () => {
     const f = await workspace(srv);
     const bytes = truncatedState(1, f.lineage);
     const pending = await call(srv, 'POST', `/api/v2/workspaces/${f.wsId}/state-versions`, {

@@ -65,7 +65,7 @@ describeWithServer('Terraform CLI call sequences', (srv) => {
     assert.equal((await cli.get(`organizations/no-such-org-${randomUUID().slice(0, 6)}/entitlement-set`)).status, 404);
   });
 
-  it('init creates the workspace; apply persists through upload URLs with an intermediate snapshot; outputs are ready at once', async () => {
+  it('init creates the workspace; apply uploads through URLs with an intermediate snapshot; outputs set', async () => {
     const { org, cli } = await organization(srv);
     const name = `app-${randomUUID().slice(0, 8)}`;
     const wsId = await init(cli, org, name);
@@ -197,7 +197,7 @@ describeWithServer('Terraform CLI call sequences', (srv) => {
     assert.doesNotMatch(anon.text, /hunter2/);
   });
 
-  it('inline create (the fallback of servers without upload URLs) and the json-state "" the cloud block sends', async () => {
+  it('inline create (fallback of servers without upload URLs) and the json-state "" cloud blocks send', async () => {
     const { org, cli } = await organization(srv);
     const wsId = await init(cli, org, `inline-${randomUUID().slice(0, 8)}`);
     assert.equal((await cli.lock(wsId)).status, 200);
@@ -223,7 +223,7 @@ describeWithServer('Terraform CLI call sequences', (srv) => {
     assert.equal((await cli.unlock(wsId)).status, 200);
   });
 
-  it('force-unlock after a crashed upload: unlock is refused while the latest version is pending, force-unlock works', async () => {
+  it('force-unlock after a crashed upload: unlock refused while the latest version is pending', async () => {
     const { org, cli } = await organization(srv);
     const name = `crash-${randomUUID().slice(0, 8)}`;
     const wsId = await init(cli, org, name);

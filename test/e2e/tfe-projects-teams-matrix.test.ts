@@ -208,7 +208,7 @@ describeWithServer('projects and the owners team: endpoint × caller matrix', (s
     assert.deepEqual(misses, []);
   });
 
-  it('the way to ownership: only owners mint the owners team tokens or add owners; other teams stay manageable', async () => {
+  it('the way to ownership: only owners mint owners team tokens or add owners; other teams manageable', async () => {
     const misses: string[] = [];
     const membersOfOwners = async () =>
       (await ok('GET', `/api/v2/teams/${ownersId}`, undefined, 200)).json.data.attributes['users-count'] as number;

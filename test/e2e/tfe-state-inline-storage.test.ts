@@ -54,7 +54,7 @@ describeWithServer(
   'state versions: small states stored with their version',
   { config: { stateInlineMaxSize: LIMIT } },
   (srv) => {
-    it('keeps a small state and JSON state in the database, a large one in the blob store, and reads both back', async () => {
+    it('keeps a small state and JSON state in the database, a large one in the blob store; reads both', async () => {
       const f = await workspace(srv);
       const small = stateFile(1, f.lineage);
       assert.ok(small.length <= LIMIT);
@@ -110,7 +110,7 @@ describeWithServer(
       assert.ok((await download(srv, again.json.data.attributes['hosted-state-download-url'])).body.equals(bytes));
     });
 
-    it('extracts a large state in a worker thread, storing and serving what the event-loop extraction gives', async () => {
+    it('extracts a large state in a worker thread, storing what the event-loop extraction gives', async () => {
       const f = await workspace(srv);
       const bytes = bigState(f.lineage);
       assert.ok(bytes.length > INLINE_EXTRACT_MAX_BYTES, `${bytes.length} bytes`);

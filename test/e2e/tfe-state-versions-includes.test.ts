@@ -19,7 +19,7 @@ const listPath = (f: WorkspaceFixture) =>
   `/api/v2/state-versions?filter%5Bworkspace%5D%5Bname%5D=${f.wsName}&filter%5Borganization%5D%5Bname%5D=${f.org}`;
 
 describeWithServer('state versions: include', (srv) => {
-  it('include=created_by adds the creating user as GET /users/:id shows it; the relationship links resolve', async () => {
+  it('include=created_by adds the creator as GET /users/:id shows it; the relationship links resolve', async () => {
     const f = await workspace(srv);
     const { data } = await createInline(srv, f, 1);
     const me = (await call(srv, 'GET', '/api/v2/account/details')).json.data;
@@ -61,7 +61,7 @@ describeWithServer('state versions: include', (srv) => {
     }
   });
 
-  it('run includes add nothing: without a run the relationship is null, a given run id stays an opaque reference', async () => {
+  it('run includes add nothing: without a run the relationship is null, a run id stays opaque', async () => {
     const f = await workspace(srv);
     const { data: plain } = await createInline(srv, f, 1);
     const runId = 'run-AbCdEfGh12345678';

@@ -296,7 +296,7 @@ describeWithServer('state versions: endpoint × token kind × permission matrix'
     assert.deepEqual(misses.sort(), []);
   });
 
-  it('writes: create inline, create pending (then upload without a token), rollback; a refusal writes nothing', async () => {
+  it('writes: create inline, create pending (upload without a token), rollback; a refusal writes nothing', async () => {
     const base = await currentId(writeWs);
     const misses: string[] = [];
     for (const p of principals) {

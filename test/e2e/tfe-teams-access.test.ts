@@ -253,7 +253,7 @@ describeWithServer('teams, team tokens and team access read back what they are',
     );
   });
 
-  it('team access validates as HCP does: no custom field on a fixed level, admin at full value, custom as given', async () => {
+  it('team access validates as HCP does: no custom field on a fixed level, admin full, custom as given', async () => {
     const grant = async (teamName: string, attributes: Record<string, unknown>) => {
       const teamId = await team(teamName);
       return api.post('/api/v2/team-workspaces', {

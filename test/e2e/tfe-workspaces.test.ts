@@ -234,7 +234,7 @@ describeWithServer('tfe workspaces and locks over HTTP', (s) => {
     assertError(await api.get(`/api/v2/team-workspaces/${custom.id}`), 404);
   });
 
-  it('unlock with a real pending state version: 400 for Terraform >= 1.10 (and no header), 503 for older; the lock stays; force-unlock works', async () => {
+  it('unlock with a pending version: 400 for Terraform >= 1.10 (or no header), 503 older; force works', async () => {
     const id = (await api.post('/api/v2/organizations/acme/workspaces', wsBody('pending'))).body.data.id;
     assertDoc(await api.post(`/api/v2/workspaces/${id}/actions/lock`, {}), 200);
     const lineage = randomUUID();

@@ -187,7 +187,7 @@ describeWithServer('vault dispatcher and ACL', (server) => {
     assert.equal(r.status, 403, 'the token is checked first');
   });
 
-  it('answers 404 with an empty error list for unknown paths and empty reads, 405 for unsupported operations', async () => {
+  it('answers 404 with an empty error list for unknown paths and empty reads, 405 for other operations', async () => {
     let r = await root('GET', 'acl/no/such/path');
     assert.equal(r.status, 404);
     assert.deepEqual(r.json, { errors: [] });

@@ -106,7 +106,7 @@ for (const kind of dbKinds()) {
       },
     );
 
-    it('answers each refusal with Vault wording, validates config and roles, refreshes keys on an unknown kid', async () => {
+    it('answers refusals in Vault wording, validates config and roles, refreshes keys on an unknown kid', async () => {
       assert.equal((await root('POST', 'sys/auth/ci', { body: { type: 'jwt' } })).status, 204);
       let r = await root('POST', 'auth/ci/login', { body: { role: 'x', jwt: 'a.b.c' } });
       assert.deepEqual([r.status, r.json], [400, { errors: ['could not load configuration'] }]);

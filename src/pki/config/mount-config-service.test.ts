@@ -63,7 +63,7 @@ for (const kind of dbKinds()) {
       assert.equal(signing.defaultIssuerId, '');
     });
 
-    it('default issuer and key: set only if unset, cleared only if still the same, in the caller transaction', async () => {
+    it('default issuer and key: set only if unset, cleared only if unchanged, in the caller transaction', async () => {
       const m = mountId();
       const ex = config.executor;
       assert.deepEqual(await config.getDefaults(m), {

@@ -289,7 +289,7 @@ test('GET form: URL-escaped standard base64 and URL-safe base64 without padding 
   for (const bad of ['', '%zz', 'a', '!!!!']) assert.throws(() => decodeOcspGetRequest(bad), OcspRequestError);
 });
 
-test('cache: nonce-less answers are served whole, nonce answers reuse the SingleResponse, revocation invalidates', async () => {
+test('cache: answers without nonce served whole, with one reuse the SingleResponse; revocation clears', async () => {
   const ca = makeCa('ec', 256);
   const cache = new OcspCache();
   const revoked: Record<string, number | undefined> = {};

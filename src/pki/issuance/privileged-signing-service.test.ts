@@ -134,7 +134,7 @@ for (const kind of dbKinds()) {
       assert.deepEqual(await certs.listSerials(m.id), before);
     });
 
-    it('sign-verbatim: a lease row and metadata with a role (also under no_store), neither without one; refusals store nothing', async () => {
+    it('sign-verbatim: lease and metadata with a role (even no_store), none without; refusals store none', async () => {
       const m = mount();
       await ca.generateRoot(m.id, limits, root());
       await roles.write(m.id, 'keep', roleInput({ ttl: '2h' }));

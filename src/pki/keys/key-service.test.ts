@@ -121,7 +121,7 @@ for (const kind of dbKinds()) {
       await assert.rejects(core.keys.setDefault(m, ''), { kind: 'invalid' });
     });
 
-    it('deletes a key nobody uses (clearing the default), refuses one an issuer uses, and ignores unknown ones', async () => {
+    it('deletes an unused key (clearing the default), refuses one an issuer uses, ignores unknown ones', async () => {
       const m = mountId();
       const root = await core.ca.generateRoot(m, ROOT_LIMITS, rootRequest({ keyName: 'root-key' }));
       const used = await core.keys.resolve(m, 'root-key');
