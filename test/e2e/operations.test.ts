@@ -28,8 +28,9 @@ describeWithServer('operations', { config: { metricsToken: 'scrape-secret', pgPo
 
   it('documents every metric of its own with its type and labels, and no other', async () => {
     const documented = new Map<string, { type: string; labels: string[] }>();
-    for (const m of OPERATIONS.matchAll(/^\| `(strongroom_[a-z_]+)` +\| (\w+) +\| ([^|]+)\|/gm)) {
-      const labels = [...(m[3] as string).matchAll(/`([a-z_]+)`/g)].map((l) => l[1] as string);
+    // One list item per metric: - `name` (type: counter; labels: `a`, `b`): meaning
+    for (const m of OPERATIONS.matchAll(/^- `(strongroom_[a-z_]+)` \(type: (\w+)(?:; labels: ([^)]*))?\)/gm)) {
+      const labels = [...(m[3] ?? '').matchAll(/`([a-z_]+)`/g)].map((l) => l[1] as string);
       documented.set(m[1] as string, { type: m[2] as string, labels });
     }
     const registry = server.deps.core.metrics.registry;
