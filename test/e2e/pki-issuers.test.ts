@@ -87,7 +87,10 @@ for (const [index, kind] of dbKinds().entries()) {
       assert.match(text, /serialNumber=SN-1/);
       assert.match(
         text,
-        /DNS:ca\.example\.com, DNS:alt\.example\.com, email:admin@example\.com, IP Address:10\.0\.0\.1, URI:spiffe:\/\/example\.com\/ca/,
+        new RegExp(
+          String.raw`DNS:ca\.example\.com, DNS:alt\.example\.com, email:admin@example\.com, IP Address:10\.0\.0\.1, ` +
+            String.raw`URI:spiffe:\/\/example\.com\/ca`,
+        ),
       );
       assert.match(text, /CA:TRUE, pathlen:2/);
       assert.match(text, /Certificate Sign, CRL Sign/);

@@ -472,7 +472,10 @@ const CASES: Case[] = [
     body: { common_name: 'x.test' },
     text: [
       [
-        /X509v3 Extended Key Usage:\s+TLS Web Server Authentication, TLS Web Client Authentication, Code Signing, E-mail Protection, Time Stamping, OCSP Signing, 1\.3\.6\.1\.4\.1\.99\.7\n/,
+        new RegExp(
+          String.raw`X509v3 Extended Key Usage:\s+TLS Web Server Authentication, TLS Web Client Authentication, ` +
+            String.raw`Code Signing, E-mail Protection, Time Stamping, OCSP Signing, 1\.3\.6\.1\.4\.1\.99\.7\n`,
+        ),
         true,
       ],
     ],
@@ -784,7 +787,10 @@ describeWithServer('pki role rules over HTTP', (server, kind) => {
     assert.equal(r.status, 400);
     assert.match(
       r.json.errors[0],
-      /URI Subject Alternative Names are not allowed in this role, but were provided via the CSR: spiffe:\/\/example\.com\/a/,
+      new RegExp(
+        String.raw`URI Subject Alternative Names are not allowed in this role, but were provided via the CSR: ` +
+          String.raw`spiffe:\/\/example\.com\/a`,
+      ),
     );
 
     r = await sign('csr-json-csr', open);

@@ -187,7 +187,10 @@ for (const kind of dbKinds()) {
       assert.equal(tfeBadJson.status, 400);
       assert.match(
         ((await tfeBadJson.json()) as { errors: Array<{ detail: string }> }).errors[0]!.detail,
-        /sent as application\/json; charset=utf-8, the body breaks at position 34 \(line 1, column 35\): unexpected '}'/,
+        new RegExp(
+          String.raw`sent as application\/json; charset=utf-8, the body breaks at position 34 \(line 1, column 35\):` +
+            String.raw` unexpected '}'`,
+        ),
       );
       for (const [contentType, got] of [
         [undefined, 'none'],
