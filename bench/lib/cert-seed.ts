@@ -46,7 +46,8 @@ function seedSqlite(sr: Strongroom, templateSerial: string, count: number): numb
               case when i % 50 = 0 then @issuer end,
               strftime('%Y-%m-%dT%H:%M:%S.000Z', @now, 'unixepoch'),
               'host-' || i || '.svc' || (i % ${SEED_ZONES}) || '.example.com',
-              'host-' || i || '.svc' || (i % ${SEED_ZONES}) || '.example.com' || char(10) || 'alt-' || i || '.internal.example',
+              'host-' || i || '.svc' || (i % ${SEED_ZONES}) || '.example.com' || char(10)
+                || 'alt-' || i || '.internal.example',
               'role-' || (i % ${SEED_ROLES})
        from s`,
     ).run({ count, mount: t.mount_id, issuer: t.issuer_id, template: templateSerial, now });
@@ -75,12 +76,15 @@ async function seedPostgres(url: string, templateSerial: string, count: number):
                               revocation_issuer_id, created_at, common_name, names, role)
        select $1, encode(gen_random_bytes_or(i), 'hex'), $2,
               (select certificate_der from pki_certs where mount_id = $1 and serial = $3),
-              to_char(to_timestamp($4 + 600 + (i::bigint * 7919) % (730 * 86400)) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS".000Z"'),
-              case when i % 50 = 0 then to_char(to_timestamp($4) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS".000Z"') end,
+              to_char(to_timestamp($4 + 600 + (i::bigint * 7919) % (730 * 86400)) at time zone 'UTC',
+                      'YYYY-MM-DD"T"HH24:MI:SS".000Z"'),
+              case when i % 50 = 0
+                   then to_char(to_timestamp($4) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS".000Z"') end,
               case when i % 50 = 0 then $2 end,
               to_char(to_timestamp($4) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS".000Z"'),
               'host-' || i || '.svc' || (i % ${SEED_ZONES}) || '.example.com',
-              'host-' || i || '.svc' || (i % ${SEED_ZONES}) || '.example.com' || chr(10) || 'alt-' || i || '.internal.example',
+              'host-' || i || '.svc' || (i % ${SEED_ZONES}) || '.example.com' || chr(10)
+                || 'alt-' || i || '.internal.example',
               'role-' || (i % ${SEED_ROLES})
        from generate_series(1, $5::int) as i`.replace(
         'gen_random_bytes_or(i)',

@@ -28,7 +28,7 @@ export function resultTable(r: ScenarioResult, s: Scenario): string[] {
             : '-';
       out.push(
         `| ${row.label} | ${n(m.reqPerSec)} | ${n(m.mbPerSec, 2)} | ${n(m.p50Ms, 2)} | ${n(m.p99Ms, 2)} | ` +
-          `${row.cpuMicrosPerRequest === null || row.cpuMicrosPerRequest === undefined ? '-' : n(row.cpuMicrosPerRequest, 0)} | ` +
+          `${row.cpuMicrosPerRequest == null ? '-' : n(row.cpuMicrosPerRequest, 0)} | ` +
           `${row.peakRssMb === null ? '-' : n(row.peakRssMb, 0)} | ` +
           `${row.rssGrowthMb === null ? '-' : n(row.rssGrowthMb, 0)} | ${ratioText} |`,
       );
@@ -95,7 +95,7 @@ export function machineLines(db: string, loadAtStart: number[]): string[] {
     `- CPU: ${cpu[0]?.model ?? 'unknown'}, ${cpu.length} cores`,
     `- Memory: ${(totalmem() / 1024 ** 3).toFixed(1)} GB`,
     `- Kernel: Linux ${release()}; Node.js ${process.version}`,
-    `- Database: ${db === 'postgres' ? 'PostgreSQL (a fresh database per server)' : 'SQLite (a fresh data directory per server)'}`,
+    `- Database: ${db === 'postgres' ? 'PostgreSQL (a fresh database' : 'SQLite (a fresh data directory'} per server)`,
     '- Load generator: autocannon in the harness process, on the same machine as the servers, all over 127.0.0.1',
   ];
 }

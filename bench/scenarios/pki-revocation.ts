@@ -305,7 +305,10 @@ export const pkiCrl100k: Scenario = {
     const facts = [
       {
         label: 'revoked certificates',
-        value: `${revoked}${seeded === null ? ' (through the API)' : ` (${viaApi.length + 1} through the API, the rest copied in the database)`}`,
+        value:
+          seeded === null
+            ? `${revoked} (through the API)`
+            : `${revoked} (${viaApi.length + 1} through the API, the rest copied in the database)`,
       },
       { label: 'full rebuild', value: `${secs.toFixed(3)} s (median of ${rounds})` },
       {

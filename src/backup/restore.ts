@@ -50,9 +50,11 @@ export async function restoreBackup(
     const postgres = /^postgres(ql)?:\/\//.test(target.databaseUrl);
     if (manifest.database !== (postgres ? 'postgres' : 'sqlite'))
       throw new BackupFileError(
-        `${file} is a backup of a ${manifest.database === 'postgres' ? 'PostgreSQL' : 'SQLite'} server; ` +
-          `restore it onto ` +
-          `${manifest.database === 'postgres' ? 'an empty PostgreSQL database (--database-url postgres://…)' : 'a SQLite data directory (--data-dir, no postgres:// --database-url)'}`,
+        manifest.database === 'postgres'
+          ? `${file} is a backup of a PostgreSQL server; restore it onto an empty PostgreSQL database ` +
+              '(--database-url postgres://…)'
+          : `${file} is a backup of a SQLite server; restore it onto a SQLite data directory ` +
+              '(--data-dir, no postgres:// --database-url)',
       );
     const known = knownMigrations();
     const unknown = manifest.migrations.filter((m) => !known.includes(m));

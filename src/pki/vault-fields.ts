@@ -117,7 +117,8 @@ export function unknownFieldsWarning(names: readonly string[]): string {
 }
 
 export function replacedByPathWarning(names: readonly string[]): string {
-  return `Endpoint replaced the value of these parameters with the values captured from the endpoint's path: [${[...names].sort().join(' ')}]`;
+  const list = [...names].sort().join(' ');
+  return `Endpoint replaced the value of these parameters with the values captured from the endpoint's path: [${list}]`;
 }
 
 /** Converts one value to a field type; exported for callers that coerce ad hoc. */

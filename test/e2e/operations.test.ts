@@ -50,7 +50,8 @@ describeWithServer('operations', { config: { metricsToken: 'scrape-secret', pgPo
     assert.equal(migrated.code, 0, migrated.stderr);
     assert.match(migrated.stdout, /database is up to date/);
     // A migration this version does not know, as a newer version would leave it.
-    await sql`insert into kysely_migration (name, timestamp) values (${'9999-from-a-newer-version'}, ${new Date().toISOString()})`.execute(
+    const newer = '9999-from-a-newer-version';
+    await sql`insert into kysely_migration (name, timestamp) values (${newer}, ${new Date().toISOString()})`.execute(
       server.deps.core.db.kysely,
     );
     try {

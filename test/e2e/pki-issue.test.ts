@@ -401,7 +401,7 @@ describeWithServer('pki issue', (server) => {
     assert.equal(r.status, 400);
   });
 
-  it('serials are unique across the issuers of a mount, exactly 20 bytes and positive, as openssl reads them', async () => {
+  it('serials are unique across issuers of a mount, exactly 20 bytes and positive, as openssl reads them', async () => {
     const { mount, rootPem } = await mountWithRoot(v, { issuerName: 'first' });
     const second = await v('POST', `${mount}/issuers/generate/root/internal`, {
       body: { common_name: 'Second Serial Root', key_type: 'ec', issuer_name: 'second', ttl: '8760h' },

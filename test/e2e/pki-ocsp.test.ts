@@ -116,7 +116,8 @@ function opensslTime(unixSeconds: number): string {
   const d = new Date(unixSeconds * 1000);
   const mon = d.toUTCString().slice(8, 11);
   const pad = (n: number) => String(n).padStart(2, '0');
-  return `${mon} ${String(d.getUTCDate()).padStart(2, ' ')} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())} ${d.getUTCFullYear()} GMT`;
+  const time = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+  return `${mon} ${String(d.getUTCDate()).padStart(2, ' ')} ${time} ${d.getUTCFullYear()} GMT`;
 }
 
 /** A POST of raw bytes; `contentType: null` sends none. */

@@ -78,7 +78,8 @@ async function teamToken(srv: TestServer, f: WorkspaceFixture, grant: Record<str
 /** A v4 state with a good header whose body breaks off. */
 function truncatedState(serial: number, lineage: string): Buffer {
   return Buffer.from(
-    `{"version":4,"terraform_version":"1.9.5","serial":${serial},"lineage":"${lineage}","outputs":{},"resources":[{"mode":"managed","type":"x`,
+    `{"version":4,"terraform_version":"1.9.5","serial":${serial},"lineage":"${lineage}",` +
+      '"outputs":{},"resources":[{"mode":"managed","type":"x',
   );
 }
 

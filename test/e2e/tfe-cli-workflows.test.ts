@@ -123,7 +123,8 @@ describeWithServer('Terraform CLI call sequences', (srv) => {
     assert.deepEqual(
       cli.log.map(
         (r) =>
-          `${r.method} ${r.path.replace(/sv-\w+/, 'sv-ID').replace(/\/v1\/object\/.*/, '/v1/object/SECRET')} ${r.status}`,
+          `${r.method} ${r.path.replace(/sv-\w+/, 'sv-ID').replace(/\/v1\/object\/.*/, '/v1/object/SECRET')} ` +
+          r.status,
       ),
       [
         `GET /api/v2/organizations/${org}/workspaces/${name} 200`,

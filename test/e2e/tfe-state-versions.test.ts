@@ -285,7 +285,8 @@ describeWithServer('state versions: create, read, upload', (srv) => {
     const ids: string[] = [];
     for (let s = 1; s <= 5; s++) ids.push((await createInline(srv, f, s)).data.id);
     const q = (extra: string) =>
-      `/api/v2/state-versions?filter%5Bworkspace%5D%5Bname%5D=${f.wsName}&filter%5Borganization%5D%5Bname%5D=${f.org}${extra}`;
+      `/api/v2/state-versions?filter%5Bworkspace%5D%5Bname%5D=${f.wsName}` +
+      `&filter%5Borganization%5D%5Bname%5D=${f.org}${extra}`;
     const r = await call(srv, 'GET', q('&page%5Bsize%5D=2&page%5Bnumber%5D=2'));
     assert.equal(r.status, 200);
     assert.deepEqual(

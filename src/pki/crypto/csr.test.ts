@@ -47,7 +47,8 @@ test('openssl req CSR with SANs and extensions is parsed completely', () => {
     '-subj',
     '/C=US/ST=CA/L=San Francisco/O=Example Inc/OU=Ops/CN=app.example.com/emailAddress=admin@example.com',
     '-addext',
-    'subjectAltName=DNS:app.example.com,DNS:*.app.example.com,IP:10.1.2.3,IP:2001:db8::42,URI:spiffe://example.com/app,email:app@example.com,otherName:1.3.6.1.4.1.311.20.2.3;UTF8:upn@example.com',
+    'subjectAltName=DNS:app.example.com,DNS:*.app.example.com,IP:10.1.2.3,IP:2001:db8::42,' +
+      'URI:spiffe://example.com/app,email:app@example.com,otherName:1.3.6.1.4.1.311.20.2.3;UTF8:upn@example.com',
     '-addext',
     'basicConstraints=critical,CA:TRUE,pathlen:2',
     '-addext',
