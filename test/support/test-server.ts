@@ -114,26 +114,31 @@ export async function startSecondNode(server: TestServer): Promise<Omit<TestServ
 export function describeWithServer(title: string, body: SuiteBody): void;
 export function describeWithServer(
   title: string,
-  opts: StartOptions | ((kind: DatabaseKind) => StartOptions),
+  opts: SuiteOptions | ((kind: DatabaseKind) => SuiteOptions),
   body: SuiteBody,
 ): void;
 export function describeWithServer(
   title: string,
-  ...args: [SuiteBody] | [StartOptions | ((kind: DatabaseKind) => StartOptions), SuiteBody]
+  ...args: [SuiteBody] | [SuiteOptions | ((kind: DatabaseKind) => SuiteOptions), SuiteBody]
 ): void {
   const [opts, body] = args.length === 1 ? [{}, args[0]] : args;
   for (const kind of dbKinds()) {
-    describe(`${title} [${kind}]`, () => {
+    const { skip, ...base } = typeof opts === 'function' ? opts(kind) : opts;
+    describe(`${title} [${kind}]`, { skip }, () => {
       const server = {} as TestServer;
       let fromBody: StartOptions | void = undefined;
       before(async () => {
-        const base = typeof opts === 'function' ? opts(kind) : opts;
         Object.assign(server, await startTestServer(kind, { ...base, ...fromBody }));
       });
       fromBody = body(server, kind);
       after(async () => server.close?.());
     });
   }
+}
+
+/** Start options, and node:test's `skip` for the suite (a reason; false or absent runs it). */
+export interface SuiteOptions extends StartOptions {
+  skip?: string | boolean;
 }
 
 /**
