@@ -50,11 +50,15 @@ export interface CertSearchPage {
 export const SEARCH_DEFAULT_LIMIT = 50;
 export const SEARCH_MAX_LIMIT = 500;
 
-/** Serial prefix as typed (any case, with `:` or `-` separators) to the stored hex form. */
+/**
+ * Serial prefix as typed (any case, with `:` or `-` separators) to the stored hex form. The
+ * storage form drops whole leading zero bytes only (`0a:1b` is stored `0a1b`), so only
+ * leading `00` pairs are dropped here.
+ */
 export function serialPrefix(text: string): string {
   const hex = text.trim().toLowerCase().replace(/[:-]/g, '');
   if (!/^[0-9a-f]+$/.test(hex)) throw invalid(`invalid serial "${text}": expected hexadecimal digits`, 'serial');
-  return hex.replace(/^0+(?=.)/, '');
+  return hex.replace(/^(00)+(?=.)/, '');
 }
 
 /** A name substring: trimmed, lowercased, at most 255 characters. */
