@@ -2,23 +2,65 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { DatabaseKind } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
-import type { CertSearchHit, CertSearchQuery } from './cert-search.js';
-
-/** Fewer characters than a trigram: the FTS5 index cannot answer, a LIKE scan does. */
-const TRIGRAM = 3;
+import type { CertSearchHit, CertSearchQuery, NamePlan } from './cert-search.js';
 
 const likePattern = (s: string): string => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
- * SQL of certificate search over pki_certs (migration 0025). Substrings of names go
- * through the FTS5 trigram table on SQLite and through LIKE (pg_trgm's GIN index when
- * present) on PostgreSQL; pages are keyset pages in (sort column, serial) order.
+ * SQL of certificate search over pki_certs (migrations 0025 and 0031). Substrings of names
+ * go through the FTS5 trigram table on SQLite (filled after the commit, up to the mark in
+ * pki_cert_search_mark) and through LIKE (pg_trgm's GIN index when present) on PostgreSQL;
+ * pages are keyset pages in (sort column, serial) order.
  */
 export class CertSearchRepo {
-  constructor(private readonly deps: { db: Kysely<Database>; kind: DatabaseKind }) {}
+  constructor(
+    private readonly deps: {
+      db: Kysely<Database>;
+      kind: DatabaseKind;
+      /** Write-only transactions (Db.writeTransaction: on SQLite, the writer thread). */
+      writeTransaction: (fn: (tx: Kysely<Database>) => Promise<void>) => Promise<void>;
+    },
+  ) {}
+
+  /** Whether names are found through the FTS5 table that the indexer fills (SQLite). */
+  get deferredIndex(): boolean {
+    return this.deps.kind === 'sqlite';
+  }
+
+  /** Rows stored but not yet in the trigram index (always none on PostgreSQL, whose index is kept in the commit). */
+  async unindexedRows(): Promise<number> {
+    if (!this.deferredIndex) return 0;
+    const r = await sql<{ n: number | null }>`SELECT (SELECT coalesce(max(rowid), 0) FROM pki_certs)
+      - (SELECT indexed_rowid FROM pki_cert_search_mark) AS n`.execute(this.deps.db);
+    return Number(r.rows[0]?.n ?? 0);
+  }
+
+  /** Adds the rows in the next `span` rowids above the mark to the trigram index and moves the mark past them. */
+  async indexNext(span: number): Promise<void> {
+    await this.deps.writeTransaction(async (tx) => {
+      await sql`INSERT INTO pki_certs_names_fts (rowid, names)
+        SELECT rowid, names FROM pki_certs
+        WHERE rowid > (SELECT indexed_rowid FROM pki_cert_search_mark)
+          AND rowid <= (SELECT indexed_rowid FROM pki_cert_search_mark) + ${span}
+          AND names IS NOT NULL`.execute(tx);
+      await sql`UPDATE pki_cert_search_mark
+        SET indexed_rowid = min(indexed_rowid + ${span}, (SELECT coalesce(max(rowid), 0) FROM pki_certs))
+        WHERE indexed_rowid < (SELECT coalesce(max(rowid), 0) FROM pki_certs)`.execute(tx);
+    });
+  }
+
+  /** The names of up to `size` certificates picked at random (all mounts): what the trigram plan is based on. */
+  async sampleNames(size: number): Promise<string[]> {
+    const r = await sql<{ names: string | null }>`SELECT names FROM pki_certs WHERE rowid IN (
+      SELECT abs(random()) % (SELECT coalesce(max(rowid), 0) FROM pki_certs) + 1
+      FROM (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${size}) SELECT i FROM n))`.execute(
+      this.deps.db,
+    );
+    return r.rows.map((x) => x.names ?? '');
+  }
 
   /** Up to `q.limit + 1` hits: the extra one tells that a next page exists. */
-  async search(mountId: string, q: CertSearchQuery): Promise<CertSearchHit[]> {
+  async search(mountId: string, q: CertSearchQuery, plan: NamePlan = {}): Promise<CertSearchHit[]> {
     const col = q.sort === 'serial' ? 'serial' : 'not_after';
     const dir = q.descending ? 'desc' : 'asc';
     let s = this.deps.db
@@ -35,10 +77,9 @@ export class CertSearchRepo {
     if (q.name !== undefined) {
       const pattern = likePattern(q.name);
       s = s.where(sql<boolean>`names like ${pattern} escape '\\'`);
-      if (this.deps.kind === 'sqlite' && q.name.length >= TRIGRAM) {
-        const phrase = `"${q.name.replace(/"/g, '""')}"`;
+      if (this.deps.kind === 'sqlite' && plan.match !== undefined) {
         s = s.where(
-          sql<boolean>`rowid in (select rowid from pki_certs_names_fts where pki_certs_names_fts match ${phrase})`,
+          sql<boolean>`rowid in (select rowid from pki_certs_names_fts where pki_certs_names_fts match ${plan.match})`,
         );
       }
     }

@@ -108,3 +108,33 @@ export function decodeCursor(text: string): CertSearchCursor | undefined {
 export function sortValue(hit: CertSearchHit, sort: CertSearchSort): string {
   return sort === 'serial' ? hit.serial : hit.notAfter.toISOString();
 }
+
+/** How the trigram index is asked for a name substring: an FTS5 expression, or none (scan in order). */
+export interface NamePlan {
+  match?: string;
+}
+
+/** Above this share of rows the rarest trigram is no filter worth reading the index for. */
+const COMMON_TRIGRAM = 0.05;
+/** Trigrams ANDed in the index query: the rarest ones; the LIKE on the row checks the whole substring. */
+const TRIGRAMS_ASKED = 3;
+
+/**
+ * Chooses the trigrams of a name substring the index is asked for, from their share of rows in a sample
+ * (`share`). Asking for every trigram of `svc42.example.com` reads the posting lists of `exa` and `com`, which
+ * hold every row; the rarest three narrow as much at a fraction of the cost. When even the rarest trigram is
+ * common, the index is not asked at all: the rows are scanned in the requested order, and the first page fills
+ * quickly because the substring is common too.
+ */
+export function planName(name: string, share: (trigram: string) => number): NamePlan {
+  if (name.length < 3) return {};
+  const seen = new Map<string, number>();
+  for (let i = 0; i + 3 <= name.length; i++) {
+    const t = name.slice(i, i + 3);
+    if (!seen.has(t)) seen.set(t, share(t));
+  }
+  const rare = [...seen].filter(([, s]) => s <= COMMON_TRIGRAM).sort((a, b) => a[1] - b[1]);
+  if (rare.length === 0) return {};
+  const picked = rare.slice(0, TRIGRAMS_ASKED).map(([t]) => `"${t.replace(/"/g, '""')}"`);
+  return { match: picked.join(' AND ') };
+}
