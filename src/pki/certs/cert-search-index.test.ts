@@ -5,23 +5,41 @@ import { sql } from 'kysely';
 import { createTestDb, dbKinds } from '../../../test/support/test-db.js';
 import type { TestDatabase } from '../../../test/support/test-db.js';
 import { until } from '../../../test/support/wait.js';
-import { planName } from './cert-search.js';
+import { pgTrigramUsable, planName } from './cert-search.js';
 import type { CertSearchQuery } from './cert-search.js';
 import { CertSearchIndex } from './cert-search-index.js';
 import { CertSearchRepo } from './cert-search-repo.js';
 
 describe('name plan of certificate search', () => {
   it('asks the index for the rarest trigrams only, and for none when even the rarest is common', () => {
-    const share = (t: string) =>
-      ['exa', 'xam', 'amp', 'mpl', 'ple', 'le.', 'e.c', '.co', 'com'].includes(t) ? 1 : 0.01;
-    assert.deepEqual(planName('example.com', share), {});
-    const plan = planName('svc42.example.com', (t) => ({ c42: 0.001, '42.': 0.002, vc4: 0.01 })[t] ?? 0.9);
-    assert.equal(plan.match, '"c42" AND "42." AND "vc4"');
+    const common = ['exa', 'xam', 'amp', 'mpl', 'ple', 'le.', 'e.c', '.co', 'com'];
+    assert.deepEqual(
+      planName('example.com', (t) => (common.includes(t) ? 1 : 0.01)),
+      { common: true },
+    );
+    const shares: Record<string, number> = { c42: 0.001, '42.': 0.002, vc4: 0.01, svc: 0.04 };
+    assert.deepEqual(
+      planName('svc42.example.com', (t) => shares[t] ?? 0.9),
+      { trigrams: ['c42', '42.', 'vc4'] },
+    );
     assert.deepEqual(
       planName('ab', () => 0),
       {},
     );
-    assert.equal(planName('a"b', () => 0).match, '"a""b"');
+  });
+
+  it('on PostgreSQL uses only trigrams pg_trgm indexes for a LIKE pattern', () => {
+    for (const t of ['c42', '42.', '.ex', 'a-b'.slice(1) + 'c', 'ab@']) assert.ok(pgTrigramUsable(t), t);
+    for (const t of ['2.e', '.e.', 'a%b', 'ab_', '_ab', 'a b', 'é42']) assert.ok(!pgTrigramUsable(t), t);
+    const shares: Record<string, number> = { '2.e': 0, c42: 0.01, '42.': 0.02 };
+    assert.deepEqual(
+      planName('svc42.e', (t) => shares[t] ?? 0.9, pgTrigramUsable),
+      { trigrams: ['c42', '42.'] },
+    );
+    assert.deepEqual(
+      planName('2.e', () => 0, pgTrigramUsable),
+      {},
+    );
   });
 });
 
@@ -103,6 +121,24 @@ for (const kind of dbKinds()) {
       assert.deepEqual(await find('m2', 'old-'), []);
       assert.equal((await find('m2', 'renamed-')).length, 2);
       await integrity();
+    });
+
+    it('answers the same whichever plan asks the index, the whole substring checked on each row', async () => {
+      await insert('m4', ['web-42.zone-a.example', 'web-420.zone-b.example', 'db-42.zone-a.example', 'x%y_z.example']);
+      await index.catchUp();
+      const q: CertSearchQuery = { name: '42.zone-a', sort: 'not_after', descending: false, limit: 50 };
+      const want = ['db-42.zone-a.example', 'web-42.zone-a.example'];
+      for (const plan of [{}, { common: true }, { trigrams: ['42.', 'one'] }, { trigrams: ['zon'] }]) {
+        const hits = await repo.search('m4', q, plan);
+        assert.deepEqual(hits.map((h) => h.commonName).sort(), want, JSON.stringify(plan));
+      }
+      // Pattern characters in a substring are literal.
+      const odd = await repo.search('m4', { ...q, name: 'x%y_' }, { trigrams: ['x%y'] });
+      assert.deepEqual(
+        odd.map((h) => h.commonName),
+        ['x%y_z.example'],
+      );
+      assert.deepEqual(await repo.search('m4', { ...q, name: 'x_y' }, {}), []);
     });
 
     it('indexes in the background after stored() without a search asking', async () => {

@@ -3,10 +3,10 @@
  * outside the commits that store them (decision 0042): a certificate is indexed in a batch
  * shortly after its commit, and a name search first indexes whatever is still pending, so
  * a search never misses a stored certificate. Also keeps the sample of names that tells
- * which trigrams of a substring are rare (planName).
+ * which trigrams of a substring are rare (planName), on both databases.
  */
 import type { Logger } from 'pino';
-import { planName } from './cert-search.js';
+import { pgTrigramUsable, planName } from './cert-search.js';
 import type { NamePlan } from './cert-search.js';
 import type { CertSearchRepo } from './cert-search-repo.js';
 
@@ -50,9 +50,9 @@ export class CertSearchIndex {
     return run;
   }
 
-  /** How to ask the index for a name substring (SQLite); on PostgreSQL LIKE is all there is. */
+  /** How to ask the trigram index for a name substring (FTS5 on SQLite, pg_trgm on PostgreSQL). */
   async plan(name: string): Promise<NamePlan> {
-    if (!this.deps.repo.deferredIndex || name.length < 3) return {};
+    if (name.length < 3) return {};
     const now = (this.deps.now ?? Date.now)();
     if (!this.#sample || now - this.#sample.takenAt > SAMPLE_TTL_MS) {
       this.#sampling ??= this.#takeSample(now).finally(() => (this.#sampling = undefined));
@@ -62,7 +62,8 @@ export class CertSearchIndex {
     }
     const { share, rows } = this.#sample!;
     // With no sample (an empty store) every trigram counts as rare: the index is always asked.
-    return planName(name, (t) => (rows === 0 ? 0 : (share.get(t) ?? 0) / rows));
+    const usable = this.deps.repo.deferredIndex ? undefined : pgTrigramUsable;
+    return planName(name, (t) => (rows === 0 ? 0 : (share.get(t) ?? 0) / rows), usable);
   }
 
   async close(): Promise<void> {

@@ -1,10 +1,12 @@
 import { sql } from 'kysely';
-import type { Kysely } from 'kysely';
+import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { DatabaseKind } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { CertSearchHit, CertSearchQuery, NamePlan } from './cert-search.js';
 
 const likePattern = (s: string): string => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+type Select = SelectQueryBuilder<Database, 'pki_certs', Record<string, unknown>>;
 
 /**
  * SQL of certificate search over pki_certs (migrations 0025 and 0031). Substrings of names
@@ -49,8 +51,15 @@ export class CertSearchRepo {
     });
   }
 
-  /** The names of up to `size` certificates picked at random (all mounts): what the trigram plan is based on. */
+  /** The names of about `size` certificates picked at random (all mounts): what the trigram plan is based on. */
   async sampleNames(size: number): Promise<string[]> {
+    if (this.deps.kind === 'postgres') {
+      // Whole pages at random (cheap); the share of pages from the planner's row estimate, all of a small table.
+      const r = await sql<{ names: string | null }>`SELECT names FROM pki_certs TABLESAMPLE SYSTEM ((
+          SELECT least(100, greatest(0.01, 200.0 * ${size} / greatest(reltuples, 1)))::real
+          FROM pg_class WHERE oid = 'pki_certs'::regclass)) LIMIT ${size}`.execute(this.deps.db);
+      return r.rows.map((x) => x.names ?? '');
+    }
     const r = await sql<{ names: string | null }>`SELECT names FROM pki_certs WHERE rowid IN (
       SELECT abs(random()) % (SELECT coalesce(max(rowid), 0) FROM pki_certs) + 1
       FROM (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${size}) SELECT i FROM n))`.execute(
@@ -74,15 +83,7 @@ export class CertSearchRepo {
     if (q.notAfterFrom) s = s.where('not_after', '>=', q.notAfterFrom.toISOString());
     if (q.notAfterTo) s = s.where('not_after', '<', q.notAfterTo.toISOString());
     if (q.revoked !== undefined) s = s.where('revoked_at', q.revoked ? 'is not' : 'is', null);
-    if (q.name !== undefined) {
-      const pattern = likePattern(q.name);
-      s = s.where(sql<boolean>`names like ${pattern} escape '\\'`);
-      if (this.deps.kind === 'sqlite' && plan.match !== undefined) {
-        s = s.where(
-          sql<boolean>`rowid in (select rowid from pki_certs_names_fts where pki_certs_names_fts match ${plan.match})`,
-        );
-      }
-    }
+    if (q.name !== undefined) s = this.#whereName(s, q.name, plan);
     if (q.after) {
       const { value, serial } = q.after;
       const op = q.descending ? '<' : '>';
@@ -103,5 +104,27 @@ export class CertSearchRepo {
       createdAt: new Date(r.created_at),
       revokedAt: r.revoked_at ? new Date(r.revoked_at) : null,
     }));
+  }
+
+  /**
+   * The name condition: the whole substring checked on each row (instr/strpos: no pattern syntax, and on
+   * PostgreSQL no index condition of its own), narrowed through the trigram index as the plan says.
+   */
+  #whereName<S extends Select>(s: S, name: string, plan: NamePlan): S {
+    if (this.deps.kind === 'sqlite') {
+      let out = s.where(sql<boolean>`instr(names, ${name}) > 0`);
+      if (plan.trigrams) {
+        const match = plan.trigrams.map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND ');
+        out = out.where(
+          sql<boolean>`rowid in (select rowid from pki_certs_names_fts where pki_certs_names_fts match ${match})`,
+        );
+      }
+      return out as S;
+    }
+    let out = s.where(sql<boolean>`strpos(names, ${name}) > 0`);
+    if (plan.trigrams)
+      for (const t of plan.trigrams) out = out.where(sql<boolean>`names like ${likePattern(t)} escape '\\'`);
+    else if (!plan.common) out = out.where(sql<boolean>`names like ${likePattern(name)} escape '\\'`);
+    return out as S;
   }
 }

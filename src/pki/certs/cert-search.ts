@@ -109,32 +109,49 @@ export function sortValue(hit: CertSearchHit, sort: CertSearchSort): string {
   return sort === 'serial' ? hit.serial : hit.notAfter.toISOString();
 }
 
-/** How the trigram index is asked for a name substring: an FTS5 expression, or none (scan in order). */
+/**
+ * How the trigram index is asked for a name substring: for `trigrams` (all of them), or, when `common` is set,
+ * not at all (every usable trigram is common: the rows are read in order). With neither, the index gets the
+ * whole substring.
+ */
 export interface NamePlan {
-  match?: string;
+  trigrams?: string[];
+  common?: boolean;
 }
 
 /** Above this share of rows the rarest trigram is no filter worth reading the index for. */
 const COMMON_TRIGRAM = 0.05;
-/** Trigrams ANDed in the index query: the rarest ones; the LIKE on the row checks the whole substring. */
+/** Trigrams asked of the index: the rarest ones; the whole substring is checked on each candidate row. */
 const TRIGRAMS_ASKED = 3;
 
 /**
  * Chooses the trigrams of a name substring the index is asked for, from their share of rows in a sample
- * (`share`). Asking for every trigram of `svc42.example.com` reads the posting lists of `exa` and `com`, which
- * hold every row; the rarest three narrow as much at a fraction of the cost. When even the rarest trigram is
- * common, the index is not asked at all: the rows are scanned in the requested order, and the first page fills
- * quickly because the substring is common too.
+ * (`share`), among those the index can answer (`usable`). Asking for every trigram of `svc42.example.com` reads
+ * the posting lists of `exa` and `com`, which hold every row; the rarest three narrow as much at a fraction of
+ * the cost. When even the rarest usable trigram is common, the index is not asked at all: the rows are scanned
+ * in the requested order, and the first page fills quickly because the substring is common too.
  */
-export function planName(name: string, share: (trigram: string) => number): NamePlan {
-  if (name.length < 3) return {};
+export function planName(
+  name: string,
+  share: (trigram: string) => number,
+  usable: (trigram: string) => boolean = () => true,
+): NamePlan {
   const seen = new Map<string, number>();
   for (let i = 0; i + 3 <= name.length; i++) {
     const t = name.slice(i, i + 3);
-    if (!seen.has(t)) seen.set(t, share(t));
+    if (!seen.has(t) && usable(t)) seen.set(t, share(t));
   }
+  if (seen.size === 0) return {};
   const rare = [...seen].filter(([, s]) => s <= COMMON_TRIGRAM).sort((a, b) => a[1] - b[1]);
-  if (rare.length === 0) return {};
-  const picked = rare.slice(0, TRIGRAMS_ASKED).map(([t]) => `"${t.replace(/"/g, '""')}"`);
-  return { match: picked.join(' AND ') };
+  if (rare.length === 0) return { common: true };
+  return { trigrams: rare.slice(0, TRIGRAMS_ASKED).map(([t]) => t) };
+}
+
+/**
+ * Whether PostgreSQL's pg_trgm can answer `LIKE '%t%'` for a trigram of a name from its index: three letters or
+ * digits, or two with a separator of host names, addresses or URIs before or after them (a word boundary, which
+ * pg_trgm indexes as padding).
+ */
+export function pgTrigramUsable(t: string): boolean {
+  return /^[a-z0-9]{3}$/.test(t) || /^[a-z0-9]{2}[.\-@:/ *]$/.test(t) || /^[.\-@:/ *][a-z0-9]{2}$/.test(t);
 }
