@@ -83,6 +83,9 @@ import { JwtService } from './auth/jwt/jwt-service.js';
 import { certAuthRoutes } from './auth/cert/cert-auth-routes.js';
 import { CertAuthService } from './auth/cert/cert-auth-service.js';
 
+/** Certificate group commits in flight at once on PostgreSQL, which overlaps concurrent commits (BatchQueue). */
+const PG_COMMITS_IN_FLIGHT = 4;
+
 /**
  * The PKI engine's composition root: builds its repos and services from the core
  * dependencies and registers its routes inside the /v1 plugin.
@@ -164,7 +167,10 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const ca = new CaService({ issuers, clock });
   // Paginated LIST certs is registered before the authority routes so it is the one served.
   const certSearch = new CertSearchRepo({ db, kind: core.db.kind, writeTransaction: core.db.writeTransaction });
-  const certSearchIndex = new CertSearchIndex({ repo: certSearch, log: core.logger.child({ component: 'pki-cert-search' }) });
+  const certSearchIndex = new CertSearchIndex({
+    repo: certSearch,
+    log: core.logger.child({ component: 'pki-cert-search' }),
+  });
   certSearchIndex.start();
   const certs = new CertService({
     repo: new CertRepo({ db, writeTransaction: core.db.writeTransaction, kind: core.db.kind }),
@@ -172,6 +178,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     leases,
     search: certSearch,
     searchIndex: certSearchIndex,
+    commitsInFlight: core.db.kind === 'postgres' ? PG_COMMITS_IN_FLIGHT : 1,
     resolveIssuer: async (mountId, ref) => (await issuers.resolve(mountId, ref)).id,
   });
   mountRoutes.addAll(certRoutes(certs));

@@ -44,7 +44,7 @@ const MAX_BATCH = 2000;
  * concurrency; alone, a request still commits at once.
  */
 export class CertService {
-  readonly #batches = new BatchQueue<Pending>((batch) => this.#write(batch), MAX_BATCH);
+  readonly #batches: BatchQueue<Pending>;
 
   constructor(
     private readonly deps: {
@@ -56,8 +56,12 @@ export class CertService {
       searchIndex?: CertSearchIndex;
       /** An issuer reference (`default`, a name or an id) to its id; throws not_found. */
       resolveIssuer?: (mountId: string, ref: string) => Promise<string>;
+      /** Group commits that may run at once (BatchQueue): one on SQLite, a few on PostgreSQL. */
+      commitsInFlight?: number;
     },
-  ) {}
+  ) {
+    this.#batches = new BatchQueue<Pending>((batch) => this.#write(batch), MAX_BATCH, deps.commitsInFlight ?? 1);
+  }
 
   /**
    * Certificate search: stored certificates of a mount matching every filter given, in
