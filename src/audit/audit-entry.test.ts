@@ -76,4 +76,67 @@ describe('audit entries', () => {
     assert.equal(raw.auth.client_token, 'tok');
     assert.equal(raw.request.data.common_name, 'a.example.com');
   });
+  it('writes the same lines when the request and auth text of a request are reused, per device', () => {
+    const base = {
+      time: new Date('2026-01-01T00:00:00Z'),
+      auth: {
+        clientToken: 'tok',
+        accessor: 'acc',
+        displayName: 'root',
+        policies: ['root'],
+        tokenPolicies: ['root'],
+        metadata: { role: 'ci' },
+        tokenType: 'service',
+        tokenTtl: 60,
+        tokenIssueTime: '2026-01-01T00:00:00.000Z',
+      },
+      request: {
+        id: 'req-2',
+        operation: 'update',
+        mountPoint: 'pki/',
+        mountType: 'pki',
+        mountAccessor: 'pki_1',
+        path: 'pki/sign/web',
+        data: { csr: '-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n', list: ['a', 1, { b: 'c' }], n: null },
+        remoteAddress: '127.0.0.1',
+        remotePort: 1234,
+        clientToken: 'tok',
+        clientTokenAccessor: 'acc',
+      },
+      error: 'a "quoted" error',
+      isList: false,
+    };
+    const response = {
+      status: 200,
+      data: { certificate: 'PEM\n', ca_chain: ['CA', 'CA'], serial_number: '01:02' },
+      warnings: ['w'],
+      auth: { client_token: 'new', accessor: 'newacc', policies: ['p'] },
+    };
+    const devices = [
+      { hash: auditHasher(SALT), logRaw: false, hmacAccessor: true, elideListResponses: false, prefix: '' },
+      { hash: auditHasher('other'), logRaw: false, hmacAccessor: false, elideListResponses: true, prefix: 'P ' },
+      { hash: auditHasher(SALT), logRaw: true, hmacAccessor: true, elideListResponses: false, prefix: '' },
+    ];
+    const memo = new Map();
+    for (const f of devices) {
+      for (const record of [
+        { ...base, type: 'request' as const },
+        { ...base, type: 'response' as const, response },
+      ]) {
+        const plain = formatEntry(record, f);
+        assert.equal(formatEntry({ ...record, memo }, f), plain);
+        const e = JSON.parse(plain.slice(f.prefix.length));
+        assert.deepEqual(Object.keys(e), [
+          'time',
+          'type',
+          'auth',
+          'request',
+          ...(record.type === 'response' ? ['response'] : []),
+          'error',
+        ]);
+        assert.equal(e.error, 'a "quoted" error');
+      }
+    }
+    assert.equal(memo.size, devices.length, 'one text per device');
+  });
 });
