@@ -2,9 +2,19 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { auditHasher, auditHmac, elideList, formatEntry, hashStrings } from './audit-entry.js';
-import type { VaultAuditRecord } from './audit-entry.js';
+import type { AuditAuth, VaultAuditRecord } from './audit-entry.js';
 
 const SALT = '3f0a9c1e-2b7d-4c55-9e1a-0d2f6b8c7a41';
+const AUTH: AuditAuth = {
+  clientToken: 'tok',
+  accessor: 'acc',
+  displayName: 'root',
+  policies: ['root'],
+  tokenPolicies: ['root'],
+  metadata: null,
+  tokenType: 'service',
+  tokenTtl: 0,
+};
 const expected = (v: string) => `hmac-sha256:${createHmac('sha256', SALT).update(v).digest('hex')}`;
 
 describe('audit entries', () => {
@@ -35,16 +45,7 @@ describe('audit entries', () => {
     const record: VaultAuditRecord = {
       type: 'request',
       time: new Date('2026-01-01T00:00:00Z'),
-      auth: {
-        clientToken: 'tok',
-        accessor: 'acc',
-        displayName: 'root',
-        policies: ['root'],
-        tokenPolicies: ['root'],
-        metadata: null,
-        tokenType: 'service',
-        tokenTtl: 0,
-      },
+      auth: AUTH,
       request: {
         id: 'req-1',
         operation: 'update',
@@ -76,20 +77,11 @@ describe('audit entries', () => {
     assert.equal(raw.auth.client_token, 'tok');
     assert.equal(raw.request.data.common_name, 'a.example.com');
   });
+
   it('writes the same lines when the request and auth text of a request are reused, per device', () => {
     const base = {
       time: new Date('2026-01-01T00:00:00Z'),
-      auth: {
-        clientToken: 'tok',
-        accessor: 'acc',
-        displayName: 'root',
-        policies: ['root'],
-        tokenPolicies: ['root'],
-        metadata: { role: 'ci' },
-        tokenType: 'service',
-        tokenTtl: 60,
-        tokenIssueTime: '2026-01-01T00:00:00.000Z',
-      },
+      auth: { ...AUTH, metadata: { role: 'ci' }, tokenTtl: 60, tokenIssueTime: '2026-01-01T00:00:00.000Z' },
       request: {
         id: 'req-2',
         operation: 'update',

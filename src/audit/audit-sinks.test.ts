@@ -7,12 +7,20 @@ import { FileSink } from './audit-sinks.js';
 
 const lines = (path: string) => readFileSync(path, 'utf8').split('\n').slice(0, -1);
 
+/** Runs `fn` with the path of a log file in a fresh directory, removed afterwards. */
+async function withLog(fn: (path: string) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'audit-sink-'));
+  try {
+    await fn(join(dir, 'audit.log'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** The file device's grouped writes, on real files (and /dev/full for a full disk). */
 describe('audit file sink', () => {
-  it('writes the lines of one turn together, after it, and each writer learns when its line is written', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'audit-sink-'));
-    try {
-      const path = join(dir, 'audit.log');
+  it('writes the lines of one turn together, after it, and each writer learns when its line is written', () =>
+    withLog(async (path) => {
       const sink = new FileSink(path, 0o600);
       const written = Array.from({ length: 500 }, (_, i) => sink.write(`line ${i}`));
       // Nothing is written while the turn that made the lines runs.
@@ -32,24 +40,16 @@ describe('audit file sink', () => {
       assert.equal(lines(path).length, 520);
       assert.equal(lines(path)[519], 'later 19');
       await sink.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('writes what is pending when closed (a clean shutdown loses no line)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'audit-sink-'));
-    try {
-      const path = join(dir, 'audit.log');
+  it('writes what is pending when closed (a clean shutdown loses no line)', () =>
+    withLog(async (path) => {
       const sink = new FileSink(path, 0o600);
       const pending = Array.from({ length: 100 }, (_, i) => sink.write(`pending ${i}`));
       await sink.close();
       assert.equal(lines(path).length, 100);
       await Promise.all(pending);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
   it('fails every writer of a group the disk refuses (ENOSPC)', async () => {
     if (!existsSync('/dev/full')) return;
@@ -60,10 +60,8 @@ describe('audit file sink', () => {
     await sink.close();
   });
 
-  it('reopens its file (log rotation): lines after the reopen go to the new file', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'audit-sink-'));
-    try {
-      const path = join(dir, 'audit.log');
+  it('reopens its file (log rotation): lines after the reopen go to the new file', () =>
+    withLog(async (path) => {
       const sink = new FileSink(path, 0o600);
       await sink.write('before');
       renameSync(path, `${path}.1`);
@@ -74,8 +72,5 @@ describe('audit file sink', () => {
       await sink.close();
       assert.deepEqual(lines(`${path}.1`), ['before']);
       assert.deepEqual(lines(path), ['queued before the reopen', 'after']);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 });
