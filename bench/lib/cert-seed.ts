@@ -35,7 +35,7 @@ function seedSqlite(sr: Strongroom, templateSerial: string, count: number): numb
       { mount_id: string; issuer_id: string } | undefined;
     if (!t) return null;
     const now = Math.floor(Date.now() / 1000);
-    db.prepare(
+    const insert = db.prepare(
       `with recursive s(i) as (select 1 union all select i + 1 from s where i < @count)
        insert into pki_certs (mount_id, serial, issuer_id, certificate_der, not_after, revoked_at,
                               revocation_issuer_id, created_at, common_name, names, role)
@@ -50,7 +50,14 @@ function seedSqlite(sr: Strongroom, templateSerial: string, count: number): numb
                 || 'alt-' || i || '.internal.example',
               'role-' || (i % ${SEED_ROLES})
        from s`,
-    ).run({ count, mount: t.mount_id, issuer: t.issuer_id, template: templateSerial, now });
+    );
+    // The rows and their trigram index in one transaction, the index built once after the rows (as the server's
+    // indexer would, in batches, for certificates it did not store itself: migration 0031).
+    db.transaction(() => {
+      insert.run({ count, mount: t.mount_id, issuer: t.issuer_id, template: templateSerial, now });
+      db.exec(`insert into pki_certs_names_fts (pki_certs_names_fts) values ('rebuild');
+               update pki_cert_search_mark set indexed_rowid = (select max(rowid) from pki_certs);`);
+    })();
     db.exec('analyze');
     return count;
   } finally {

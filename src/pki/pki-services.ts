@@ -24,6 +24,7 @@ import { registerDispatcher } from './pki-dispatch.js';
 import { CertRepo } from './certs/cert-repo.js';
 import { certRoutes } from './certs/cert-routes.js';
 import { CertSearchRepo } from './certs/cert-search-repo.js';
+import { CertSearchIndex } from './certs/cert-search-index.js';
 import { CertService } from './certs/cert-service.js';
 import { CERT_LEASE_KIND } from './certs/cert.js';
 import { KeyPool } from './crypto/key-pool.js';
@@ -82,6 +83,9 @@ import { jwtRoutes } from './auth/jwt/jwt-routes.js';
 import { JwtService } from './auth/jwt/jwt-service.js';
 import { certAuthRoutes } from './auth/cert/cert-auth-routes.js';
 import { CertAuthService } from './auth/cert/cert-auth-service.js';
+
+/** Certificate group commits in flight at once on PostgreSQL, which overlaps concurrent commits (BatchQueue). */
+const PG_COMMITS_IN_FLIGHT = 4;
 
 /**
  * The PKI engine's composition root: builds its repos and services from the core
@@ -166,11 +170,19 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config: mountConfig, clock, native });
   const ca = new CaService({ issuers, clock });
   // Paginated LIST certs is registered before the authority routes so it is the one served.
+  const certSearch = new CertSearchRepo({ db, kind: core.db.kind, writeTransaction: core.db.writeTransaction });
+  const certSearchIndex = new CertSearchIndex({
+    repo: certSearch,
+    log: core.logger.child({ component: 'pki-cert-search' }),
+  });
+  certSearchIndex.start();
   const certs = new CertService({
     repo: new CertRepo({ db, writeTransaction: core.db.writeTransaction, kind: core.db.kind }),
     clock,
     leases,
-    search: new CertSearchRepo({ db, kind: core.db.kind }),
+    search: certSearch,
+    searchIndex: certSearchIndex,
+    commitsInFlight: core.db.kind === 'postgres' ? PG_COMMITS_IN_FLIGHT : 1,
     resolveIssuer: async (mountId, ref) => (await issuers.resolve(mountId, ref)).id,
   });
   mountRoutes.addAll(certRoutes(certs));
@@ -367,6 +379,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     },
     async close() {
       quotas.stop();
+      await certSearchIndex.close();
       await acme.close();
       await keyPool.stop();
       await certs.drain();

@@ -76,8 +76,8 @@ export interface StateVersionServiceDeps {
   settings: StateVersionSettings;
   /**
    * Keep each workspace's current version in memory (see `currentWithOutputIds`). Only
-   * where every write goes through this process's repo or moves `externalChanges`:
-   * SQLite. PostgreSQL nodes share the database and read it on every request.
+   * where every write goes through this process's repo or moves `externalChanges`: SQLite's
+   * `data_version`, PostgreSQL's change notifications from other nodes (Db.externalChanges).
    */
   currentVersionCache?: { externalChanges?: () => number };
 }
