@@ -76,7 +76,7 @@ describeWithServer('operations', { config: { metricsToken: 'scrape-secret', pgPo
   });
 
   if (kind === 'postgres') {
-    it('never holds more PostgreSQL connections than pg_pool_size, each named strongroom', async () => {
+    it('holds at most pg_pool_size PostgreSQL connections named strongroom, and one change listener', async () => {
       const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
       await admin.connect();
       try {
@@ -91,11 +91,11 @@ describeWithServer('operations', { config: { metricsToken: 'scrape-secret', pgPo
           'select application_name, count(*)::int as n from pg_stat_activity where datname = $1 group by 1',
           [dbName],
         );
-        assert.deepEqual(
-          rows.map((r) => r.application_name),
-          ['strongroom'],
-        );
-        assert.ok((rows[0]?.n ?? 0) >= 1 && (rows[0]?.n ?? 0) <= 2, `connections: ${JSON.stringify(rows)}`);
+        const count = Object.fromEntries(rows.map((r) => [r.application_name, r.n]));
+        // The pool, and the connection that listens for other nodes' changes (decision 0048).
+        assert.deepEqual(Object.keys(count).sort(), ['strongroom', 'strongroom-changes'], JSON.stringify(rows));
+        assert.ok(count['strongroom']! >= 1 && count['strongroom']! <= 2, `connections: ${JSON.stringify(rows)}`);
+        assert.equal(count['strongroom-changes'], 1);
       } finally {
         await admin.end();
       }
