@@ -163,7 +163,7 @@ export class ExternalPolicyService {
     } else {
       const csrText = req.csr ?? '';
       if (csrText.trim() === '') throw invalid('"csr" is empty', 'csr');
-      const csr = await parseCsrAsync(csrText, { native: this.deps.issuers.native });
+      const csr = await parseCsrAsync(csrText, this.deps.issuers.csrOptions);
       csrPem = csrText;
       spki = csr.spkiDer;
     }

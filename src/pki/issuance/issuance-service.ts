@@ -139,7 +139,7 @@ export class IssuanceService {
   async sign(req: IssueRequest): Promise<IssueResult> {
     const role = await this.deps.roles.forIssuance(req.mount.id, req.roleName);
     if (req.input.csr.trim() === '') throw invalid('"csr" is empty', 'csr');
-    const { csr, check } = parseCsrDeferred(req.input.csr, { native: this.deps.issuers.native });
+    const { csr, check } = parseCsrDeferred(req.input.csr, this.deps.issuers.csrOptions);
     let prepared: Prepared;
     try {
       const keyError = checkKeyAgainstRole(csr.key, role.key_type, role.key_bits);

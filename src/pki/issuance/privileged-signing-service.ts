@@ -295,7 +295,7 @@ export class PrivilegedSigningService {
   /** A CSR whose self-signature verifies and whose key any role could accept (RSA >= 2048, EC >= P-224, Ed25519). */
   async #csr(text: string): Promise<ParsedCsr> {
     if (text.trim() === '') throw invalid('"csr" is empty', 'csr');
-    const csr = await parseCsrAsync(text, { native: this.deps.issuers.native });
+    const csr = await parseCsrAsync(text, this.deps.issuers.csrOptions);
     const keyError = checkKeyAgainstRole(csr.key, 'any', 0);
     if (keyError) throw invalid(keyError, 'csr');
     return csr;

@@ -6,6 +6,7 @@ import { aiaIsEmpty, expandAiaUrls, EMPTY_AIA } from '../config/mount-config.js'
 import type { AiaUrls } from '../config/mount-config.js';
 import type { Executor, MountConfigService } from '../config/mount-config-service.js';
 import { createIssuerContext } from '../crypto/cert-builder.js';
+import type { CsrOptions } from '../crypto/csr.js';
 import type { NativeEcdsa } from '../crypto/native-ecdsa.js';
 import type { AuthorityUrls, IssuerContext } from '../crypto/cert-builder.js';
 import { parseCertificate, verifyCertificateSignature } from '../crypto/cert-parser.js';
@@ -79,6 +80,7 @@ export class IssuerService {
   }) {
     this.#signingCacheMs = deps.signingCacheMs ?? 1000;
     this.native = deps.native ?? null;
+    this.csrOptions = Object.freeze({ native: this.native });
     deps.config.onChange((mountId) => this.#invalidate(mountId));
     this.#repo = deps.repo;
     this.#keys = deps.keys;
@@ -88,6 +90,8 @@ export class IssuerService {
 
   /** The native addon this engine uses (null: node:crypto only). */
   readonly native: NativeEcdsa | null;
+  /** How this engine reads CSRs (with `native`): one object, not one per request. */
+  readonly csrOptions: Readonly<CsrOptions>;
 
   get keys(): KeyService {
     return this.#keys;
