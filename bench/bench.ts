@@ -25,7 +25,8 @@ Options:
   --smoke             about one second per scenario with tiny data and no installs
   --json FILE         also write the results as JSON
   --cpu-prof DIR      write a V8 CPU profile of each Strongroom server into DIR (open in Chrome DevTools)
-  --server-arg ARG   pass ARG to every Strongroom server started (repeatable), e.g. --server-arg=--batch-background-threads=false
+  --server-arg ARG   pass ARG to every Strongroom server started (repeatable),
+                     e.g. --server-arg=--batch-background-threads=false
   --write-docs        rewrite docs/benchmarks.md from the results
 Scenarios: ${SCENARIOS.map((s) => s.name).join(', ')}
 `;

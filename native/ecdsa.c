@@ -89,7 +89,9 @@ static int ecdsa_verify(int curve, int hash, const unsigned char *point, size_t 
   } else {
     unsigned char md[64];
     size_t md_len = digest(hash, data, data_len, md);
-    result = md_len > 0 && sig_len <= 0x7fffffff && ECDSA_verify(0, md, (int)md_len, sig, (int)sig_len, key) == 1 ? 1 : 0;
+    result = md_len > 0 && sig_len <= 0x7fffffff && ECDSA_verify(0, md, (int)md_len, sig, (int)sig_len, key) == 1
+                 ? 1
+                 : 0;
   }
   EC_POINT_free(p);
   /* Failed decodes leave entries on this thread's error queue, which Node.js shares. */
@@ -102,7 +104,8 @@ static size_t ecdsa_sign(EC_KEY *key, int hash, const unsigned char *data, size_
   unsigned char md[64];
   size_t md_len = digest(hash, data, data_len, md);
   unsigned int len = 0;
-  int ok = md_len > 0 && (size_t)ECDSA_size(key) <= MAX_SIGNATURE && ECDSA_sign(0, md, (int)md_len, out, &len, key) == 1;
+  int ok = md_len > 0 && (size_t)ECDSA_size(key) <= MAX_SIGNATURE &&
+           ECDSA_sign(0, md, (int)md_len, out, &len, key) == 1;
   ERR_clear_error();
   return ok ? len : 0;
 }
@@ -132,7 +135,9 @@ static void signer_finalize(napi_env env, void *data, void *hint) {
 static int read_signer(napi_env env, napi_value v, EC_KEY **out) {
   napi_valuetype t;
   void *p = NULL;
-  if (napi_typeof(env, v, &t) != napi_ok || t != napi_external || napi_get_value_external(env, v, &p) != napi_ok || p == NULL) return 0;
+  if (napi_typeof(env, v, &t) != napi_ok || t != napi_external || napi_get_value_external(env, v, &p) != napi_ok ||
+      p == NULL)
+    return 0;
   *out = p;
   return 1;
 }
@@ -165,7 +170,8 @@ static int get_args(napi_env env, napi_callback_info info, size_t want, napi_val
 static napi_value Verify(napi_env env, napi_callback_info info) {
   napi_value argv[5];
   VerifyArgs a;
-  if (!get_args(env, info, 5, argv) || !read_verify_args(env, argv, &a)) BAD_ARGS("expected (curve, hash, point, data, signature)");
+  if (!get_args(env, info, 5, argv) || !read_verify_args(env, argv, &a))
+    BAD_ARGS("expected (curve, hash, point, data, signature)");
   int r = ecdsa_verify(a.curve, a.hash, a.point, a.point_len, a.data, a.data_len, a.sig, a.sig_len);
   napi_value out;
   napi_create_int32(env, r, &out);
@@ -177,7 +183,8 @@ static napi_value Signer(napi_env env, napi_callback_info info) {
   int curve;
   const unsigned char *d;
   size_t d_len;
-  if (!get_args(env, info, 2, argv) || !read_index(env, argv[0], CURVES, &curve) || !read_buffer(env, argv[1], &d, &d_len))
+  if (!get_args(env, info, 2, argv) || !read_index(env, argv[0], CURVES, &curve) ||
+      !read_buffer(env, argv[1], &d, &d_len))
     BAD_ARGS("expected (curve, privateScalar)");
   const EC_GROUP *group = groups[curve];
   EC_KEY *key = EC_KEY_new();
@@ -207,7 +214,8 @@ typedef struct {
 
 /* (signer, hash, data) at argv[0..2]. */
 static int read_sign_args(napi_env env, napi_value *argv, SignArgs *a) {
-  return read_signer(env, argv[0], &a->key) && read_index(env, argv[1], HASHES, &a->hash) && read_buffer(env, argv[2], &a->data, &a->data_len);
+  return read_signer(env, argv[0], &a->key) && read_index(env, argv[1], HASHES, &a->hash) &&
+         read_buffer(env, argv[2], &a->data, &a->data_len);
 }
 
 static napi_value Sign(napi_env env, napi_callback_info info) {
@@ -276,7 +284,8 @@ static void complete(napi_env env, napi_status status, void *p) {
  * thrown, when that fails: the job never runs and the caller frees it.
  */
 static napi_value start_job(napi_env env, const char *resource, napi_async_execute_callback execute,
-                            napi_async_complete_callback complete, void *job, napi_deferred *deferred, napi_async_work *work) {
+                            napi_async_complete_callback complete, void *job, napi_deferred *deferred,
+                            napi_async_work *work) {
   napi_value promise, name;
   if (napi_create_promise(env, deferred, &promise) != napi_ok ||
       napi_create_string_utf8(env, resource, NAPI_AUTO_LENGTH, &name) != napi_ok ||
@@ -289,8 +298,8 @@ static napi_value start_job(napi_env env, const char *resource, napi_async_execu
 }
 
 /* Copies the inputs (the caller may reuse its buffers at once), takes a reference on the signer, queues the job. */
-static napi_value queue(napi_env env, const VerifyArgs *check, EC_KEY *signer, int sign_hash, const unsigned char *to_sign,
-                        size_t to_sign_len) {
+static napi_value queue(napi_env env, const VerifyArgs *check, EC_KEY *signer, int sign_hash,
+                        const unsigned char *to_sign, size_t to_sign_len) {
   size_t extra = (check ? check->point_len + check->data_len + check->sig_len : 0) + (signer ? to_sign_len : 0);
   Job *job = calloc(1, sizeof(Job) + extra);
   if (job == NULL) {
@@ -330,7 +339,8 @@ static napi_value queue(napi_env env, const VerifyArgs *check, EC_KEY *signer, i
 static napi_value VerifyAsync(napi_env env, napi_callback_info info) {
   napi_value argv[5];
   VerifyArgs a;
-  if (!get_args(env, info, 5, argv) || !read_verify_args(env, argv, &a)) BAD_ARGS("expected (curve, hash, point, data, signature)");
+  if (!get_args(env, info, 5, argv) || !read_verify_args(env, argv, &a))
+    BAD_ARGS("expected (curve, hash, point, data, signature)");
   return queue(env, &a, NULL, 0, NULL, 0);
 }
 
@@ -372,7 +382,8 @@ static void generate_keys(napi_env env, void *p) {
   unsigned char *o = job->out;
   for (int i = 0; job->ok && i < job->count; i++, o += size + point) {
     job->ok = EC_KEY_generate_key(key) == 1 && BN_bn2binpad(EC_KEY_get0_private_key(key), o, (int)size) == (int)size &&
-              EC_POINT_point2oct(group, EC_KEY_get0_public_key(key), POINT_CONVERSION_UNCOMPRESSED, o + size, point, NULL) == point;
+              EC_POINT_point2oct(group, EC_KEY_get0_public_key(key), POINT_CONVERSION_UNCOMPRESSED, o + size, point,
+                                 NULL) == point;
   }
   EC_KEY_free(key); /* clears the last private key */
   ERR_clear_error();
@@ -393,7 +404,8 @@ static napi_value GenerateKeysAsync(napi_env env, napi_callback_info info) {
   napi_value argv[2];
   int curve;
   int32_t count;
-  if (!get_args(env, info, 2, argv) || !read_index(env, argv[0], CURVES, &curve) || napi_get_value_int32(env, argv[1], &count) != napi_ok ||
+  if (!get_args(env, info, 2, argv) || !read_index(env, argv[0], CURVES, &curve) ||
+      napi_get_value_int32(env, argv[1], &count) != napi_ok ||
       count < 1 || count > MAX_BATCH)
     BAD_ARGS("expected (curve, count of 1 to 256)");
   size_t size = CURVE_SIZES[curve];

@@ -19,7 +19,8 @@ static napi_value BatchScheduling(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   int32_t tid;
   napi_value out;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 || napi_get_value_int32(env, argv[0], &tid) != napi_ok ||
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 ||
+      napi_get_value_int32(env, argv[0], &tid) != napi_ok ||
       tid <= 0) {
     napi_throw_type_error(env, NULL, "expected (thread id)");
     return NULL;

@@ -29,7 +29,8 @@ const r = gyp ? spawnSync(process.execPath, [gyp, ...args], { cwd: root, stdio: 
 if (!r || r.status !== 0) {
   const why = gyp ? `node-gyp exited with ${r?.status ?? r?.signal}` : 'node-gyp was not found';
   console.warn(
-    `strongroom: the native addon was not built (${why}); certificate requests will be checked with node:crypto, which is slower.`,
+    `strongroom: the native addon was not built (${why}); certificate requests will be checked with ` +
+      `node:crypto, which is slower.`,
   );
   process.exit(required ? 1 : 0);
 }

@@ -57,7 +57,8 @@ function main() {
     return existsSync(join(root, 'dist/src/cli.js')) ? 0 : 1;
   }
   process.stderr.write(
-    `strongroom: building the server into dist/ (${reason ?? 'requested'}); the first build takes a minute or two ...\n`,
+    `strongroom: building the server into dist/ (${reason ?? 'requested'}); the first build takes a ` +
+      `minute or two ...\n`,
   );
   const started = Date.now();
   const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });

@@ -180,7 +180,9 @@ async function reportCliError(run: () => Promise<number>): Promise<number> {
   }
 }
 
-/** Settings flags, and nothing else: a stray word (`--dev-root-token` without its value, say) is an error, not ignored. */
+/**
+ * Settings flags, and nothing else: a stray word (`--dev-root-token` without its value, say) is an error, not ignored.
+ */
 function settingsOnly(argv: string[]): Record<string, string | boolean> {
   const { flags, positionals } = parseSettingFlags(argv);
   if (positionals.length > 0)

@@ -60,7 +60,9 @@ export interface Config {
   readonly stateEncryption: boolean;
   /** Use the native addon (built by npm ci) for ECDSA on the certificate hot paths, when it is there. */
   readonly nativeCrypto: boolean;
-  /** `strongroom server` runs its threads other than the event loop under SCHED_BATCH (Linux, with the native addon). */
+  /**
+   * `strongroom server` runs its threads other than the event loop under SCHED_BATCH (Linux, with the native addon).
+   */
   readonly batchBackgroundThreads: boolean;
   /** When set, GET /metrics needs `Authorization: Bearer <this>`. */
   readonly metricsToken: string | undefined;
@@ -134,7 +136,9 @@ export const SETTINGS: readonly SettingDef[] = [
     flag: 'min-free-space',
     env: 'STRONGROOM_MIN_FREE_SPACE',
     description:
-      "Free-space floor of the data directory's file system: while less is free, state uploads are refused with 507 (also in the middle of a body that declared no Content-Length), the version stays pending and its upload URL usable. /readyz and /metrics show it. 0 turns the check off.",
+      "Free-space floor of the data directory's file system: while less is free, state uploads are refused with 507 " +
+      '(also in the middle of a body that declared no Content-Length), the version stays pending and its upload URL ' +
+      'usable. /readyz and /metrics show it. 0 turns the check off.',
     default: '1GB',
   },
   {
@@ -142,7 +146,8 @@ export const SETTINGS: readonly SettingDef[] = [
     flag: 'max-concurrent-uploads',
     env: 'STRONGROOM_MAX_CONCURRENT_UPLOADS',
     description:
-      'State uploads this server receives at once; one more gets 429 with Retry-After (Terraform retries it). 0 means no limit.',
+      'State uploads this server receives at once; one more gets 429 with Retry-After (Terraform retries ' +
+      'it). 0 means no limit.',
     default: '32',
   },
   {
@@ -157,7 +162,8 @@ export const SETTINGS: readonly SettingDef[] = [
     flag: 'public-url',
     env: 'STRONGROOM_PUBLIC_URL',
     description:
-      "Base URL clients reach this server at (used in upload and download URLs). When unset, each request's Host header is used.",
+      'Base URL clients reach this server at (used in upload and download URLs). When unset, each ' +
+      "request's Host header is used.",
   },
   {
     key: 'shutdown_timeout',
@@ -206,7 +212,8 @@ export const SETTINGS: readonly SettingDef[] = [
     flag: 'state-allow-serial-mismatch',
     env: 'STRONGROOM_STATE_ALLOW_SERIAL_MISMATCH',
     description:
-      'Accept state versions whose serial/lineage attributes differ from those inside the state file (HCP Terraform accepts them; older go-tfe test suites need it).',
+      'Accept state versions whose serial/lineage attributes differ from those inside the state file (HCP Terraform ' +
+      'accepts them; older go-tfe test suites need it).',
     default: 'false',
     boolean: true,
   },
@@ -215,7 +222,9 @@ export const SETTINGS: readonly SettingDef[] = [
     flag: 'state-allow-encrypted',
     env: 'STRONGROOM_STATE_ALLOW_ENCRYPTED',
     description:
-      'Accept OpenTofu client-side encrypted states (a JSON object with encrypted_data and encryption_version instead of a state). Only their MD5 is checked: the format, serial and lineage inside cannot be. When false they get 422.',
+      'Accept OpenTofu client-side encrypted states (a JSON object with encrypted_data and encryption_version ' +
+      'instead of a state). Only their MD5 is checked: the format, serial and lineage inside cannot be. ' +
+      'When false they get 422.',
     default: 'true',
     boolean: true,
   },
@@ -231,7 +240,9 @@ export const SETTINGS: readonly SettingDef[] = [
     flag: 'state-inline-max-size',
     env: 'STRONGROOM_STATE_INLINE_MAX_SIZE',
     description:
-      'State (and JSON state) sent inline when a state version is created is stored in the database, in the same commit as the version, up to this size; larger content goes to the blob store. 0 sends everything to the blob store.',
+      'State (and JSON state) sent inline when a state version is created is stored in the database, in the same ' +
+      'commit as the version, up to this size; larger content goes to the blob store. 0 sends ' +
+      'everything to the blob store.',
     default: '64KB',
   },
   {
@@ -253,7 +264,8 @@ export const SETTINGS: readonly SettingDef[] = [
     flag: 'state-retention-max-age-days',
     env: 'STRONGROOM_STATE_RETENTION_MAX_AGE_DAYS',
     description:
-      'Retention: other state versions are deleted after this many days (the newest and current version of each workspace are always kept); 0 disables retention.',
+      'Retention: other state versions are deleted after this many days (the newest and current version of each ' +
+      'workspace are always kept); 0 disables retention.',
     default: '180',
   },
   {
@@ -268,7 +280,9 @@ export const SETTINGS: readonly SettingDef[] = [
     flag: 'state-encryption',
     env: 'STRONGROOM_STATE_ENCRYPTION',
     description:
-      'Encrypt state files and output values at rest (AES-256-GCM under data keys sealed by the master key). Only for measuring its cost: false writes new content in plain text, which then stays readable to anyone with the files; existing content is read either way.',
+      'Encrypt state files and output values at rest (AES-256-GCM under data keys sealed by the master key). Only ' +
+      'for measuring its cost: false writes new content in plain text, which then stays readable to anyone with the ' +
+      'files; existing content is read either way.',
     default: 'true',
     boolean: true,
   },
@@ -277,7 +291,8 @@ export const SETTINGS: readonly SettingDef[] = [
     flag: 'native-crypto',
     env: 'STRONGROOM_NATIVE_CRYPTO',
     description:
-      'Use the native addon that `npm ci` builds (native/) for ECDSA on the certificate hot paths (CSR checks, P-256/P-384/P-521 signatures). Without the addon, or when false, node:crypto does the same work more slowly.',
+      'Use the native addon that `npm ci` builds (native/) for ECDSA on the certificate hot paths (CSR checks, ' +
+      'P-256/P-384/P-521 signatures). Without the addon, or when false, node:crypto does the same work more slowly.',
     default: 'true',
     boolean: true,
   },
@@ -286,7 +301,10 @@ export const SETTINGS: readonly SettingDef[] = [
     flag: 'batch-background-threads',
     env: 'STRONGROOM_BATCH_BACKGROUND_THREADS',
     description:
-      'On Linux, with the native addon: run every thread of the server process but the event loop (the threadpool that checks and signs, the SQLite writer, the garbage collector) under the SCHED_BATCH policy, so that handing them work does not preempt the event loop. They keep their full share of the CPU. False leaves every thread under the normal policy.',
+      'On Linux, with the native addon: run every thread of the server process but the event loop (the threadpool ' +
+      'that checks and signs, the SQLite writer, the garbage collector) under the SCHED_BATCH policy, so that ' +
+      'handing them work does not preempt the event loop. They keep their full share of the CPU. False leaves every ' +
+      'thread under the normal policy.',
     default: 'true',
     boolean: true,
   },
@@ -295,21 +313,28 @@ export const SETTINGS: readonly SettingDef[] = [
     flag: 'metrics-token',
     env: 'STRONGROOM_METRICS_TOKEN',
     description:
-      'When set, GET /metrics answers only requests with Authorization: Bearer <this value> (401 otherwise); Prometheus sends it with authorization.credentials (or credentials_file) in its scrape config. When unset /metrics is open, like /healthz and /readyz.',
+      'When set, GET /metrics answers only requests with Authorization: Bearer <this value> (401 otherwise); ' +
+      'Prometheus sends it with authorization.credentials (or credentials_file) in its scrape config. When unset ' +
+      '/metrics is open, like /healthz and /readyz.',
   },
   {
     key: 'audit_file',
     flag: 'audit-file',
     env: 'STRONGROOM_AUDIT_FILE',
     description:
-      'At start, makes sure a file audit device is enabled at file/ writing to this absolute path (or stdout), as `vault audit enable file file_path=PATH` would; a device already at file/ is left as it is. Devices are otherwise managed through sys/audit.',
+      'At start, makes sure a file audit device is enabled at file/ writing to this absolute path (or stdout), as ' +
+      '`vault audit enable file file_path=PATH` would; a device already at file/ is left as it is. Devices are ' +
+      'otherwise managed through sys/audit.',
   },
   {
     key: 'max_inflight_requests',
     flag: 'max-inflight-requests',
     env: 'STRONGROOM_MAX_INFLIGHT_REQUESTS',
     description:
-      'Requests this process works on at once (received and not yet answered). Beyond it a request is refused at once with 503 and Retry-After: 1, in the envelope of its API, instead of waiting behind the others without bound; /healthz, /readyz and /metrics are never refused. /metrics shows strongroom_http_requests_in_flight and strongroom_http_requests_refused_total. 0 removes the bound.',
+      'Requests this process works on at once (received and not yet answered). Beyond it a request is refused at ' +
+      'once with 503 and Retry-After: 1, in the envelope of its API, instead of waiting behind the others without ' +
+      'bound; /healthz, /readyz and /metrics are never refused. /metrics shows strongroom_http_requests_in_flight ' +
+      'and strongroom_http_requests_refused_total. 0 removes the bound.',
     default: '2048',
   },
   {
@@ -332,21 +357,24 @@ export const SETTINGS: readonly SettingDef[] = [
     flag: '',
     env: 'STRONGROOM_MASTER_KEY',
     description:
-      'Base64 of 32 bytes: the master key for secrets at rest. Environment only; otherwise kept in <data_dir>/master.key (mode 0600).',
+      'Base64 of 32 bytes: the master key for secrets at rest. Environment only; otherwise kept in ' +
+      '<data_dir>/master.key (mode 0600).',
   },
   {
     key: 'other_master_keys',
     flag: '',
     env: 'STRONGROOM_OTHER_MASTER_KEYS',
     description:
-      'Comma-separated base64 master keys that still open sealed values but never seal new ones: the other key of a master key rotation (see docs/operations.md). Environment only.',
+      'Comma-separated base64 master keys that still open sealed values but never seal new ones: the other key of a ' +
+      'master key rotation (see docs/operations.md). Environment only.',
   },
   {
     key: 'master_key_rotation_batch',
     flag: 'master-key-rotation-batch',
     env: 'STRONGROOM_MASTER_KEY_ROTATION_BATCH',
     description:
-      'Sealed values re-sealed per batch during a master key rotation; the progress is recorded after each batch, which is where a rotation interrupted by a crash goes on from.',
+      'Sealed values re-sealed per batch during a master key rotation; the progress is recorded after each batch, ' +
+      'which is where a rotation interrupted by a crash goes on from.',
     default: '100',
   },
   {

@@ -245,7 +245,8 @@ export class V4StateGenerator {
     );
     let buf = this.emit(
       `{\n  "version": 4,\n  "terraform_version": ${JSON.stringify(terraformVersion)},\n  "serial": ${serial},\n` +
-        `  "lineage": ${JSON.stringify(lineage)},\n  "outputs": ${indent(JSON.stringify(outputs, null, 2), '  ')},\n  "resources": [`,
+        `  "lineage": ${JSON.stringify(lineage)},\n  "outputs": ` +
+        `${indent(JSON.stringify(outputs, null, 2), '  ')},\n  "resources": [`,
     );
     let written = 0;
     let first = true;
@@ -283,7 +284,8 @@ export class V4StateGenerator {
         };
         const headJson = JSON.stringify(head, null, 2).slice(0, -2);
         buf += this.emit(
-          `${first ? '' : ','}\n    ${indent(headJson, '    ')},\n      "instances": [\n        ${parts.join(',\n        ')}\n      ]\n    }`,
+          `${first ? '' : ','}\n    ${indent(headJson, '    ')},\n      "instances": [\n        ` +
+            `${parts.join(',\n        ')}\n      ]\n    }`,
         );
         first = false;
       }

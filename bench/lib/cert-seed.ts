@@ -35,7 +35,7 @@ function seedSqlite(sr: Strongroom, templateSerial: string, count: number): numb
       { mount_id: string; issuer_id: string } | undefined;
     if (!t) return null;
     const now = Math.floor(Date.now() / 1000);
-    db.prepare(
+    const insert = db.prepare(
       `with recursive s(i) as (select 1 union all select i + 1 from s where i < @count)
        insert into pki_certs (mount_id, serial, issuer_id, certificate_der, not_after, revoked_at,
                               revocation_issuer_id, created_at, common_name, names, role)
@@ -46,10 +46,18 @@ function seedSqlite(sr: Strongroom, templateSerial: string, count: number): numb
               case when i % 50 = 0 then @issuer end,
               strftime('%Y-%m-%dT%H:%M:%S.000Z', @now, 'unixepoch'),
               'host-' || i || '.svc' || (i % ${SEED_ZONES}) || '.example.com',
-              'host-' || i || '.svc' || (i % ${SEED_ZONES}) || '.example.com' || char(10) || 'alt-' || i || '.internal.example',
+              'host-' || i || '.svc' || (i % ${SEED_ZONES}) || '.example.com' || char(10)
+                || 'alt-' || i || '.internal.example',
               'role-' || (i % ${SEED_ROLES})
        from s`,
-    ).run({ count, mount: t.mount_id, issuer: t.issuer_id, template: templateSerial, now });
+    );
+    // The rows and their trigram index in one transaction, the index built once after the rows (as the server's
+    // indexer would, in batches, for certificates it did not store itself: migration 0031).
+    db.transaction(() => {
+      insert.run({ count, mount: t.mount_id, issuer: t.issuer_id, template: templateSerial, now });
+      db.exec(`insert into pki_certs_names_fts (pki_certs_names_fts) values ('rebuild');
+               update pki_cert_search_mark set indexed_rowid = (select max(rowid) from pki_certs);`);
+    })();
     db.exec('analyze');
     return count;
   } finally {
@@ -75,12 +83,15 @@ async function seedPostgres(url: string, templateSerial: string, count: number):
                               revocation_issuer_id, created_at, common_name, names, role)
        select $1, encode(gen_random_bytes_or(i), 'hex'), $2,
               (select certificate_der from pki_certs where mount_id = $1 and serial = $3),
-              to_char(to_timestamp($4 + 600 + (i::bigint * 7919) % (730 * 86400)) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS".000Z"'),
-              case when i % 50 = 0 then to_char(to_timestamp($4) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS".000Z"') end,
+              to_char(to_timestamp($4 + 600 + (i::bigint * 7919) % (730 * 86400)) at time zone 'UTC',
+                      'YYYY-MM-DD"T"HH24:MI:SS".000Z"'),
+              case when i % 50 = 0
+                   then to_char(to_timestamp($4) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS".000Z"') end,
               case when i % 50 = 0 then $2 end,
               to_char(to_timestamp($4) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS".000Z"'),
               'host-' || i || '.svc' || (i % ${SEED_ZONES}) || '.example.com',
-              'host-' || i || '.svc' || (i % ${SEED_ZONES}) || '.example.com' || chr(10) || 'alt-' || i || '.internal.example',
+              'host-' || i || '.svc' || (i % ${SEED_ZONES}) || '.example.com' || chr(10)
+                || 'alt-' || i || '.internal.example',
               'role-' || (i % ${SEED_ROLES})
        from generate_series(1, $5::int) as i`.replace(
         'gen_random_bytes_or(i)',

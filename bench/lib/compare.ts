@@ -45,7 +45,8 @@ export async function compareRounds(ctx: RunContext, contenders: Contender[]): P
       }
       runs.get(c)?.ms.push(m);
       ctx.log(
-        `round ${r + 1}/${rounds} ${c.label}: ${fmtMeasurement(m)}${cpu !== undefined ? `, server CPU ${Math.round(cpu)} µs/request` : ''}`,
+        `round ${r + 1}/${rounds} ${c.label}: ` +
+          `${fmtMeasurement(m)}${cpu !== undefined ? `, server CPU ${Math.round(cpu)} µs/request` : ''}`,
       );
     }
   }
@@ -96,7 +97,8 @@ export function ratiosOf(rows: ContenderRow[], metric: 'req/s' | 'MB/s'): Ratio[
 
 export function fmtMeasurement(m: Measurement): string {
   return (
-    `${m.reqPerSec.toFixed(1)} req/s, ${m.mbPerSec.toFixed(2)} MB/s, p50 ${m.p50Ms.toFixed(2)} ms, p99 ${m.p99Ms.toFixed(2)} ms` +
+    `${m.reqPerSec.toFixed(1)} req/s, ${m.mbPerSec.toFixed(2)} MB/s, p50 ${m.p50Ms.toFixed(2)} ms, p99 ` +
+    `${m.p99Ms.toFixed(2)} ms` +
     (m.failures > 0 ? `, ${m.failures} failed` : '') +
     (m.lastFailure ? ` (last: ${m.lastFailure.slice(0, 200)})` : '')
   );

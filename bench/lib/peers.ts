@@ -148,7 +148,8 @@ export function run(command: string, args: string[], opts: { cwd?: string; input
   });
   if (r.status !== 0) {
     throw new Error(
-      `${command} ${args.join(' ')} failed (${r.status ?? r.signal}): ${r.stderr?.toString('utf8').trim() ?? r.error?.message}`,
+      `${command} ${args.join(' ')} failed (${r.status ?? r.signal}): ` +
+        `${r.stderr?.toString('utf8').trim() ?? r.error?.message}`,
     );
   }
   return r.stdout;

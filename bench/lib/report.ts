@@ -28,8 +28,9 @@ export function resultTable(r: ScenarioResult, s: Scenario): string[] {
             : '-';
       out.push(
         `| ${row.label} | ${n(m.reqPerSec)} | ${n(m.mbPerSec, 2)} | ${n(m.p50Ms, 2)} | ${n(m.p99Ms, 2)} | ` +
-          `${row.cpuMicrosPerRequest === null || row.cpuMicrosPerRequest === undefined ? '-' : n(row.cpuMicrosPerRequest, 0)} | ` +
-          `${row.peakRssMb === null ? '-' : n(row.peakRssMb, 0)} | ${row.rssGrowthMb === null ? '-' : n(row.rssGrowthMb, 0)} | ${ratioText} |`,
+          `${row.cpuMicrosPerRequest == null ? '-' : n(row.cpuMicrosPerRequest, 0)} | ` +
+          `${row.peakRssMb === null ? '-' : n(row.peakRssMb, 0)} | ` +
+          `${row.rssGrowthMb === null ? '-' : n(row.rssGrowthMb, 0)} | ${ratioText} |`,
       );
     }
     out.push('');
@@ -41,7 +42,8 @@ export function resultTable(r: ScenarioResult, s: Scenario): string[] {
   if (r.rows.length > 0) {
     const failures = r.rows.reduce((a, row) => a + row.median.failures, 0);
     out.push(
-      `- ${r.connections} connections, ${r.rounds} round(s) of ${r.seconds} s each; medians over rounds${failures > 0 ? `; ${failures} failed requests` : ''}`,
+      `- ${r.connections} connections, ${r.rounds} round(s) of ${r.seconds} s each; medians over ` +
+        `rounds${failures > 0 ? `; ${failures} failed requests` : ''}`,
     );
   }
   return out;
@@ -78,7 +80,8 @@ export function summaryLines(results: { r: ScenarioResult; s: Scenario }[]): str
     const oursText =
       r.status !== 'ok' ? '-' : ours ? val(ours) : (r.facts.find((f) => /time|rebuild/.test(f.label))?.value ?? '');
     out.push(
-      `| [${s.name}](#${s.name}) | ${oursText} | ${peer ? `${peer.label}: ${val(peer)}` : '-'} | ${ratio || '-'} | ${s.target} | ${status} |`,
+      `| [${s.name}](#${s.name}) | ${oursText} | ${peer ? `${peer.label}: ${val(peer)}` : '-'} | ${ratio || '-'} ` +
+        `| ${s.target} | ${status} |`,
     );
   }
   return out;
@@ -92,7 +95,7 @@ export function machineLines(db: string, loadAtStart: number[]): string[] {
     `- CPU: ${cpu[0]?.model ?? 'unknown'}, ${cpu.length} cores`,
     `- Memory: ${(totalmem() / 1024 ** 3).toFixed(1)} GB`,
     `- Kernel: Linux ${release()}; Node.js ${process.version}`,
-    `- Database: ${db === 'postgres' ? 'PostgreSQL (a fresh database per server)' : 'SQLite (a fresh data directory per server)'}`,
+    `- Database: ${db === 'postgres' ? 'PostgreSQL (a fresh database' : 'SQLite (a fresh data directory'} per server)`,
     '- Load generator: autocannon in the harness process, on the same machine as the servers, all over 127.0.0.1',
   ];
 }
@@ -118,7 +121,8 @@ export function docsMarkdown(opts: {
     '',
     ...busyWarning(opts.loadAtStart),
     'Each scenario starts Strongroom as a separate process (`node dist/src/cli.js server --dev`) with fresh storage, ' +
-      'starts its peer, warms both up, then measures them in turn (A, B, A, B...) for several rounds so that drift of ' +
+      'starts its peer, warms both up, then measures them in turn (A, B, A, B...) for several rounds ' +
+      'so that drift of ' +
       'the machine hits both alike. Numbers are medians over the rounds; the ratio is the median of the per-round ' +
       "ratios. Peak RSS is sampled from /proc every 50 ms for the server's whole process tree while it is measured, " +
       'and its CPU time (all threads, user and system) is read before and after each round: CPU µs/req is that time ' +
@@ -157,7 +161,8 @@ export function docsMarkdown(opts: {
     '## State encryption at rest: with and without',
     '',
     'State content and output values are sealed with AES-256-GCM (decision 0028). The same build was measured with',
-    'encryption on and with `--server-arg=--state-encryption=false`, alternating on, off, on, off (one round each, SQLite),',
+    'encryption on and with `--server-arg=--state-encryption=false`, alternating on, off, on, off (one ' +
+      'round each, SQLite),',
     'on 2026-11-26 around 10:20 UTC **while the machine was shared with other work at a load average of 19-21 on its 2',
     'cores**: req/s and MB/s moved by up to 2x between identical runs, so only the CPU time per request says much.',
     '',
@@ -166,15 +171,22 @@ export function docsMarkdown(opts: {
     '| state-upload-200m (1 connection) | 17.5, 33.7 MB/s | 19.0, 23.4 MB/s | 3.24 s, 2.04 s | 2.56 s, 2.59 s |',
     '| state-download-50m (1 connection, 8 s) | 32.2, 52.5 MB/s | 38.9, 53.3 MB/s | 150 ms, 150 ms | 65 ms, 54 ms |',
     '| state-current (64 connections) | 379, 1,124 req/s | 695, 462 req/s | 640 µs, 294 µs | 408 µs, 584 µs |',
-    '| state-create-inline-10k (64 connections) | 113, 46 req/s | 74, 132 req/s | 2,857 µs, 5,455 µs | 3,404 µs, 2,090 µs |',
+    '| state-create-inline-10k (64 connections) | 113, 46 req/s | 74, 132 req/s | 2,857 µs, 5,455 µs | ' +
+      '3,404 µs, 2,090 µs |',
     '',
-    'In process, on the same loaded machine: sealing 200 MB costs 0.27-0.31 s of CPU, opening it 0.23-0.24 s (after the',
-    'reader stopped copying whole buffered chunks at frame boundaries; the download rows above were measured before that,',
+    'In process, on the same loaded machine: sealing 200 MB costs 0.27-0.31 s of CPU, opening it ' +
+      '0.23-0.24 s (after the',
+    'reader stopped copying whole buffered chunks at frame boundaries; the download rows above were ' +
+      'measured before that,',
     'at 0.29-0.35 s), against 0.12 s for the SHA-256 every upload already computes. state-current reads no content and',
-    'state-create-inline-10k seals 10 KB per request (about 15 µs), so their differences above are noise. For the 200 MB',
-    'upload the cipher adds about 0.3 s of CPU to 1.4-2.6 s per request; for the 50 MB download it adds about 0.06-0.09 s to',
-    "a request that otherwise costs 0.06 s of CPU, so a download that is bound by the server's CPU (a quiet machine, many",
-    'clients) is where encryption can cost more than 10%. The target (at most 10% lost on each of the four scenarios) is',
+    'state-create-inline-10k seals 10 KB per request (about 15 µs), so their differences above are ' +
+      'noise. For the 200 MB',
+    'upload the cipher adds about 0.3 s of CPU to 1.4-2.6 s per request; for the 50 MB download it adds ' +
+      'about 0.06-0.09 s to',
+    "a request that otherwise costs 0.06 s of CPU, so a download that is bound by the server's CPU (a " +
+      'quiet machine, many',
+    'clients) is where encryption can cost more than 10%. The target (at most 10% lost on each of the ' +
+      'four scenarios) is',
     'therefore not shown by this run; rerun `npm run bench -- state-upload-200m state-download-50m state-current',
     'state-create-inline-10k` with and without `--server-arg=--state-encryption=false` on a quiet machine.',
     '',
@@ -221,7 +233,8 @@ function busyWarning(loadAtStart: number[]): string[] {
   const load = Math.max(loadAtStart[0] ?? 0, loadavg()[0] ?? 0);
   if (load <= cores) return [];
   return [
-    `**This run shared the machine with other work** (load average ${load.toFixed(1)} on ${cores} cores), so absolute ` +
+    `**This run shared the machine with other work** (load average ${load.toFixed(1)} on ${cores} ` +
+      `cores), so absolute ` +
       'numbers are well below what an idle machine gives and vary from round to round; the ratios, measured in ' +
       'alternating rounds, hold up better. Rerun on a quiet machine before drawing conclusions from absolute numbers.',
     '',

@@ -1,24 +1,38 @@
 /**
- * Side-by-side cost of one file audit device on `POST /v1/pki/sign/:role` (EC P-256): two
- * server processes, one with `--audit-file`, one without, loaded at the same time by the
- * same client in alternating slices, so that what else runs on the machine weighs on both
- * alike. Reports each server's CPU time per request (from /proc) and its request rate.
+ * Side-by-side cost of one file audit device on `POST /v1/pki/sign/:role` (EC P-256): server
+ * processes with and without `--audit-file`, loaded by the same client in alternating
+ * half-second slices, so that what else runs on the machine weighs on all alike. Reports
+ * each server's CPU time per request (from /proc: the whole process, and its event-loop
+ * thread) and its request rate. With `--before=DIR` (the `dist` directory of another build,
+ * e.g. of the main branch), that build's servers, with and without the device, run in the
+ * same slices, to compare a change against what it replaces.
  *
- *   npx tsc -p . && node dist/bench/micro/audit-ab.js [seconds] [connections]
+ *   npx tsc -p . && node dist/bench/micro/audit-ab.js [seconds] [connections] [--before=DIR]
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { spawnServer } from '../../test/support/spawn-server.js';
 import type { SpawnedServer } from '../../test/support/spawn-server.js';
 import { generateCsrs } from '../generators/csr.js';
 
-const seconds = Number(process.argv[2] ?? 20);
-const connections = Number(process.argv[3] ?? 32);
+const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const before = process.argv.find((a) => a.startsWith('--before='))?.slice('--before='.length);
+const seconds = Number(args[0] ?? 20);
+const connections = Number(args[1] ?? 32);
 const dir = mkdtempSync(join(tmpdir(), 'audit-ab-'));
 const TICKS = 100;
+/** Slices run before counting starts (JIT warm-up). */
+const WARMUP_ROUNDS = 2;
 
-function cpuMs(pid: number): number {
+/** CPU milliseconds of a process, or of one of its threads. */
+function cpuMs(pid: number, tid = pid): number {
+  const f = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS;
+}
+
+function processCpuMs(pid: number): number {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS;
 }
@@ -37,53 +51,70 @@ async function setUp(s: SpawnedServer): Promise<void> {
   await call(s.url, 'POST', 'pki/roles/web', { allow_any_name: true, key_type: 'ec', no_store: false });
 }
 
-const servers = {
-  off: await spawnServer(['--dev', '--log-level', 'warn']),
-  on: await spawnServer(['--dev', '--log-level', 'warn', '--audit-file', process.argv[4] ?? join(dir, 'audit.log')]),
-};
+type Spawn = typeof spawnServer;
+const builds: Array<[string, Spawn]> = [['', spawnServer]];
+if (before) {
+  const url = pathToFileURL(join(resolve(before), 'test/support/spawn-server.js')).href;
+  builds.push(['before ', ((await import(url)) as { spawnServer: Spawn }).spawnServer]);
+}
+interface Target {
+  name: string;
+  server: SpawnedServer;
+  n: number;
+  cpu: number;
+  loop: number;
+}
+const targets: Target[] = [];
+for (const [label, spawn] of builds) {
+  for (const on of [false, true]) {
+    const flags = on ? ['--audit-file', join(dir, `${label.trim() || 'after'}.log`)] : [];
+    const server = await spawn(['--dev', '--log-level', 'warn', ...flags]);
+    targets.push({ name: `${label}audit ${on ? 'on' : 'off'}`, server, n: 0, cpu: 0, loop: 0 });
+  }
+}
 try {
   const csrs = await generateCsrs({ count: 64, keyType: 'ec-p256' });
-  for (const s of Object.values(servers)) await setUp(s);
-  const stats = { off: { n: 0, cpu: 0 }, on: { n: 0, cpu: 0 } };
+  for (const t of targets) await setUp(t.server);
   const end = Date.now() + seconds * 1000;
-  let slice = 0;
-  while (Date.now() < end) {
-    // Half-second slices, alternating which server goes first.
-    const order = slice++ % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
-    for (const which of order) {
-      const s = servers[which];
-      const pid = s.child.pid as number;
-      const before = cpuMs(pid);
+  for (let round = 0; round < WARMUP_ROUNDS || Date.now() < end; round++) {
+    // Half-second slices, each round starting with a different server.
+    for (let k = 0; k < targets.length; k++) {
+      const t = targets[(round + k) % targets.length]!;
+      const pid = t.server.child.pid as number;
+      const cpu0 = processCpuMs(pid);
+      const loop0 = cpuMs(pid);
       const stop = Date.now() + 500;
       let n = 0;
       await Promise.all(
         Array.from({ length: connections }, async (_, c) => {
           while (Date.now() < stop) {
             const csr = csrs[(n + c) % csrs.length]!;
-            const r = await call(s.url, 'POST', 'pki/sign/web', {
+            const r = await call(t.server.url, 'POST', 'pki/sign/web', {
               csr: csr.pem,
               common_name: csr.commonName,
               ttl: '1h',
             });
             await r.arrayBuffer();
-            if (r.status !== 200) throw new Error(`${which}: ${r.status}`);
+            if (r.status !== 200) throw new Error(`${t.name}: ${r.status}`);
             n++;
           }
         }),
       );
-      stats[which].n += n;
-      stats[which].cpu += cpuMs(pid) - before;
+      if (round < WARMUP_ROUNDS) continue;
+      t.n += n;
+      t.cpu += processCpuMs(pid) - cpu0;
+      t.loop += cpuMs(pid) - loop0;
     }
   }
-  for (const which of ['off', 'on'] as const) {
-    const st = stats[which];
+  for (const t of targets) {
     console.log(
-      `audit ${which}: ${st.n} requests, ${((st.cpu * 1000) / st.n).toFixed(0)} µs of server CPU each, ${(st.n / seconds).toFixed(0)} req/s over its half of the time`,
+      `${t.name}: ${t.n} requests, ${((t.cpu * 1000) / t.n).toFixed(0)} µs of server CPU each ` +
+        `(event loop ${((t.loop * 1000) / t.n).toFixed(0)}), ` +
+        `${(t.n / seconds).toFixed(0)} req/s over its share of the time`,
     );
   }
   console.log(`load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
 } finally {
-  await servers.off.stop();
-  await servers.on.stop();
+  for (const t of targets) await t.server.stop();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -69,7 +69,8 @@ async function measureAll(cases: Case[]): Promise<{ name: string; perSecond: num
 
 async function main(): Promise<void> {
   console.log(
-    `node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${ROUNDS} rounds x ${SECONDS}s per case, sequential on one thread, best round shown\n`,
+    `node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${ROUNDS} rounds x ${SECONDS}s per ` +
+      `case, sequential on one thread, best round shown\n`,
   );
 
   // One CA key and certificate, shared by both implementations.

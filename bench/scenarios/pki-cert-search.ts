@@ -29,7 +29,9 @@ function queries(count: number): ((r: number) => string)[] {
 
 export const pkiCertSearch: Scenario = {
   name: 'pki-cert-search',
-  title: `GET /v1/${PKI_MOUNT}/certs/search over 1,000,000 stored certificates: a mix of name substrings, expiry, role, revoked, serial prefix and sorted pages`,
+  title:
+    `GET /v1/${PKI_MOUNT}/certs/search over 1,000,000 stored certificates: a mix of name substrings, expiry, ` +
+    `role, revoked, serial prefix and sorted pages`,
   target: 'p99 < 50 ms',
   peer: 'none (Vault can only list serials)',
   defaultConnections: 4,

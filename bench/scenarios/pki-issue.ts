@@ -138,7 +138,8 @@ export const pkiIssueP256: Scenario = {
   peer: 'cfssl serve /api/v1/cfssl/newcert (key + CSR + sign), EC P-256',
   defaultConnections: 64,
   notes:
-    'Per request: one P-256 key generation, one signature, the PEM encoding of key and certificate, and for Strongroom ' +
+    'Per request: one P-256 key generation, one signature, the PEM encoding of key and certificate, ' +
+    'and for Strongroom ' +
     'one stored certificate. cfssl also builds and signs a CSR for its own key, which Strongroom does not need to.',
   async run(ctx) {
     const sr = await ctx.strongroom();
@@ -244,7 +245,9 @@ export const pkiIssueRsa2048: Scenario = {
       facts,
       verdict: {
         met: ofKeygen >= 0.9 && p50 < 20,
-        detail: `${(ofKeygen * 100).toFixed(0)}% of the keygen rate (target >= 90%), p50 ${p50.toFixed(1)} ms at 1 req/s (target < 20 ms)`,
+        detail:
+          `${(ofKeygen * 100).toFixed(0)}% of the keygen rate (target >= 90%), p50 ${p50.toFixed(1)} ms at 1 ` +
+          `req/s (target < 20 ms)`,
       },
     };
   },

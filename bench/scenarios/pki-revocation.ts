@@ -263,7 +263,9 @@ async function crlFacts(
 
 export const pkiCrl100k: Scenario = {
   name: 'pki-crl-100k',
-  title: `Full CRL rebuild (GET /v1/${PKI_MOUNT}/crl/rotate) with 100,000 revoked certificates, and delta rebuilds over it`,
+  title:
+    `Full CRL rebuild (GET /v1/${PKI_MOUNT}/crl/rotate) with 100,000 revoked certificates, and ` +
+    `delta rebuilds over it`,
   target: '< 2 s',
   peer: 'none',
   defaultConnections: 16,
@@ -272,7 +274,8 @@ export const pkiCrl100k: Scenario = {
     'of one of them with fresh serials, written straight into the database (signing 100,000 certificates through the ' +
     'API takes longer than the benchmark may; a rebuild reads only serials and revocation times). Then the complete ' +
     'rebuild is timed: reading every revoked row, encoding the entries, one signature over a CRL of a few megabytes, ' +
-    'storing it. Delta CRLs are then enabled and crl/rotate-delta is timed with 100 and with 10,000 revocations newer ' +
+    'storing it. Delta CRLs are then enabled and crl/rotate-delta is timed with 100 and with 10,000 ' +
+    'revocations newer ' +
     'than the complete CRL, to show that a delta costs what its new entries cost, not what the base holds.',
   async run(ctx) {
     const sr = await ctx.strongroom();
@@ -302,7 +305,10 @@ export const pkiCrl100k: Scenario = {
     const facts = [
       {
         label: 'revoked certificates',
-        value: `${revoked}${seeded === null ? ' (through the API)' : ` (${viaApi.length + 1} through the API, the rest copied in the database)`}`,
+        value:
+          seeded === null
+            ? `${revoked} (through the API)`
+            : `${revoked} (${viaApi.length + 1} through the API, the rest copied in the database)`,
       },
       { label: 'full rebuild', value: `${secs.toFixed(3)} s (median of ${rounds})` },
       {
@@ -322,7 +328,9 @@ export const pkiCrl100k: Scenario = {
         const delta = await crlFacts(sr, 'crl/delta');
         facts.push({
           label: `delta rebuild, ${n} new revocations`,
-          value: `${d.toFixed(3)} s (median of ${rounds}); delta CRL ${delta ? `${delta.entries} entries, ${delta.kb} KB` : 'missing'}`,
+          value:
+            `${d.toFixed(3)} s (median of ${rounds}); delta CRL ` +
+            `${delta ? `${delta.entries} entries, ${delta.kb} KB` : 'missing'}`,
         });
       }
     }

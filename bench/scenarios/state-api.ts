@@ -19,7 +19,8 @@ export const stateCreateInline: Scenario = {
     'backwards), so each one is a real new version: base64 decoding, the MD5 check, parsing the state header, ' +
     'storing the state, committing the version row and enqueueing the extraction job. States up to ' +
     "state_inline_max_size (64 KB) are stored in the database in the version's own transaction, and concurrent " +
-    'creates share one commit (one fsync on SQLite), so durability on return costs one fsync per batch, not per request.',
+    'creates share one commit (one fsync on SQLite), so durability on return costs one fsync per ' +
+    'batch, not per request.',
   async run(ctx) {
     const sr = await ctx.strongroom({ jobWorker: false });
     const pool: BenchWorkspace[] = [];
@@ -78,7 +79,8 @@ export const stateList: Scenario = {
   notes:
     'The workspace is seeded first: a slice through the API (small states, `force` so that parallel seeding is not ' +
     'refused for serial order), the rest as SQL copies of the newest version with the history counters kept in step, ' +
-    'because 100,000 durable creates would take longer than the whole benchmark may. Pages are picked at random over the whole range, so deep pages count as much as the first: ' +
+    'because 100,000 durable creates would take longer than the whole benchmark may. Pages are picked at random ' +
+    'over the whole range, so deep pages count as much as the first: ' +
     'that exercises the count and the offset of the listing query, which is where the time goes as the list grows.',
   async run(ctx) {
     const sr = await ctx.strongroom({ jobWorker: false });
@@ -111,7 +113,8 @@ export const stateList: Scenario = {
     const seeded = viaApi + (inDb ?? 0) + viaLoop;
     const total = seeded + 1;
     ctx.log(
-      `seeded ${total} versions in ${seedSec.toFixed(1)} s (${viaApi + viaLoop + 1} through the API, ${inDb ?? 0} in SQL)`,
+      `seeded ${total} versions in ${seedSec.toFixed(1)} s (${viaApi + viaLoop + 1} through the API, ` +
+        `${inDb ?? 0} in SQL)`,
     );
     const check = await api(sr, 'tfe', 'GET', listPath(1));
     const count = dig(check.json, 'meta', 'pagination', 'total-count');
@@ -150,7 +153,8 @@ export const stateList: Scenario = {
         {
           label: 'seeding',
           value:
-            `${viaApi + viaLoop + 1} versions through the API (${Math.round((viaApi + 1) / Math.max(apiSec, 0.001))} creates/s at 8 connections), ` +
+            `${viaApi + viaLoop + 1} versions through the API ` +
+            `(${Math.round((viaApi + 1) / Math.max(apiSec, 0.001))} creates/s at 8 connections), ` +
             `${inDb ?? 0} copied in SQL; ${seedSec.toFixed(1)} s`,
         },
       ],

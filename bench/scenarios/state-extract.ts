@@ -72,7 +72,8 @@ function extractScenario(
   return {
     name,
     title:
-      `Time from the end of a ${Math.round(bytes / MB)} MB upload to resources-processed, and the worker's peak memory` +
+      `Time from the end of a ${Math.round(bytes / MB)} MB upload to resources-processed, and the ` +
+      `worker's peak memory` +
       (withApiLatency ? '; API p99 while it runs' : ''),
     target: big
       ? '< 20 s and < 256 MB; API p99 during the extraction within 2x of idle'
@@ -110,7 +111,8 @@ function extractScenario(
         }
         const last = runs[runs.length - 1] as Extraction;
         ctx.log(
-          `round ${r + 1}/${n}: processed in ${last.seconds.toFixed(2)} s, peak RSS ${last.peakMb.toFixed(0)} MB (+${last.growthMb.toFixed(0)} MB)`,
+          `round ${r + 1}/${n}: processed in ${last.seconds.toFixed(2)} s, peak RSS ${last.peakMb.toFixed(0)} MB ` +
+            `(+${last.growthMb.toFixed(0)} MB)`,
         );
       }
       const secs = median(runs.map((x) => x.seconds));

@@ -54,7 +54,8 @@ function uploadScenario(
       'serial differs), so every PUT is a real first upload. Strongroom streams the body into the blob store while ' +
       'computing MD5 and SHA-256 and checking that the whole document is a valid state (uploads of 4 MB or more on ' +
       'a worker thread kept between uploads, smaller ones on the event loop), fsyncs the file and its directory, ' +
-      'compares the MD5 with the one given at create and finalizes the version in a transaction. The bare Node.js peer does the ' +
+      'compares the MD5 with the one given at create and finalizes the version in a transaction. The bare ' +
+      'Node.js peer does the ' +
       'streaming write, MD5 and fsync and nothing else; nginx writes a temporary file and renames it, without fsync. ' +
       'Background extraction is off on the measured server so the upload is measured alone.',
     async run(ctx): Promise<ScenarioOutcome> {
@@ -147,7 +148,9 @@ function uploadScenario(
         verdict: big
           ? {
               met: vsNode >= 0.7 && growth < 64,
-              detail: `${(vsNode * 100).toFixed(0)}% of bare Node.js MB/s (target >= 70%), RSS growth ${growth.toFixed(0)} MB (target < 64 MB)`,
+              detail:
+                `${(vsNode * 100).toFixed(0)}% of bare Node.js MB/s (target >= 70%), RSS growth ` +
+                `${growth.toFixed(0)} MB (target < 64 MB)`,
             }
           : null,
       };

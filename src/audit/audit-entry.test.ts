@@ -2,9 +2,19 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { auditHasher, auditHmac, elideList, formatEntry, hashStrings } from './audit-entry.js';
-import type { VaultAuditRecord } from './audit-entry.js';
+import type { AuditAuth, VaultAuditRecord } from './audit-entry.js';
 
 const SALT = '3f0a9c1e-2b7d-4c55-9e1a-0d2f6b8c7a41';
+const AUTH: AuditAuth = {
+  clientToken: 'tok',
+  accessor: 'acc',
+  displayName: 'root',
+  policies: ['root'],
+  tokenPolicies: ['root'],
+  metadata: null,
+  tokenType: 'service',
+  tokenTtl: 0,
+};
 const expected = (v: string) => `hmac-sha256:${createHmac('sha256', SALT).update(v).digest('hex')}`;
 
 describe('audit entries', () => {
@@ -35,16 +45,7 @@ describe('audit entries', () => {
     const record: VaultAuditRecord = {
       type: 'request',
       time: new Date('2026-01-01T00:00:00Z'),
-      auth: {
-        clientToken: 'tok',
-        accessor: 'acc',
-        displayName: 'root',
-        policies: ['root'],
-        tokenPolicies: ['root'],
-        metadata: null,
-        tokenType: 'service',
-        tokenTtl: 0,
-      },
+      auth: AUTH,
       request: {
         id: 'req-1',
         operation: 'update',
@@ -75,5 +76,59 @@ describe('audit entries', () => {
     const raw = JSON.parse(formatEntry(record, { ...base, logRaw: true, hmacAccessor: true, prefix: '' }));
     assert.equal(raw.auth.client_token, 'tok');
     assert.equal(raw.request.data.common_name, 'a.example.com');
+  });
+
+  it('writes the same lines when the request and auth text of a request are reused, per device', () => {
+    const base = {
+      time: new Date('2026-01-01T00:00:00Z'),
+      auth: { ...AUTH, metadata: { role: 'ci' }, tokenTtl: 60, tokenIssueTime: '2026-01-01T00:00:00.000Z' },
+      request: {
+        id: 'req-2',
+        operation: 'update',
+        mountPoint: 'pki/',
+        mountType: 'pki',
+        mountAccessor: 'pki_1',
+        path: 'pki/sign/web',
+        data: { csr: '-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n', list: ['a', 1, { b: 'c' }], n: null },
+        remoteAddress: '127.0.0.1',
+        remotePort: 1234,
+        clientToken: 'tok',
+        clientTokenAccessor: 'acc',
+      },
+      error: 'a "quoted" error',
+      isList: false,
+    };
+    const response = {
+      status: 200,
+      data: { certificate: 'PEM\n', ca_chain: ['CA', 'CA'], serial_number: '01:02' },
+      warnings: ['w'],
+      auth: { client_token: 'new', accessor: 'newacc', policies: ['p'] },
+    };
+    const devices = [
+      { hash: auditHasher(SALT), logRaw: false, hmacAccessor: true, elideListResponses: false, prefix: '' },
+      { hash: auditHasher('other'), logRaw: false, hmacAccessor: false, elideListResponses: true, prefix: 'P ' },
+      { hash: auditHasher(SALT), logRaw: true, hmacAccessor: true, elideListResponses: false, prefix: '' },
+    ];
+    const memo = new Map();
+    for (const f of devices) {
+      for (const record of [
+        { ...base, type: 'request' as const },
+        { ...base, type: 'response' as const, response },
+      ]) {
+        const plain = formatEntry(record, f);
+        assert.equal(formatEntry({ ...record, memo }, f), plain);
+        const e = JSON.parse(plain.slice(f.prefix.length));
+        assert.deepEqual(Object.keys(e), [
+          'time',
+          'type',
+          'auth',
+          'request',
+          ...(record.type === 'response' ? ['response'] : []),
+          'error',
+        ]);
+        assert.equal(e.error, 'a "quoted" error');
+      }
+    }
+    assert.equal(memo.size, devices.length, 'one text per device');
   });
 });

@@ -51,7 +51,15 @@ export interface VaultAuditRecord {
   error: string;
   /** A list operation (elide_list_responses applies). */
   isList: boolean;
+  /**
+   * Given for the entries of one request whose `auth` and `request` stay the same: their
+   * text is made once per device and reused by the next entry (the response repeats both).
+   */
+  memo?: EntryMemo;
 }
+
+/** The `auth` and `request` text of a request's entries, per device format. */
+export type EntryMemo = Map<EntryFormat, { auth: string; request: string }>;
 
 /** An event of the state service (create, download, lock...), written to every device as is. */
 export interface StateAuditRecord {
@@ -86,11 +94,26 @@ export function auditHmac(salt: string, value: string): string {
 /** Strings up to this length are remembered with their HMAC (tokens, accessors, CA chains recur). */
 const MEMO_MAX_LENGTH = 8192;
 const MEMO_ENTRIES = 2048;
+/** How many values seen once are tracked (by a fingerprint) to tell repeated values from unique ones. */
+const SEEN_ENTRIES = 8192;
+
+/**
+ * A cheap fingerprint of a value: equal for equal strings, rarely for different ones (a
+ * collision only makes a value remembered that did not need to be).
+ */
+function fingerprint(v: string): number {
+  const n = v.length;
+  let h = n;
+  for (let i = 1; i <= 8; i++) h = (Math.imul(h, 31) + v.charCodeAt(Math.floor((n * i) / 9))) | 0;
+  return (Math.imul(h, 31) + v.charCodeAt(n - 1)) | 0;
+}
 
 /**
  * The HMAC of a device, fast: RFC 2104 written out over two one-shot digests (the salt is
- * ASCII and shorter than a block, so its padded forms are ASCII strings too), and recent
- * values remembered, since an entry repeats the token and most answers repeat the CA chain.
+ * ASCII and shorter than a block, so its padded forms are ASCII strings too), and values seen
+ * again remembered, since entries repeat the token and most answers repeat the CA chain.
+ * Values seen once (a CSR, a certificate) are not kept: holding thousands of them would only
+ * make the garbage collector copy them.
  */
 export function auditHasher(salt: string): (value: string) => string {
   const ascii = /^[\x20-\x7e]{0,64}$/.test(salt);
@@ -102,6 +125,7 @@ export function auditHasher(salt: string): (value: string) => string {
   key.forEach((b, i) => (outer[i] = b ^ 0x5c));
   const digest = oneShot;
   let memo = new Map<string, string>();
+  let seen = new Set<number>();
   return (v) => {
     if (v === '') return v;
     const hit = memo.get(v);
@@ -109,8 +133,14 @@ export function auditHasher(salt: string): (value: string) => string {
     (digest('sha256', ipad + v, 'buffer') as Buffer).copy(outer, 64);
     const h = `hmac-sha256:${digest('sha256', outer, 'hex') as string}`;
     if (v.length <= MEMO_MAX_LENGTH) {
-      if (memo.size >= MEMO_ENTRIES) memo = new Map();
-      memo.set(v, h);
+      const fp = fingerprint(v);
+      if (seen.has(fp)) {
+        if (memo.size >= MEMO_ENTRIES) memo = new Map();
+        memo.set(v, h);
+      } else {
+        if (seen.size >= SEEN_ENTRIES) seen = new Set();
+        seen.add(fp);
+      }
     }
     return h;
   };
@@ -147,48 +177,70 @@ export function formatEntry(record: AuditRecord, f: EntryFormat): string {
   }
   const h = f.logRaw ? (s: string) => s : f.hash;
   const ha = f.hmacAccessor ? h : (s: string) => s;
-  const r = record.request;
-  const entry: Record<string, unknown> = {
-    time: record.time.toISOString(),
-    type: record.type,
-    auth: record.auth ? authBlock(record.auth, h, ha) : null,
-    request: {
-      id: r.id,
-      client_id: '',
-      operation: r.operation,
-      mount_point: r.mountPoint,
-      mount_type: r.mountType,
-      mount_accessor: r.mountAccessor,
-      client_token: h(r.clientToken),
-      client_token_accessor: ha(r.clientTokenAccessor),
-      namespace: { id: 'root' },
-      path: r.path,
-      data: f.logRaw ? r.data : hashStrings(r.data, h),
-      remote_address: r.remoteAddress,
-      remote_port: r.remotePort,
-    },
-  };
-  const res = record.response;
-  if (res) {
-    const data = record.isList && f.elideListResponses ? elideList(res.data) : res.data;
-    const out: Record<string, unknown> = {
-      mount_point: r.mountPoint,
-      mount_type: r.mountType,
-      mount_accessor: r.mountAccessor,
-      status_code: res.status,
-      data: f.logRaw ? data : hashStrings(data, h),
+  let parts = record.memo?.get(f);
+  if (!parts) {
+    parts = {
+      auth: record.auth ? JSON.stringify(authBlock(record.auth, h, ha)) : 'null',
+      request: JSON.stringify(requestBlock(record.request, f, h, ha)),
     };
-    if (res.warnings && res.warnings.length > 0) out['warnings'] = res.warnings;
-    if (res.auth) {
-      const a = { ...res.auth };
-      if (typeof a['client_token'] === 'string') a['client_token'] = h(a['client_token']);
-      if (typeof a['accessor'] === 'string') a['accessor'] = ha(a['accessor']);
-      out['auth'] = a;
-    }
-    entry['response'] = out;
+    record.memo?.set(f, parts);
   }
-  entry['error'] = record.error;
-  return f.prefix + JSON.stringify(entry);
+  // Vault's key order: time, type, auth, request, response, error.
+  let line =
+    `${f.prefix}{"time":"${record.time.toISOString()}","type":"${record.type}",` +
+    `"auth":${parts.auth},"request":${parts.request}`;
+  const res = record.response;
+  if (res) line += `,"response":${JSON.stringify(responseBlock(record, res, f, h, ha))}`;
+  return `${line},"error":${JSON.stringify(record.error)}}`;
+}
+
+function requestBlock(
+  r: AuditRequestInfo,
+  f: EntryFormat,
+  h: (s: string) => string,
+  ha: (s: string) => string,
+): Record<string, unknown> {
+  return {
+    id: r.id,
+    client_id: '',
+    operation: r.operation,
+    mount_point: r.mountPoint,
+    mount_type: r.mountType,
+    mount_accessor: r.mountAccessor,
+    client_token: h(r.clientToken),
+    client_token_accessor: ha(r.clientTokenAccessor),
+    namespace: { id: 'root' },
+    path: r.path,
+    data: f.logRaw ? r.data : hashStrings(r.data, h),
+    remote_address: r.remoteAddress,
+    remote_port: r.remotePort,
+  };
+}
+
+function responseBlock(
+  record: VaultAuditRecord,
+  res: AuditResponseInfo,
+  f: EntryFormat,
+  h: (s: string) => string,
+  ha: (s: string) => string,
+): Record<string, unknown> {
+  const r = record.request;
+  const data = record.isList && f.elideListResponses ? elideList(res.data) : res.data;
+  const out: Record<string, unknown> = {
+    mount_point: r.mountPoint,
+    mount_type: r.mountType,
+    mount_accessor: r.mountAccessor,
+    status_code: res.status,
+    data: f.logRaw ? data : hashStrings(data, h),
+  };
+  if (res.warnings && res.warnings.length > 0) out['warnings'] = res.warnings;
+  if (res.auth) {
+    const a = { ...res.auth };
+    if (typeof a['client_token'] === 'string') a['client_token'] = h(a['client_token']);
+    if (typeof a['accessor'] === 'string') a['accessor'] = ha(a['accessor']);
+    out['auth'] = a;
+  }
+  return out;
 }
 
 function authBlock(a: AuditAuth, h: (s: string) => string, ha: (s: string) => string): Record<string, unknown> {

@@ -12,7 +12,7 @@ import {
 } from './audit-device.js';
 import type { AuditDevice, AuditDeviceSettings } from './audit-device.js';
 import { auditHasher, auditHmac, formatEntry } from './audit-entry.js';
-import type { AuditRecord } from './audit-entry.js';
+import type { AuditRecord, EntryFormat } from './audit-entry.js';
 import type { AuditRepo, StoredAuditDevice } from './audit-repo.js';
 import { openSink } from './audit-sinks.js';
 import type { AuditSink } from './audit-sinks.js';
@@ -28,7 +28,8 @@ interface RunningDevice {
   /** Undefined when the stored options are refused (the device then only fails). */
   settings: AuditDeviceSettings | undefined;
   salt: string;
-  hash: (value: string) => string;
+  /** How entries are written for this device (one object per device: entry texts are remembered by it). */
+  format: EntryFormat | undefined;
   /** Undefined while the sink could not be opened (every write then fails). */
   sink: AuditSink | undefined;
   openError: string | undefined;
@@ -126,7 +127,7 @@ export class AuditService {
       device,
       settings,
       salt,
-      hash: auditHasher(salt),
+      format: entryFormat(settings, salt),
       sink,
       openError: undefined,
       failing: false,
@@ -172,6 +173,17 @@ export class AuditService {
   async log(record: AuditRecord): Promise<void> {
     if (this.enabledNow() === null) await this.reload();
     if (this.running.size === 0) return;
+    if (this.running.size === 1) {
+      // One device (the common case): its own outcome decides.
+      const r = this.running.values().next().value as RunningDevice;
+      try {
+        await this.writeTo(r, record);
+      } catch (err) {
+        throw new AuditUnavailableError([this.failed(r, err)]);
+      }
+      this.wrote(r);
+      return;
+    }
     const devices = [...this.running.values()];
     const results = await Promise.allSettled(devices.map((r) => this.writeTo(r, record)));
     let ok = false;
@@ -180,20 +192,26 @@ export class AuditService {
       const r = devices[i] as RunningDevice;
       if (res.status === 'fulfilled') {
         ok = true;
-        if (r.failing) {
-          r.failing = false;
-          this.deps.logger.warn({ auditDevice: `${r.device.path}/` }, 'audit device writes again');
-        }
-      } else {
-        const msg = (res.reason as Error)?.message ?? String(res.reason);
-        causes.push(`${r.device.path}/: ${msg}`);
-        if (!r.failing) {
-          r.failing = true;
-          this.deps.logger.error({ auditDevice: `${r.device.path}/`, error: msg }, 'audit device failed to write');
-        }
-      }
+        this.wrote(r);
+      } else causes.push(this.failed(r, res.reason));
     });
     if (!ok) throw new AuditUnavailableError(causes);
+  }
+
+  private wrote(r: RunningDevice): void {
+    if (!r.failing) return;
+    r.failing = false;
+    this.deps.logger.warn({ auditDevice: `${r.device.path}/` }, 'audit device writes again');
+  }
+
+  /** Logs a device's first failure; returns the cause as the error names it. */
+  private failed(r: RunningDevice, reason: unknown): string {
+    const msg = (reason as Error)?.message ?? String(reason);
+    if (!r.failing) {
+      r.failing = true;
+      this.deps.logger.error({ auditDevice: `${r.device.path}/`, error: msg }, 'audit device failed to write');
+    }
+    return `${r.device.path}/: ${msg}`;
   }
 
   private writeTo(r: RunningDevice, record: AuditRecord): Promise<void> {
@@ -202,14 +220,7 @@ export class AuditService {
   }
 
   private line(r: RunningDevice, record: AuditRecord): string {
-    const s = r.settings as AuditDeviceSettings;
-    return formatEntry(record, {
-      hash: r.hash,
-      logRaw: s.logRaw,
-      hmacAccessor: s.hmacAccessor,
-      elideListResponses: s.elideListResponses,
-      prefix: s.prefix,
-    });
+    return formatEntry(record, r.format as EntryFormat);
   }
 
   private async retryOpen(r: RunningDevice): Promise<AuditSink> {
@@ -267,7 +278,7 @@ export class AuditService {
       device,
       settings,
       salt,
-      hash: auditHasher(salt),
+      format: settings ? entryFormat(settings, salt) : undefined,
       sink: undefined,
       openError: refusal,
       failing: false,
@@ -292,6 +303,16 @@ export class AuditService {
     this.running.clear();
     await Promise.all(all.map((r) => r.sink?.close().catch(() => {})));
   }
+}
+
+function entryFormat(s: AuditDeviceSettings, salt: string): EntryFormat {
+  return {
+    hash: auditHasher(salt),
+    logRaw: s.logRaw,
+    hmacAccessor: s.hmacAccessor,
+    elideListResponses: s.elideListResponses,
+    prefix: s.prefix,
+  };
 }
 
 function saltContext(path: string): string {

@@ -6,9 +6,10 @@ import type { Socket } from 'node:net';
 import type { AuditDeviceSettings } from './audit-device.js';
 
 /**
- * Where a device's lines go. Lines produced in the same run of microtasks, and those produced
- * while a (socket) write is under way, are written together (group commit); a request waits
- * for its own line to be written.
+ * Where a device's lines go. The lines of one turn of the event loop (all the requests whose
+ * data was read in it) are written together after its I/O callbacks (group commit), and so
+ * are those produced while a (socket) write is under way; every request waits for its
+ * group to be written.
  */
 export interface AuditSink {
   /** Resolves once the line is written (handed to the kernel); rejects when it could not be. */
@@ -19,62 +20,87 @@ export interface AuditSink {
   close(): Promise<void>;
 }
 
-interface Waiter {
-  resolve(): void;
-  reject(err: Error): void;
+/** The lines waiting for the next write, and the one promise all their writers wait on. */
+class Group {
+  readonly lines: string[] = [];
+  readonly done: Promise<void>;
+  resolve!: () => void;
+  reject!: (err: Error) => void;
+  constructor() {
+    this.done = new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
 }
 
 abstract class BatchingSink implements AuditSink {
-  private pending: string[] = [];
-  private waiters: Waiter[] = [];
+  private group: Group | undefined;
   private scheduled = false;
   private flushing: Promise<void> | undefined;
 
   write(line: string): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push(line);
-      this.waiters.push({ resolve, reject });
-      if (!this.scheduled && !this.flushing) {
-        this.scheduled = true;
-        // At the end of the current run of microtasks, not at the next turn of the event loop:
-        // a request waits for its entry without yielding the turn (which a busy loop makes long).
-        queueMicrotask(() => void this.flush());
-      }
-    });
+    let g = this.group;
+    if (!g) {
+      g = this.group = new Group();
+      this.schedule();
+    }
+    g.lines.push(line);
+    return g.done;
   }
 
-  private async flush(): Promise<void> {
+  /**
+   * After the I/O callbacks of the current turn (setImmediate), so that every request read
+   * in this turn shares one write; a write under way takes the next group when it ends.
+   */
+  private schedule(): void {
+    if (this.scheduled || this.flushing) return;
+    this.scheduled = true;
+    setImmediate(this.flush);
+  }
+
+  private readonly flush = (): void => {
     this.scheduled = false;
-    if (this.pending.length === 0) return;
-    const lines = this.pending;
-    const waiters = this.waiters;
-    this.pending = [];
-    this.waiters = [];
-    this.flushing = (async () => {
-      try {
-        await this.writeBatch(lines);
-        for (const w of waiters) w.resolve();
-      } catch (err) {
-        const e = err instanceof Error ? err : new Error(String(err));
-        for (const w of waiters) w.reject(e);
-      }
-    })();
-    await this.flushing;
-    this.flushing = undefined;
-    if (this.pending.length > 0) await this.flush();
-  }
+    const g = this.group;
+    if (!g || this.flushing) return;
+    this.group = undefined;
+    let written: Promise<void> | void;
+    try {
+      written = this.writeBatch(g.lines);
+    } catch (err) {
+      g.reject(asError(err));
+      return;
+    }
+    if (!written) {
+      g.resolve();
+      return;
+    }
+    this.flushing = written.then(
+      () => g.resolve(),
+      (err: unknown) => g.reject(asError(err)),
+    );
+    void this.flushing.then(() => {
+      this.flushing = undefined;
+      if (this.group) this.schedule();
+    });
+  };
 
-  /** Waits until nothing is pending. */
+  /** Writes what is pending now, and waits for any write under way. */
   protected async drain(): Promise<void> {
-    while (this.flushing || this.pending.length > 0) {
-      if (this.flushing) await this.flushing;
-      else await this.flush();
+    while (this.flushing || this.group) {
+      if (this.flushing) await this.flushing.catch(() => {});
+      else this.flush();
     }
   }
 
+  /** Writes every line, or throws (or rejects) when they could not all be written. */
   protected abstract writeBatch(lines: string[]): Promise<void> | void;
   abstract reopen(): void;
   abstract close(): Promise<void>;
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
 }
 
 /** A file opened for appending; a failed write closes it so that the next batch opens it again. */

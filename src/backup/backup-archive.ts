@@ -197,7 +197,8 @@ export async function listArchive(fh: FileHandle, path: string): Promise<Archive
     throw new BackupFileError(
       entries.length === 0
         ? `${path} is not a Strongroom backup: it holds no entries`
-        : `${path} is truncated or not a Strongroom backup: its last entry is ${entries.at(-1)?.name}, not ${MANIFEST_SUM_NAME}`,
+        : `${path} is truncated or not a Strongroom backup: its last entry is ${entries.at(-1)?.name}, not ` +
+            `${MANIFEST_SUM_NAME}`,
     );
   return entries;
 }
@@ -248,7 +249,8 @@ export async function verifyArchive(
   }
   if (manifest.format !== BACKUP_FORMAT || manifest.version !== 1)
     throw new BackupFileError(
-      `${path} is not a Strongroom backup of a version this server reads (format ${manifest.format} ${manifest.version})`,
+      `${path} is not a Strongroom backup of a version this server reads (format ${manifest.format} ` +
+        `${manifest.version})`,
     );
   const listed = new Set(manifest.entries.map((e) => e.name));
   for (const e of list)

@@ -5,7 +5,9 @@ import type { ArchiveSource, PostgresTableInfo } from './backup-archive.js';
 export const POSTGRES_PREFIX = 'postgres/';
 /** Rows are gathered into parts of about this many bytes (each part an archive entry). */
 const PART_BYTES = 4 * 1024 * 1024;
-/** Rows per FETCH: few at first, then as many as make about a part (state chunks are 1 MB rows, most rows are small). */
+/**
+ * Rows per FETCH: few at first, then as many as make about a part (state chunks are 1 MB rows, most rows are small).
+ */
 const FETCH_FIRST = 16;
 const FETCH_MAX = 1000;
 

@@ -50,14 +50,18 @@ export async function restoreBackup(
     const postgres = /^postgres(ql)?:\/\//.test(target.databaseUrl);
     if (manifest.database !== (postgres ? 'postgres' : 'sqlite'))
       throw new BackupFileError(
-        `${file} is a backup of a ${manifest.database === 'postgres' ? 'PostgreSQL' : 'SQLite'} server; restore it onto ` +
-          `${manifest.database === 'postgres' ? 'an empty PostgreSQL database (--database-url postgres://…)' : 'a SQLite data directory (--data-dir, no postgres:// --database-url)'}`,
+        manifest.database === 'postgres'
+          ? `${file} is a backup of a PostgreSQL server; restore it onto an empty PostgreSQL database ` +
+              '(--database-url postgres://…)'
+          : `${file} is a backup of a SQLite server; restore it onto a SQLite data directory ` +
+              '(--data-dir, no postgres:// --database-url)',
       );
     const known = knownMigrations();
     const unknown = manifest.migrations.filter((m) => !known.includes(m));
     if (unknown.length > 0)
       throw new BackupFileError(
-        `${file} was taken by a newer version of Strongroom (migrations ${unknown.join(', ')} are unknown here); restore it with that version`,
+        `${file} was taken by a newer version of Strongroom (migrations ${unknown.join(', ')} are unknown here); ` +
+          `restore it with that version`,
       );
     const ordered = manifest.entries.map((m) => entries.get(m.name) as ArchiveEntry);
     const restoreTotal = ordered.reduce((n, e) => n + e.size, 0);
@@ -87,7 +91,8 @@ async function restoreSqlite(
   const existing = existsSync(dataDir) ? readdirSync(dataDir).filter((n) => n !== 'master.key') : [];
   if (existing.length > 0)
     throw new BackupFileError(
-      `the data directory ${dataDir} is not empty (it holds ${existing.slice(0, 5).join(', ')}${existing.length > 5 ? ', …' : ''}); ` +
+      `the data directory ${dataDir} is not empty (it holds ` +
+        `${existing.slice(0, 5).join(', ')}${existing.length > 5 ? ', …' : ''}); ` +
         'restore into a new or empty directory (only a master.key may be there already)',
     );
   for (const p of [dbPath, `${dbPath}-wal`])

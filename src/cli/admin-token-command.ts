@@ -39,9 +39,11 @@ export async function runAdminTokenCommand(argv: string[], io: AdminTokenCliIo):
   }
   const expected = sub === 'revoke' ? 1 : 0;
   if (!['create', 'list', 'revoke'].includes(sub) || args.length !== expected) {
-    io.err(
-      `${sub === 'revoke' ? 'admin-token revoke needs one TOKEN or id' : `unknown command "admin-token ${positionals.join(' ')}"`}\n\n${ADMIN_TOKEN_USAGE}`,
-    );
+    const problem =
+      sub === 'revoke'
+        ? 'admin-token revoke needs one TOKEN or id'
+        : `unknown command "admin-token ${positionals.join(' ')}"`;
+    io.err(`${problem}\n\n${ADMIN_TOKEN_USAGE}`);
     return 2;
   }
   const config = loadConfig(undefined, flags);

@@ -4,7 +4,8 @@ import { parseRules, RulesError } from '../pki/external-policy/reference-service
 import { startReferencePolicyService } from '../pki/external-policy/reference-service.js';
 import type { RunningReferenceService } from '../pki/external-policy/reference-service.js';
 
-export const POLICY_SERVICE_USAGE = `Usage: strongroom policy-service --rules FILE --tls-cert FILE --tls-key FILE [options]
+export const POLICY_SERVICE_USAGE = `\
+Usage: strongroom policy-service --rules FILE --tls-cert FILE --tls-key FILE [options]
 
 Runs the reference external policy service: an HTTPS endpoint for config/external-policy
 that decides external-policy/issue, sign and sign-intermediate requests from the JSON rules

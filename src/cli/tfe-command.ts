@@ -227,7 +227,8 @@ async function tokenCreate(
       created = await tfe.tokens.createOrganizationToken(admin, own.org as string, input);
   }
   io.err(
-    `created ${created.token.kind} token ${created.token.id}${expiredAt ? ` (expires ${expiredAt.toISOString()})` : ''}; it is shown only once\n`,
+    `created ${created.token.kind} token ` +
+      `${created.token.id}${expiredAt ? ` (expires ${expiredAt.toISOString()})` : ''}; it is shown only once\n`,
   );
   io.out(`${created.secret}\n`);
   return 0;

@@ -76,7 +76,8 @@ export async function callApi(
         ? errors.map((e) => `  * ${String(e)}`).join('\n')
         : '  * (no details)';
     throw new CliError(
-      `Error making API request.\n\nURL: ${method} ${target.addr}/v1/${path}\nCode: ${res.status}. Errors:\n\n${detail}`,
+      `Error making API request.\n\nURL: ${method} ${target.addr}/v1/${path}\nCode: ${res.status}. ` +
+        `Errors:\n\n${detail}`,
       EXIT_REMOTE,
     );
   }

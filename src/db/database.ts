@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -5,6 +6,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
+import { PgChangeFeed } from './pg-change-feed.js';
 import { configureSqlite } from './sqlite-pragmas.js';
 import { SqliteWriter } from './sqlite-writer.js';
 import { ensurePrivateDir, ensurePrivateFile, tightenIfPresent } from '../shared/private-files.js';
@@ -28,9 +30,11 @@ export interface Db {
    * other requests (decision 0016).
    */
   readonly lazySyncTransaction?: <T>(fn: (trx: Kysely<Database>) => Promise<T>) => Promise<T>;
-  /**   * SQLite only: a number that changes whenever another connection (another process, a
-   * second handle) commits to the database file; commits made through `kysely` do not
-   * move it. In-process caches use it to drop what they hold when someone else wrote.
+  /**
+   * A number that changes whenever another process commits: on SQLite any commit by another
+   * connection to the database file (`data_version`); on PostgreSQL a commit by another node
+   * to the tables in-process caches hold (pg-change-feed.ts). Commits made through `kysely`
+   * do not move it. In-process caches use it to drop what they hold when someone else wrote.
    */
   readonly externalChanges?: () => number;
   /**
@@ -54,8 +58,15 @@ export interface OpenDatabaseOptions {
 /** Opens SQLite (WAL, foreign keys, synchronous=FULL) or a PostgreSQL pool from a URL. */
 export function openDatabase(opts: OpenDatabaseOptions): Db {
   if (/^postgres(ql)?:\/\//.test(opts.url)) {
+    const feed = new PgChangeFeed(opts.url, randomUUID());
     // application_name lets an operator count the server's connections in pg_stat_activity; the URL may name another.
-    const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, application_name: 'strongroom' });
+    // strongroom.node tells the change triggers which node wrote (pg-change-feed.ts).
+    const pool = new pg.Pool({
+      connectionString: opts.url,
+      max: opts.poolSize ?? 10,
+      application_name: 'strongroom',
+      options: `-c strongroom.node=${feed.nodeId}`,
+    });
     // A dropped idle connection must not crash the process; the pool replaces it.
     pool.on('error', () => {});
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
@@ -63,7 +74,11 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
       kind: 'postgres',
       kysely,
       writeTransaction: (fn) => kysely.transaction().execute(fn),
-      destroy: () => kysely.destroy(),
+      externalChanges: () => feed.version(),
+      destroy: async () => {
+        await feed.close();
+        await kysely.destroy();
+      },
     };
   }
   const path = opts.url.replace(/^sqlite:/, '');

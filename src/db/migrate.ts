@@ -22,6 +22,8 @@ import { pkiAuthMethodsMigration } from './migrations/0021-pki-auth-methods.js';
 import { pkiCertSearchMigration } from './migrations/0025-pki-cert-search.js';
 import { tfeLoginCodesMigration } from './migrations/0026-tfe-login-codes.js';
 import { pkiQuotasMigration } from './migrations/0030-pki-quotas.js';
+import { pkiCertSearchDeferredMigration } from './migrations/0031-pki-cert-search-deferred.js';
+import { pgChangeNotifyMigration } from './migrations/0036-pg-change-notify.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -51,6 +53,8 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0025-pki-cert-search': pkiCertSearchMigration(ctx),
     '0026-tfe-login-codes': tfeLoginCodesMigration(),
     '0030-pki-quotas': pkiQuotasMigration(),
+    '0031-pki-cert-search-deferred': pkiCertSearchDeferredMigration(ctx),
+    '0036-pg-change-notify': pgChangeNotifyMigration(ctx),
   };
 }
 

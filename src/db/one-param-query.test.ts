@@ -75,7 +75,7 @@ for (const kind of dbKinds()) {
     after(() => t.cleanup());
 
     for (const multiRow of [true, false]) {
-      it(`writes every row with its own values, ${multiRow ? 'in multi-row statements' : 'one statement per row'}`, async () => {
+      it(`writes each row's own values, ${multiRow ? 'multi-row statements' : 'a statement per row'}`, async () => {
         let builds = 0;
         const statements: number[] = [];
         const ins = new RowsInsert<{ key: string; value: string }>(

@@ -49,7 +49,10 @@ export interface PkiIssuersTable {
   /** JSON array of issuer ids from this issuer up to its root (computed). */
   ca_chain: string;
   revocation_signature_algorithm: string;
-  /** JSON object: issuing_certificates, crl_distribution_points, ocsp_servers, delta_crl_distribution_points, enable_templating. */
+  /**
+   * JSON object: issuing_certificates, crl_distribution_points, ocsp_servers, delta_crl_distribution_points,
+   * enable_templating.
+   */
   aia: string;
   revoked_at: string | null;
   created_at: string;

@@ -41,7 +41,10 @@ export interface TfeStateVersionsTable {
   rollback_of_id: string | null;
   delete_older_than_n_days: number | null;
   soft_deleted_at: string | null;
-  /** Soft-deleted with an explicit delete-older-than-n-days: when the data is purged (otherwise the configured days apply). */
+  /**
+   * Soft-deleted with an explicit delete-older-than-n-days: when the data is purged (otherwise the configured days
+   * apply).
+   */
   purge_after: string | null;
   created_at: string;
 }

@@ -103,7 +103,7 @@ for (const kind of dbKinds()) {
       });
     });
 
-    it('0015: every organization gets its default project holding its workspaces; teams and grants their fields', async () => {
+    it('0015: each organization gets a default project with its workspaces; teams, grants their fields', async () => {
       await startingAt(kind, '0014-tfe-current-finalized', async (db) => {
         const k = db.kysely;
         const old = k as unknown as Loose;

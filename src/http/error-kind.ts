@@ -53,7 +53,8 @@ export function classifyError(err: unknown, limits: { bodyLimit?: number } = {})
 /** The detail of a 413 for an API body over the body_limit setting: the limit, and the setting that raises it. */
 export function bodyLimitMessage(bodyLimit: number | undefined): string {
   const limit = bodyLimit === undefined ? 'the configured limit' : `the limit of ${bodyLimit} bytes`;
-  return `request body is larger than ${limit}; raise it with --body-limit (STRONGROOM_BODY_LIMIT, config key body_limit)`;
+  const setting = '--body-limit (STRONGROOM_BODY_LIMIT, config key body_limit)';
+  return `request body is larger than ${limit}; raise it with ${setting}`;
 }
 
 /** The detail of a 415 from an API that takes one media type: what it expects and what came. */

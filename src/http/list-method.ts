@@ -235,7 +235,8 @@ class ListConnection {
     const m = /^LIST (\S+) (HTTP\/1\.[01])$/.exec(line);
     if (!m) return this.refuseRest(400, 'Bad Request');
     const target = m[1] as string;
-    const rewritten = `GET ${target}${target.includes('?') ? '&' : '?'}list=true ${m[2]}\r\nx-original-method: LIST\r\n`;
+    const rewritten =
+      `GET ${target}${target.includes('?') ? '&' : '?'}list=true ` + `${m[2]}\r\nx-original-method: LIST\r\n`;
     this.queued = [];
     const socket = new ListSocket(this, raw, this.secure);
     this.current = socket;

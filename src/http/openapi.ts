@@ -101,7 +101,8 @@ function operation(r: RouteRecord, path: string, mediaType: string, components: 
     });
   }
   const op: Json = {
-    operationId: `${r.method.toLowerCase()}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`,
+    operationId:
+      r.method.toLowerCase() + path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c?: string) => (c ?? '').toUpperCase()),
     ...(s.summary ? { summary: s.summary } : {}),
     ...(s.description ? { description: s.description } : {}),
     ...(s.tags ? { tags: s.tags } : {}),

@@ -53,7 +53,9 @@ export class JobQueue {
     return this.deps.db.kysely;
   }
 
-  /** Enqueues on the given executor (pass the caller's transaction). Returns the job id, or undefined when deduplicated. */
+  /**
+   * Enqueues on the given executor (pass the caller's transaction). Returns the job id, or undefined when deduplicated.
+   */
   async enqueue(executor: Executor, opts: EnqueueOptions): Promise<string | undefined> {
     const now = this.deps.clock.now().toISOString();
     const id = uuid();

@@ -231,7 +231,9 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
     if (result.kind === 'stream') return reply;
   };
 
-  /** The system route, or the mount route from the cached mount table; null when the mount table must be read (awaited). */
+  /**
+   * The system route, or the mount route from the cached mount table; null when the mount table must be read (awaited).
+   */
   function findTargetNow(path: string, ops: readonly VaultOperation[]): Target | null {
     if (path === 'sys' || path.startsWith('sys/') || path === 'auth/token' || path.startsWith('auth/token/')) {
       return { kind: 'system', ...lookupAny(systemTable, path, ops) };

@@ -39,8 +39,10 @@ async function isOcspRequest(services: PkiServices, request: FastifyRequest): Pr
 }
 
 /** ACME protocol resources: their errors are problem documents (RFC 8555 section 6.7), whatever failed. */
-const ACME_RESOURCE =
-  /\/acme\/(?:directory|new-nonce|new-account|new-order|revoke-cert|key-change|orders|(?:account|authorization|challenge|order|renewal-info)\/)/;
+const ACME_RESOURCE = new RegExp(
+  String.raw`\/acme\/(?:directory|new-nonce|new-account|new-order|revoke-cert|key-change|orders|` +
+    String.raw`(?:account|authorization|challenge|order|renewal-info)\/)`,
+);
 /** An ACME request is a JWS of a few kilobytes (RFC 8555 section 6.2). */
 const ACME_BODY_LIMIT = 64 * 1024;
 
@@ -89,8 +91,8 @@ export interface PkiPluginOptions {
 
 /**
  * The Vault-compatible API under /v1: lenient bodies (JSON whatever the content type,
- * or form-encoded; DER for OCSP), Vault's error envelope (OCSP's for OCSP requests) and 404s. Registered without fastify-plugin
- * so these handlers stay inside this scope.
+ * or form-encoded; DER for OCSP), Vault's error envelope (OCSP's for OCSP requests) and 404s. Registered without
+ * fastify-plugin so these handlers stay inside this scope.
  */
 export const pkiPlugin: FastifyPluginAsync<PkiPluginOptions> = async (app: FastifyInstance, opts) => {
   app.removeAllContentTypeParsers();

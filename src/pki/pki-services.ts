@@ -24,6 +24,7 @@ import { registerDispatcher } from './pki-dispatch.js';
 import { CertRepo } from './certs/cert-repo.js';
 import { certRoutes } from './certs/cert-routes.js';
 import { CertSearchRepo } from './certs/cert-search-repo.js';
+import { CertSearchIndex } from './certs/cert-search-index.js';
 import { CertService } from './certs/cert-service.js';
 import { CERT_LEASE_KIND } from './certs/cert.js';
 import { KeyPool } from './crypto/key-pool.js';
@@ -63,13 +64,14 @@ import { TidyRepo } from './tidy/tidy-repo.js';
 import { tidyRoutes } from './tidy/tidy-routes.js';
 import { AUTO_TIDY_JOB, TIDY_JOB, TidyService } from './tidy/tidy-service.js';
 import type { TidyJobPayload } from './tidy/tidy-service.js';
-import { useNativeCrypto } from './crypto/native-ecdsa.js';
+import { nativeEcdsaIf } from './crypto/native-ecdsa.js';
 import { AcmeRepo } from './acme/acme-repo.js';
 import { acmeProtocolRoutes } from './acme/acme-protocol-routes.js';
 import { acmeRoutes } from './acme/acme-routes.js';
 import { AcmeService } from './acme/acme-service.js';
 import { AuthMountRepo } from './auth/auth-mount-repo.js';
 import { sysAuthRoutes } from './auth/auth-mount-routes.js';
+import { methodOf } from './auth/auth-mount.js';
 import { AuthMountService } from './auth/auth-mount-service.js';
 import { AuthRoleRepo } from './auth/auth-role-repo.js';
 import type { AuthRoute } from './auth/auth-route.js';
@@ -81,6 +83,9 @@ import { jwtRoutes } from './auth/jwt/jwt-routes.js';
 import { JwtService } from './auth/jwt/jwt-service.js';
 import { certAuthRoutes } from './auth/cert/cert-auth-routes.js';
 import { CertAuthService } from './auth/cert/cert-auth-service.js';
+
+/** Certificate group commits in flight at once on PostgreSQL, which overlaps concurrent commits (BatchQueue). */
+const PG_COMMITS_IN_FLIGHT = 4;
 
 /**
  * The PKI engine's composition root: builds its repos and services from the core
@@ -98,6 +103,8 @@ export interface PkiServices {
   addRoutes(routes: readonly PkiRoute[]): void;
   /** Every route served inside PKI mounts (for checks over all paths, such as the ACL audit). */
   mountRoutes(): readonly PkiRoute[];
+  /** Every route served inside auth mounts, by method (for checks over all paths, such as the OpenAPI test). */
+  authRoutes(): Readonly<Record<'approle' | 'jwt' | 'cert', readonly AuthRoute[]>>;
   mounts: MountService;
   leases: LeaseService;
   tokens: TokenService;
@@ -108,9 +115,10 @@ export interface PkiServices {
 }
 
 export function buildPkiServices(core: CoreDeps): PkiServices {
-  useNativeCrypto(core.config.nativeCrypto);
   const db = core.db.kysely;
   const { clock } = core;
+  // This server's choice of crypto (native_crypto), handed to what signs, checks and makes keys.
+  const native = nativeEcdsaIf(core.config.nativeCrypto);
 
   // Plumbing shared by every module: mounts, leases, tokens, ACL policies.
   const leases = new LeaseService({ db, repo: new LeaseRepo({ db, kind: core.db.kind }), clock, jobs: core.jobs });
@@ -159,14 +167,22 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   // Keys, issuers and authority information (config/urls, config/cluster, CA fetches).
   const mountConfig = new MountConfigService({ repo: new MountConfigRepo({ db }), clock });
   const keys = new KeyService({ repo: new KeyRepo({ db }), config: mountConfig, secrets: core.secrets, clock });
-  const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config: mountConfig, clock });
+  const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config: mountConfig, clock, native });
   const ca = new CaService({ issuers, clock });
   // Paginated LIST certs is registered before the authority routes so it is the one served.
+  const certSearch = new CertSearchRepo({ db, kind: core.db.kind, writeTransaction: core.db.writeTransaction });
+  const certSearchIndex = new CertSearchIndex({
+    repo: certSearch,
+    log: core.logger.child({ component: 'pki-cert-search' }),
+  });
+  certSearchIndex.start();
   const certs = new CertService({
     repo: new CertRepo({ db, writeTransaction: core.db.writeTransaction, kind: core.db.kind }),
     clock,
     leases,
-    search: new CertSearchRepo({ db, kind: core.db.kind }),
+    search: certSearch,
+    searchIndex: certSearchIndex,
+    commitsInFlight: core.db.kind === 'postgres' ? PG_COMMITS_IN_FLIGHT : 1,
     resolveIssuer: async (mountId, ref) => (await issuers.resolve(mountId, ref)).id,
   });
   mountRoutes.addAll(certRoutes(certs));
@@ -188,6 +204,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     ],
     // One RSA generation (tens of ms) and one EC batch (about a millisecond) at a time.
     maxPending: 2,
+    native,
   });
   keyPool.start();
   const roles = new RoleService({ repo: new RoleRepo({ db }), issuers, clock });
@@ -313,7 +330,9 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
         ...openApiRoutes({
           systemRoutes: () => systemRoutes,
           mountRoutes: () => mountRoutes.routes(),
+          authRoutes: (m) => authRoutes[methodOf(m.type)].routes(),
           mounts,
+          authMounts,
           tokens,
           policies,
           version: '1',
@@ -362,6 +381,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     },
     async close() {
       quotas.stop();
+      await certSearchIndex.close();
       await acme.close();
       await keyPool.stop();
       await certs.drain();
@@ -369,6 +389,11 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     },
     addRoutes: (routes) => mountRoutes.addAll(routes),
     mountRoutes: () => mountRoutes.routes(),
+    authRoutes: () => ({
+      approle: authRoutes.approle.routes(),
+      jwt: authRoutes.jwt.routes(),
+      cert: authRoutes.cert.routes(),
+    }),
     mounts,
     leases,
     tokens,

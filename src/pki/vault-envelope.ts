@@ -47,8 +47,9 @@ export function vaultResponse<T>(
  */
 export function vaultResponseJson(envelope: VaultResponse, repeated?: readonly string[]): string {
   let out =
-    `{"request_id":${JSON.stringify(envelope.request_id)},"lease_id":${JSON.stringify(envelope.lease_id)},"renewable":${envelope.renewable},` +
-    `"lease_duration":${JSON.stringify(envelope.lease_duration)},"data":${dataJson(envelope.data, repeated)},"wrap_info":null,` +
+    `{"request_id":${JSON.stringify(envelope.request_id)},"lease_id":${JSON.stringify(envelope.lease_id)},` +
+    `"renewable":${envelope.renewable},"lease_duration":${JSON.stringify(envelope.lease_duration)},` +
+    `"data":${dataJson(envelope.data, repeated)},"wrap_info":null,` +
     `"warnings":${JSON.stringify(envelope.warnings)},"auth":${JSON.stringify(envelope.auth ?? null)}`;
   if (envelope.mount_type !== undefined) out += `,"mount_type":${JSON.stringify(envelope.mount_type)}`;
   return `${out}}`;

@@ -117,7 +117,8 @@ export function unknownFieldsWarning(names: readonly string[]): string {
 }
 
 export function replacedByPathWarning(names: readonly string[]): string {
-  return `Endpoint replaced the value of these parameters with the values captured from the endpoint's path: [${[...names].sort().join(' ')}]`;
+  const list = [...names].sort().join(' ');
+  return `Endpoint replaced the value of these parameters with the values captured from the endpoint's path: [${list}]`;
 }
 
 /** Converts one value to a field type; exported for callers that coerce ad hoc. */
@@ -149,7 +150,8 @@ export function coerceField<T extends FieldType>(name: string, type: T, input: u
   }
   if (out === undefined) {
     throw invalid(
-      `Field validation failed: error converting input ${display(input)} for field "${name}": not a valid ${TYPE_NAMES[type]}`,
+      `Field validation failed: error converting input ${display(input)} for field "${name}": not a ` +
+        `valid ${TYPE_NAMES[type]}`,
       name,
     );
   }

@@ -27,9 +27,12 @@ const FIELD_SCHEMAS: Record<FieldType, Json> = {
   any: {},
 };
 
-/** `issuer/:ref/issue/:role` → `issuer/{ref}/issue/{role}`; a trailing `*` becomes `{path}`. */
+/** `issuer/:ref/issue/:role` → `issuer/{ref}/issue/{role}`; a trailing `*name` becomes `{name}`, `*` `{path}`. */
 export function vaultOpenApiPath(pattern: string): string {
-  return pattern.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\*$/, '{path}');
+  return pattern
+    .replace(/:([A-Za-z0-9_]+)/g, '{$1}')
+    .replace(/\*([A-Za-z0-9_]+)$/, '{$1}')
+    .replace(/\*$/, '{path}');
 }
 
 function requestBody(route: DescribedRoute, pathParams: readonly string[]): Json | undefined {
@@ -105,6 +108,8 @@ export function buildVaultOpenApi(opts: {
   mountRoutes: readonly DescribedRoute[];
   /** Mount paths without their trailing slash ("pki", "pki-int"). */
   mounts: readonly string[];
+  /** Auth mounts (paths below auth/, without slashes) and the routes of their method. */
+  authMounts: readonly { path: string; routes: readonly DescribedRoute[] }[];
   /** Whether the caller may reach a path (relative to /v1) or something below it. */
   visible: (stem: string) => boolean;
   version: string;
@@ -117,11 +122,14 @@ export function buildVaultOpenApi(opts: {
   for (const r of opts.systemRoutes) add(vaultOpenApiPath(r.pattern), r, r.pattern.split('/')[0] ?? 'system');
   for (const mount of opts.mounts)
     for (const r of opts.mountRoutes) add(`${mount}/${vaultOpenApiPath(r.pattern)}`, r, mount);
+  for (const { path, routes } of opts.authMounts)
+    for (const r of routes) add(`auth/${path}/${vaultOpenApiPath(r.pattern)}`, r, `auth/${path}`);
   return {
     openapi: '3.0.2',
     info: {
       title: 'Strongroom',
-      description: 'The Vault-compatible API of this server (PKI mounts, tokens, policies, system paths).',
+      description:
+        'The Vault-compatible API of this server (PKI mounts, auth methods, tokens, policies, system paths).',
       version: opts.version,
       license: { name: 'MPL-2.0', url: 'https://www.mozilla.org/en-US/MPL/2.0' },
     },

@@ -193,7 +193,8 @@ export class MasterKeyRotation {
       { keyId: s.keyId, resealed: p.resealed },
       this.deps.keyFile
         ? 'master key rotation finished: every value is sealed under the new key; the old key is gone from the key file'
-        : 'master key rotation finished: every value is sealed under the current key; remove the old key from STRONGROOM_OTHER_MASTER_KEYS on every node',
+        : 'master key rotation finished: every value is sealed under the current key; remove the old key from ' +
+            'STRONGROOM_OTHER_MASTER_KEYS on every node',
     );
   }
 }

@@ -20,8 +20,8 @@ export function masterKeyId(key: Buffer): string {
  * `pki-key:<id>`) is bound as associated data, so a ciphertext cannot be moved to
  * another record.
  *
- * Layout (base64), version 2: 2 | master key id(8) | wrapIv(12) | wrapTag(16) | wrappedKey(32) | iv(12) | tag(16) | ciphertext
- * Version 1 (written before master key rotation existed) is the same without the key id;
+ * Layout (base64), version 2: 2 | master key id(8) | wrapIv(12) | wrapTag(16) | wrappedKey(32) | iv(12) | tag(16) |
+ * ciphertext Version 1 (written before master key rotation existed) is the same without the key id;
  * it is still read, trying each known key.
  *
  * The box seals with its current master key and opens with it or any of the others it
@@ -116,7 +116,8 @@ export class SecretBox {
       if (!key) {
         throw new DomainError(
           'invalid',
-          `sealed secret was sealed under master key ${id}, which this server does not have (its key is ${this.#current.id})`,
+          `sealed secret was sealed under master key ${id}, which this server does not have (its key is ` +
+            `${this.#current.id})`,
         );
       }
       candidates = [key];

@@ -23,7 +23,8 @@ export function describeListenError(err: unknown, host: string, port: number): L
     }
     case 'EACCES':
       return new ListenError(
-        `cannot listen on ${address}: permission denied (ports below 1024 need privileges). Use a port above 1023, or ${change}.`,
+        `cannot listen on ${address}: permission denied (ports below 1024 need privileges). Use a port ` +
+          `above 1023, or ${change}.`,
       );
     case 'EADDRNOTAVAIL':
       return new ListenError(`cannot listen on ${address}: this machine has no such address. ${upper(change)}.`);

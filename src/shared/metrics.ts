@@ -37,13 +37,17 @@ export class Metrics {
 
   readonly pkiCertificatesStored = new Gauge({
     name: 'strongroom_pki_certificates_stored',
-    help: 'Certificates stored in a PKI mount (mounts with publish_stored_certificate_count_metrics in config/auto-tidy).',
+    help:
+      'Certificates stored in a PKI mount (mounts with publish_stored_certificate_count_metrics in ' +
+      'config/auto-tidy).',
     labelNames: ['mount'] as const,
     registers: [this.registry],
   });
   readonly pkiRevokedCertificatesStored = new Gauge({
     name: 'strongroom_pki_revoked_certificates_stored',
-    help: 'Revoked certificates stored in a PKI mount (mounts with publish_stored_certificate_count_metrics in config/auto-tidy).',
+    help:
+      'Revoked certificates stored in a PKI mount (mounts with publish_stored_certificate_count_metrics ' +
+      'in config/auto-tidy).',
     labelNames: ['mount'] as const,
     registers: [this.registry],
   });
@@ -59,18 +63,25 @@ export class Metrics {
   });
   readonly stateEncryptionSealed = new Counter({
     name: 'strongroom_state_encryption_sealed_total',
-    help: 'Records stored in plain text before encryption existed that this node has sealed (kind: blob, inline, output).',
+    help:
+      'Records stored in plain text before encryption existed that this node has sealed (kind: blob, ' +
+      'inline, output).',
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });
   readonly stateEncryptionRemaining = new Gauge({
     name: 'strongroom_state_encryption_remaining',
-    help: 'Records the state encryption job has still to look at, by kind; all 0 once it has finished (read from the database at scrape time).',
+    help:
+      'Records the state encryption job has still to look at, by kind; all 0 once it has finished (read from ' +
+      'the database at scrape time).',
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });
   readonly #scrapeHooks: (() => Promise<void>)[] = [];
-  /** The labelled children of the two HTTP metrics, by method, route and status (prom-client hashes labels on every call otherwise). */
+  /**
+   * The labelled children of the two HTTP metrics, by method, route and status (prom-client hashes labels on every call
+   * otherwise).
+   */
   readonly #httpChildren = new Map<string, { count: { inc(): void }; duration: { observe(v: number): void } }>();
 
   /** Counts one answered request and its latency (seconds). */

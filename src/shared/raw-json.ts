@@ -24,7 +24,11 @@ export class RawJson {
   }
 }
 
-/** The stringifyWithRaw call under way: its nonce (made on the first RawJson met) and the texts to splice. */
+/**
+ * The stringifyWithRaw call under way: its nonce (made on the first RawJson met) and the texts
+ * to splice. Set and restored around one synchronous JSON.stringify, so no other caller (no
+ * other server in the process) ever sees it; toJSON has no other way to reach its caller.
+ */
 let splicing: { nonce?: string; texts: string[] } | null = null;
 
 /** JSON.stringify of `value`, with the text of every RawJson in it spliced in as it is. */

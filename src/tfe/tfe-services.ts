@@ -74,7 +74,9 @@ export interface TfeServices {
   onJobsEnqueued(listener: () => void): void;
 }
 
-/** Identity, organizations, teams, tokens, projects, workspaces and team access: what the CLI needs without the rest. */
+/**
+ * Identity, organizations, teams, tokens, projects, workspaces and team access: what the CLI needs without the rest.
+ */
 export function buildTfeIdentityLayer(core: Pick<CoreDeps, 'db' | 'clock' | 'adminTokens'>) {
   const { db, clock } = core;
   const identityRepo = new IdentityRepo({ db: db.kysely });
@@ -119,8 +121,9 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     sealing: core.sealing,
   });
   const stateCore = { repo: stateRepo, blobs: core.blobs, jobs: core.jobs, clock, settings: stateSettings };
-  // SQLite is one node by construction, so the current version can be kept in memory (decision 0014).
-  const currentVersionCache = db.kind === 'sqlite' ? { externalChanges: db.externalChanges } : undefined;
+  // The current version is kept in memory where other writers are seen (decisions 0014 and 0048): every commit of
+  // another SQLite connection, every change another PostgreSQL node notifies.
+  const currentVersionCache = db.externalChanges ? { externalChanges: db.externalChanges } : undefined;
   const stateVersions = new StateVersionService({
     ...stateCore,
     workspaces,

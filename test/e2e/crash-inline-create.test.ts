@@ -116,7 +116,8 @@ for (const kind of dbKinds()) {
           assert.equal(check.pragma('integrity_check', { simple: true }), 'ok');
           const orphans = check
             .prepare(
-              'select count(*) from tfe_state_versions v where v.state_sha256 is not null and not exists (select 1 from tfe_state_blobs b where b.sha256 = v.state_sha256)',
+              'select count(*) from tfe_state_versions v where v.state_sha256 is not null and not exists (select 1 ' +
+                'from tfe_state_blobs b where b.sha256 = v.state_sha256)',
             )
             .pluck()
             .get();

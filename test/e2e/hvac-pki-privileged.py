@@ -58,19 +58,32 @@ client = hvac.Client(url=ADDR, token=ROOT)
 pki = client.secrets.pki
 for m in (MOUNT, INT):
     client.sys.enable_secrets_engine("pki", path=m, config={"max_lease_ttl": "87600h"})
-root = pki.generate_root("internal", "hvac privileged root", extra_params={"key_type": "ec", "ttl": "8760h", "issuer_name": "old"}, mount_point=MOUNT)
+root = pki.generate_root(
+    "internal",
+    "hvac privileged root",
+    extra_params={"key_type": "ec", "ttl": "8760h", "issuer_name": "old"},
+    mount_point=MOUNT,
+)
 root_pem = root["data"]["certificate"]
 step("mount")
 
-csr = pki.generate_intermediate("internal", "hvac intermediate", extra_params={"key_type": "ec"}, mount_point=INT)["data"]["csr"]
-signed = pki.sign_intermediate(csr, "hvac intermediate", extra_params={"ttl": "4000h", "max_path_length": 0}, mount_point=MOUNT)
+csr = pki.generate_intermediate(
+    "internal", "hvac intermediate", extra_params={"key_type": "ec"}, mount_point=INT
+)["data"]["csr"]
+signed = pki.sign_intermediate(
+    csr, "hvac intermediate", extra_params={"ttl": "4000h", "max_path_length": 0}, mount_point=MOUNT
+)
 int_pem = signed["data"]["certificate"]
 assert signed["lease_id"] == "" and signed["lease_duration"] == 0, signed
 assert signed["data"]["ca_chain"] == [int_pem, root_pem], signed["data"]
 assert "CA:TRUE, pathlen:0" in text(int_pem)
 verify(int_pem, root_pem)
 pki.set_signed_intermediate(int_pem, mount_point=INT)
-pki.create_or_update_role("web", extra_params={"allowed_domains": ["example.com"], "allow_subdomains": True, "key_type": "ec", "ttl": "1h"}, mount_point=INT)
+pki.create_or_update_role(
+    "web",
+    extra_params={"allowed_domains": ["example.com"], "allow_subdomains": True, "key_type": "ec", "ttl": "1h"},
+    mount_point=INT,
+)
 leaf = pki.generate_certificate("web", "www.example.com", mount_point=INT)["data"]["certificate"]
 verify(leaf, root_pem, int_pem)
 step("sign_intermediate")
@@ -92,7 +105,12 @@ except exceptions.InvalidRequest as e:
     assert "CA certificate" in str(e), e
 step("sign_verbatim")
 
-new_root = pki.generate_root("internal", "hvac next root", extra_params={"key_type": "ec", "ttl": "8760h", "issuer_name": "next"}, mount_point=MOUNT)
+new_root = pki.generate_root(
+    "internal",
+    "hvac next root",
+    extra_params={"key_type": "ec", "ttl": "8760h", "issuer_name": "next"},
+    mount_point=MOUNT,
+)
 new_pem = new_root["data"]["certificate"]
 cross = pki.sign_self_issued(new_pem, mount_point=MOUNT)
 assert sorted(cross["data"].keys()) == ["certificate", "issuing_ca"], cross

@@ -46,16 +46,31 @@ client.sys.enable_secrets_engine("pki", path=MOUNT, config={"max_lease_ttl": "87
 client.sys.tune_mount_configuration(MOUNT, default_lease_ttl="2h", max_lease_ttl="87600h")
 step("mount")
 
-root = client.secrets.pki.generate_root("internal", "hvac root", extra_params={"key_type": "ec", "ttl": "8760h"}, mount_point=MOUNT)
+root = client.secrets.pki.generate_root(
+    "internal", "hvac root", extra_params={"key_type": "ec", "ttl": "8760h"}, mount_point=MOUNT
+)
 root_pem = root["data"]["certificate"]
 assert client.secrets.pki.read_ca_certificate(mount_point=MOUNT).strip() == root_pem
-client.secrets.pki.set_urls({"issuing_certificates": ADDR + "/v1/" + MOUNT + "/ca", "crl_distribution_points": ADDR + "/v1/" + MOUNT + "/crl"}, mount_point=MOUNT)
+client.secrets.pki.set_urls(
+    {
+        "issuing_certificates": ADDR + "/v1/" + MOUNT + "/ca",
+        "crl_distribution_points": ADDR + "/v1/" + MOUNT + "/crl",
+    },
+    mount_point=MOUNT,
+)
 urls = client.secrets.pki.read_urls(mount_point=MOUNT)
 assert urls["data"]["issuing_certificates"] == [ADDR + "/v1/" + MOUNT + "/ca"], urls
 step("root")
 
 role = client.secrets.pki.create_or_update_role(
-    "web", extra_params={"allowed_domains": ["example.com"], "allow_subdomains": True, "key_type": "ec", "ttl": "1h", "max_ttl": "24h"},
+    "web",
+    extra_params={
+        "allowed_domains": ["example.com"],
+        "allow_subdomains": True,
+        "key_type": "ec",
+        "ttl": "1h",
+        "max_ttl": "24h",
+    },
     mount_point=MOUNT,
 )
 assert any("[name]" in w for w in role["warnings"]), role["warnings"]
@@ -68,7 +83,9 @@ client.secrets.pki.delete_role("tmp", mount_point=MOUNT)
 assert client.secrets.pki.list_roles(mount_point=MOUNT)["data"]["keys"] == ["web"]
 step("roles")
 
-issued = client.secrets.pki.generate_certificate("web", "www.example.com", extra_params={"alt_names": "api.example.com", "ip_sans": "10.0.0.1"}, mount_point=MOUNT)
+issued = client.secrets.pki.generate_certificate(
+    "web", "www.example.com", extra_params={"alt_names": "api.example.com", "ip_sans": "10.0.0.1"}, mount_point=MOUNT
+)
 d = issued["data"]
 verify(d["certificate"], root_pem)
 text = openssl("x509", "-noout", "-text", data=d["certificate"])
@@ -99,13 +116,19 @@ assert cert["certificate"].strip() == d["certificate"] and cert["revocation_time
 step("list and read")
 
 # A token limited to issuing for one role: it can issue there and nowhere else.
-client.sys.create_or_update_policy("issue-web", 'path "%s/issue/web" { capabilities = ["update"] }\npath "%s/roles/*" { capabilities = ["read"] }' % (MOUNT, MOUNT))
+client.sys.create_or_update_policy(
+    "issue-web",
+    'path "%s/issue/web" { capabilities = ["update"] }\npath "%s/roles/*" { capabilities = ["read"] }' % (MOUNT, MOUNT),
+)
 tok = client.auth.token.create(policies=["issue-web"], ttl="1h")["auth"]["client_token"]
 user = hvac.Client(url=ADDR, token=tok)
 got = user.secrets.pki.generate_certificate("web", "u.example.com", mount_point=MOUNT)
 verify(got["data"]["certificate"], root_pem)
 assert user.secrets.pki.read_role("web", mount_point=MOUNT)["data"]["ttl"] == 3600
-for fn, args in [(user.secrets.pki.sign_certificate, ("web", make_csr("x.example.com"), "x.example.com")), (user.secrets.pki.create_or_update_role, ("web",))]:
+for fn, args in [
+    (user.secrets.pki.sign_certificate, ("web", make_csr("x.example.com"), "x.example.com")),
+    (user.secrets.pki.create_or_update_role, ("web",)),
+]:
     try:
         fn(*args, mount_point=MOUNT)
         raise AssertionError("expected Forbidden")
@@ -117,9 +140,13 @@ step("policies and tokens")
 client.sys.revoke_lease(issued["lease_id"])
 assert client.secrets.pki.read_certificate(d["serial_number"], mount_point=MOUNT)["data"]["revocation_time"] > 0
 client.sys.revoke_lease(signed["lease_id"])
-assert client.secrets.pki.read_certificate(signed["data"]["serial_number"], mount_point=MOUNT)["data"]["revocation_time"] > 0
+def revocation_time(serial):
+    return client.secrets.pki.read_certificate(serial, mount_point=MOUNT)["data"]["revocation_time"]
+
+
+assert revocation_time(signed["data"]["serial_number"]) > 0
 client.auth.token.revoke(tok)
-assert client.secrets.pki.read_certificate(got["data"]["serial_number"], mount_point=MOUNT)["data"]["revocation_time"] > 0
+assert revocation_time(got["data"]["serial_number"]) > 0
 step("leases")
 
 client.sys.disable_secrets_engine(MOUNT)

@@ -15,7 +15,9 @@ from hvac import exceptions
 ADDR = os.environ["VAULT_ADDR"]
 ROOT = os.environ["VAULT_TOKEN"]
 MOUNT = "pki-hvac-tidy"
-STARTED = "Tidy operation successfully started. Any information from the operation will be printed to Vault's server logs."
+STARTED = (
+    "Tidy operation successfully started. Any information from the operation will be printed to Vault's server logs."
+)
 
 
 def step(name):
@@ -29,7 +31,9 @@ pki = client.secrets.pki
 def start():
     client.sys.enable_secrets_engine("pki", path=MOUNT, config={"max_lease_ttl": "87600h"})
     pki.generate_root("internal", "Tidy Root", extra_params={"key_type": "ec", "ttl": "8760h"}, mount_point=MOUNT)
-    pki.create_or_update_role("short", extra_params={"allow_any_name": True, "key_type": "ec", "ttl": "1h"}, mount_point=MOUNT)
+    pki.create_or_update_role(
+        "short", extra_params={"allow_any_name": True, "key_type": "ec", "ttl": "1h"}, mount_point=MOUNT
+    )
     cert = pki.generate_certificate("short", "old.tidy.test", mount_point=MOUNT)["data"]
     step("setup")
 
@@ -39,7 +43,8 @@ def start():
     step("status before")
 
     config = client.write(MOUNT + "/config/auto-tidy", interval_duration="24h", tidy_revoked_certs=True)["data"]
-    assert config["enabled"] is False and config["interval_duration"] == 86400 and config["tidy_revoked_certs"] is True, config
+    assert config["enabled"] is False, config
+    assert config["interval_duration"] == 86400 and config["tidy_revoked_certs"] is True, config
     assert client.read(MOUNT + "/config/auto-tidy")["data"] == config
     try:
         client.write(MOUNT + "/config/auto-tidy", safety_buffer="-1h")

@@ -24,7 +24,9 @@ const POLICY = 'acme-web';
 /** A policy whose answers say not to store the certificate. */
 const UNSTORED = 'acme-unstored';
 
-/** `strongroom policy-service` with one policy for ACME: 36 h server-and-client certificates under allowed.acme.test. */
+/**
+ * `strongroom policy-service` with one policy for ACME: 36 h server-and-client certificates under allowed.acme.test.
+ */
 async function startPolicyService(): Promise<{ url: string; caPem: string; out(): string; stop(): void }> {
   const ca = opensslTestCa('ACME policy service CA');
   const tls = ca.issue('acme-policy');

@@ -174,7 +174,7 @@ for (const kind of dbKinds()) {
       });
     }
 
-    it('http-01 on a role directory: issued as `sign` issues under the role, stored, with the account in metadata', async () => {
+    it('http-01 on a role directory: issued as `sign` under the role, stored, the account in metadata', async () => {
       const m = await setup();
       const http = m.http('roles/web/acme/');
       const c = new AcmeAccountClient(http);

@@ -289,7 +289,8 @@ describe('external-policy answers of a scripted service over HTTPS', () => {
           assert.match(
             r.json.errors[0],
             new RegExp(
-              `^external policy service: cannot reach https://127\\.0\\.0\\.1:\\d+: unable to verify the first certificate$`,
+              `^external policy service: cannot reach https://127\\.0\\.0\\.1:\\d+: unable to verify the ` +
+                `first certificate$`,
             ),
           );
           assert.equal(svc.hits(), hits);

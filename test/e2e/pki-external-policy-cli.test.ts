@@ -65,7 +65,7 @@ describe('strongroom policy-service', () => {
     await server?.close();
   });
 
-  it('serves the example rules over HTTPS: web allows, retired denies, names outside the policy are refused', async () => {
+  it('serves the example rules over HTTPS: web allows, retired denies, names outside the policy refused', async () => {
     const url = /listening at (https:\/\/\S+)/.exec(out)![1]!;
     assert.match(out, /\(4 policies\)/);
     const v = httpsVaultClient(server.url, ca.certPem, server.rootToken);

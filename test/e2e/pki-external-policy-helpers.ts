@@ -73,7 +73,8 @@ export function opensslTestCa(cn: string): TestCa {
       openssl(['req', '-new', '-key', keyFile, '-subj', `/CN=${name}`, '-out', csrFile]);
       writeFileSync(
         ext,
-        `subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=${opts.client ? 'clientAuth' : 'serverAuth'}\nkeyUsage=critical,digitalSignature\n`,
+        `subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=${opts.client ? 'clientAuth' : 'serverAuth'}\n` +
+          'keyUsage=critical,digitalSignature\n',
       );
       openssl([
         'x509',
@@ -107,7 +108,8 @@ export function opensslTestCa(cn: string): TestCa {
         ext,
         opts.ca
           ? 'basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\n'
-          : `basicConstraints=critical,CA:false\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:${name}\nsubjectKeyIdentifier=hash\n`,
+          : 'basicConstraints=critical,CA:false\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n' +
+              `subjectAltName=DNS:${name}\nsubjectKeyIdentifier=hash\n`,
       );
       return openssl(
         [

@@ -406,7 +406,7 @@ describe('external-policy issuance over HTTPS', () => {
         assert.throws(() => verifyChain(r.json.data.certificate, [rootPem]));
       });
 
-      it('sign and sign-intermediate: the caller CSR is forwarded; intermediates are CAs that openssl verifies', async () => {
+      it('sign and sign-intermediate: the CSR is forwarded; intermediates are CAs that openssl verifies', async () => {
         const { mount, rootPem } = await setup();
         const leaf = opensslCsr('EC:P-256', '/CN=ignored');
         let r = await v('POST', `${mount}/external-policy/sign/web`, {
@@ -507,10 +507,12 @@ describe('external-policy issuance over HTTPS', () => {
           writeFileSync(caFile, ca.certPem + '\n');
           const script = [
             'import hvac, json, os',
-            'c = hvac.Client(url=os.environ["VAULT_ADDR"], token=os.environ["VAULT_TOKEN"], verify=os.environ["CA_FILE"])',
+            'c = hvac.Client(url=os.environ["VAULT_ADDR"], token=os.environ["VAULT_TOKEN"], ' +
+              'verify=os.environ["CA_FILE"])',
             'm = os.environ["MOUNT"]',
             'issued = c.write(m + "/external-policy/issue/web", common_name="hvac.example.com", key_type="ec")',
-            'signed = c.write(m + "/issuer/default/external-policy/sign", csr=os.environ["CSR"], common_name="hvac.example.com")',
+            'signed = c.write(m + "/issuer/default/external-policy/sign", csr=os.environ["CSR"], ' +
+              'common_name="hvac.example.com")',
             'try:',
             '    c.write(m + "/external-policy/issue/blocked", common_name="hvac.example.com")',
             '    denied = None',

@@ -1,7 +1,7 @@
 /**
  * A quick load check of issue/sign run by hand (not part of the suite):
- *   node dist/test/e2e/pki-issue-load.js [sign-p256|issue-p256|issue-rsa|latency-rsa|latency-ec|read-role] [seconds] [connections] [--prof]
- * Starts the built server as its own process on 127.0.0.1 with a fresh SQLite directory,
+ *   node dist/test/e2e/pki-issue-load.js [sign-p256|issue-p256|issue-rsa|latency-rsa|latency-ec|read-role] [seconds]
+ * [connections] [--prof] Starts the built server as its own process on 127.0.0.1 with a fresh SQLite directory,
  * creates a P-256 root and roles, then drives the endpoint with autocannon and prints
  * req/s and latency. `--prof` writes a V8 CPU profile of the server into the current directory.
  * latency-rsa issues one RSA-2048 certificate a second (after the key pool warmed up) and
@@ -162,11 +162,13 @@ try {
     const cpuMs = serverCpuMs() - cpuBefore;
     const ok = res.requests.total - res.non2xx;
     console.log(
-      `${mode}: ${(ok / Number(secondsArg)).toFixed(0)} req/s ok (${res.non2xx} non-2xx), p50 ${res.latency.p50} ms, p99 ${res.latency.p99} ms, ${Number(connArg)} connections`,
+      `${mode}: ${(ok / Number(secondsArg)).toFixed(0)} req/s ok (${res.non2xx} non-2xx), p50 ${res.latency.p50} ` +
+        `ms, p99 ${res.latency.p99} ms, ${Number(connArg)} connections`,
     );
     // CPU time is what the load on a shared machine does not distort much.
     console.log(
-      `server CPU per request: ${((cpuMs * 1000) / Math.max(1, res.requests.total)).toFixed(0)} µs (user+system, all threads)`,
+      `server CPU per request: ${((cpuMs * 1000) / Math.max(1, res.requests.total)).toFixed(0)} µs ` +
+        `(user+system, all threads)`,
     );
     const list = await fetch(`${base}/v1/pki/certs?list=true&limit=1`, { headers });
     console.log(`stored certificates listed: ${list.status === 200 ? 'yes' : list.status}`);

@@ -54,7 +54,8 @@ export function signIntermediateCsr(
     const bc = opts.pathlen === undefined ? 'critical,CA:true' : `critical,CA:true,pathlen:${opts.pathlen}`;
     writeFileSync(
       join(dir, 'ext.cnf'),
-      `[v3]\nbasicConstraints=${bc}\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid:always\n`,
+      `[v3]\nbasicConstraints=${bc}\nkeyUsage=critical,keyCertSign,cRLSign\n` +
+        'subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid:always\n',
     );
     return openssl([
       'x509',

@@ -9,10 +9,9 @@ import { createPrivateKey } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, it } from 'node:test';
 import { sql } from 'kysely';
-import { dbKinds } from '../support/test-db.js';
-import { startTestServer } from '../support/test-server.js';
+import { describeWithServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
 import { makeServerClient, mountWithRoot, pemToDer, role } from './pki-issue-helpers.js';
 import type { Vault } from './pki-issue-helpers.js';
@@ -100,83 +99,78 @@ function assertAbsent(haystack: Buffer[], needles: Buffer[], what: string): void
   for (const n of needles) for (const h of haystack) assert.ok(!h.includes(n), `${what} found at rest`);
 }
 
-for (const kind of dbKinds()) {
-  describe(`pki private keys at rest [${kind}]`, () => {
-    let server: TestServer;
-    let v: Vault;
-    before(async () => {
-      server = await startTestServer(kind);
-      v = makeServerClient(server);
-    });
-    after(async () => server?.close());
-
-    it('never stores a key made by issue, in any key type or output format; stores the certificate', async () => {
-      const { mount } = await mountWithRoot(v);
-      await role(v, mount, 'ec', { allow_any_name: true, key_type: 'ec' });
-      await role(v, mount, 'rsa', { allow_any_name: true, key_type: 'rsa' });
-      await role(v, mount, 'ed', { allow_any_name: true, key_type: 'ed25519' });
-      const issued: Array<{ key: string; der: boolean; cert: string; certDer: Buffer }> = [];
-      for (const [name, body] of [
-        ['ec', {}],
-        ['ec', { format: 'der' }],
-        ['ec', { private_key_format: 'pkcs8' }],
-        ['ec', { format: 'pem_bundle' }],
-        ['rsa', {}],
-        ['rsa', { format: 'der', private_key_format: 'pkcs8' }],
-        ['ed', {}],
-        ['ed', { format: 'der' }],
-      ] as const) {
-        const r = await v('POST', `${mount}/issue/${name}`, { body: { common_name: 'k.test', ...body } });
-        assert.equal(r.status, 200, r.text);
-        const der = (body as { format?: string }).format === 'der';
-        issued.push({
-          key: r.json.data.private_key,
-          der,
-          cert: r.json.data.serial_number,
-          certDer: der
-            ? Buffer.from(r.json.data.certificate, 'base64')
-            : pemToDer(r.json.data.certificate.split(/(?=-----BEGIN CERTIFICATE)/).pop()),
-        });
-      }
-      const contents = await databaseContents(server);
-      // The search does find what is stored: each certificate's DER.
-      for (const i of issued)
-        assert.ok(
-          contents.some((c) => c.includes(i.certDer)),
-          `certificate ${i.cert} is stored`,
-        );
-      for (const i of issued) assertAbsent(contents, keyForms(i.key, i.der), `the issued key of ${i.cert}`);
-      if (kind === 'sqlite') {
-        // The database file, its WAL and the blob store all live in the test's directory.
-        const files = filesUnder(dirname(server.config.dataDir));
-        for (const i of issued)
-          assertAbsent(files, keyForms(i.key, i.der), `the issued key of ${i.cert} (data directory)`);
-      }
-      // The certificates themselves are stored.
-      const listed = (await v('LIST', `${mount}/certs`)).json.data.keys as string[];
-      for (const i of issued) assert.ok(listed.includes(i.cert), i.cert);
-    });
-
-    it('stores CA keys sealed: an exported root or key never appears as key material at rest', async () => {
-      const m = `pki-sealed-${kind}`;
-      assert.equal((await v('POST', `sys/mounts/${m}`, { body: { type: 'pki' } })).status, 204);
-      const root = await v('POST', `${m}/root/generate/exported`, {
-        body: { common_name: 'Sealed Root', key_type: 'ec' },
-      });
-      assert.equal(root.status, 200, root.text);
-      const key = await v('POST', `${m}/keys/generate/exported`, { body: { key_type: 'ed25519' } });
-      assert.equal(key.status, 200, key.text);
-      const csr = await v('POST', `${m}/intermediate/generate/exported`, {
-        body: { common_name: 'Sealed Int', key_type: 'ec', key_bits: 384 },
-      });
-      assert.equal(csr.status, 200, csr.text);
-      const contents = await databaseContents(server);
-      for (const k of [root.json.data.private_key, key.json.data.private_key, csr.json.data.private_key] as string[]) {
-        assertAbsent(contents, keyForms(k, false), 'a CA key');
-      }
-      // The keys are there, usable: the root still signs.
-      await role(v, m, 'r', { allow_any_name: true, key_type: 'ec' });
-      assert.equal((await v('POST', `${m}/issue/r`, { body: { common_name: 'after.test', ttl: '1h' } })).status, 200);
-    });
+describeWithServer('pki private keys at rest', (server, kind) => {
+  let v: Vault;
+  before(async () => {
+    v = makeServerClient(server);
   });
-}
+
+  it('never stores a key made by issue, in any key type or output format; stores the certificate', async () => {
+    const { mount } = await mountWithRoot(v);
+    await role(v, mount, 'ec', { allow_any_name: true, key_type: 'ec' });
+    await role(v, mount, 'rsa', { allow_any_name: true, key_type: 'rsa' });
+    await role(v, mount, 'ed', { allow_any_name: true, key_type: 'ed25519' });
+    const issued: Array<{ key: string; der: boolean; cert: string; certDer: Buffer }> = [];
+    for (const [name, body] of [
+      ['ec', {}],
+      ['ec', { format: 'der' }],
+      ['ec', { private_key_format: 'pkcs8' }],
+      ['ec', { format: 'pem_bundle' }],
+      ['rsa', {}],
+      ['rsa', { format: 'der', private_key_format: 'pkcs8' }],
+      ['ed', {}],
+      ['ed', { format: 'der' }],
+    ] as const) {
+      const r = await v('POST', `${mount}/issue/${name}`, { body: { common_name: 'k.test', ...body } });
+      assert.equal(r.status, 200, r.text);
+      const der = (body as { format?: string }).format === 'der';
+      issued.push({
+        key: r.json.data.private_key,
+        der,
+        cert: r.json.data.serial_number,
+        certDer: der
+          ? Buffer.from(r.json.data.certificate, 'base64')
+          : pemToDer(r.json.data.certificate.split(/(?=-----BEGIN CERTIFICATE)/).pop()),
+      });
+    }
+    const contents = await databaseContents(server);
+    // The search does find what is stored: each certificate's DER.
+    for (const i of issued)
+      assert.ok(
+        contents.some((c) => c.includes(i.certDer)),
+        `certificate ${i.cert} is stored`,
+      );
+    for (const i of issued) assertAbsent(contents, keyForms(i.key, i.der), `the issued key of ${i.cert}`);
+    if (kind === 'sqlite') {
+      // The database file, its WAL and the blob store all live in the test's directory.
+      const files = filesUnder(dirname(server.config.dataDir));
+      for (const i of issued)
+        assertAbsent(files, keyForms(i.key, i.der), `the issued key of ${i.cert} (data directory)`);
+    }
+    // The certificates themselves are stored.
+    const listed = (await v('LIST', `${mount}/certs`)).json.data.keys as string[];
+    for (const i of issued) assert.ok(listed.includes(i.cert), i.cert);
+  });
+
+  it('stores CA keys sealed: an exported root or key never appears as key material at rest', async () => {
+    const m = `pki-sealed-${kind}`;
+    assert.equal((await v('POST', `sys/mounts/${m}`, { body: { type: 'pki' } })).status, 204);
+    const root = await v('POST', `${m}/root/generate/exported`, {
+      body: { common_name: 'Sealed Root', key_type: 'ec' },
+    });
+    assert.equal(root.status, 200, root.text);
+    const key = await v('POST', `${m}/keys/generate/exported`, { body: { key_type: 'ed25519' } });
+    assert.equal(key.status, 200, key.text);
+    const csr = await v('POST', `${m}/intermediate/generate/exported`, {
+      body: { common_name: 'Sealed Int', key_type: 'ec', key_bits: 384 },
+    });
+    assert.equal(csr.status, 200, csr.text);
+    const contents = await databaseContents(server);
+    for (const k of [root.json.data.private_key, key.json.data.private_key, csr.json.data.private_key] as string[]) {
+      assertAbsent(contents, keyForms(k, false), 'a CA key');
+    }
+    // The keys are there, usable: the root still signs.
+    await role(v, m, 'r', { allow_any_name: true, key_type: 'ec' });
+    assert.equal((await v('POST', `${m}/issue/r`, { body: { common_name: 'after.test', ttl: '1h' } })).status, 200);
+  });
+});

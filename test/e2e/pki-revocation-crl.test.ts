@@ -20,7 +20,7 @@ for (const kind of dbKinds()) {
     });
     after(async () => server?.close());
 
-    it('auto_rebuild with delta CRLs: revocations reach the delta within the interval and the complete CRL within the grace period', async () => {
+    it('auto_rebuild with delta CRLs: revocations reach the delta in the interval, the full CRL in grace', async () => {
       const { mount, rootPem } = await mountWithRoot(v);
       await role(v, mount, 'web', { allow_any_name: true, key_type: 'ec', ttl: '720h' });
       let r = await v('POST', `${mount}/config/crl`, {

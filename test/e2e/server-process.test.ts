@@ -187,7 +187,10 @@ for (const kind of dbKinds()) {
       assert.equal(tfeBadJson.status, 400);
       assert.match(
         ((await tfeBadJson.json()) as { errors: Array<{ detail: string }> }).errors[0]!.detail,
-        /sent as application\/json; charset=utf-8, the body breaks at position 34 \(line 1, column 35\): unexpected '}'/,
+        new RegExp(
+          String.raw`sent as application\/json; charset=utf-8, the body breaks at position 34 \(line 1, column 35\):` +
+            String.raw` unexpected '}'`,
+        ),
       );
       for (const [contentType, got] of [
         [undefined, 'none'],
@@ -480,7 +483,7 @@ async function holdPort(): Promise<{ port: number; close(): Promise<void> }> {
 
 for (const kind of dbKinds()) {
   describe(`the first start [${kind}]`, () => {
-    it('fails at once on a busy port, naming the address, the holder and --listen, then a clean start prints the token', async () => {
+    it('fails at once on a busy port, naming address, holder and --listen; a clean start prints a token', async () => {
       const db = await createDatabaseUrl(kind);
       const dataDir = join(db.dir, 'data');
       const dbArgs = kind === 'postgres' ? ['--database-url', db.url] : [];

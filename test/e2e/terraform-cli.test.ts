@@ -159,7 +159,7 @@ for (const kind of dbKinds()) {
       await other.ok(['plan', '-detailed-exitcode', '-var', 'greeting=changed'], 0);
     });
 
-    it('state pull, list, rm and push through the cloud block; a refused forced push is released with force-unlock', async () => {
+    it('state pull, list, rm and push through the cloud block; a refused forced push force-unlocked', async () => {
       const org = await newOrg();
       const tf = await appliedByName(org, 'app');
       const wsId = (await workspace(org, 'app')).id;
@@ -207,7 +207,7 @@ for (const kind of dbKinds()) {
       await tf.ok(['plan', '-detailed-exitcode'], 0);
     });
 
-    it('remote backend: init creates the workspace; state push -force replaces another lineage and an older serial', async () => {
+    it('remote backend: init creates the workspace; push -force replaces other lineage and older serial', async () => {
       const org = await newOrg();
       const tf = new TerraformDir(
         site,
@@ -455,7 +455,7 @@ output "settings" {
       await consumer.ok(['plan', '-detailed-exitcode'], 2);
     });
 
-    it("a user's token works through its team's rights: create and apply, read another workspace, or be refused", async () => {
+    it("a user token works through its team's rights: create and apply, read another workspace, refused", async () => {
       const org = await newOrg();
       const admin = (await site.server.deps.tfe.identity.authenticate(site.server.rootToken))!;
       const alice = await site.server.deps.tfe.identity.createUser(admin, { username: `alice-${org}` });
@@ -543,7 +543,7 @@ output "settings" {
       );
     });
 
-    it('cloud block by project: tags list and create only inside the project; a named workspace lands in it', async () => {
+    it('cloud block by project: tags list and create only in the project; a named workspace lands in it', async () => {
       const org = await newOrg();
       const created = await site.admin.post(`/api/v2/organizations/${org}/projects`, {
         data: { type: 'projects', attributes: { name: 'Platform' } },

@@ -154,7 +154,11 @@ export function tfState(
   resources: unknown[] = defaultResources(),
 ): Buffer {
   return Buffer.from(
-    `${JSON.stringify({ version: 4, terraform_version: '1.9.5', serial, lineage, outputs, resources, check_results: null }, null, 2)}\n`,
+    `${JSON.stringify(
+      { version: 4, terraform_version: '1.9.5', serial, lineage, outputs, resources, check_results: null },
+      null,
+      2,
+    )}\n`,
   );
 }
 

@@ -1,9 +1,7 @@
-import { after, before, describe, it } from 'node:test';
+import { before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { dbKinds } from '../support/test-db.js';
-import { startTestServer } from '../support/test-server.js';
-import type { TestServer } from '../support/test-server.js';
+import { describeWithServer } from '../support/test-server.js';
 import { orgBody } from '../support/tfe-http.js';
 import { asAdmin, createTeam, grantTeam, joinTeam, ownersTeamId, tokenAt, userToken } from './tfe-principals.js';
 import { call } from './tfe-state-versions-fixture.js';
@@ -78,199 +76,191 @@ const toProject = (id: string) => ({
   data: { type: 'workspaces', relationships: { project: { data: { type: 'projects', id } } } },
 });
 
-for (const kind of dbKinds()) {
-  describe(`projects and the owners team: endpoint × caller matrix [${kind}]`, () => {
-    let srv: TestServer;
-    const org = `pm-${randomUUID().slice(0, 8)}`;
-    const principals: Principal[] = [];
-    let ownersId: string;
-    let plainTeam: string;
-    let projectP: string;
-    let projectQ: string;
-    let workspaceW: string;
+describeWithServer('projects and the owners team: endpoint × caller matrix', (srv) => {
+  const org = `pm-${randomUUID().slice(0, 8)}`;
+  const principals: Principal[] = [];
+  let ownersId: string;
+  let plainTeam: string;
+  let projectP: string;
+  let projectQ: string;
+  let workspaceW: string;
 
-    const ok = (method: string, path: string, body: unknown, status: number) =>
-      asAdmin(srv, method, path, body, status);
+  const ok = (method: string, path: string, body: unknown, status: number) => asAdmin(srv, method, path, body, status);
 
-    function add(name: string, token: string): void {
-      assert.ok(MATRIX[name], `no matrix row for ${name}`);
-      principals.push({ name, token, expect: expectations(MATRIX[name]) });
-    }
+  function add(name: string, token: string): void {
+    assert.ok(MATRIX[name], `no matrix row for ${name}`);
+    principals.push({ name, token, expect: expectations(MATRIX[name]) });
+  }
 
-    /** A member of a new team with these attributes (organization access), and the team. */
-    async function member(name: string, attributes: Record<string, unknown> = {}): Promise<string> {
-      const slug = name.replace(/ /g, '-');
-      const teamId = await createTeam(srv, org, `t-${slug}`, attributes);
-      const username = `${org}-${slug}`;
-      add(`user, ${name}`, await userToken(srv, username));
-      await joinTeam(srv, teamId, username);
-      return teamId;
-    }
+  /** A member of a new team with these attributes (organization access), and the team. */
+  async function member(name: string, attributes: Record<string, unknown> = {}): Promise<string> {
+    const slug = name.replace(/ /g, '-');
+    const teamId = await createTeam(srv, org, `t-${slug}`, attributes);
+    const username = `${org}-${slug}`;
+    add(`user, ${name}`, await userToken(srv, username));
+    await joinTeam(srv, teamId, username);
+    return teamId;
+  }
 
-    function check(misses: string[], p: Principal, column: Column, r: Res): void {
-      const want = Number(p.expect[column]);
-      if (r.status !== want)
-        misses.push(`${p.name} × ${column}: expected ${want}, got ${r.status} ${r.text.slice(0, 160)}`);
-      else if (want === 404 && r.json?.errors?.[0]?.status !== '404')
-        misses.push(`${p.name} × ${column}: 404 without a JSON:API error document: ${r.text.slice(0, 160)}`);
-    }
+  function check(misses: string[], p: Principal, column: Column, r: Res): void {
+    const want = Number(p.expect[column]);
+    if (r.status !== want)
+      misses.push(`${p.name} × ${column}: expected ${want}, got ${r.status} ${r.text.slice(0, 160)}`);
+    else if (want === 404 && r.json?.errors?.[0]?.status !== '404')
+      misses.push(`${p.name} × ${column}: 404 without a JSON:API error document: ${r.text.slice(0, 160)}`);
+  }
 
-    before(async () => {
-      srv = await startTestServer(kind);
-      await ok('POST', '/api/v2/organizations', orgBody(org), 201);
-      projectP = (await ok('POST', `/api/v2/organizations/${org}/projects`, projectBody('Project P'), 201)).json.data
-        .id;
-      projectQ = (await ok('POST', `/api/v2/organizations/${org}/projects`, projectBody('Project Q'), 201)).json.data
-        .id;
-      const inP = { data: { ...toProject(projectP).data, attributes: { name: 'w' } } };
-      const w = await ok('POST', `/api/v2/organizations/${org}/workspaces`, inP, 201);
-      workspaceW = w.json.data.id;
-      ownersId = await ownersTeamId(srv, org);
-      plainTeam = await createTeam(srv, org, 'plain');
+  before(async () => {
+    await ok('POST', '/api/v2/organizations', orgBody(org), 201);
+    projectP = (await ok('POST', `/api/v2/organizations/${org}/projects`, projectBody('Project P'), 201)).json.data.id;
+    projectQ = (await ok('POST', `/api/v2/organizations/${org}/projects`, projectBody('Project Q'), 201)).json.data.id;
+    const inP = { data: { ...toProject(projectP).data, attributes: { name: 'w' } } };
+    const w = await ok('POST', `/api/v2/organizations/${org}/workspaces`, inP, 201);
+    workspaceW = w.json.data.id;
+    ownersId = await ownersTeamId(srv, org);
+    plainTeam = await createTeam(srv, org, 'plain');
 
-      add('site-admin user', await userToken(srv, `${org}-site-admin`, true));
-      add('owners-team user', await userToken(srv, `${org}-owner`));
-      await joinTeam(srv, ownersId, `${org}-owner`);
-      add('owners-team token', await tokenAt(srv, `/api/v2/teams/${ownersId}/authentication-token`));
-      add('organization token', await tokenAt(srv, `/api/v2/organizations/${org}/authentication-token`));
-      const granted = await member('workspace grant');
-      await grantTeam(srv, granted, workspaceW, { access: 'write' });
-      add('team, workspace grant', await tokenAt(srv, `/api/v2/teams/${granted}/authentication-token`));
-      await member('no grant');
-      const managers = await member('manage-projects', { 'organization-access': { 'manage-projects': true } });
-      add('team, manage-projects', await tokenAt(srv, `/api/v2/teams/${managers}/authentication-token`));
-      await member('read-projects', { 'organization-access': { 'read-projects': true } });
-      await member('manage-workspaces', { 'organization-access': { 'manage-workspaces': true } });
-      await member('read-workspaces', { 'organization-access': { 'read-workspaces': true } });
-      const other = `${org}-other`;
-      await ok('POST', '/api/v2/organizations', orgBody(other), 201);
-      add('other org: owner user', await userToken(srv, `${other}-owner`));
-      await joinTeam(srv, await ownersTeamId(srv, other), `${other}-owner`);
-      add('other org: org token', await tokenAt(srv, `/api/v2/organizations/${other}/authentication-token`));
-      await userToken(srv, `${org}-candidate`);
-      assert.deepEqual(
-        principals.map((p) => p.name).sort(),
-        Object.keys(MATRIX).sort(),
-        'every matrix row is a principal',
-      );
-    });
-    after(async () => srv?.close());
-
-    it('reads: the list and what it shows, a project with a granted workspace and one without', async () => {
-      const misses: string[] = [];
-      await Promise.all(
-        principals.map(async (p) => {
-          const list = await call(srv, 'GET', `/api/v2/organizations/${org}/projects`, { token: p.token });
-          check(misses, p, 'list', list);
-          const seen = list.status === 200 ? String(list.json.data.length) : '-';
-          if (seen !== p.expect.seen) misses.push(`${p.name} × seen: expected ${p.expect.seen}, got ${seen}`);
-          check(misses, p, 'show-p', await call(srv, 'GET', `/api/v2/projects/${projectP}`, { token: p.token }));
-          check(misses, p, 'show-q', await call(srv, 'GET', `/api/v2/projects/${projectQ}`, { token: p.token }));
-        }),
-      );
-      assert.deepEqual(misses.sort(), []);
-    });
-
-    it('writes: create, rename, delete, a workspace in a project, a move; a refusal changes nothing', async () => {
-      const misses: string[] = [];
-      for (const [i, p] of principals.entries()) {
-        const created = await call(srv, 'POST', `/api/v2/organizations/${org}/projects`, {
-          token: p.token,
-          body: projectBody(`made ${i}`),
-        });
-        check(misses, p, 'create', created);
-        if (created.status === 201) await ok('DELETE', `/api/v2/projects/${created.json.data.id}`, undefined, 204);
-
-        const renamed = await call(srv, 'PATCH', `/api/v2/projects/${projectQ}`, {
-          token: p.token,
-          body: projectBody(`Project Q ${i}`),
-        });
-        check(misses, p, 'rename', renamed);
-        const q = await ok('GET', `/api/v2/projects/${projectQ}`, undefined, 200);
-        if ((q.json.data.attributes.name === `Project Q ${i}`) !== (renamed.status === 200))
-          misses.push(`${p.name} × rename: the name is ${q.json.data.attributes.name}`);
-
-        const doomed = (await ok('POST', `/api/v2/organizations/${org}/projects`, projectBody(`doomed ${i}`), 201)).json
-          .data.id;
-        const deleted = await call(srv, 'DELETE', `/api/v2/projects/${doomed}`, { token: p.token });
-        check(misses, p, 'delete', deleted);
-        if (deleted.status !== 204) await ok('DELETE', `/api/v2/projects/${doomed}`, undefined, 204);
-
-        const body = { data: { ...toProject(projectP).data, attributes: { name: `in-p-${i}` } } };
-        const inP = await call(srv, 'POST', `/api/v2/organizations/${org}/workspaces`, { token: p.token, body });
-        check(misses, p, 'ws-in-p', inP);
-        if (inP.status === 201) {
-          assert.equal(inP.json.data.relationships.project.data.id, projectP);
-          await ok('DELETE', `/api/v2/workspaces/${inP.json.data.id}`, undefined, 204);
-        }
-
-        const moved = await call(srv, 'PATCH', `/api/v2/workspaces/${workspaceW}`, {
-          token: p.token,
-          body: toProject(projectQ),
-        });
-        check(misses, p, 'move', moved);
-        const w = await ok('GET', `/api/v2/workspaces/${workspaceW}`, undefined, 200);
-        const now = w.json.data.relationships.project.data.id as string;
-        if ((now === projectQ) !== (moved.status === 200)) misses.push(`${p.name} × move: the workspace is in ${now}`);
-        if (now !== projectP) await ok('PATCH', `/api/v2/workspaces/${workspaceW}`, toProject(projectP), 200);
-      }
-      assert.deepEqual(misses, []);
-    });
-
-    it('the way to ownership: only owners mint the owners team tokens or add owners; other teams stay manageable', async () => {
-      const misses: string[] = [];
-      const membersOfOwners = async () =>
-        (await ok('GET', `/api/v2/teams/${ownersId}`, undefined, 200)).json.data.attributes['users-count'] as number;
-      const ownersBefore = await membersOfOwners();
-      for (const p of principals) {
-        const legacy = await call(srv, 'POST', `/api/v2/teams/${ownersId}/authentication-token`, {
-          token: p.token,
-          body: { data: { type: 'authentication-token' } },
-        });
-        check(misses, p, 'owners-token', legacy);
-        if (legacy.status === 201) {
-          // Regenerating replaces the owners team's legacy token: its principal carries on with the new one.
-          const owners = principals.find((x) => x.name === 'owners-team token') as Principal;
-          owners.token = legacy.json.data.attributes.token as string;
-        }
-        const described = await call(srv, 'POST', `/api/v2/teams/${ownersId}/authentication-tokens`, {
-          token: p.token,
-          body: { data: { type: 'authentication-token', attributes: { description: `by ${p.name}` } } },
-        });
-        check(misses, p, 'owners-tokens', described);
-        if (described.status === 201)
-          await ok('DELETE', `/api/v2/authentication-tokens/${described.json.data.id}`, undefined, 204);
-
-        const joined = await call(srv, 'POST', `/api/v2/teams/${ownersId}/relationships/users`, {
-          token: p.token,
-          body: { data: [{ type: 'users', id: `${org}-candidate` }] },
-        });
-        check(misses, p, 'owners-member', joined);
-        const owners = await membersOfOwners();
-        if ((owners === ownersBefore + 1) !== (joined.status === 204))
-          misses.push(`${p.name} × owners-member: the owners team has ${owners} members`);
-        if (owners !== ownersBefore)
-          await ok(
-            'DELETE',
-            `/api/v2/teams/${ownersId}/relationships/users`,
-            { data: [{ type: 'users', id: `${org}-candidate` }] },
-            204,
-          );
-
-        const other = await call(srv, 'POST', `/api/v2/teams/${plainTeam}/authentication-tokens`, {
-          token: p.token,
-          body: { data: { type: 'authentication-token', attributes: { description: `for ${p.name}` } } },
-        });
-        check(misses, p, 'team-tokens', other);
-      }
-      assert.deepEqual(misses, []);
-      // Without an owners-team token, the organization token still cannot lock, write or purge state.
-      const orgToken = principals.find((p) => p.name === 'organization token') as Principal;
-      const lock = await call(srv, 'POST', `/api/v2/workspaces/${workspaceW}/actions/lock`, {
-        token: orgToken.token,
-        body: {},
-      });
-      assert.equal(lock.status, 404, lock.text);
-    });
+    add('site-admin user', await userToken(srv, `${org}-site-admin`, true));
+    add('owners-team user', await userToken(srv, `${org}-owner`));
+    await joinTeam(srv, ownersId, `${org}-owner`);
+    add('owners-team token', await tokenAt(srv, `/api/v2/teams/${ownersId}/authentication-token`));
+    add('organization token', await tokenAt(srv, `/api/v2/organizations/${org}/authentication-token`));
+    const granted = await member('workspace grant');
+    await grantTeam(srv, granted, workspaceW, { access: 'write' });
+    add('team, workspace grant', await tokenAt(srv, `/api/v2/teams/${granted}/authentication-token`));
+    await member('no grant');
+    const managers = await member('manage-projects', { 'organization-access': { 'manage-projects': true } });
+    add('team, manage-projects', await tokenAt(srv, `/api/v2/teams/${managers}/authentication-token`));
+    await member('read-projects', { 'organization-access': { 'read-projects': true } });
+    await member('manage-workspaces', { 'organization-access': { 'manage-workspaces': true } });
+    await member('read-workspaces', { 'organization-access': { 'read-workspaces': true } });
+    const other = `${org}-other`;
+    await ok('POST', '/api/v2/organizations', orgBody(other), 201);
+    add('other org: owner user', await userToken(srv, `${other}-owner`));
+    await joinTeam(srv, await ownersTeamId(srv, other), `${other}-owner`);
+    add('other org: org token', await tokenAt(srv, `/api/v2/organizations/${other}/authentication-token`));
+    await userToken(srv, `${org}-candidate`);
+    assert.deepEqual(
+      principals.map((p) => p.name).sort(),
+      Object.keys(MATRIX).sort(),
+      'every matrix row is a principal',
+    );
   });
-}
+
+  it('reads: the list and what it shows, a project with a granted workspace and one without', async () => {
+    const misses: string[] = [];
+    await Promise.all(
+      principals.map(async (p) => {
+        const list = await call(srv, 'GET', `/api/v2/organizations/${org}/projects`, { token: p.token });
+        check(misses, p, 'list', list);
+        const seen = list.status === 200 ? String(list.json.data.length) : '-';
+        if (seen !== p.expect.seen) misses.push(`${p.name} × seen: expected ${p.expect.seen}, got ${seen}`);
+        check(misses, p, 'show-p', await call(srv, 'GET', `/api/v2/projects/${projectP}`, { token: p.token }));
+        check(misses, p, 'show-q', await call(srv, 'GET', `/api/v2/projects/${projectQ}`, { token: p.token }));
+      }),
+    );
+    assert.deepEqual(misses.sort(), []);
+  });
+
+  it('writes: create, rename, delete, a workspace in a project, a move; a refusal changes nothing', async () => {
+    const misses: string[] = [];
+    for (const [i, p] of principals.entries()) {
+      const created = await call(srv, 'POST', `/api/v2/organizations/${org}/projects`, {
+        token: p.token,
+        body: projectBody(`made ${i}`),
+      });
+      check(misses, p, 'create', created);
+      if (created.status === 201) await ok('DELETE', `/api/v2/projects/${created.json.data.id}`, undefined, 204);
+
+      const renamed = await call(srv, 'PATCH', `/api/v2/projects/${projectQ}`, {
+        token: p.token,
+        body: projectBody(`Project Q ${i}`),
+      });
+      check(misses, p, 'rename', renamed);
+      const q = await ok('GET', `/api/v2/projects/${projectQ}`, undefined, 200);
+      if ((q.json.data.attributes.name === `Project Q ${i}`) !== (renamed.status === 200))
+        misses.push(`${p.name} × rename: the name is ${q.json.data.attributes.name}`);
+
+      const doomed = (await ok('POST', `/api/v2/organizations/${org}/projects`, projectBody(`doomed ${i}`), 201)).json
+        .data.id;
+      const deleted = await call(srv, 'DELETE', `/api/v2/projects/${doomed}`, { token: p.token });
+      check(misses, p, 'delete', deleted);
+      if (deleted.status !== 204) await ok('DELETE', `/api/v2/projects/${doomed}`, undefined, 204);
+
+      const body = { data: { ...toProject(projectP).data, attributes: { name: `in-p-${i}` } } };
+      const inP = await call(srv, 'POST', `/api/v2/organizations/${org}/workspaces`, { token: p.token, body });
+      check(misses, p, 'ws-in-p', inP);
+      if (inP.status === 201) {
+        assert.equal(inP.json.data.relationships.project.data.id, projectP);
+        await ok('DELETE', `/api/v2/workspaces/${inP.json.data.id}`, undefined, 204);
+      }
+
+      const moved = await call(srv, 'PATCH', `/api/v2/workspaces/${workspaceW}`, {
+        token: p.token,
+        body: toProject(projectQ),
+      });
+      check(misses, p, 'move', moved);
+      const w = await ok('GET', `/api/v2/workspaces/${workspaceW}`, undefined, 200);
+      const now = w.json.data.relationships.project.data.id as string;
+      if ((now === projectQ) !== (moved.status === 200)) misses.push(`${p.name} × move: the workspace is in ${now}`);
+      if (now !== projectP) await ok('PATCH', `/api/v2/workspaces/${workspaceW}`, toProject(projectP), 200);
+    }
+    assert.deepEqual(misses, []);
+  });
+
+  it('the way to ownership: only owners mint owners team tokens or add owners; other teams manageable', async () => {
+    const misses: string[] = [];
+    const membersOfOwners = async () =>
+      (await ok('GET', `/api/v2/teams/${ownersId}`, undefined, 200)).json.data.attributes['users-count'] as number;
+    const ownersBefore = await membersOfOwners();
+    for (const p of principals) {
+      const legacy = await call(srv, 'POST', `/api/v2/teams/${ownersId}/authentication-token`, {
+        token: p.token,
+        body: { data: { type: 'authentication-token' } },
+      });
+      check(misses, p, 'owners-token', legacy);
+      if (legacy.status === 201) {
+        // Regenerating replaces the owners team's legacy token: its principal carries on with the new one.
+        const owners = principals.find((x) => x.name === 'owners-team token') as Principal;
+        owners.token = legacy.json.data.attributes.token as string;
+      }
+      const described = await call(srv, 'POST', `/api/v2/teams/${ownersId}/authentication-tokens`, {
+        token: p.token,
+        body: { data: { type: 'authentication-token', attributes: { description: `by ${p.name}` } } },
+      });
+      check(misses, p, 'owners-tokens', described);
+      if (described.status === 201)
+        await ok('DELETE', `/api/v2/authentication-tokens/${described.json.data.id}`, undefined, 204);
+
+      const joined = await call(srv, 'POST', `/api/v2/teams/${ownersId}/relationships/users`, {
+        token: p.token,
+        body: { data: [{ type: 'users', id: `${org}-candidate` }] },
+      });
+      check(misses, p, 'owners-member', joined);
+      const owners = await membersOfOwners();
+      if ((owners === ownersBefore + 1) !== (joined.status === 204))
+        misses.push(`${p.name} × owners-member: the owners team has ${owners} members`);
+      if (owners !== ownersBefore)
+        await ok(
+          'DELETE',
+          `/api/v2/teams/${ownersId}/relationships/users`,
+          { data: [{ type: 'users', id: `${org}-candidate` }] },
+          204,
+        );
+
+      const other = await call(srv, 'POST', `/api/v2/teams/${plainTeam}/authentication-tokens`, {
+        token: p.token,
+        body: { data: { type: 'authentication-token', attributes: { description: `for ${p.name}` } } },
+      });
+      check(misses, p, 'team-tokens', other);
+    }
+    assert.deepEqual(misses, []);
+    // Without an owners-team token, the organization token still cannot lock, write or purge state.
+    const orgToken = principals.find((p) => p.name === 'organization token') as Principal;
+    const lock = await call(srv, 'POST', `/api/v2/workspaces/${workspaceW}/actions/lock`, {
+      token: orgToken.token,
+      body: {},
+    });
+    assert.equal(lock.status, 404, lock.text);
+  });
+});

@@ -59,7 +59,7 @@ for (const kind of dbKinds()) {
       await full.close();
     });
 
-    it('refuses uploads below the free-space floor with 507, leaving the version pending and its URL usable', async () => {
+    it('refuses uploads below the free-space floor with 507, the version pending and its URL usable', async () => {
       const f = await workspace(full);
       const bytes = stateFile(1, f.lineage);
       const sv = await createPending(full, f, 1, bytes);

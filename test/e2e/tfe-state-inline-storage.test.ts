@@ -1,9 +1,8 @@
 import { openBuffer } from '../../src/secrets/content-cipher.js';
-import { after, before, describe, it } from 'node:test';
+import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { dbKinds } from '../support/test-db.js';
-import { startTestServer } from '../support/test-server.js';
+import { describeWithServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
 import { INLINE_EXTRACT_MAX_BYTES } from '../../src/tfe/state-versions/extract-state-job.js';
 import { extractState } from '../../src/tfe/state-versions/state-extract.js';
@@ -51,15 +50,11 @@ function bigState(lineage: string): Buffer {
   );
 }
 
-for (const kind of dbKinds()) {
-  describe(`state versions: small states stored with their version [${kind}]`, () => {
-    let srv: TestServer;
-    before(async () => {
-      srv = await startTestServer(kind, { config: { stateInlineMaxSize: LIMIT } });
-    });
-    after(async () => srv.close());
-
-    it('keeps a small state and JSON state in the database, a large one in the blob store, and reads both back', async () => {
+describeWithServer(
+  'state versions: small states stored with their version',
+  { config: { stateInlineMaxSize: LIMIT } },
+  (srv) => {
+    it('keeps a small state and JSON state in the database, a large one in the blob store; reads both', async () => {
       const f = await workspace(srv);
       const small = stateFile(1, f.lineage);
       assert.ok(small.length <= LIMIT);
@@ -115,7 +110,7 @@ for (const kind of dbKinds()) {
       assert.ok((await download(srv, again.json.data.attributes['hosted-state-download-url'])).body.equals(bytes));
     });
 
-    it('extracts a large state in a worker thread, storing and serving what the event-loop extraction gives', async () => {
+    it('extracts a large state in a worker thread, storing what the event-loop extraction gives', async () => {
       const f = await workspace(srv);
       const bytes = bigState(f.lineage);
       assert.ok(bytes.length > INLINE_EXTRACT_MAX_BYTES, `${bytes.length} bytes`);
@@ -141,5 +136,5 @@ for (const kind of dbKinds()) {
       assert.equal(a['billable-rum-count'], expected.value.billableRumCount);
       assert.ok(Object.keys(a.modules).includes('root.app.sg'), JSON.stringify(Object.keys(a.modules)));
     });
-  });
-}
+  },
+);

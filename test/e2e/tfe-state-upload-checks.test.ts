@@ -169,7 +169,11 @@ for (const kind of dbKinds()) {
 
     it('checks a large upload (in a worker thread) the same way', async () => {
       const f = await workspace(srv);
-      const filler = `,"resources": [${Array.from({ length: 30_000 }, (_, i) => `{"mode":"managed","type":"null_resource","name":"r${i}","provider":"provider[\\"registry.terraform.io/hashicorp/null\\"]","instances":[{"attributes":{"id":"${'x'.repeat(100)}"}}]}`).join(',')}]`;
+      const provider = String.raw`"provider[\"registry.terraform.io/hashicorp/null\"]"`;
+      const resource = (i: number) =>
+        `{"mode":"managed","type":"null_resource","name":"r${i}","provider":${provider},` +
+        `"instances":[{"attributes":{"id":"${'x'.repeat(100)}"}}]}`;
+      const filler = `,"resources": [${Array.from({ length: 30_000 }, (_, i) => resource(i)).join(',')}]`;
       const good = stateFile(1, f.lineage, filler);
       assert.ok(good.length > 4 * 1024 * 1024, `${good.length} bytes`);
       const bad = good.subarray(0, good.length - 3);

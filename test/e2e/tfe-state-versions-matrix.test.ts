@@ -1,9 +1,7 @@
-import { after, before, describe, it } from 'node:test';
+import { before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { dbKinds } from '../support/test-db.js';
-import { startTestServer } from '../support/test-server.js';
-import type { TestServer } from '../support/test-server.js';
+import { describeWithServer } from '../support/test-server.js';
 import { orgBody, wsBody } from '../support/tfe-http.js';
 import { asAdmin, createTeam, grantTeam, joinTeam, ownersTeamId, tokenAt, userToken } from './tfe-principals.js';
 import { b64, call, count, createBody, inlineAttrs, md5, put, stateFile } from './tfe-state-versions-fixture.js';
@@ -133,263 +131,256 @@ const rollbackBody = (id: string) => ({
   },
 });
 
-for (const kind of dbKinds()) {
-  describe(`state versions: endpoint × token kind × permission matrix [${kind}]`, () => {
-    let srv: TestServer;
-    const org = `mx-${randomUUID().slice(0, 8)}`;
-    const principals: Principal[] = [];
-    // Reads, writes (create, rollback) and the owner actions each get a workspace, so
-    // writes never change what the reads see.
-    let readWs: Ws;
-    let writeWs: Ws;
-    let ownerWs: Ws;
-    let readV1: { id: string; outputId: string; bytes: Buffer; json: Buffer };
+describeWithServer('state versions: endpoint × token kind × permission matrix', (srv) => {
+  const org = `mx-${randomUUID().slice(0, 8)}`;
+  const principals: Principal[] = [];
+  // Reads, writes (create, rollback) and the owner actions each get a workspace, so
+  // writes never change what the reads see.
+  let readWs: Ws;
+  let writeWs: Ws;
+  let ownerWs: Ws;
+  let readV1: { id: string; outputId: string; bytes: Buffer; json: Buffer };
 
-    const ok = (method: string, path: string, body: unknown, status: number) =>
-      asAdmin(srv, method, path, body, status);
+  const ok = (method: string, path: string, body: unknown, status: number) => asAdmin(srv, method, path, body, status);
 
-    async function newWorkspace(): Promise<Ws> {
-      const name = `ws-${randomUUID().slice(0, 8)}`;
-      const r = await ok('POST', `/api/v2/organizations/${org}/workspaces`, wsBody(name), 201);
-      return { id: r.json.data.id as string, name, lineage: randomUUID(), serial: 0 };
+  async function newWorkspace(): Promise<Ws> {
+    const name = `ws-${randomUUID().slice(0, 8)}`;
+    const r = await ok('POST', `/api/v2/organizations/${org}/workspaces`, wsBody(name), 201);
+    return { id: r.json.data.id as string, name, lineage: randomUUID(), serial: 0 };
+  }
+
+  function add(name: string, tok: string): void {
+    assert.ok(MATRIX[name], `no matrix row for ${name}`);
+    principals.push({ name, token: tok, expect: expectations(MATRIX[name]) });
+  }
+
+  /** An inline version created by the admin, who holds the workspace's lock. */
+  async function rootVersion(ws: Ws, more: Record<string, unknown> = {}): Promise<{ id: string; bytes: Buffer }> {
+    ws.serial += 1;
+    const bytes = stateFile(ws.serial, ws.lineage);
+    const r = await ok(
+      'POST',
+      `/api/v2/workspaces/${ws.id}/state-versions`,
+      createBody(inlineAttrs(bytes, ws.serial, ws.lineage, more)),
+      201,
+    );
+    return { id: r.json.data.id as string, bytes };
+  }
+
+  async function statusOf(id: string): Promise<string> {
+    return (await ok('GET', `/api/v2/state-versions/${id}`, undefined, 200)).json.data.attributes.status as string;
+  }
+
+  async function currentId(ws: Ws): Promise<string> {
+    return (await ok('GET', `/api/v2/workspaces/${ws.id}/current-state-version`, undefined, 200)).json.data
+      .id as string;
+  }
+
+  const countOf = (ws: Ws) => count(srv, { org, wsName: ws.name, wsId: ws.id, lineage: ws.lineage });
+
+  /** Compares a response with the matrix; a refusal must be the JSON:API 404 of a missing resource. */
+  function check(misses: string[], p: Principal, column: Column, r: Res): void {
+    const want = p.expect[column];
+    if (r.status !== want) {
+      misses.push(`${p.name} × ${column}: expected ${want}, got ${r.status} ${r.text.slice(0, 160)}`);
+    } else if (
+      want === 404 &&
+      !(
+        r.json?.errors?.[0]?.status === '404' && /application\/vnd\.api\+json/.test(r.headers.get('content-type') ?? '')
+      )
+    ) {
+      misses.push(`${p.name} × ${column}: 404 without a JSON:API error document: ${r.text.slice(0, 160)}`);
     }
+  }
 
-    function add(name: string, tok: string): void {
-      assert.ok(MATRIX[name], `no matrix row for ${name}`);
-      principals.push({ name, token: tok, expect: expectations(MATRIX[name]) });
-    }
+  before(async () => {
+    await ok('POST', '/api/v2/organizations', orgBody(org), 201);
+    readWs = await newWorkspace();
+    writeWs = await newWorkspace();
+    ownerWs = await newWorkspace();
 
-    /** An inline version created by the admin, who holds the workspace's lock. */
-    async function rootVersion(ws: Ws, more: Record<string, unknown> = {}): Promise<{ id: string; bytes: Buffer }> {
-      ws.serial += 1;
-      const bytes = stateFile(ws.serial, ws.lineage);
-      const r = await ok(
-        'POST',
-        `/api/v2/workspaces/${ws.id}/state-versions`,
-        createBody(inlineAttrs(bytes, ws.serial, ws.lineage, more)),
-        201,
-      );
-      return { id: r.json.data.id as string, bytes };
-    }
+    add('site-admin user [P]', await userToken(srv, `${org}-site-admin`, true));
+    const owners = await ownersTeamId(srv, org);
+    add('owners-team user', await userToken(srv, `${org}-owner`));
+    await joinTeam(srv, owners, `${org}-owner`);
+    add('owners-team token', await tokenAt(srv, `/api/v2/teams/${owners}/authentication-token`));
+    add('organization token [P]', await tokenAt(srv, `/api/v2/organizations/${org}/authentication-token`));
+    const other = `${org}-other`;
+    await ok('POST', '/api/v2/organizations', orgBody(other), 201);
+    const otherOwners = await ownersTeamId(srv, other);
+    add('other org: owner user', await userToken(srv, `${other}-owner`));
+    await joinTeam(srv, otherOwners, `${other}-owner`);
+    add('other org: org token', await tokenAt(srv, `/api/v2/organizations/${other}/authentication-token`));
 
-    async function statusOf(id: string): Promise<string> {
-      return (await ok('GET', `/api/v2/state-versions/${id}`, undefined, 200)).json.data.attributes.status as string;
-    }
-
-    async function currentId(ws: Ws): Promise<string> {
-      return (await ok('GET', `/api/v2/workspaces/${ws.id}/current-state-version`, undefined, 200)).json.data
-        .id as string;
-    }
-
-    const countOf = (ws: Ws) => count(srv, { org, wsName: ws.name, wsId: ws.id, lineage: ws.lineage });
-
-    /** Compares a response with the matrix; a refusal must be the JSON:API 404 of a missing resource. */
-    function check(misses: string[], p: Principal, column: Column, r: Res): void {
-      const want = p.expect[column];
-      if (r.status !== want) {
-        misses.push(`${p.name} × ${column}: expected ${want}, got ${r.status} ${r.text.slice(0, 160)}`);
-      } else if (
-        want === 404 &&
-        !(
-          r.json?.errors?.[0]?.status === '404' &&
-          /application\/vnd\.api\+json/.test(r.headers.get('content-type') ?? '')
-        )
-      ) {
-        misses.push(`${p.name} × ${column}: 404 without a JSON:API error document: ${r.text.slice(0, 160)}`);
+    for (const level of LEVELS) {
+      const slug = level.replace(':', '-');
+      const teamId = await createTeam(srv, org, `team-${slug}`);
+      if (level !== 'none') {
+        for (const ws of [readWs, writeWs, ownerWs]) await grantTeam(srv, teamId, ws.id, grantAttributes(level));
       }
+      const username = `${org}-${slug}`;
+      const userTok = await userToken(srv, username);
+      await joinTeam(srv, teamId, username);
+      add(`user ${level}`, userTok);
+      add(`team ${level}`, await tokenAt(srv, `/api/v2/teams/${teamId}/authentication-token`));
     }
+    assert.deepEqual(
+      principals.map((p) => p.name).sort(),
+      Object.keys(MATRIX).sort(),
+      'every matrix row is a principal',
+    );
 
-    before(async () => {
-      srv = await startTestServer(kind);
-      await ok('POST', '/api/v2/organizations', orgBody(org), 201);
-      readWs = await newWorkspace();
-      writeWs = await newWorkspace();
-      ownerWs = await newWorkspace();
+    // Read targets: v1 (with JSON state and outputs) and a newer current version.
+    for (const ws of [readWs, writeWs, ownerWs])
+      await ok('POST', `/api/v2/workspaces/${ws.id}/actions/lock`, { reason: 'matrix setup' }, 200);
+    const json = Buffer.from(JSON.stringify({ format_version: '1.0', values: { outputs: {} } }));
+    const v1 = await rootVersion(readWs, { 'json-state': b64(json) });
+    await rootVersion(readWs);
+    await srv.deps.worker.runUntilIdle();
+    const shown = await ok('GET', `/api/v2/state-versions/${v1.id}`, undefined, 200);
+    readV1 = {
+      id: v1.id,
+      outputId: shown.json.data.relationships.outputs.data[0].id as string,
+      bytes: v1.bytes,
+      json,
+    };
+    await ok('POST', `/api/v2/workspaces/${readWs.id}/actions/unlock`, undefined, 200);
+    // The writes roll back to this one; the admin lets go of the lock the callers need.
+    await rootVersion(writeWs);
+    await ok('POST', `/api/v2/workspaces/${writeWs.id}/actions/unlock`, undefined, 200);
+  });
 
-      add('site-admin user [P]', await userToken(srv, `${org}-site-admin`, true));
-      const owners = await ownersTeamId(srv, org);
-      add('owners-team user', await userToken(srv, `${org}-owner`));
-      await joinTeam(srv, owners, `${org}-owner`);
-      add('owners-team token', await tokenAt(srv, `/api/v2/teams/${owners}/authentication-token`));
-      add('organization token [P]', await tokenAt(srv, `/api/v2/organizations/${org}/authentication-token`));
-      const other = `${org}-other`;
-      await ok('POST', '/api/v2/organizations', orgBody(other), 201);
-      const otherOwners = await ownersTeamId(srv, other);
-      add('other org: owner user', await userToken(srv, `${other}-owner`));
-      await joinTeam(srv, otherOwners, `${other}-owner`);
-      add('other org: org token', await tokenAt(srv, `/api/v2/organizations/${other}/authentication-token`));
-
-      for (const level of LEVELS) {
-        const slug = level.replace(':', '-');
-        const teamId = await createTeam(srv, org, `team-${slug}`);
-        if (level !== 'none') {
-          for (const ws of [readWs, writeWs, ownerWs]) await grantTeam(srv, teamId, ws.id, grantAttributes(level));
+  it("reads: list, show, current, both downloads, a version's outputs, one output, the current outputs", async () => {
+    const q = new URLSearchParams({ 'filter[workspace][name]': readWs.name, 'filter[organization][name]': org });
+    const reads: Array<[Column, string, ((r: Res) => void)?]> = [
+      ['list', `/api/v2/state-versions?${q}`, (r) => assert.equal(r.json.meta.pagination['total-count'], 2)],
+      ['show', `/api/v2/state-versions/${readV1.id}`, (r) => assert.equal(r.json.data.id, readV1.id)],
+      [
+        'current',
+        `/api/v2/workspaces/${readWs.id}/current-state-version`,
+        (r) => assert.equal(r.json.data.type, 'state-versions'),
+      ],
+      [
+        'download',
+        `/api/v2/state-versions/${readV1.id}/download`,
+        (r) => assert.equal(r.text, readV1.bytes.toString()),
+      ],
+      [
+        'json-download',
+        `/api/v2/state-versions/${readV1.id}/json-download`,
+        (r) => assert.equal(r.text, readV1.json.toString()),
+      ],
+      ['outputs', `/api/v2/state-versions/${readV1.id}/outputs`, (r) => assert.equal(r.json.data.length, 2)],
+      [
+        'output',
+        `/api/v2/state-version-outputs/${readV1.outputId}`,
+        (r) => assert.equal(r.json.data.id, readV1.outputId),
+      ],
+      [
+        'current-outputs',
+        `/api/v2/workspaces/${readWs.id}/current-state-version-outputs`,
+        (r) => assert.equal(r.json.data.length, 2),
+      ],
+    ];
+    const misses: string[] = [];
+    // Reads change nothing, so the callers go side by side.
+    await Promise.all(
+      principals.map(async (p) => {
+        for (const [column, path, body] of reads) {
+          const r = await call(srv, 'GET', path, { token: p.token });
+          check(misses, p, column, r);
+          if (r.status === 200 && body) body(r);
         }
-        const username = `${org}-${slug}`;
-        const userTok = await userToken(srv, username);
-        await joinTeam(srv, teamId, username);
-        add(`user ${level}`, userTok);
-        add(`team ${level}`, await tokenAt(srv, `/api/v2/teams/${teamId}/authentication-token`));
+      }),
+    );
+    assert.deepEqual(misses.sort(), []);
+  });
+
+  it('writes: create inline, create pending (upload without a token), rollback; a refusal writes nothing', async () => {
+    const base = await currentId(writeWs);
+    const misses: string[] = [];
+    for (const p of principals) {
+      const lock = await call(srv, 'POST', `/api/v2/workspaces/${writeWs.id}/actions/lock`, {
+        token: p.token,
+        body: { reason: 'matrix' },
+      });
+      check(misses, p, 'lock', lock);
+      const countBefore = await countOf(writeWs);
+      const currentBefore = await currentId(writeWs);
+
+      writeWs.serial += 1;
+      const inline = stateFile(writeWs.serial, writeWs.lineage);
+      const created = await call(srv, 'POST', `/api/v2/workspaces/${writeWs.id}/state-versions`, {
+        token: p.token,
+        body: createBody(inlineAttrs(inline, writeWs.serial, writeWs.lineage)),
+      });
+      check(misses, p, 'create', created);
+
+      writeWs.serial += 1;
+      const later = stateFile(writeWs.serial, writeWs.lineage);
+      const pending = await call(srv, 'POST', `/api/v2/workspaces/${writeWs.id}/state-versions`, {
+        token: p.token,
+        body: createBody({ serial: writeWs.serial, md5: md5(later), lineage: writeWs.lineage }),
+      });
+      check(misses, p, 'create-pending', pending);
+      if (pending.status === 201) {
+        const uploaded = await put(pending.json.data.attributes['hosted-state-upload-url'] as string, later);
+        assert.equal(uploaded.status, 200, `${p.name}: upload without Authorization: ${uploaded.text}`);
       }
-      assert.deepEqual(
-        principals.map((p) => p.name).sort(),
-        Object.keys(MATRIX).sort(),
-        'every matrix row is a principal',
-      );
 
-      // Read targets: v1 (with JSON state and outputs) and a newer current version.
-      for (const ws of [readWs, writeWs, ownerWs])
-        await ok('POST', `/api/v2/workspaces/${ws.id}/actions/lock`, { reason: 'matrix setup' }, 200);
-      const json = Buffer.from(JSON.stringify({ format_version: '1.0', values: { outputs: {} } }));
-      const v1 = await rootVersion(readWs, { 'json-state': b64(json) });
-      await rootVersion(readWs);
-      await srv.deps.worker.runUntilIdle();
-      const shown = await ok('GET', `/api/v2/state-versions/${v1.id}`, undefined, 200);
-      readV1 = {
-        id: v1.id,
-        outputId: shown.json.data.relationships.outputs.data[0].id as string,
-        bytes: v1.bytes,
-        json,
-      };
-      await ok('POST', `/api/v2/workspaces/${readWs.id}/actions/unlock`, undefined, 200);
-      // The writes roll back to this one; the admin lets go of the lock the callers need.
-      await rootVersion(writeWs);
-      await ok('POST', `/api/v2/workspaces/${writeWs.id}/actions/unlock`, undefined, 200);
-    });
-    after(async () => srv?.close());
+      const rolled = await call(srv, 'PATCH', `/api/v2/workspaces/${writeWs.id}/state-versions`, {
+        token: p.token,
+        body: rollbackBody(base),
+      });
+      check(misses, p, 'rollback', rolled);
+      if (rolled.status === 201) assert.equal(rolled.json.data.relationships['rollback-state-version'].data.id, base);
 
-    it("reads: list, show, current, both downloads, a version's outputs, one output, the current outputs", async () => {
-      const q = new URLSearchParams({ 'filter[workspace][name]': readWs.name, 'filter[organization][name]': org });
-      const reads: Array<[Column, string, ((r: Res) => void)?]> = [
-        ['list', `/api/v2/state-versions?${q}`, (r) => assert.equal(r.json.meta.pagination['total-count'], 2)],
-        ['show', `/api/v2/state-versions/${readV1.id}`, (r) => assert.equal(r.json.data.id, readV1.id)],
+      const written = (['create', 'create-pending', 'rollback'] as const).filter((c) => p.expect[c] === 201).length;
+      const added = (await countOf(writeWs)) - countBefore;
+      if (added !== written) misses.push(`${p.name}: ${added} new versions, expected ${written}`);
+      if (written === 0 && (await currentId(writeWs)) !== currentBefore)
+        misses.push(`${p.name}: the current version changed`);
+
+      if (lock.status === 200) {
+        const un = await call(srv, 'POST', `/api/v2/workspaces/${writeWs.id}/actions/unlock`, { token: p.token });
+        assert.equal(un.status, 200, `${p.name} unlocks: ${un.text}`);
+      }
+    }
+    assert.deepEqual(misses, []);
+  });
+
+  it('organization-owner actions: soft delete, restore, purge; a refusal leaves the status as it was', async () => {
+    // The admin holds this workspace's lock from the setup and makes every target.
+    const misses: string[] = [];
+    const action = (id: string, name: string, tok: string) =>
+      call(srv, 'POST', `/api/v2/state-versions/${id}/actions/${name}`, { token: tok, body: undefined });
+    for (const p of principals) {
+      const finalized = (await rootVersion(ownerWs)).id;
+      const toRestore = (await rootVersion(ownerWs)).id;
+      const toPurge = (await rootVersion(ownerWs)).id;
+      await rootVersion(ownerWs); // the targets are not current
+      for (const id of [toRestore, toPurge])
+        await ok('POST', `/api/v2/state-versions/${id}/actions/soft_delete_backing_data`, undefined, 200);
+
+      const steps: Array<[Column, string, string, string, string]> = [
+        ['soft-delete', finalized, 'soft_delete_backing_data', 'finalized', 'backing_data_soft_deleted'],
+        ['restore', toRestore, 'restore_backing_data', 'backing_data_soft_deleted', 'finalized'],
         [
-          'current',
-          `/api/v2/workspaces/${readWs.id}/current-state-version`,
-          (r) => assert.equal(r.json.data.type, 'state-versions'),
-        ],
-        [
-          'download',
-          `/api/v2/state-versions/${readV1.id}/download`,
-          (r) => assert.equal(r.text, readV1.bytes.toString()),
-        ],
-        [
-          'json-download',
-          `/api/v2/state-versions/${readV1.id}/json-download`,
-          (r) => assert.equal(r.text, readV1.json.toString()),
-        ],
-        ['outputs', `/api/v2/state-versions/${readV1.id}/outputs`, (r) => assert.equal(r.json.data.length, 2)],
-        [
-          'output',
-          `/api/v2/state-version-outputs/${readV1.outputId}`,
-          (r) => assert.equal(r.json.data.id, readV1.outputId),
-        ],
-        [
-          'current-outputs',
-          `/api/v2/workspaces/${readWs.id}/current-state-version-outputs`,
-          (r) => assert.equal(r.json.data.length, 2),
+          'purge',
+          toPurge,
+          'permanently_delete_backing_data',
+          'backing_data_soft_deleted',
+          'backing_data_permanently_deleted',
         ],
       ];
-      const misses: string[] = [];
-      // Reads change nothing, so the callers go side by side.
-      await Promise.all(
-        principals.map(async (p) => {
-          for (const [column, path, body] of reads) {
-            const r = await call(srv, 'GET', path, { token: p.token });
-            check(misses, p, column, r);
-            if (r.status === 200 && body) body(r);
-          }
-        }),
-      );
-      assert.deepEqual(misses.sort(), []);
-    });
-
-    it('writes: create inline, create pending (then upload without a token), rollback; a refusal writes nothing', async () => {
-      const base = await currentId(writeWs);
-      const misses: string[] = [];
-      for (const p of principals) {
-        const lock = await call(srv, 'POST', `/api/v2/workspaces/${writeWs.id}/actions/lock`, {
-          token: p.token,
-          body: { reason: 'matrix' },
-        });
-        check(misses, p, 'lock', lock);
-        const countBefore = await countOf(writeWs);
-        const currentBefore = await currentId(writeWs);
-
-        writeWs.serial += 1;
-        const inline = stateFile(writeWs.serial, writeWs.lineage);
-        const created = await call(srv, 'POST', `/api/v2/workspaces/${writeWs.id}/state-versions`, {
-          token: p.token,
-          body: createBody(inlineAttrs(inline, writeWs.serial, writeWs.lineage)),
-        });
-        check(misses, p, 'create', created);
-
-        writeWs.serial += 1;
-        const later = stateFile(writeWs.serial, writeWs.lineage);
-        const pending = await call(srv, 'POST', `/api/v2/workspaces/${writeWs.id}/state-versions`, {
-          token: p.token,
-          body: createBody({ serial: writeWs.serial, md5: md5(later), lineage: writeWs.lineage }),
-        });
-        check(misses, p, 'create-pending', pending);
-        if (pending.status === 201) {
-          const uploaded = await put(pending.json.data.attributes['hosted-state-upload-url'] as string, later);
-          assert.equal(uploaded.status, 200, `${p.name}: upload without Authorization: ${uploaded.text}`);
-        }
-
-        const rolled = await call(srv, 'PATCH', `/api/v2/workspaces/${writeWs.id}/state-versions`, {
-          token: p.token,
-          body: rollbackBody(base),
-        });
-        check(misses, p, 'rollback', rolled);
-        if (rolled.status === 201) assert.equal(rolled.json.data.relationships['rollback-state-version'].data.id, base);
-
-        const written = (['create', 'create-pending', 'rollback'] as const).filter((c) => p.expect[c] === 201).length;
-        const added = (await countOf(writeWs)) - countBefore;
-        if (added !== written) misses.push(`${p.name}: ${added} new versions, expected ${written}`);
-        if (written === 0 && (await currentId(writeWs)) !== currentBefore)
-          misses.push(`${p.name}: the current version changed`);
-
-        if (lock.status === 200) {
-          const un = await call(srv, 'POST', `/api/v2/workspaces/${writeWs.id}/actions/unlock`, { token: p.token });
-          assert.equal(un.status, 200, `${p.name} unlocks: ${un.text}`);
-        }
+      for (const [column, id, name, from, to] of steps) {
+        const r = await action(id, name, p.token);
+        check(misses, p, column, r);
+        const want = p.expect[column] === 200 ? to : from;
+        const now = await statusOf(id);
+        if (now !== want) misses.push(`${p.name} × ${column}: status ${now}, expected ${want}`);
       }
-      assert.deepEqual(misses, []);
-    });
-
-    it('organization-owner actions: soft delete, restore, purge; a refusal leaves the status as it was', async () => {
-      // The admin holds this workspace's lock from the setup and makes every target.
-      const misses: string[] = [];
-      const action = (id: string, name: string, tok: string) =>
-        call(srv, 'POST', `/api/v2/state-versions/${id}/actions/${name}`, { token: tok, body: undefined });
-      for (const p of principals) {
-        const finalized = (await rootVersion(ownerWs)).id;
-        const toRestore = (await rootVersion(ownerWs)).id;
-        const toPurge = (await rootVersion(ownerWs)).id;
-        await rootVersion(ownerWs); // the targets are not current
-        for (const id of [toRestore, toPurge])
-          await ok('POST', `/api/v2/state-versions/${id}/actions/soft_delete_backing_data`, undefined, 200);
-
-        const steps: Array<[Column, string, string, string, string]> = [
-          ['soft-delete', finalized, 'soft_delete_backing_data', 'finalized', 'backing_data_soft_deleted'],
-          ['restore', toRestore, 'restore_backing_data', 'backing_data_soft_deleted', 'finalized'],
-          [
-            'purge',
-            toPurge,
-            'permanently_delete_backing_data',
-            'backing_data_soft_deleted',
-            'backing_data_permanently_deleted',
-          ],
-        ];
-        for (const [column, id, name, from, to] of steps) {
-          const r = await action(id, name, p.token);
-          check(misses, p, column, r);
-          const want = p.expect[column] === 200 ? to : from;
-          const now = await statusOf(id);
-          if (now !== want) misses.push(`${p.name} × ${column}: status ${now}, expected ${want}`);
-        }
-      }
-      assert.deepEqual(misses, []);
-    });
+    }
+    assert.deepEqual(misses, []);
   });
-}
+});

@@ -81,7 +81,7 @@ for (const kind of dbKinds()) {
       return (await createPending(s, f, serial, stateFile(serial, f.lineage))) as { id: string };
     }
 
-    it('keeps the newest state of a workspace whose newest version is a pending upload, which itself may go', async () => {
+    it('keeps the newest state of a workspace whose newest version is a pending upload, which may go', async () => {
       const clock = new ManualClock('2026-01-01T00:00:00.000Z');
       const s = await start(clock, { stateRetentionKeepLatest: 1, stateRetentionMaxAgeDays: 180 });
       const p = await workspace(s);
@@ -123,7 +123,7 @@ for (const kind of dbKinds()) {
       assert.equal(await status(s, q1.id), 200);
     });
 
-    it('counts only versions holding state toward the newest kept: discarded, pending and purged ones do not', async () => {
+    it('counts only versions holding state toward the newest kept, not discarded, pending or purged ones', async () => {
       const clock = new ManualClock('2026-01-01T00:00:00.000Z');
       const s = await start(clock, { stateRetentionKeepLatest: 3, stateRetentionMaxAgeDays: 180 });
       const a = await workspace(s);

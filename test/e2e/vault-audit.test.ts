@@ -252,6 +252,42 @@ for (const kind of dbKinds()) {
       await v('DELETE', 'sys/audit/second');
     });
 
+    it(
+      'fails closed on a full disk, and records every one of many concurrent requests',
+      { skip: existsSync('/dev/full') ? false : 'needs /dev/full' },
+      async () => {
+        // /dev/full refuses every write with ENOSPC; mode 0000 leaves its permissions alone.
+        await enable(v, 'full', { file_path: '/dev/full', mode: '0000' });
+        try {
+          const refused = await Promise.all(
+            Array.from({ length: 8 }, (_, i) =>
+              v('PUT', `sys/policies/acl/disk-full-${i}`, { body: { policy: 'path "a" { capabilities = ["read"] }' } }),
+            ),
+          );
+          for (const r of refused) {
+            assert.equal(r.status, 500, r.text);
+            assert.deepEqual(r.json, { errors: ['internal error'] });
+          }
+        } finally {
+          // As in Vault, sys/audit refuses too while no device writes: the operator frees the disk.
+          await server.deps.core.audit.disable('full');
+        }
+        for (let i = 0; i < 8; i++) assert.equal((await v('GET', `sys/policies/acl/disk-full-${i}`)).status, 404);
+
+        // Requests made together share the device's writes: each has its request and response entry.
+        const file = join(dir, 'concurrent.log');
+        await enable(v, 'concurrent', { file_path: file });
+        const answers = await Promise.all(Array.from({ length: 64 }, () => v('GET', 'sys/mounts')));
+        const written = entries(file);
+        for (const r of answers) {
+          assert.equal(r.status, 200, r.text);
+          const mine = written.filter((e) => e.request.id === r.json.request_id).map((e) => e.type);
+          assert.deepEqual(mine, ['request', 'response']);
+        }
+        await v('DELETE', 'sys/audit/concurrent');
+      },
+    );
+
     it('writes to a TCP socket device and fails closed once its peer is gone', async () => {
       const lines: string[] = [];
       const conns = new Set<Socket>();

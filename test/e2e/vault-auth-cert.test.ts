@@ -1,12 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hvacSkip, runHvacScript } from '../support/hvac-script.js';
-import { dbKinds } from '../support/test-db.js';
-import { startTestServer } from '../support/test-server.js';
-import type { TestServer } from '../support/test-server.js';
+import { describeWithServer } from '../support/test-server.js';
 import { opensslTestCa } from './pki-external-policy-helpers.js';
 
 /** TLS certificate logins (auth/cert) over HTTPS with client certificates. */
@@ -63,15 +61,15 @@ function call(
   });
 }
 
-for (const kind of dbKinds()) {
-  describe(`TLS certificate auth [${kind}]`, () => {
-    let server: TestServer;
+describeWithServer(
+  'TLS certificate auth',
+  {
+    config: { tlsCertFile: serverCert.certFile, tlsKeyFile: serverCert.keyFile },
+  },
+  (server) => {
     const root = (method: string, path: string, body?: unknown) =>
       call(server.url, method, path, { token: server.rootToken, body });
     before(async () => {
-      server = await startTestServer(kind, {
-        config: { tlsCertFile: serverCert.certFile, tlsKeyFile: serverCert.keyFile },
-      });
       assert.equal((await root('POST', 'sys/mounts/pki', { type: 'pki' })).status, 204);
       assert.equal(
         (await root('POST', 'pki/root/generate/internal', { common_name: 'Strongroom Root', key_type: 'ec' })).status,
@@ -80,7 +78,6 @@ for (const kind of dbKinds()) {
       const role = { allowed_domains: 'example.com', allow_subdomains: true, key_type: 'ec', max_ttl: '24h' };
       assert.ok((await root('POST', 'pki/roles/agents', role)).status < 300);
     });
-    after(async () => server?.close());
 
     it(
       'logs in with external and Strongroom-issued certificates through hvac, and renews itself',
@@ -148,8 +145,8 @@ for (const kind of dbKinds()) {
       r = await login(own, 'own');
       assert.deepEqual([r.status, r.json], refused);
     });
-  });
-}
+  },
+);
 
 function readIssued(i: { certFile: string; keyFile: string }): { certPem: string; keyPem: string } {
   return { certPem: readFileSync(i.certFile, 'utf8'), keyPem: readFileSync(i.keyFile, 'utf8') };

@@ -72,7 +72,9 @@ step("github-refusals")
 
 # Kubernetes service-account tokens: PEM validation keys, ES256, a JSON-pointer claim.
 root.sys.enable_auth_method("jwt", path="kubernetes-sa")
-root.auth.jwt.configure(jwt_validation_pubkeys=[CFG["k8s_pem"]], bound_issuer="https://kubernetes.default.svc", path="kubernetes-sa")
+root.auth.jwt.configure(
+    jwt_validation_pubkeys=[CFG["k8s_pem"]], bound_issuer="https://kubernetes.default.svc", path="kubernetes-sa"
+)
 root.auth.jwt.create_role(
     "runner",
     user_claim="/kubernetes.io/serviceaccount/name",
@@ -91,7 +93,9 @@ step("kubernetes")
 # OIDC discovery (the method enabled as "oidc"), EdDSA, default_role.
 root.sys.enable_auth_method("oidc", path="oidc")
 root.auth.jwt.configure(oidc_discovery_url=CFG["issuer"], default_role="any", path="oidc")
-root.auth.jwt.create_role("any", user_claim="email", allowed_redirect_uris=[], bound_audiences=["strongroom"], path="oidc")
+root.auth.jwt.create_role(
+    "any", user_claim="email", allowed_redirect_uris=[], bound_audiences=["strongroom"], path="oidc"
+)
 r = hvac.Client(url=ADDR).adapter.post("/v1/auth/oidc/login", json={"jwt": T["oidc"]})
 assert r["auth"]["metadata"] == {"role": "any"}, r
 step("discovery")

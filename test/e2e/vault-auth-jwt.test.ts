@@ -106,7 +106,7 @@ for (const kind of dbKinds()) {
       },
     );
 
-    it('answers each refusal with Vault wording, validates config and roles, refreshes keys on an unknown kid', async () => {
+    it('answers refusals in Vault wording, validates config and roles, refreshes keys on an unknown kid', async () => {
       assert.equal((await root('POST', 'sys/auth/ci', { body: { type: 'jwt' } })).status, 204);
       let r = await root('POST', 'auth/ci/login', { body: { role: 'x', jwt: 'a.b.c' } });
       assert.deepEqual([r.status, r.json], [400, { errors: ['could not load configuration'] }]);
@@ -150,7 +150,8 @@ for (const kind of dbKinds()) {
       for (const [jwt, message] of [
         [
           mintJwt(rsa, github({ aud: 'x' })),
-          'error validating claims: invalid audience (aud) claim: audience provided does not match any expected audience',
+          'error validating claims: invalid audience (aud) claim: audience provided does not match any ' +
+            'expected audience',
         ],
         [mintJwt(rsa, github({ exp: now() - 600 })), 'error validating claims: token is expired (exp)'],
         [mintJwt(rsa, github({ nbf: now() + 600 })), 'error validating claims: token not valid yet (nbf)'],

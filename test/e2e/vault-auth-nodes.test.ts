@@ -40,7 +40,8 @@ for (const kind of dbKinds()) {
 
       assert.equal((await rootA('POST', 'auth/approle/role/once', { body: { secret_id_num_uses: 1 } })).status, 204);
       const roleId = (await rootB('GET', 'auth/approle/role/once/role-id')).json.data.role_id as string;
-      // Twenty one-use secret ids, each raced by ten logins split over both nodes: exactly one login per secret id wins.
+      // Twenty one-use secret ids, each raced by ten logins split over both nodes: exactly one login per secret id
+      // wins.
       for (let round = 0; round < 20; round++) {
         const secret = (await (round % 2 ? rootA : rootB)('POST', 'auth/approle/role/once/secret-id')).json.data
           .secret_id as string;
@@ -135,7 +136,8 @@ for (const kind of dbKinds()) {
       );
       const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
       t.diagnostic(
-        `policy list median ${median(idle).toFixed(1)} ms idle, ${median(during).toFixed(1)} ms during 500 failed logins (100 in flight), ${median(beside).toFixed(1)} ms during 500 sys/health`,
+        `policy list median ${median(idle).toFixed(1)} ms idle, ${median(during).toFixed(1)} ms during 500 failed ` +
+          `logins (100 in flight), ${median(beside).toFixed(1)} ms during 500 sys/health`,
       );
     });
   });

@@ -58,7 +58,9 @@ client.sys.create_or_update_policy("hvac-reader", {"path": {"sys/mounts": {"capa
 policies = client.sys.list_policies()["data"]["policies"]
 assert "hvac-issuer" in policies and "hvac-reader" in policies and "default" in policies, policies
 assert "capabilities" in client.sys.read_policy("hvac-issuer")["data"]["rules"]
-err = expect_error(exceptions.InvalidRequest, client.sys.create_or_update_policy, "broken", 'path "x" { capabilities = ')
+err = expect_error(
+    exceptions.InvalidRequest, client.sys.create_or_update_policy, "broken", 'path "x" { capabilities = '
+)
 listed = client.list("sys/policies/acl")
 assert "hvac-reader" in listed["data"]["keys"], listed
 step("policies")

@@ -1,12 +1,10 @@
-import { after, before, describe, it } from 'node:test';
+import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dbKinds } from '../support/test-db.js';
-import { startTestServer } from '../support/test-server.js';
-import type { TestServer } from '../support/test-server.js';
+import { describeWithServer } from '../support/test-server.js';
 
 /**
  * The hvac client (Debian package python3-hvac, hvac 0.11.2) against the real server:
@@ -25,27 +23,19 @@ function hvacAvailable(): boolean {
 
 const skip = hvacAvailable() ? false : 'python3-hvac is not installed (apt-get install -y python3-hvac)';
 
-for (const kind of dbKinds()) {
-  describe(`hvac against /v1 [${kind}]`, { skip }, () => {
-    let server: TestServer;
-    before(async () => {
-      server = await startTestServer(kind);
+describeWithServer('hvac against /v1', { skip }, (server) => {
+  it('manages mounts, tunes, policies and tokens through hvac', async () => {
+    const { spawn } = await import('node:child_process');
+    const child = spawn(PYTHON, [SCRIPT], {
+      env: { PATH: process.env.PATH ?? '', VAULT_ADDR: server.url, VAULT_TOKEN: server.rootToken },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    after(async () => server?.close());
-
-    it('manages mounts, tunes, policies and tokens through hvac', async () => {
-      const { spawn } = await import('node:child_process');
-      const child = spawn(PYTHON, [SCRIPT], {
-        env: { PATH: process.env.PATH ?? '', VAULT_ADDR: server.url, VAULT_TOKEN: server.rootToken },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-      const code = await new Promise<number | null>((done) => child.on('close', done));
-      assert.equal(code, 0, out);
-      for (const step of ['health', 'mounts', 'policies', 'tokens', 'cleanup'])
-        assert.match(out, new RegExp(`^ok ${step}$`, 'm'));
-    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const code = await new Promise<number | null>((done) => child.on('close', done));
+    assert.equal(code, 0, out);
+    for (const step of ['health', 'mounts', 'policies', 'tokens', 'cleanup'])
+      assert.match(out, new RegExp(`^ok ${step}$`, 'm'));
   });
-}
+});

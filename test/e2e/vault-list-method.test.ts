@@ -101,7 +101,8 @@ for (const kind of dbKinds()) {
             assertListed(await c.read(), `round ${i}`);
           }
           const closing = Buffer.from(
-            `LIST /v1/sys/policies/acl HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Vault-Token: ${server.rootToken}\r\n\r\n`,
+            `LIST /v1/sys/policies/acl HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Vault-Token: ` +
+              `${server.rootToken}\r\n\r\n`,
           );
           await c.send([closing]);
           const r = await c.read();
@@ -126,7 +127,7 @@ for (const kind of dbKinds()) {
         }
       });
 
-      it('answers a request it cannot parse with 400 (431 for oversized headers), after the requests before it', async () => {
+      it('answers a request it cannot parse with 400 (431 for big headers), after the requests before it', async () => {
         for (const [bad, status] of [
           ['GET /v1/sys/health HTTP/1.1\r\nNo colon here\r\n\r\n', 400],
           [`GET /v1/sys/health HTTP/1.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],

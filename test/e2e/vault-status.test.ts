@@ -1,8 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { before, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { dbKinds } from '../support/test-db.js';
-import { startTestServer } from '../support/test-server.js';
-import type { TestServer } from '../support/test-server.js';
+import { describeWithServer } from '../support/test-server.js';
 import { hvacSkip, runHvacScript } from '../support/hvac-script.js';
 import { httpsVaultClient, opensslTestCa } from './pki-external-policy-helpers.js';
 import type { VaultReply } from './vault-http.js';
@@ -22,19 +20,18 @@ function assertShape(body: Record<string, unknown>, shape: Record<string, 'boole
   for (const [k, t] of Object.entries(shape)) assert.equal(typeof body[k], t, `${k} in ${JSON.stringify(body)}`);
 }
 
-for (const kind of dbKinds()) {
-  describe(`Vault status endpoints [${kind}]`, () => {
-    let server: TestServer;
+describeWithServer(
+  'Vault status endpoints',
+  {
+    config: { tlsCertFile: serverCert.certFile, tlsKeyFile: serverCert.keyFile },
+  },
+  (server, kind) => {
     let anon: (method: string, path: string) => Promise<VaultReply>;
 
     before(async () => {
-      server = await startTestServer(kind, {
-        config: { tlsCertFile: serverCert.certFile, tlsKeyFile: serverCert.keyFile },
-      });
       const v = httpsVaultClient(server.url, ca.certPem, '');
       anon = (method, path) => v(method, path, { token: undefined });
     });
-    after(async () => server?.close());
 
     it('sys/health: an active, unsealed, initialized node, without a token', async () => {
       const r = await anon('GET', 'sys/health');
@@ -175,8 +172,8 @@ for (const kind of dbKinds()) {
       assert.equal(code, 0, out);
       for (const step of ['health', 'seal-status', 'leader']) assert.match(out, new RegExp(`^ok ${step}$`, 'm'));
     });
-  });
-}
+  },
+);
 
 /** Outside CI a missing hvac skips its case; in CI (CI=true) the case runs and fails. */
 function skipHvac(): string | false {

@@ -89,7 +89,7 @@ describe('go-tfe compatibility', { skip }, () => {
       });
       after(async () => srv.close());
 
-      it('organizations, workspaces, state versions, teams, team access, tokens and projects behave as go-tfe expects', async () => {
+      it('organizations, workspaces, state versions, teams, access, tokens, projects as go-tfe expects', async () => {
         const r = await run(
           binary,
           [],

@@ -62,8 +62,10 @@ func stateFile(serial int64, lineage string) []byte {
 		"resources": []interface{}{
 			map[string]interface{}{
 				"mode": "managed", "type": "null_resource", "name": "n",
-				"provider":  "provider[\"registry.terraform.io/hashicorp/null\"]",
-				"instances": []interface{}{map[string]interface{}{"schema_version": 0, "attributes": map[string]interface{}{"id": "1"}}},
+				"provider": "provider[\"registry.terraform.io/hashicorp/null\"]",
+				"instances": []interface{}{
+					map[string]interface{}{"schema_version": 0, "attributes": map[string]interface{}{"id": "1"}},
+				},
 			},
 		},
 	}
@@ -114,13 +116,17 @@ func main() {
 
 	// Organizations.
 	orgName := "gotfe-" + suffix
-	org, err := client.Organizations.Create(ctx, tfe.OrganizationCreateOptions{Name: tfe.String(orgName), Email: tfe.String(orgName + "@example.com")})
+	org, err := client.Organizations.Create(ctx, tfe.OrganizationCreateOptions{
+		Name:  tfe.String(orgName),
+		Email: tfe.String(orgName + "@example.com"),
+	})
 	must(err, "create organization")
 	check(org.Name == orgName && org.Email == orgName+"@example.com", "organization echo: %+v", org)
 	readOrg, err := client.Organizations.Read(ctx, orgName)
 	must(err, "read organization")
 	check(readOrg.Name == orgName && !readOrg.CreatedAt.IsZero(), "read organization: %+v", readOrg)
-	check(readOrg.Permissions != nil && readOrg.Permissions.CanDestroy, "organization permissions.can-destroy must be true")
+	check(readOrg.Permissions != nil && readOrg.Permissions.CanDestroy,
+		"organization permissions.can-destroy must be true")
 	orgs, err := client.Organizations.List(ctx, tfe.OrganizationListOptions{})
 	must(err, "list organizations")
 	found := false
@@ -171,13 +177,22 @@ func main() {
 	sv2, raw2 := createVersion(client, ws.ID, 2, lineage)
 	step("state versions: create inline (serial 1, identical serial 1 again, serial 2) and read")
 
-	list, err := client.StateVersions.List(ctx, tfe.StateVersionListOptions{Organization: tfe.String(orgName), Workspace: tfe.String(wsName)})
+	list, err := client.StateVersions.List(ctx, tfe.StateVersionListOptions{
+		Organization: tfe.String(orgName),
+		Workspace:    tfe.String(wsName),
+	})
 	must(err, "list state versions")
-	check(list.TotalCount == 3 && len(list.Items) == 3 && list.CurrentPage == 1, "list: total %d, items %d, page %d", list.TotalCount, len(list.Items), list.CurrentPage)
+	check(list.TotalCount == 3 && len(list.Items) == 3 && list.CurrentPage == 1,
+		"list: total %d, items %d, page %d", list.TotalCount, len(list.Items), list.CurrentPage)
 	check(list.Items[0].ID == sv2.ID, "list is not newest first: %s", list.Items[0].ID)
-	far, err := client.StateVersions.List(ctx, tfe.StateVersionListOptions{ListOptions: tfe.ListOptions{PageNumber: 999, PageSize: 100}, Organization: tfe.String(orgName), Workspace: tfe.String(wsName)})
+	far, err := client.StateVersions.List(ctx, tfe.StateVersionListOptions{
+		ListOptions:  tfe.ListOptions{PageNumber: 999, PageSize: 100},
+		Organization: tfe.String(orgName),
+		Workspace:    tfe.String(wsName),
+	})
 	must(err, "list page 999")
-	check(len(far.Items) == 0 && far.CurrentPage == 999 && far.TotalCount == 3, "page 999: %d items, page %d, total %d", len(far.Items), far.CurrentPage, far.TotalCount)
+	check(len(far.Items) == 0 && far.CurrentPage == 999 && far.TotalCount == 3,
+		"page 999: %d items, page %d, total %d", len(far.Items), far.CurrentPage, far.TotalCount)
 	step("state versions: list, pagination past the end")
 
 	cur := currentWithOutputs(client, ws.ID)
@@ -189,7 +204,8 @@ func main() {
 		check(want[o.Name] == o.Value, "included output %s = %q, want %q", o.Name, o.Value, want[o.Name])
 		one, err := client.StateVersionOutputs.Read(ctx, o.ID)
 		must(err, "read output "+o.ID)
-		check(one.ID == o.ID && one.Name == o.Name && one.Value == o.Value && one.Type == "string", "output read: %+v vs %+v", one, o)
+		check(one.ID == o.ID && one.Name == o.Name && one.Value == o.Value && one.Type == "string",
+			"output read: %+v vs %+v", one, o)
 		check(one.Sensitive == (o.Name == "password"), "output %s sensitive = %v", o.Name, one.Sensitive)
 	}
 	_, err = client.StateVersionOutputs.Read(ctx, "wsout-nonexisting")

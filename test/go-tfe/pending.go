@@ -14,11 +14,14 @@ import (
 // off) leaves the last finalized version current, so Current + Download keep working;
 // its upload makes it current. This go-tfe cannot create pending versions, so the create
 // and the upload are raw requests shaped like later go-tfe's.
-func checkPendingUpload(client *tfe.Client, address, token, wsID, lineage string, last *tfe.StateVersion, lastRaw []byte) {
+func checkPendingUpload(
+	client *tfe.Client, address, token, wsID, lineage string, last *tfe.StateVersion, lastRaw []byte,
+) {
 	raw := stateFile(last.Serial+1, lineage)
 	sum := md5.Sum(raw)
 	attrs := map[string]interface{}{"serial": last.Serial + 1, "md5": hex.EncodeToString(sum[:]), "lineage": lineage}
-	doc, err := json.Marshal(map[string]interface{}{"data": map[string]interface{}{"type": "state-versions", "attributes": attrs}})
+	data := map[string]interface{}{"type": "state-versions", "attributes": attrs}
+	doc, err := json.Marshal(map[string]interface{}{"data": data})
 	must(err, "marshal pending create")
 	status, body := api(address, token, "POST", "workspaces/"+wsID+"/state-versions", doc)
 	check(status == 201, "create pending version: %d %s", status, body)
@@ -49,5 +52,6 @@ func checkPendingUpload(client *tfe.Client, address, token, wsID, lineage string
 	got, err = client.StateVersions.Download(ctx, cur.DownloadURL)
 	must(err, "download after the upload")
 	check(bytes.Equal(got, raw), "the download after the upload differs")
-	step(fmt.Sprintf("pending version: current stays serial %d until the upload makes serial %d current", last.Serial, last.Serial+1))
+	step(fmt.Sprintf("pending version: current stays serial %d until the upload makes serial %d current",
+		last.Serial, last.Serial+1))
 }

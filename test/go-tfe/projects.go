@@ -72,11 +72,13 @@ func checkProjects(address, token, org, suffix string) {
 	var ws workspaceInProject
 	decode(body, &ws)
 	check(ws.Project != nil && ws.Project.ID == created.ID, "workspace project: %+v", ws.Project)
-	status, body = api(address, token, "GET", "organizations/"+org+"/workspaces?filter%5Bproject%5D%5Bid%5D="+created.ID, nil)
+	filter := "organizations/" + org + "/workspaces?filter%5Bproject%5D%5Bid%5D=" + created.ID
+	status, body = api(address, token, "GET", filter, nil)
 	check(status == 200, "list workspaces of project: %d", status)
 	items, err := jsonapi.UnmarshalManyPayload(bytes.NewReader(body), reflect.TypeOf(new(workspaceInProject)))
 	must(err, "decode workspace list")
-	check(len(items) == 1 && items[0].(*workspaceInProject).ID == ws.ID, "filter[project][id] gave %d workspaces", len(items))
+	check(len(items) == 1 && items[0].(*workspaceInProject).ID == ws.ID,
+		"filter[project][id] gave %d workspaces", len(items))
 
 	status, _ = api(address, token, "DELETE", "projects/"+created.ID, nil)
 	check(status == 409, "deleting a project holding a workspace answered %d", status)

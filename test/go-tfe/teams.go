@@ -24,12 +24,16 @@ func checkTeams(client *tfe.Client, address, org, suffix string) {
 	access := &tfe.OrganizationAccessOptions{
 		ManagePolicies: tfe.Bool(true), ManageWorkspaces: tfe.Bool(false), ManageVCSSettings: tfe.Bool(true),
 	}
-	team, err := client.Teams.Create(ctx, org, tfe.TeamCreateOptions{Name: tfe.String("deployers"), OrganizationAccess: access})
+	team, err := client.Teams.Create(ctx, org, tfe.TeamCreateOptions{
+		Name:               tfe.String("deployers"),
+		OrganizationAccess: access,
+	})
 	must(err, "create team")
 	read, err := client.Teams.Read(ctx, team.ID)
 	must(err, "read team")
 	want := tfe.OrganizationAccess{ManagePolicies: true, ManageWorkspaces: false, ManageVCSSettings: true}
-	check(read.OrganizationAccess != nil && *read.OrganizationAccess == want, "organization access: %+v", read.OrganizationAccess)
+	check(read.OrganizationAccess != nil && *read.OrganizationAccess == want,
+		"organization access: %+v", read.OrganizationAccess)
 	check(read.Permissions != nil && read.Permissions.CanDestroy && read.Permissions.CanUpdateMembership,
 		"an owner's permissions on the team: %+v", read.Permissions)
 	step("teams: organization access and the caller's permissions read back")
@@ -50,8 +54,9 @@ func checkTeams(client *tfe.Client, address, org, suffix string) {
 	must(err, "add custom team access")
 	got, err := client.TeamAccess.Read(ctx, grant.ID)
 	must(err, "read team access")
-	check(got.Access == tfe.AccessCustom && got.Runs == tfe.RunsPermissionApply && got.Variables == tfe.VariablesPermissionRead &&
-		got.StateVersions == tfe.StateVersionsPermissionWrite && got.SentinelMocks == tfe.SentinelMocksPermissionRead &&
+	check(got.Access == tfe.AccessCustom && got.Runs == tfe.RunsPermissionApply &&
+		got.Variables == tfe.VariablesPermissionRead && got.StateVersions == tfe.StateVersionsPermissionWrite &&
+		got.SentinelMocks == tfe.SentinelMocksPermissionRead &&
 		got.WorkspaceLocking, "custom access read back as %+v", got)
 	other, err := client.Teams.Create(ctx, org, tfe.TeamCreateOptions{Name: tfe.String("readers")})
 	must(err, "create second team")

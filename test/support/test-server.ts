@@ -1,5 +1,5 @@
 import { mkdtempSync } from 'node:fs';
-
+import { after, before, describe } from 'node:test';
 import { join } from 'node:path';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { buildApp } from '../../src/app.js';
@@ -9,7 +9,7 @@ import { buildDeps } from '../../src/deps.js';
 import type { Deps } from '../../src/deps.js';
 import type { DatabaseKind } from '../../src/db/database.js';
 import type { Clock } from '../../src/shared/clock.js';
-import { createDatabaseUrl } from './test-db.js';
+import { createDatabaseUrl, dbKinds } from './test-db.js';
 
 export const TEST_ROOT_TOKEN = 'test-root-token';
 
@@ -27,18 +27,17 @@ export interface TestServer {
  * Starts the real app on 127.0.0.1 with an ephemeral port and a fresh database of the
  * given kind. Jobs do not run by themselves: call `deps.worker.runUntilIdle()`.
  */
-export async function startTestServer(
-  kind: DatabaseKind,
-  opts: {
-    config?: Partial<Config>;
-    clock?: Clock;
-    sameDatabaseAs?: TestServer;
-    /** Sees every route as Fastify registers it. */
-    onRoute?: (route: RouteOptions) => void;
-    /** Storage that exists already (a restored backup): used as it is and left in place at close. */
-    existing?: { databaseUrl: string; dataDir: string };
-  } = {},
-): Promise<TestServer> {
+export interface StartOptions {
+  config?: Partial<Config>;
+  clock?: Clock;
+  sameDatabaseAs?: TestServer;
+  /** Sees every route as Fastify registers it. */
+  onRoute?: (route: RouteOptions) => void;
+  /** Storage that exists already (a restored backup): used as it is and left in place at close. */
+  existing?: { databaseUrl: string; dataDir: string };
+}
+
+export async function startTestServer(kind: DatabaseKind, opts: StartOptions = {}): Promise<TestServer> {
   // A second node of `sameDatabaseAs`: its database and data directory (the master key), dropped by the first.
   const shared = opts.existing
     ? { config: { databaseUrl: opts.existing.databaseUrl, dataDir: opts.existing.dataDir } }
@@ -105,3 +104,45 @@ export async function startSecondNode(server: TestServer): Promise<Omit<TestServ
     },
   };
 }
+
+/**
+ * One suite per database kind this run covers (`<title> [sqlite]`, `<title> [postgres]`),
+ * each with its own server: started before the suite's tests (and its own `before` hooks),
+ * closed after them (and after its own `after` hooks). `body` registers the tests; the
+ * server it gets is filled in when the suite starts. `opts` may depend on the kind.
+ */
+export function describeWithServer(title: string, body: SuiteBody): void;
+export function describeWithServer(
+  title: string,
+  opts: SuiteOptions | ((kind: DatabaseKind) => SuiteOptions),
+  body: SuiteBody,
+): void;
+export function describeWithServer(
+  title: string,
+  ...args: [SuiteBody] | [SuiteOptions | ((kind: DatabaseKind) => SuiteOptions), SuiteBody]
+): void {
+  const [opts, body] = args.length === 1 ? [{}, args[0]] : args;
+  for (const kind of dbKinds()) {
+    const { skip, ...base } = typeof opts === 'function' ? opts(kind) : opts;
+    describe(`${title} [${kind}]`, { skip }, () => {
+      const server = {} as TestServer;
+      let fromBody: StartOptions | void = undefined;
+      before(async () => {
+        Object.assign(server, await startTestServer(kind, { ...base, ...fromBody }));
+      });
+      fromBody = body(server, kind);
+      after(async () => server.close?.());
+    });
+  }
+}
+
+/** Start options, and node:test's `skip` for the suite (a reason; false or absent runs it). */
+export interface SuiteOptions extends StartOptions {
+  skip?: string | boolean;
+}
+
+/**
+ * Registers a suite's tests. It may return start options made from the suite's own objects
+ * (a clock its tests move, a route list the server fills): they are read when the suite starts.
+ */
+export type SuiteBody = (server: TestServer, kind: DatabaseKind) => StartOptions | void;

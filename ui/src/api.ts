@@ -15,7 +15,10 @@ type Body = Record<string, unknown> | undefined;
 function explain(status: number, detail: string): string {
   if (status === 401) return `Your session is not accepted (${detail || 'unauthorized'}). Sign in again.`;
   if (status === 403)
-    return `Permission denied${detail && detail !== 'permission denied' ? `: ${detail}` : ''}. Your token may not do this; sign in with one that may.`;
+    return (
+      `Permission denied${detail && detail !== 'permission denied' ? `: ${detail}` : ''}. ` +
+      'Your token may not do this; sign in with one that may.'
+    );
   if (status === 404)
     return detail ? `Not found: ${detail}` : 'Not found. It may have been deleted, or your token cannot see it.';
   if (status === 429) return 'The server is busy. Wait a moment and try again.';

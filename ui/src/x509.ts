@@ -61,7 +61,8 @@ function time(b: Uint8Array, t: Tlv): Date {
   const s = text(b, t);
   const full = t.tag === 0x17 ? (Number(s.slice(0, 2)) >= 50 ? '19' : '20') + s : s;
   return new Date(
-    `${full.slice(0, 4)}-${full.slice(4, 6)}-${full.slice(6, 8)}T${full.slice(8, 10)}:${full.slice(10, 12)}:${full.slice(12, 14)}Z`,
+    `${full.slice(0, 4)}-${full.slice(4, 6)}-${full.slice(6, 8)}` +
+      `T${full.slice(8, 10)}:${full.slice(10, 12)}:${full.slice(12, 14)}Z`,
   );
 }
 
@@ -133,9 +134,9 @@ function generalNames(b: Uint8Array, t: Tlv): string[] {
     if (k === 6) return `URI:${text(b, g)}`;
     if (k === 7) {
       const bytes = [...b.subarray(g.content, g.end)];
-      return bytes.length === 4
-        ? `IP:${bytes.join('.')}`
-        : `IP:${Array.from({ length: 8 }, (_, i) => ((bytes[2 * i]! << 8) | bytes[2 * i + 1]!).toString(16)).join(':')}`;
+      if (bytes.length === 4) return `IP:${bytes.join('.')}`;
+      const groups = Array.from({ length: 8 }, (_, i) => ((bytes[2 * i]! << 8) | bytes[2 * i + 1]!).toString(16));
+      return `IP:${groups.join(':')}`;
     }
     if (k === 4) return `dirName:${name(b, children(b, g)[0]!)}`;
     return `other:${hex(b, g)}`;

@@ -247,7 +247,8 @@ test('parsePolicy: JSON forms equal the HCL form', () => {
     '{"path":[{"pki/*":{"capabilities":["read","list"]}},{"pki/issue/web":{"capabilities":["update"]}}]}',
   );
   const hclAssign = parsePolicy(
-    'name = "x"\npath = { "pki/*" = { capabilities = ["read", "list"] }, "pki/issue/web" = { capabilities = ["update"] } }',
+    'name = "x"\npath = { "pki/*" = { capabilities = ["read", "list"] }, "pki/issue/web" = { ' +
+      'capabilities = ["update"] } }',
   );
   const expected = {
     rules: [

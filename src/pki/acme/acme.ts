@@ -162,7 +162,8 @@ export interface DirectoryPath {
 
 /** The directory prefix relative to the mount, e.g. `issuer/root/roles/web/acme/`. */
 export function directoryPrefix(p: DirectoryPath): string {
-  return `${p.issuerRef !== undefined ? `issuer/${p.issuerRef}/` : ''}${p.role !== undefined ? `roles/${p.role}/` : ''}acme/`;
+  const issuer = p.issuerRef !== undefined ? `issuer/${p.issuerRef}/` : '';
+  return `${issuer}${p.role !== undefined ? `roles/${p.role}/` : ''}acme/`;
 }
 
 /** How a directory issues: its issuer reference and its policy. */

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SystemResult } from '../sys/system-route.js';
 import type { VaultOperation } from '../pki-route.js';
+import type { FieldSchema } from '../vault-fields.js';
 import { authBlock } from '../tokens/token-routes.js';
 import type { AuthMount } from './auth-mount.js';
 import type { LoginOutcome } from './auth-mount-service.js';
@@ -32,6 +33,9 @@ export interface AuthRoute {
   handler(ctx: AuthRequestContext): Promise<SystemResult>;
   /** Login paths: reachable without a token. */
   unauthenticated?: boolean;
+  /** The body's fields, for the OpenAPI document (sys/internal/specs/openapi). */
+  fields?: { readonly schema: FieldSchema };
+  summary?: string;
 }
 
 /** A login's answer: Vault's `auth` block and no data. */

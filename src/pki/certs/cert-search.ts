@@ -50,11 +50,15 @@ export interface CertSearchPage {
 export const SEARCH_DEFAULT_LIMIT = 50;
 export const SEARCH_MAX_LIMIT = 500;
 
-/** Serial prefix as typed (any case, with `:` or `-` separators) to the stored hex form. */
+/**
+ * Serial prefix as typed (any case, with `:` or `-` separators) to the stored hex form. The
+ * storage form drops whole leading zero bytes only (`0a:1b` is stored `0a1b`), so only
+ * leading `00` pairs are dropped here.
+ */
 export function serialPrefix(text: string): string {
   const hex = text.trim().toLowerCase().replace(/[:-]/g, '');
   if (!/^[0-9a-f]+$/.test(hex)) throw invalid(`invalid serial "${text}": expected hexadecimal digits`, 'serial');
-  return hex.replace(/^0+(?=.)/, '');
+  return hex.replace(/^(00)+(?=.)/, '');
 }
 
 /** A name substring: trimmed, lowercased, at most 255 characters. */
@@ -103,4 +107,51 @@ export function decodeCursor(text: string): CertSearchCursor | undefined {
 /** The sort value of a hit, as the cursor carries it. */
 export function sortValue(hit: CertSearchHit, sort: CertSearchSort): string {
   return sort === 'serial' ? hit.serial : hit.notAfter.toISOString();
+}
+
+/**
+ * How the trigram index is asked for a name substring: for `trigrams` (all of them), or, when `common` is set,
+ * not at all (every usable trigram is common: the rows are read in order). With neither, the index gets the
+ * whole substring.
+ */
+export interface NamePlan {
+  trigrams?: string[];
+  common?: boolean;
+}
+
+/** Above this share of rows the rarest trigram is no filter worth reading the index for. */
+const COMMON_TRIGRAM = 0.05;
+/** Trigrams asked of the index: the rarest ones; the whole substring is checked on each candidate row. */
+const TRIGRAMS_ASKED = 3;
+
+/**
+ * Chooses the trigrams of a name substring the index is asked for, from their share of rows in a sample
+ * (`share`), among those the index can answer (`usable`). Asking for every trigram of `svc42.example.com` reads
+ * the posting lists of `exa` and `com`, which hold every row; the rarest three narrow as much at a fraction of
+ * the cost. When even the rarest usable trigram is common, the index is not asked at all: the rows are scanned
+ * in the requested order, and the first page fills quickly because the substring is common too.
+ */
+export function planName(
+  name: string,
+  share: (trigram: string) => number,
+  usable: (trigram: string) => boolean = () => true,
+): NamePlan {
+  const seen = new Map<string, number>();
+  for (let i = 0; i + 3 <= name.length; i++) {
+    const t = name.slice(i, i + 3);
+    if (!seen.has(t) && usable(t)) seen.set(t, share(t));
+  }
+  if (seen.size === 0) return {};
+  const rare = [...seen].filter(([, s]) => s <= COMMON_TRIGRAM).sort((a, b) => a[1] - b[1]);
+  if (rare.length === 0) return { common: true };
+  return { trigrams: rare.slice(0, TRIGRAMS_ASKED).map(([t]) => t) };
+}
+
+/**
+ * Whether PostgreSQL's pg_trgm can answer `LIKE '%t%'` for a trigram of a name from its index: three letters or
+ * digits, or two with a separator of host names, addresses or URIs before or after them (a word boundary, which
+ * pg_trgm indexes as padding).
+ */
+export function pgTrigramUsable(t: string): boolean {
+  return /^[a-z0-9]{3}$/.test(t) || /^[a-z0-9]{2}[.\-@:/ *]$/.test(t) || /^[.\-@:/ *][a-z0-9]{2}$/.test(t);
 }

@@ -6,6 +6,7 @@ import type { CertRepo, Executor } from './cert-repo.js';
 import { encodeCursor, sortValue } from './cert-search.js';
 import type { CertSearchPage, CertSearchQuery } from './cert-search.js';
 import type { CertSearchRepo } from './cert-search-repo.js';
+import type { CertSearchIndex } from './cert-search-index.js';
 
 /** Extra work done in the certificate's own transaction (e.g. recording its lease). */
 export type InTransaction = (tx: Executor) => Promise<void>;
@@ -45,7 +46,7 @@ const MAX_BATCH = 2000;
  * concurrency; alone, a request still commits at once.
  */
 export class CertService {
-  readonly #batches = new BatchQueue<Pending>((batch) => this.#write(batch), MAX_BATCH);
+  readonly #batches: BatchQueue<Pending>;
 
   constructor(
     private readonly deps: {
@@ -53,10 +54,16 @@ export class CertService {
       clock: Clock;
       leases?: LeaseWriter;
       search?: CertSearchRepo;
+      /** Keeps the search's name index caught up after commits (SQLite). */
+      searchIndex?: CertSearchIndex;
       /** An issuer reference (`default`, a name or an id) to its id; throws not_found. */
       resolveIssuer?: (mountId: string, ref: string) => Promise<string>;
+      /** Group commits that may run at once (BatchQueue): one on SQLite, a few on PostgreSQL. */
+      commitsInFlight?: number;
     },
-  ) {}
+  ) {
+    this.#batches = new BatchQueue<Pending>((batch) => this.#write(batch), MAX_BATCH, deps.commitsInFlight ?? 1);
+  }
 
   /**
    * Certificate search: stored certificates of a mount matching every filter given, in
@@ -77,7 +84,12 @@ export class CertService {
       q.notAfterFrom = q.notAfterFrom && q.notAfterFrom > now ? q.notAfterFrom : now;
       q.notAfterTo = q.notAfterTo && q.notAfterTo < to ? q.notAfterTo : to;
     }
-    const hits = await search.search(mountId, q);
+    let plan = {};
+    if (q.name !== undefined && this.deps.searchIndex) {
+      await this.deps.searchIndex.catchUp();
+      plan = await this.deps.searchIndex.plan(q.name);
+    }
+    const hits = await search.search(mountId, q, plan);
     if (hits.length <= q.limit) return { hits };
     const page = hits.slice(0, q.limit);
     const last = page[page.length - 1]!;
@@ -137,6 +149,7 @@ export class CertService {
       if (also) await this.deps.repo.transaction(work);
       else await this.deps.repo.writeTransaction(work);
       for (const p of batch) p.resolve();
+      this.deps.searchIndex?.stored(certs.length);
     } catch (err) {
       if (batch.length === 1) {
         batch[0]!.reject(err);

@@ -34,7 +34,7 @@ import { chooseSignatureAlgorithm } from './signature.js';
 import { csrCheckRejection } from './csr.js';
 import type { SignatureCheck } from './csr.js';
 import { nativeEcdsa } from './native-ecdsa.js';
-import type { NativeSigner } from './native-ecdsa.js';
+import type { NativeEcdsa, NativeSigner } from './native-ecdsa.js';
 import type { SignatureAlgorithm } from './signature.js';
 
 export interface AuthorityUrls {
@@ -60,20 +60,28 @@ export interface IssuerContext {
   };
   /** Signature algorithm for the given options (memoised). */
   signatureAlgorithm(signatureBits?: number, usePss?: boolean): SignatureAlgorithm;
-  /** The private key loaded into the native addon (EC on P-256/384/521), made on first use; null when there is none. */
+  /**
+   * The private key loaded into the native addon (EC on P-256/384/521), made on first use;
+   * null when there is none.
+   */
   nativeSigner(): NativeSigner | null;
+  /** The native addon this issuer signs with, or null (not built, or switched off by native_crypto). */
+  readonly native: NativeEcdsa | null;
 }
 
 /**
  * Prepares an issuer once. `nameDer` and `keyId` come from the issuer certificate (its
- * subject and SKI); for a self-signed root pass its own subject and SKI.
+ * subject and SKI); for a self-signed root pass its own subject and SKI. `native` is the
+ * addon to sign with (default: the addon when it was built; null for node:crypto only).
  */
 export function createIssuerContext(opts: {
   nameDer: Buffer;
   keyId: Buffer;
   privateKey: KeyObject;
   urls?: AuthorityUrls;
+  native?: NativeEcdsa | null;
 }): IssuerContext {
+  const addon = opts.native === undefined ? nativeEcdsa() : opts.native;
   const key = describeKey(opts.privateKey);
   const urls = opts.urls ?? {};
   const enc = (e: RawExtension | undefined): Buffer | undefined => (e ? encodeExtension(e) : undefined);
@@ -100,16 +108,16 @@ export function createIssuerContext(opts: {
       return alg;
     },
     nativeSigner() {
-      if (native === undefined) native = loadNativeSigner(opts.privateKey, key);
+      if (native === undefined) native = addon ? loadNativeSigner(addon, opts.privateKey, key) : null;
       return native;
     },
+    native: addon,
   };
 }
 
 /** An EC issuer key in the addon, or null (no addon, another key type or curve, or a key it refuses). */
-function loadNativeSigner(privateKey: KeyObject, key: KeyDescription): NativeSigner | null {
-  const addon = nativeEcdsa();
-  if (!addon || key.type !== 'ec' || !key.curve || !addon.supportsCurve(key.curve)) return null;
+function loadNativeSigner(addon: NativeEcdsa, privateKey: KeyObject, key: KeyDescription): NativeSigner | null {
+  if (key.type !== 'ec' || !key.curve || !addon.supportsCurve(key.curve)) return null;
   const jwk = privateKey.export({ format: 'jwk' });
   if (typeof jwk.d !== 'string') return null;
   const scalar = Buffer.from(jwk.d, 'base64url');
@@ -130,9 +138,10 @@ export function issuerContextFromCertificate(
   cert: ParsedCertificate,
   privateKey: KeyObject,
   urls?: AuthorityUrls,
+  native?: NativeEcdsa | null,
 ): IssuerContext {
   const keyId = cert.extensions.subjectKeyId ?? subjectKeyIdFromSpki(cert.spkiDer);
-  return createIssuerContext({ nameDer: cert.subject.der, keyId, privateKey, urls });
+  return createIssuerContext({ nameDer: cert.subject.der, keyId, privateKey, urls, native });
 }
 
 /** Context for a self-signed certificate: the subject is its own issuer and the AKI is its own SKI. */
@@ -141,9 +150,11 @@ export function selfSignedIssuerContext(opts: {
   privateKey: KeyObject;
   urls?: AuthorityUrls;
   keyId?: Buffer;
+  native?: NativeEcdsa | null;
 }): IssuerContext {
   const keyId = opts.keyId ?? subjectKeyIdFromSpki(spkiDer(opts.privateKey));
-  return createIssuerContext({ nameDer: opts.subjectDer, keyId, privateKey: opts.privateKey, urls: opts.urls });
+  const { subjectDer: nameDer, privateKey, urls, native } = opts;
+  return createIssuerContext({ nameDer, keyId, privateKey, urls, native });
 }
 
 export interface CertificateTemplate {
@@ -219,7 +230,7 @@ export async function buildCertificateAsync(
 ): Promise<BuiltCertificate> {
   const u = buildUnsigned(issuer, t);
   const signer = u.alg.ecdsaHash ? issuer.nativeSigner() : null;
-  const addon = signer ? nativeEcdsa() : null;
+  const addon = signer ? issuer.native : null;
   if (signer && addon && u.alg.ecdsaHash) {
     if (requestCheck?.native) {
       const r = await addon.verifyThenSignAsync(requestCheck.native, signer, u.alg.ecdsaHash, u.tbs);

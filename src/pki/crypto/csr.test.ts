@@ -5,15 +5,20 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DomainError } from '../../shared/errors.js';
-import { buildCsr, parseCsr, parseCsrAsync } from './csr.js';
+import { buildCsr, parseCsr as parseWith, parseCsrAsync as parseAsyncWith } from './csr.js';
 import { basicConstraintsExt, keyUsageExt, subjectAltNameExt } from './extensions.js';
 import { generateKeySync } from './key-generation.js';
 import { ecPublicPoint } from './keys.js';
 import { commonName, encodeSubject, nameValues } from './names.js';
 import { pemDecodeOne, pemEncode } from './pem.js';
-import { useNativeCrypto } from './native-ecdsa.js';
+import { nativeEcdsaIf } from './native-ecdsa.js';
 
-useNativeCrypto(process.env['STRONGROOM_NATIVE_CRYPTO'] !== 'false');
+// With the addon when it is built, unless this is the run without it (below).
+const native = nativeEcdsaIf(process.env['STRONGROOM_NATIVE_CRYPTO'] !== 'false');
+const parseCsr = (input: string | Buffer, opts: { requireValidSignature?: boolean } = {}) =>
+  parseWith(input, { native, ...opts });
+const parseCsrAsync = (input: string | Buffer, opts: { requireValidSignature?: boolean } = {}) =>
+  parseAsyncWith(input, { native, ...opts });
 
 const dir = mkdtempSync(join(tmpdir(), 'csr-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -42,7 +47,8 @@ test('openssl req CSR with SANs and extensions is parsed completely', () => {
     '-subj',
     '/C=US/ST=CA/L=San Francisco/O=Example Inc/OU=Ops/CN=app.example.com/emailAddress=admin@example.com',
     '-addext',
-    'subjectAltName=DNS:app.example.com,DNS:*.app.example.com,IP:10.1.2.3,IP:2001:db8::42,URI:spiffe://example.com/app,email:app@example.com,otherName:1.3.6.1.4.1.311.20.2.3;UTF8:upn@example.com',
+    'subjectAltName=DNS:app.example.com,DNS:*.app.example.com,IP:10.1.2.3,IP:2001:db8::42,' +
+      'URI:spiffe://example.com/app,email:app@example.com,otherName:1.3.6.1.4.1.311.20.2.3;UTF8:upn@example.com',
     '-addext',
     'basicConstraints=critical,CA:TRUE,pathlen:2',
     '-addext',

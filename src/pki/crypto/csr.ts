@@ -26,7 +26,7 @@ import type { KeyDescription } from './key-generation.js';
 import { decodeNameElement } from './names.js';
 import type { ParsedName } from './names.js';
 import { nativeEcdsa } from './native-ecdsa.js';
-import type { NativeCheck, NativeVerdict } from './native-ecdsa.js';
+import type { NativeCheck, NativeEcdsa, NativeVerdict } from './native-ecdsa.js';
 import { decodeBase64Strict, isPem, pemDecodeAll, pemEncode } from './pem.js';
 import {
   chooseSignatureAlgorithm,
@@ -73,14 +73,27 @@ export function csrDer(input: string | Buffer): Buffer {
 }
 
 /**
+ * How a CSR is read. `native`: the addon that checks ECDSA self-signatures (default: the
+ * addon when it was built; null checks with node:crypto only, as native_crypto = false).
+ */
+export interface CsrOptions {
+  native?: NativeEcdsa | null;
+}
+
+const addonOf = (opts: CsrOptions): NativeEcdsa | null => (opts.native === undefined ? nativeEcdsa() : opts.native);
+
+/**
  * Parses a CSR and checks its self-signature. With `requireValidSignature` (the default)
  * a bad signature throws `invalid` with Vault's message `request signature invalid`.
  */
-export function parseCsr(input: string | Buffer, opts: { requireValidSignature?: boolean } = {}): ParsedCsr {
+export function parseCsr(
+  input: string | Buffer,
+  opts: CsrOptions & { requireValidSignature?: boolean } = {},
+): ParsedCsr {
   const der = csrDer(input);
   let csr: ParsedCsr;
   try {
-    csr = decode(der);
+    csr = decode(der, addonOf(opts));
   } catch (err) {
     if (err instanceof DomainError && err.message.startsWith('certificate request')) throw err;
     throw invalidCsr((err as Error).message, err);
@@ -96,12 +109,12 @@ export function parseCsr(input: string | Buffer, opts: { requireValidSignature?:
  */
 export async function parseCsrAsync(
   input: string | Buffer,
-  opts: { requireValidSignature?: boolean } = {},
+  opts: CsrOptions & { requireValidSignature?: boolean } = {},
 ): Promise<ParsedCsr> {
   const der = csrDer(input);
   let d: Decoded;
   try {
-    d = decodeUnverified(der);
+    d = decodeUnverified(der, addonOf(opts));
   } catch (err) {
     if (err instanceof DomainError && err.message.startsWith('certificate request')) throw err;
     throw invalidCsr((err as Error).message, err);
@@ -132,8 +145,8 @@ export function csrCheckRejection(verdict: 'invalid' | 'bad-key'): DomainError {
 
 type Decoded = ParsedCsr & { check: SignatureCheck };
 
-function decode(der: Buffer): ParsedCsr {
-  const { check, ...csr } = decodeUnverified(der);
+function decode(der: Buffer, addon: NativeEcdsa | null): ParsedCsr {
+  const { check, ...csr } = decodeUnverified(der, addon);
   csr.signatureValid = check.verify();
   return csr;
 }
@@ -143,13 +156,16 @@ function decode(der: Buffer): ParsedCsr {
  * it to buildCertificateAsync, which runs it before signing) and must not issue anything
  * unless it holds. Parse errors are thrown as by parseCsr.
  */
-export function parseCsrDeferred(input: string | Buffer): {
+export function parseCsrDeferred(
+  input: string | Buffer,
+  opts: CsrOptions = {},
+): {
   csr: Omit<ParsedCsr, 'signatureValid'>;
   check: SignatureCheck;
 } {
   const der = csrDer(input);
   try {
-    const { check, signatureValid: _, ...csr } = decodeUnverified(der);
+    const { check, signatureValid: _, ...csr } = decodeUnverified(der, addonOf(opts));
     return { csr, check };
   } catch (err) {
     if (err instanceof DomainError && err.message.startsWith('certificate request')) throw err;
@@ -165,12 +181,12 @@ const notOnCurve = (): DomainError => invalidCsr('error parsing public key: the 
  * that is not on its curve is a parse error either way, as node:crypto's import makes it.
  */
 function signatureCheck(
+  addon: NativeEcdsa | null,
   spki: Buffer,
   params: VerifyParams,
   data: Buffer,
   sig: { bytes: Buffer; unusedBits: number },
 ): { key: KeyDescription; check: SignatureCheck } {
-  const addon = nativeEcdsa();
   const ec = addon && params.kind === 'ecdsa' && params.hash ? ecPublicPoint(spki) : undefined;
   if (addon && ec && addon.supportsCurve(ec.description.curve)) {
     const native = addon;
@@ -210,7 +226,7 @@ function signatureCheck(
   };
 }
 
-function decodeUnverified(der: Buffer): Decoded {
+function decodeUnverified(der: Buffer, addon: NativeEcdsa | null): Decoded {
   const top = parseDer(der);
   if (top.tag !== TAG.SEQUENCE) throw invalidCsr('not a SEQUENCE');
   const r = top.children();
@@ -238,7 +254,7 @@ function decodeUnverified(der: Buffer): Decoded {
     parsePublicKey(spki);
     throw err;
   }
-  const { key, check } = signatureCheck(spki, params, infoDer, sig);
+  const { key, check } = signatureCheck(addon, spki, params, infoDer, sig);
   const { extensionsEl, otherAttributes } = readAttributes(attrsEl);
   const extensions = parseExtensions(extensionsEl);
   return {

@@ -220,7 +220,8 @@ test('names: Go-style subject order, string types, raw round trip, openssl agree
   assert.deepEqual(n.der, der);
   assert.equal(
     nameToString(n),
-    'C=US,ST=CA,L=SF,street=1 Main St,postalCode=94000,O=Example\\, Inc.,OU=Ops+OU=Web,CN=*.example.com,serialNumber=SN-1,UID=alice',
+    'C=US,ST=CA,L=SF,street=1 Main St,postalCode=94000,O=Example\\, ' +
+      'Inc.,OU=Ops+OU=Web,CN=*.example.com,serialNumber=SN-1,UID=alice',
   );
   const email = decodeName(
     encodeName([
@@ -257,7 +258,8 @@ test('PEM: encode with 64-column lines, decode bundles, strict base64', () => {
   const der = Buffer.alloc(100, 1);
   const pem = pemEncode('CERTIFICATE', der);
   assert.equal(pem.split('\n')[1]!.length, 64);
-  const bundle = `junk\n${pem}${pemEncode('EC PRIVATE KEY', Buffer.from([1, 2, 3]))}\r\n${pemEncode('X509 CRL', Buffer.from([9]))}`;
+  const key = pemEncode('EC PRIVATE KEY', Buffer.from([1, 2, 3]));
+  const bundle = `junk\n${pem}${key}\r\n${pemEncode('X509 CRL', Buffer.from([9]))}`;
   const blocks = pemDecodeAll(bundle.replace(/\n/g, '\r\n'));
   assert.deepEqual(
     blocks.map((b) => b.label),

@@ -369,7 +369,8 @@ export class DerReader {
     const t = this.peekTag();
     if (t !== tag)
       throw derError(
-        `expected ${what} (tag 0x${tag.toString(16)}), found ${t === undefined ? 'end of data' : '0x' + t.toString(16)}`,
+        `expected ${what} (tag 0x${tag.toString(16)}), found ` +
+          `${t === undefined ? 'end of data' : '0x' + t.toString(16)}`,
       );
     return this.next();
   }

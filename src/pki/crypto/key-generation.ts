@@ -21,7 +21,7 @@ import {
 import type { ECDH, KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { bitString, explicit, integer, nullValue, octetString, oid, sequence } from './der.js';
-import { nativeEcdsa } from './native-ecdsa.js';
+import type { NativeEcdsa } from './native-ecdsa.js';
 
 const generateKeyPairAsync = promisify(generateKeyPairCb);
 
@@ -199,12 +199,15 @@ export function generateEcKey(bits: number): GeneratedKey {
 }
 
 /**
- * `count` EC keys generated together on the libuv threadpool by the native addon, or null
- * when the addon is not there (or has no such curve): then generate with generateEcKey.
+ * `count` EC keys generated together on the libuv threadpool by the native addon `addon`,
+ * or null when there is none (or it has no such curve): then generate with generateEcKey.
  */
-export function generateEcKeysBatch(bits: number, count: number): Promise<GeneratedKey[] | null> | null {
+export function generateEcKeysBatch(
+  bits: number,
+  count: number,
+  addon: NativeEcdsa | null,
+): Promise<GeneratedKey[] | null> | null {
   const curve = EC_CURVES[bits];
-  const addon = nativeEcdsa();
   if (!curve || !addon || !addon.supportsCurve(curve.name)) return null;
   return addon.generateKeysAsync(curve.name, count).then((parts) => {
     if (!parts) return null;

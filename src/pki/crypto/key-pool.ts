@@ -9,6 +9,7 @@
  */
 import { generateEcKeysBatch, generateKey, generateRsaKey } from './key-generation.js';
 import type { GeneratedKey, KeyType } from './key-generation.js';
+import type { NativeEcdsa } from './native-ecdsa.js';
 
 /** One kind of key the pool keeps ready. */
 export interface PooledKind {
@@ -21,13 +22,18 @@ export interface PooledKind {
 export interface KeyPoolOptions {
   /** Kinds kept ready; others are always generated on demand. Default: RSA 2048, 8 keys. */
   kinds?: readonly PooledKind[];
-  /** Background generation jobs in flight at most (all kinds together). Default 1, so a busy server keeps a core for requests. */
+  /**
+   * Background generation jobs in flight at most (all kinds together). Default 1, so a busy server keeps a core for
+   * requests.
+   */
   maxPending?: number;
   /**
    * Makes keys for the pool, one or more per call; null when this kind cannot be made in
    * the background (they are then generated on demand). Replaced only in tests.
    */
   generate?: (type: KeyType, bits: number) => Promise<GeneratedKey[]> | null;
+  /** The native addon that makes EC batches (null: EC keys are made when asked for). */
+  native?: NativeEcdsa | null;
 }
 
 export interface KeyPoolStats {
@@ -44,10 +50,10 @@ export interface KeyPoolStats {
 /** EC keys per background job. */
 const EC_BATCH = 32;
 
-function defaultGenerate(type: KeyType, bits: number): Promise<GeneratedKey[]> | null {
+function defaultGenerate(native: NativeEcdsa | null, type: KeyType, bits: number): Promise<GeneratedKey[]> | null {
   if (type === 'rsa') return generateRsaKey(bits).then((k) => [k]);
   if (type === 'ec') {
-    const batch = generateEcKeysBatch(bits, EC_BATCH);
+    const batch = generateEcKeysBatch(bits, EC_BATCH, native);
     return batch ? batch.then((keys) => keys ?? Promise.reject(new Error('native EC key generation failed'))) : null;
   }
   return null;
@@ -75,7 +81,8 @@ export class KeyPool {
       key: kindKey(k.type, k.bits),
     }));
     this.#maxPending = Math.max(1, opts.maxPending ?? 1);
-    this.#generate = opts.generate ?? defaultGenerate;
+    const native = opts.native ?? null;
+    this.#generate = opts.generate ?? ((type, bits) => defaultGenerate(native, type, bits));
     for (const k of this.#kinds) {
       this.#ready.set(k.key, []);
       this.#pending.set(k.key, 0);

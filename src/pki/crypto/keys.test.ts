@@ -240,6 +240,7 @@ test(
         { type: 'ec', bits: 384, capacity: 3 },
       ],
       maxPending: 2,
+      native: nativeEcdsa(),
     });
     pool.start();
     await pool.whenFull();

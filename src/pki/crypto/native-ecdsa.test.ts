@@ -4,13 +4,12 @@ import { ECDH, generateKeyPairSync, sign, verify } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { ecPublicPoint } from './keys.js';
-import { nativeEcdsa as loadNative, useNativeCrypto } from './native-ecdsa.js';
+import { nativeEcdsaIf } from './native-ecdsa.js';
 import type { HashName } from './signature.js';
 
 const built = existsSync(new URL('../../../../build/Release/strongroom_native.node', import.meta.url));
 const off = process.env['STRONGROOM_NATIVE_CRYPTO'] === 'false';
-useNativeCrypto(!off);
-const nativeEcdsa = loadNative();
+const nativeEcdsa = nativeEcdsaIf(!off);
 
 test('the native addon is loaded whenever it was built, and only then', () => {
   assert.equal(nativeEcdsa !== null, built && !off);

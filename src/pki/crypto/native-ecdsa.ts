@@ -136,17 +136,19 @@ function load(): NativeEcdsa | null {
   };
 }
 
-let enabled = true;
 let loaded: NativeEcdsa | null | undefined;
 
-/** The native_crypto setting: false makes every caller use node:crypto. */
-export function useNativeCrypto(on: boolean): void {
-  enabled = on;
-}
-
-/** The addon, or null when it was not built, does not load, or is switched off. Loaded on first use. */
+/**
+ * The addon, or null when it was not built or does not load. Loaded on first use: a loaded
+ * library is the process's, but whether to use it (the native_crypto setting) is each
+ * server's choice, passed down as a `native` option (PkiServices holds it).
+ */
 export function nativeEcdsa(): NativeEcdsa | null {
-  if (!enabled) return null;
   if (loaded === undefined) loaded = load();
   return loaded;
+}
+
+/** The addon when `on` (a server's native_crypto setting) and it loads, else null. */
+export function nativeEcdsaIf(on: boolean): NativeEcdsa | null {
+  return on ? nativeEcdsa() : null;
 }

@@ -169,7 +169,7 @@ export class ExternalPolicyService {
     } else {
       const csrText = req.csr ?? '';
       if (csrText.trim() === '') throw invalid('"csr" is empty', 'csr');
-      const csr = await parseCsrAsync(csrText);
+      const csr = await parseCsrAsync(csrText, this.deps.issuers.csrOptions);
       csrPem = csrText;
       spki = csr.spkiDer;
     }
@@ -232,7 +232,8 @@ export class ExternalPolicyService {
     }
     if (answer.generateLease) {
       warnings.push(
-        'the external policy service asked for a lease; certificates issued through external-policy paths carry no lease (revoke them by serial number)',
+        'the external policy service asked for a lease; certificates issued through external-policy paths carry no ' +
+          'lease (revoke them by serial number)',
       );
     }
     return { data: this.#respond(req, format, pkcs8, built, signing, key), warnings };

@@ -412,7 +412,8 @@ export function resignTemplate(i: ResignInput): { template: CertificateTemplate;
     const behavior = i.mode === 'ica' ? 'truncate' : i.leafNotAfterBehavior;
     if (behavior === 'err') {
       throw invalid(
-        `cannot satisfy request, as the template's NotAfter (${t.notAfter.toISOString()}) is beyond the expiration of the CA certificate at ${i.issuerNotAfter.toISOString()}`,
+        `cannot satisfy request, as the template's NotAfter (${t.notAfter.toISOString()}) is beyond the expiration ` +
+          `of the CA certificate at ${i.issuerNotAfter.toISOString()}`,
       );
     }
     if (behavior !== 'permit') {

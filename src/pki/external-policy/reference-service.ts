@@ -151,7 +151,8 @@ async function handle(
     return answer({ error: `the certificate cannot be built: ${(err as Error).message}` });
   }
   opts.log?.(
-    `allow policy=${JSON.stringify(d.policy)} mode=${mode} names=${d.dnsNames.join(',')} ttl=${d.ttlSeconds}s issuer=${d.issuerRef}`,
+    `allow policy=${JSON.stringify(d.policy)} mode=${mode} names=${d.dnsNames.join(',')} ` +
+      `ttl=${d.ttlSeconds}s issuer=${d.issuerRef}`,
   );
   answer({
     certificate: pem,

@@ -143,7 +143,7 @@ export class IssuanceService {
   async sign(req: IssueRequest): Promise<IssueResult> {
     const role = await this.deps.roles.forIssuance(req.mount.id, req.roleName);
     if (req.input.csr.trim() === '') throw invalid('"csr" is empty', 'csr');
-    const { csr, check } = parseCsrDeferred(req.input.csr);
+    const { csr, check } = parseCsrDeferred(req.input.csr, this.deps.issuers.csrOptions);
     let prepared: Prepared;
     try {
       const keyError = checkKeyAgainstRole(csr.key, role.key_type, role.key_bits);
@@ -370,7 +370,10 @@ function isSelfSignedPem(pem: string): boolean {
   }
 }
 
-/** What a role's fields give every certificate it issues, worked out once per role object (roles are cached, never changed). */
+/**
+ * What a role's fields give every certificate it issues, worked out once per role object (roles are cached, never
+ * changed).
+ */
 const derivedByRole = new WeakMap<PkiRole, { extKeyUsage: string[]; policies: PolicyInformation[] }>();
 
 function roleDerived(role: PkiRole): { extKeyUsage: string[]; policies: PolicyInformation[] } {

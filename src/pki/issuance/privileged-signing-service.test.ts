@@ -3,6 +3,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createTestDb, dbKinds } from '../../../test/support/test-db.js';
 import type { TestDatabase } from '../../../test/support/test-db.js';
+import { rootRequest } from '../../../test/support/pki-core.js';
 import { JobQueue } from '../../jobs/job-queue.js';
 import { SecretBox } from '../../secrets/secret-box.js';
 import { ManualClock } from '../../shared/clock.js';
@@ -31,41 +32,8 @@ import { SIGN_INTERMEDIATE_FIELDS, SIGN_SELF_ISSUED_FIELDS, SIGN_VERBATIM_FIELDS
 import { PrivilegedSigningService } from './privileged-signing-service.js';
 import type { PrivilegedRequest } from './privileged-signing-service.js';
 
-const root = (over: Partial<RootRequest> = {}): RootRequest => ({
-  commonName: 'Module Root',
-  altNames: [],
-  ipSans: [],
-  uriSans: [],
-  otherSans: [],
-  excludeCnFromSans: false,
-  ou: [],
-  organization: [],
-  country: [],
-  locality: [],
-  province: [],
-  streetAddress: [],
-  postalCode: [],
-  serialNumber: '',
-  type: 'internal',
-  keyType: 'ec',
-  keyBits: 256,
-  keyName: '',
-  keyRef: 'default',
-  managedKeyName: '',
-  managedKeyId: '',
-  ttl: 86400 * 100,
-  notAfter: '',
-  format: 'pem',
-  privateKeyFormat: 'der',
-  signatureBits: 0,
-  usePss: false,
-  maxPathLength: -1,
-  keyUsage: [],
-  permittedDnsDomains: [],
-  notBeforeDuration: 30,
-  issuerName: '',
-  ...over,
-});
+const root = (over: Partial<RootRequest> = {}): RootRequest =>
+  rootRequest({ commonName: 'Module Root', ttl: 86400 * 100, ...over });
 
 /** Role fields as the roles/:name route parses them. */
 const roleInput = (body: Record<string, unknown>) =>
@@ -166,7 +134,7 @@ for (const kind of dbKinds()) {
       assert.deepEqual(await certs.listSerials(m.id), before);
     });
 
-    it('sign-verbatim: a lease row and metadata with a role (also under no_store), neither without one; refusals store nothing', async () => {
+    it('sign-verbatim: lease and metadata with a role (even no_store), none without; refusals store none', async () => {
       const m = mount();
       await ca.generateRoot(m.id, limits, root());
       await roles.write(m.id, 'keep', roleInput({ ttl: '2h' }));

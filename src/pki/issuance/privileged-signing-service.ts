@@ -148,7 +148,8 @@ export class PrivilegedSigningService {
       !signing.urls.ocspServers?.length
     ) {
       warnings.push(
-        'no authority information access URLs are configured (config/urls); clients may be unable to fetch the chain or revocation status',
+        'no authority information access URLs are configured (config/urls); clients may be unable to fetch the ' +
+          'chain or revocation status',
       );
     }
     // Signed intermediates are always stored (reference 16.13), without a lease.
@@ -179,7 +180,8 @@ export class PrivilegedSigningService {
     const sameKeyType = cert.key.type === signing.context.key.type;
     if (!sameKeyType && v.require_matching_certificate_algorithms) {
       throw invalid(
-        `the issuer's key type (${signing.context.key.type}) does not match the certificate's (${cert.key.type}) and require_matching_certificate_algorithms is set`,
+        `the issuer's key type (${signing.context.key.type}) does not match the certificate's (${cert.key.type}) ` +
+          `and require_matching_certificate_algorithms is set`,
         'require_matching_certificate_algorithms',
       );
     }
@@ -218,7 +220,8 @@ export class PrivilegedSigningService {
     const csr = await this.#csr(v.csr);
     if (csr.extensions.basicConstraints?.ca === true) {
       throw invalid(
-        'the CSR requests a CA certificate (Basic Constraints CA:TRUE); sign-verbatim does not issue CA certificates, use sign-intermediate',
+        'the CSR requests a CA certificate (Basic Constraints CA:TRUE); sign-verbatim does not issue CA ' +
+          'certificates, use sign-intermediate',
         'csr',
       );
     }
@@ -297,7 +300,7 @@ export class PrivilegedSigningService {
   /** A CSR whose self-signature verifies and whose key any role could accept (RSA >= 2048, EC >= P-224, Ed25519). */
   async #csr(text: string): Promise<ParsedCsr> {
     if (text.trim() === '') throw invalid('"csr" is empty', 'csr');
-    const csr = await parseCsrAsync(text);
+    const csr = await parseCsrAsync(text, this.deps.issuers.csrOptions);
     const keyError = checkKeyAgainstRole(csr.key, 'any', 0);
     if (keyError) throw invalid(keyError, 'csr');
     return csr;
@@ -335,7 +338,8 @@ export class PrivilegedSigningService {
       computeValidity({ ...input, leafNotAfterBehavior: 'permit' }).notAfter > signing.issuer.notAfter
     ) {
       warnings.push(
-        `the requested notAfter is beyond the expiration of the signing certificate; it was truncated to ${signing.issuer.notAfter.toISOString()}`,
+        `the requested notAfter is beyond the expiration of the signing certificate; it was truncated to ` +
+          `${signing.issuer.notAfter.toISOString()}`,
       );
     }
     return v;

@@ -30,7 +30,7 @@ describe('intermediate path length', () => {
     [-1, 1, 0, false],
   ];
   for (const [requested, signer, expected, warns] of cases) {
-    it(`max_path_length ${requested} under a signer with pathlen ${signer ?? 'none'} gives ${expected ?? 'none'}`, () => {
+    it(`max_path_length ${requested} under signer pathlen ${signer ?? 'none'} gives ${expected ?? 'none'}`, () => {
       const r = intermediatePathLength(requested, signer);
       assert.equal(r.pathLen, expected);
       assert.equal(r.warnings.length > 0, warns);
@@ -168,7 +168,7 @@ describe('pem bundle and signature options', () => {
     assert.equal(pemBundle('C', 'I', true), 'C');
     assert.equal(pemBundle('C', 'I', false), 'C\nI');
   });
-  it('certificateData: a pem_bundle holds the native key and the certificate on issue, pemBundle on the signing paths', () => {
+  it('certificateData: pem_bundle holds native key and certificate on issue, pemBundle on the signing paths', () => {
     const r = { certificatePem: 'C', issuingCaPem: 'I', chainPems: ['I', 'R'], serialNumber: '01', expiration: 1 };
     const key = { pem: 'P8', base64: 'b', type: 'rsa', bundlePem: 'K' };
     assert.equal(certificateData({ ...r, privateKey: key }, 'pem_bundle').certificate, 'K\nC');

@@ -98,7 +98,8 @@ export function intermediatePathLength(
     return {
       pathLen: signerPathLen - 1,
       warnings: [
-        `max_path_length ${requested} is not below the signing certificate's path length ${signerPathLen}; using ${signerPathLen - 1}`,
+        `max_path_length ${requested} is not below the signing certificate's path length ${signerPathLen}; ` +
+          `using ${signerPathLen - 1}`,
       ],
     };
   }

@@ -117,7 +117,8 @@ export class CaService {
       warnings.push('the subject of the generated root is empty; set common_name or other subject fields');
     if (!urls)
       warnings.push(
-        'no authority information access URLs are configured (config/urls); clients may be unable to fetch the chain or revocation status',
+        'no authority information access URLs are configured (config/urls); clients may be unable to fetch the ' +
+          'chain or revocation status',
       );
     if (req.maxPathLength === 0)
       warnings.push('max_path_length is 0: this root cannot sign intermediate CAs that issue further CAs');
@@ -236,7 +237,8 @@ export class CaService {
         await this.#updateDefaultAfterImport(tx, mountId, newWithKey);
         if (bundle.certificates.length > 0 && Object.values(out.mapping).every((k) => k === '')) {
           out.warnings.push(
-            'none of the imported issuers has its private key in this mount; they cannot sign until the key is imported',
+            'none of the imported issuers has its private key in this mount; they cannot sign until the ' +
+              'key is imported',
           );
         }
         return out;
@@ -275,7 +277,10 @@ export class CaService {
     return issuer;
   }
 
-  /** The first imported issuer with a key becomes the default when none is set; with follow-latest, only a single new one. */
+  /**
+   * The first imported issuer with a key becomes the default when none is set; with follow-latest, only a single new
+   * one.
+   */
   async #updateDefaultAfterImport(tx: Executor, mountId: string, newWithKey: PkiIssuer[]): Promise<void> {
     if (newWithKey.length === 0) return;
     const cfg = await this.#issuers.getIssuersConfigIn(tx, mountId);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createTestDb, dbKinds } from '../../../test/support/test-db.js';
 import type { TestDatabase } from '../../../test/support/test-db.js';
+import { rootRequest } from '../../../test/support/pki-core.js';
 import { SecretBox } from '../../secrets/secret-box.js';
 import { ManualClock } from '../../shared/clock.js';
 import { MountConfigRepo } from '../config/mount-config-repo.js';
@@ -16,48 +17,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { spkiDer } from '../crypto/keys.js';
 import { KeyRepo } from '../keys/key-repo.js';
 import { KeyService } from '../keys/key-service.js';
-import type { RootRequest } from './ca-request.js';
 import { CaService } from './ca-service.js';
 import { IssuerRepo } from './issuer-repo.js';
 import { IssuerService } from './issuer-service.js';
-
-function rootRequest(over: Partial<RootRequest> = {}): RootRequest {
-  return {
-    commonName: 'Service Root',
-    altNames: [],
-    ipSans: [],
-    uriSans: [],
-    otherSans: [],
-    excludeCnFromSans: false,
-    ou: [],
-    organization: [],
-    country: [],
-    locality: [],
-    province: [],
-    streetAddress: [],
-    postalCode: [],
-    serialNumber: '',
-    type: 'internal',
-    keyType: 'ec',
-    keyBits: 256,
-    keyName: '',
-    keyRef: 'default',
-    managedKeyName: '',
-    managedKeyId: '',
-    ttl: 86400 * 30,
-    notAfter: '',
-    format: 'pem',
-    privateKeyFormat: 'der',
-    signatureBits: 0,
-    usePss: false,
-    maxPathLength: -1,
-    keyUsage: [],
-    permittedDnsDomains: [],
-    notBeforeDuration: 30,
-    issuerName: '',
-    ...over,
-  };
-}
 
 function opensslVerify(leafPem: string, chainPems: string[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'issuer-svc-'));

@@ -6,6 +6,8 @@ import { aiaIsEmpty, expandAiaUrls, EMPTY_AIA } from '../config/mount-config.js'
 import type { AiaUrls } from '../config/mount-config.js';
 import type { Executor, MountConfigService } from '../config/mount-config-service.js';
 import { createIssuerContext } from '../crypto/cert-builder.js';
+import type { CsrOptions } from '../crypto/csr.js';
+import type { NativeEcdsa } from '../crypto/native-ecdsa.js';
 import type { AuthorityUrls, IssuerContext } from '../crypto/cert-builder.js';
 import { parseCertificate, verifyCertificateSignature } from '../crypto/cert-parser.js';
 import type { ParsedCertificate } from '../crypto/cert-parser.js';
@@ -35,7 +37,9 @@ export interface SigningContext {
   certificatePem: string;
   /** PEMs of the issuer's chain: the issuer first, then its parents up to the root. */
   caChainPems: string[];
-  /** The AIA/CRL URLs placed in what this issuer signs: per-issuer ones if set, else config/urls, templates expanded. */
+  /**
+   * The AIA/CRL URLs placed in what this issuer signs: per-issuer ones if set, else config/urls, templates expanded.
+   */
   urls: AuthorityUrls;
 }
 
@@ -71,14 +75,23 @@ export class IssuerService {
     config: MountConfigService;
     clock: Clock;
     signingCacheMs?: number;
+    /** The native addon issuers sign with and CSRs are checked with (native_crypto); default none. */
+    native?: NativeEcdsa | null;
   }) {
     this.#signingCacheMs = deps.signingCacheMs ?? 1000;
+    this.native = deps.native ?? null;
+    this.csrOptions = Object.freeze({ native: this.native });
     deps.config.onChange((mountId) => this.#invalidate(mountId));
     this.#repo = deps.repo;
     this.#keys = deps.keys;
     this.#config = deps.config;
     this.#clock = deps.clock;
   }
+
+  /** The native addon this engine uses (null: node:crypto only). */
+  readonly native: NativeEcdsa | null;
+  /** How this engine reads CSRs (with `native`): one object, not one per request. */
+  readonly csrOptions: Readonly<CsrOptions>;
 
   get keys(): KeyService {
     return this.#keys;
@@ -342,6 +355,7 @@ export class IssuerService {
         keyId: Buffer.from(issuer.subjectKeyId, 'hex'),
         privateKey,
         urls: authority,
+        native: this.native,
       });
       this.#contexts.set(cacheKey, context);
     }

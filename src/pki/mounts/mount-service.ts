@@ -78,8 +78,8 @@ export class MountService {
   }
 
   /**
-   * `resolve` answered from the cached table without waiting: the hit, or undefined when the
-   * table is fresh and has no such mount; null when `resolve` must be awaited instead.
+   * `resolve` answered from the cached table without waiting: the hit, or null when `resolve`
+   * must be awaited instead (no trusted table, or a miss, which `resolve` checks again).
    */
   resolveNow(path: string): { mount: Mount; rest: string } | undefined | null {
     const mounts = this.cachedMounts();

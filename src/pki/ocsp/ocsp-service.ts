@@ -24,7 +24,10 @@ export interface OcspAnswer {
   status: 'successful' | 'malformedRequest' | 'unauthorized' | 'internalError';
   /** A DER OCSPResponse, whatever the status. */
   body: Buffer;
-  /** For successful answers: when it was answered, the validity window, and whether a nonce was echoed (then it must not be cached). */
+  /**
+   * For successful answers: when it was answered, the validity window, and whether a nonce was echoed (then it must not
+   * be cached).
+   */
   nowMs?: number;
   dates?: AnswerDates;
   hasNonce?: boolean;

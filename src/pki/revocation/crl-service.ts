@@ -286,7 +286,8 @@ export class CrlService {
       }
       if (config.maxCrlEntries !== -1 && entries.length > config.maxCrlEntries) {
         throw new Error(
-          `error building CRL: refusing to build CRL with ${entries.length} entries; maximum allowed is ${config.maxCrlEntries} (max_crl_entries)`,
+          `error building CRL: refusing to build CRL with ${entries.length} entries; maximum allowed is ` +
+            `${config.maxCrlEntries} (max_crl_entries)`,
         );
       }
       const read = performance.now();

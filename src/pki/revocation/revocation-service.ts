@@ -242,7 +242,8 @@ export class RevocationService {
       const der = await this.deps.repo.certDer(ex, mountId, cert.serialHex);
       if (der && !der.equals(cert.der)) {
         throw invalid(
-          "certificate with same serial but unequal value already present in this cluster's storage; refusing to revoke",
+          "certificate with same serial but unequal value already present in this cluster's storage; " +
+            'refusing to revoke',
           'certificate',
         );
       }

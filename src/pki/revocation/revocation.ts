@@ -93,7 +93,8 @@ export function applyCrlConfig(current: CrlConfig, patch: CrlConfigPatch): { con
   if (t.expirySeconds <= 0) throw invalid(`CRL expiry must be a positive duration, got ${next.expiry}`, 'expiry');
   if (next.autoRebuild && t.gracePeriodSeconds >= t.expirySeconds) {
     throw invalid(
-      `CRL auto-rebuilding grace period (${next.autoRebuildGracePeriod}) must be strictly shorter than CRL expiry (${next.expiry})`,
+      `CRL auto-rebuilding grace period (${next.autoRebuildGracePeriod}) must be strictly shorter than CRL ` +
+        `expiry (${next.expiry})`,
       'auto_rebuild_grace_period',
     );
   }
@@ -105,7 +106,8 @@ export function applyCrlConfig(current: CrlConfig, patch: CrlConfigPatch): { con
   }
   if (next.enableDelta && t.deltaIntervalSeconds >= t.expirySeconds) {
     throw invalid(
-      `CRL delta rebuild window (${next.deltaRebuildInterval}) must be strictly shorter than CRL expiry (${next.expiry})`,
+      `CRL delta rebuild window (${next.deltaRebuildInterval}) must be strictly shorter than CRL ` +
+        `expiry (${next.expiry})`,
       'delta_rebuild_interval',
     );
   }

@@ -157,7 +157,8 @@ export function checkIpSans(ips: readonly string[], role: Pick<PkiRole, 'allow_i
   for (const ip of ips) if (isIP(ip) === 0) throw invalid(`the value "${ip}" is not a valid IP address`, 'ip_sans');
   if (ips.length > 0 && !role.allow_ip_sans) {
     throw invalid(
-      `IP Subject Alternative Names are not allowed in this role, but was provided some via the ${source}: ${ips.join(', ')}`,
+      `IP Subject Alternative Names are not allowed in this role, but was provided some via the ` +
+        `${source}: ${ips.join(', ')}`,
       'ip_sans',
     );
   }
@@ -171,7 +172,8 @@ export function checkUriSans(
   if (uris.length === 0) return;
   if (role.allowed_uri_sans.length === 0)
     throw invalid(
-      `URI Subject Alternative Names are not allowed in this role, but were provided via the ${source}: ${uris.join(', ')}`,
+      `URI Subject Alternative Names are not allowed in this role, but were provided via the ${source}: ` +
+        `${uris.join(', ')}`,
       'uri_sans',
     );
   const usable =
@@ -262,7 +264,8 @@ export function resolveNames(req: NameRequest, role: PkiRole, csr?: CsrNames): C
   if (cn === '') cn = req.commonName;
   if (cn === '' && role.require_cn) {
     throw invalid(
-      'the common_name field is required, or must be provided in a CSR with "use_csr_common_name" set to true, unless "require_cn" is set to false',
+      'the common_name field is required, or must be provided in a CSR with "use_csr_common_name" set to true, ' +
+        'unless "require_cn" is set to false',
       'common_name',
     );
   }
@@ -386,7 +389,8 @@ export function computeValidity(v: ValidityInput): { notBefore: Date; notAfter: 
     if (v.leafNotAfterBehavior === 'truncate') notAfter = v.issuerNotAfter;
     else if (v.leafNotAfterBehavior === 'err') {
       throw invalid(
-        `cannot satisfy request, as TTL would result in notAfter of ${notAfter.toISOString()} that is beyond the expiration of the CA certificate at ${v.issuerNotAfter.toISOString()}`,
+        `cannot satisfy request, as TTL would result in notAfter of ${notAfter.toISOString()} that is beyond the ` +
+          `expiration of the CA certificate at ${v.issuerNotAfter.toISOString()}`,
         'ttl',
       );
     }

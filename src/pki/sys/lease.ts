@@ -1,7 +1,7 @@
 /**
  * Leases: secrets handed out with a lifetime (PKI certificates issued or signed under a
- * role, see docs/decisions/0007-a-lease-for-every-role-certificate.md). Revoking a lease revokes the secret through the revoker registered
- * for its kind; revoking the token that obtained it revokes it too.
+ * role, see docs/decisions/0007-a-lease-for-every-role-certificate.md). Revoking a lease revokes the secret through the
+ * revoker registered for its kind; revoking the token that obtained it revokes it too.
  * https://developer.hashicorp.com/vault/api-docs/system/leases
  */
 export interface Lease {

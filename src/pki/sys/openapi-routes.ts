@@ -1,5 +1,7 @@
 import type { Acl } from '../acl/policy.js';
 import type { PolicyService } from '../acl/policy-service.js';
+import type { AuthMount } from '../auth/auth-mount.js';
+import type { AuthMountService } from '../auth/auth-mount-service.js';
 import type { MountService } from '../mounts/mount-service.js';
 import { readToken } from '../pki-dispatch.js';
 import type { TokenService } from '../tokens/token-service.js';
@@ -16,7 +18,10 @@ import type { SystemRoute } from './system-route.js';
 export function openApiRoutes(deps: {
   systemRoutes: () => readonly DescribedRoute[];
   mountRoutes: () => readonly DescribedRoute[];
+  /** The routes of an auth method (approle, jwt, cert) inside each of its mounts. */
+  authRoutes: (mount: AuthMount) => readonly DescribedRoute[];
   mounts: MountService;
+  authMounts: AuthMountService;
   tokens: TokenService;
   policies: PolicyService;
   version: string;
@@ -33,10 +38,12 @@ export function openApiRoutes(deps: {
         const auth = token ? await deps.tokens.authenticate(token, { spendUse: false }) : undefined;
         const acl: Acl | undefined = auth ? await deps.policies.aclFor(auth.info.policies) : undefined;
         const mounts = (await deps.mounts.list()).map((m) => m.path.replace(/\/+$/, ''));
+        const authMounts = (await deps.authMounts.list()).map((m) => ({ path: m.path, routes: deps.authRoutes(m) }));
         const doc = buildVaultOpenApi({
           systemRoutes: deps.systemRoutes(),
           mountRoutes: deps.mountRoutes(),
           mounts,
+          authMounts,
           visible: (stem) => acl?.reachesUnder(stem) ?? false,
           version: deps.version,
         });

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { AuditUnavailableError } from '../../audit/audit-service.js';
 import type { AuditService } from '../../audit/audit-service.js';
-import type { AuditAuth, AuditRequestInfo, AuditResponseInfo } from '../../audit/audit-entry.js';
+import type { AuditAuth, AuditRequestInfo, AuditResponseInfo, EntryMemo } from '../../audit/audit-entry.js';
 import type { Authenticated } from '../tokens/token-service.js';
 import type { SystemResult } from './system-route.js';
 
@@ -30,6 +30,8 @@ export class VaultAuditTrail {
   private requestWritten = false;
   private responded = false;
   private skipped = false;
+  /** What every entry of the request repeats, made once (and again if the target or token changes). */
+  private info: { auth: AuditAuth | null; request: AuditRequestInfo; memo: EntryMemo } | undefined;
 
   constructor(
     private readonly audit: AuditService,
@@ -44,12 +46,14 @@ export class VaultAuditTrail {
   /** Called as soon as the path and its data are known (before authentication). */
   resolved(target: TrailTarget): void {
     this.target = target;
+    this.info = undefined;
   }
 
   /** The token presented, and what it authenticated as (undefined when it did not). */
   authenticated(token: string, auth: Authenticated | undefined): void {
     this.token = token;
     this.auth = auth;
+    this.info = undefined;
   }
 
   /** Writes the request entry; throws (500) when no device could. */
@@ -59,8 +63,7 @@ export class VaultAuditTrail {
     await this.audit.log({
       type: 'request',
       time: this.audit.now(),
-      auth: this.authBlock(),
-      request: this.requestInfo(),
+      ...this.shared(),
       error: '',
       isList: this.target?.isList ?? false,
     });
@@ -74,8 +77,7 @@ export class VaultAuditTrail {
     await this.audit.log({
       type: 'response',
       time: this.audit.now(),
-      auth: this.authBlock(),
-      request: this.requestInfo(),
+      ...this.shared(),
       response,
       error: 'errors' in result ? result.errors.join('; ') : '',
       isList: this.target?.isList ?? false,
@@ -94,8 +96,7 @@ export class VaultAuditTrail {
       await this.audit.log({
         type: this.requestWritten ? 'response' : 'request',
         time: this.audit.now(),
-        auth: this.authBlock(),
-        request: this.requestInfo(),
+        ...this.shared(),
         ...(this.requestWritten ? { response: { status, data: null, warnings: null, auth: null } } : {}),
         error: status >= 500 ? 'internal error' : status === 403 ? 'permission denied' : message,
         isList: this.target?.isList ?? false,
@@ -104,6 +105,11 @@ export class VaultAuditTrail {
       return auditErr;
     }
     return err;
+  }
+
+  private shared(): { auth: AuditAuth | null; request: AuditRequestInfo; memo: EntryMemo } {
+    this.info ??= { auth: this.authBlock(), request: this.requestInfo(), memo: new Map() };
+    return this.info;
   }
 
   private authBlock(): AuditAuth | null {

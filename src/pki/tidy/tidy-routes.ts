@@ -52,7 +52,9 @@ const autoTidyFields = defineFields({
 const STARTED =
   "Tidy operation successfully started. Any information from the operation will be printed to Vault's server logs.";
 const RUNNING = 'Tidy operation already in progress.';
-const NO_TARGETS = `Manual tidy requested but no tidy operations were set. Enable at least one tidy operation to be run (${TIDY_FLAGS.join(' / ')}).`;
+const NO_TARGETS =
+  `Manual tidy requested but no tidy operations were set. Enable at least one tidy operation to be ` +
+  `run (${TIDY_FLAGS.join(' / ')}).`;
 const NOT_RUNNING = 'Tidy operation cannot be cancelled as none is currently running.';
 
 type DurationValue = string | number | undefined;

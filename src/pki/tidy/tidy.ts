@@ -118,7 +118,8 @@ export type DurationInput = string | number;
 export function signedDurationSeconds(field: string, raw: DurationInput): number {
   const fail = () =>
     invalid(
-      `Field validation failed: error converting input ${JSON.stringify(raw)} for field "${field}": not a valid duration`,
+      `Field validation failed: error converting input ${JSON.stringify(raw)} for field "${field}": ` +
+        `not a valid duration`,
       field,
     );
   if (typeof raw === 'number') {
@@ -244,7 +245,8 @@ export function applyAutoTidyPatch(
   );
   if (next.minStartupBackoff > next.maxStartupBackoff) {
     throw invalid(
-      `max_startup_backoff_duration ${formatGoDuration(next.maxStartupBackoff)} must be greater or equal to min_startup_backoff_duration ${formatGoDuration(next.minStartupBackoff)}`,
+      `max_startup_backoff_duration ${formatGoDuration(next.maxStartupBackoff)} must be greater or equal to ` +
+        `min_startup_backoff_duration ${formatGoDuration(next.minStartupBackoff)}`,
       'max_startup_backoff_duration',
     );
   }
@@ -286,7 +288,8 @@ export function applyAutoTidyPatch(
     pauseSeconds(patch.pauseDuration, (e) => `unable to parse given pause_duration: ${e}`) ?? next.pauseDuration;
   if (next.enabled && !anyTarget(next.flags)) {
     throw invalid(
-      `Auto-tidy enabled but no tidy operations were requested. Enable at least one tidy operation to be run (${TIDY_FLAGS.join(' / ')}).`,
+      `Auto-tidy enabled but no tidy operations were requested. Enable at least one tidy operation to be run ` +
+        `(${TIDY_FLAGS.join(' / ')}).`,
     );
   }
   if (patch.maintainStoredCertificateCounts !== undefined)
@@ -295,7 +298,8 @@ export function applyAutoTidyPatch(
     next.publishStoredCertificateCountMetrics = patch.publishStoredCertificateCountMetrics;
   if (next.publishStoredCertificateCountMetrics && !next.maintainStoredCertificateCounts) {
     throw invalid(
-      'Can not publish a running storage metrics count to metrics without first maintaining that count.  Enable `maintain_stored_certificate_counts` to enable `publish_stored_certificate_count_metrics`.',
+      'Can not publish a running storage metrics count to metrics without first maintaining that count.  Enable ' +
+        '`maintain_stored_certificate_counts` to enable `publish_stored_certificate_count_metrics`.',
       'publish_stored_certificate_count_metrics',
     );
   }

@@ -29,7 +29,8 @@ export class TokenRepo {
       with recursive chain as (
         select t.*, 0 as depth from pki_tokens t where t.token_hash = ${hash}
         union all
-        select p.*, c.depth + 1 from pki_tokens p join chain c on p.accessor = c.parent_accessor where c.depth < ${MAX_DEPTH}
+        select p.*, c.depth + 1 from pki_tokens p join chain c on p.accessor = c.parent_accessor
+        where c.depth < ${MAX_DEPTH}
       )
       select * from chain order by depth`.execute(this.deps.db);
     return res.rows.map(toEntry);
@@ -51,7 +52,8 @@ export class TokenRepo {
       with recursive tree as (
         select accessor, 0 as depth from pki_tokens where accessor = ${accessor}
         union all
-        select t.accessor, tree.depth + 1 from pki_tokens t join tree on t.parent_accessor = tree.accessor where tree.depth < ${MAX_DEPTH}
+        select t.accessor, tree.depth + 1 from pki_tokens t join tree on t.parent_accessor = tree.accessor
+        where tree.depth < ${MAX_DEPTH}
       )
       select accessor from tree`.execute(ex);
     return [...new Set(res.rows.map((r) => r.accessor))];

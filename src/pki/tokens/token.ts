@@ -144,13 +144,15 @@ export function planToken(creator: CreatorView, req: CreateTokenRequest, now: Da
   if (ttl === 0 && !isRootToken) ttl = TOKEN_DEFAULT_TTL;
   if (req.period === 0 && ttl > TOKEN_MAX_TTL) {
     warnings.push(
-      `TTL of "${formatHours(ttl)}" exceeded the effective max_ttl of "${formatHours(TOKEN_MAX_TTL)}"; TTL value is capped accordingly`,
+      `TTL of "${formatHours(ttl)}" exceeded the effective max_ttl of "${formatHours(TOKEN_MAX_TTL)}"; TTL ` +
+        `value is capped accordingly`,
     );
     ttl = TOKEN_MAX_TTL;
   }
   if (req.explicitMaxTtl > 0 && ttl > req.explicitMaxTtl) {
     warnings.push(
-      `TTL of "${formatHours(ttl)}" exceeded the explicit max TTL of "${formatHours(req.explicitMaxTtl)}"; TTL value is capped accordingly`,
+      `TTL of "${formatHours(ttl)}" exceeded the explicit max TTL of "${formatHours(req.explicitMaxTtl)}"; TTL ` +
+        `value is capped accordingly`,
     );
     ttl = req.explicitMaxTtl;
   }

@@ -43,7 +43,10 @@ export class StateVersionOutputService {
     return presentOutput(found.output, 'show');
   }
 
-  /** `GET /state-versions/:id/outputs`: a page of the version's outputs in file order; 404 while the backing data is deleted. */
+  /**
+   * `GET /state-versions/:id/outputs`: a page of the version's outputs in file order; 404 while the backing data is
+   * deleted.
+   */
   async listForVersion(actor: Actor, stateVersionId: string, page: PageRequest): Promise<Page<StateVersionOutput>> {
     const v = await this.deps.versions.get(actor, stateVersionId);
     assertBackingDataNotDeleted(v);

@@ -95,7 +95,7 @@ for (const kind of dbKinds()) {
       return { wsId: ws.workspace.id, svId: sv.id };
     }
 
-    it('current() is unavailable until extraction ran, then lists outputs in file order with sensitive values hidden', async () => {
+    it('current() is unavailable until extraction ran, then lists outputs in order, sensitive hidden', async () => {
       const { wsId, svId } = await workspaceWithState();
       await assert.rejects(
         outputs.current(admin, wsId),

@@ -99,7 +99,7 @@ describe('extractInWorker', () => {
 });
 
 describe('inspectInWorker', () => {
-  it('reuses its threads: a check refused early leaves no trace in the checks that follow, sequential or concurrent', async () => {
+  it('reuses its threads: a check refused early leaves no trace in later checks, serial or concurrent', async () => {
     const good = (serial: number) =>
       Buffer.from(
         JSON.stringify({

@@ -18,7 +18,9 @@ export type WorkerInput =
       path?: string;
       limits?: JsonScannerLimits;
     }
-  /** The whole-document check of uploads, on a thread kept between them: each `begin` starts one (see inspectInWorker). */
+  /**
+   * The whole-document check of uploads, on a thread kept between them: each `begin` starts one (see inspectInWorker).
+   */
   | { kind: 'state-inspect-pool' };
 
 export type WorkerRequest = { type: 'begin' } | { type: 'chunk'; data: ArrayBuffer } | { type: 'end' };
@@ -53,7 +55,9 @@ function spawnWorker(input: WorkerInput, opts: ExtractInWorkerOptions): Worker {
 /** An extraction as a worker posts it: the lists as JSON text, made on the worker's thread. */
 export type PackedExtract = Omit<StateExtract, 'resources' | 'modules' | 'providers' | 'json'> & { json: ExtractJson };
 
-/** On the worker thread: the lists to JSON text, so that the event loop gets three strings instead of an object graph. */
+/**
+ * On the worker thread: the lists to JSON text, so that the event loop gets three strings instead of an object graph.
+ */
 export function packExtract(value: StateExtract): PackedExtract {
   const { resources, modules, providers, json: _json, ...rest } = value;
   return {
@@ -66,7 +70,10 @@ export function packExtract(value: StateExtract): PackedExtract {
   };
 }
 
-/** On the event loop: the extraction back, its lists parsed only when read, the JSON text kept as `json` (not enumerable). */
+/**
+ * On the event loop: the extraction back, its lists parsed only when read, the JSON text kept as `json` (not
+ * enumerable).
+ */
 export function unpackExtract(packed: PackedExtract): StateExtract {
   const { json, ...rest } = packed;
   const lazy = <T>(text: string) => {

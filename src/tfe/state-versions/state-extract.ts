@@ -224,7 +224,8 @@ class StateCollector implements JsonEvents {
     const wantObject = OBJECT_CONTEXTS.has(ctx);
     if (wantObject !== isObject) {
       throw new StateContentError(
-        `${CONTEXT_NAMES[ctx]} must be ${wantObject ? 'an object' : 'an array'}, got ${kind === 1 ? 'an object' : 'an array'}`,
+        `${CONTEXT_NAMES[ctx]} must be ${wantObject ? 'an object' : 'an array'}, got ` +
+          `${kind === 1 ? 'an object' : 'an array'}`,
       );
     }
     if (ctx === RESOURCE) this.resource = { count: 0 };

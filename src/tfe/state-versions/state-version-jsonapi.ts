@@ -32,7 +32,9 @@ export type StateVersionInclude = (typeof STATE_VERSION_INCLUDES)[number];
 
 const SERIAL_REQUIRED = 'serial is required';
 
-/** The body of POST /workspaces/:id/state-versions (reference 4.2): serial and md5 required, contents inline or later. */
+/**
+ * The body of POST /workspaces/:id/state-versions (reference 4.2): serial and md5 required, contents inline or later.
+ */
 export const StateVersionCreateBody = JsonApiBody({
   types: ['state-versions'],
   requireType: true,

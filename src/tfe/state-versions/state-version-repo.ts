@@ -318,11 +318,8 @@ export class StateVersionRepo {
       .innerJoin('tfe_state_versions as v', 'v.id', 'h.current_id')
       .selectAll('v')
       .select(
-        sql<
-          string | null
-        >`(select string_agg(o.id, ',' order by o.position) from tfe_state_version_outputs o where o.state_version_id = v.id)`.as(
-          'output_ids',
-        ),
+        sql<string | null>`(select string_agg(o.id, ',' order by o.position) from tfe_state_version_outputs o
+          where o.state_version_id = v.id)`.as('output_ids'),
       )
       .where('h.workspace_id', '=', workspaceId),
   );

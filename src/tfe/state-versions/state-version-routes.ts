@@ -140,7 +140,9 @@ export async function registerStateVersionRoutes(app: FastifyInstance, deps: Sta
   const { versions, uploads } = deps;
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
-  /** The distinct creators of `list` as the caller sees them, in list order; one that is gone (or hidden) is left out. */
+  /**
+   * The distinct creators of `list` as the caller sees them, in list order; one that is gone (or hidden) is left out.
+   */
   async function creatorsOf(actor: Actor, list: StateVersion[]): Promise<IncludedCreators> {
     const distinct = new Map(list.flatMap((v) => (v.createdBy ? [[v.createdBy.id, v.createdBy] as const] : [])));
     const hidden = (err: unknown) => {

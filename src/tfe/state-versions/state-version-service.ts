@@ -76,13 +76,15 @@ export interface StateVersionServiceDeps {
   settings: StateVersionSettings;
   /**
    * Keep each workspace's current version in memory (see `currentWithOutputIds`). Only
-   * where every write goes through this process's repo or moves `externalChanges`:
-   * SQLite. PostgreSQL nodes share the database and read it on every request.
+   * where every write goes through this process's repo or moves `externalChanges`: SQLite's
+   * `data_version`, PostgreSQL's change notifications from other nodes (Db.externalChanges).
    */
   currentVersionCache?: { externalChanges?: () => number };
 }
 
-/** A workspace's current version with the ids of its outputs; treat as read-only (it may be shared between requests). */
+/**
+ * A workspace's current version with the ids of its outputs; treat as read-only (it may be shared between requests).
+ */
 export interface CurrentStateVersion {
   readonly version: StateVersion;
   readonly outputIds: readonly string[];

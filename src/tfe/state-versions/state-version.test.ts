@@ -148,7 +148,7 @@ describe('retentionMayDelete', () => {
   const recent = new Date('2026-06-01T00:00:00Z');
   const policy = { keepLatest: 100, maxAgeDays: 180 };
   const base = { createdAt: old, isCurrent: false, holdsState: true, newerStateInWorkspace: true, newerStates: 100 };
-  it('deletes old versions beyond the newest 100 states that are neither current nor the newest state of their workspace', () => {
+  it('deletes versions beyond the newest 100 states that are neither current nor the newest of their workspace', () => {
     assert.equal(retentionMayDelete(base, policy, now), true);
   });
   it('keeps what was created since the 100th newest state', () => {

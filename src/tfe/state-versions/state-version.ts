@@ -113,7 +113,8 @@ export function checkAgainstCurrent(current: StateClaims | null, next: StateClai
   if (force || current === null) return;
   if (next.serial < current.serial) {
     throw conflict(
-      `The serial provided in the state file (${next.serial}) is not greater than the serial currently known remotely (${current.serial})`,
+      `The serial provided in the state file (${next.serial}) is not greater than the serial currently known ` +
+        `remotely (${current.serial})`,
       '/data/attributes/serial',
     );
   }
@@ -181,7 +182,8 @@ export function acceptStateContent(
   if (inspection.kind === 'encrypted') {
     if (!rules.allowEncrypted) {
       throw invalid(
-        'state is an OpenTofu encrypted state (encrypted_data/encryption_version), which this server does not accept (state_allow_encrypted is false)',
+        'state is an OpenTofu encrypted state (encrypted_data/encryption_version), which this server does not ' +
+          'accept (state_allow_encrypted is false)',
         '/data/attributes/state',
       );
     }

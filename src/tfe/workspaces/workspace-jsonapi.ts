@@ -70,7 +70,10 @@ export const TagListDocument = Type.Object(
   { title: 'TagListDocument' },
 );
 
-/** `permissions` as the document shows it. `can-force-delete` is left out on purpose: its presence switches the CLI to safe-delete, which this server does not offer. */
+/**
+ * `permissions` as the document shows it. `can-force-delete` is left out on purpose: its presence switches the CLI to
+ * safe-delete, which this server does not offer.
+ */
 function permissionsDocument(p: WorkspacePermissions): Record<string, boolean> {
   return {
     'can-update': p.canUpdate,

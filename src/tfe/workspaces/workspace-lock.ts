@@ -34,7 +34,8 @@ export function unlockCheck(ws: Pick<Workspace, 'lockedBy'>, actor: Actor): Unlo
  * "is locked by User" / "is locked by Team" to report who holds the lock.
  */
 export function heldByOtherMessage(holder: LockHolder, holderName: string): string {
-  return `Unable to unlock workspace. The workspace is locked by ${holder.kind === 'user' ? 'User' : 'Team'} ${holderName}.`;
+  const kind = holder.kind === 'user' ? 'User' : 'Team';
+  return `Unable to unlock workspace. The workspace is locked by ${kind} ${holderName}.`;
 }
 
 /** Clients match this text (reference 1.3) and retry the unlock; it must not be a 409. */

@@ -49,13 +49,18 @@ export interface StateVersionHooks {
   onWorkspacesDeleted(executor: Kysely<Database>, workspaceIds: string[]): Promise<void>;
 }
 
-/** How long a permission answer is reused: the token cache's bound, so a revocation elsewhere is seen as soon in both. */
+/**
+ * How long a permission answer is reused: the token cache's bound, so a revocation elsewhere is seen as soon in both.
+ */
 export const ACCESS_TTL_MS = TOKEN_ACTOR_TTL_MS;
 
 /** A workspace addressed by id (`ws-…`) or by organization and name. */
 export type WorkspaceRef = { id: string } | { organization: string; name: string };
 
-/** Thrown by unlock while the latest state version is pending; `meta.stateVersionPending` lets the route pick 400 or 503. */
+/**
+ * Thrown by unlock while the latest state version is pending; `meta.stateVersionPending` lets the route pick 400 or
+ * 503.
+ */
 export function isPendingUnlockError(err: unknown): boolean {
   return err instanceof DomainError && err.meta?.stateVersionPending === true;
 }

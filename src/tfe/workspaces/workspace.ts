@@ -150,7 +150,8 @@ export function checkWorkspaceInput(input: WorkspaceInput): void {
   }
   if (input.executionMode !== undefined && input.executionMode !== 'local') {
     throw invalid(
-      `execution-mode "${input.executionMode}" is not available: this server stores state only and does not offer remote runs; use "local"`,
+      `execution-mode "${input.executionMode}" is not available: this server stores state only and does not ` +
+        `offer remote runs; use "local"`,
       '/data/attributes/execution-mode',
     );
   }

@@ -79,12 +79,15 @@ export function Diff() {
                 <td>{(r['changed-attributes'] ?? []).join(', ')}</td>
               </tr>
             ));
+          const sum = a.summary;
+          const summary =
+            `From serial ${serialOf(older ?? '')} to serial ${serialOf(newer ?? '')}: ${sum.added} added, ` +
+            `${sum.removed} removed, ${sum.changed} changed; outputs ${sum['outputs-added']} added, ` +
+            `${sum['outputs-removed']} removed, ${sum['outputs-changed']} changed.`;
           return (
             <>
               <p role="status" data-testid="diff-summary">
-                From serial {serialOf(older ?? '')} to serial {serialOf(newer ?? '')}: {a.summary.added} added,{' '}
-                {a.summary.removed} removed, {a.summary.changed} changed; outputs {a.summary['outputs-added']} added,{' '}
-                {a.summary['outputs-removed']} removed, {a.summary['outputs-changed']} changed.
+                {summary}
               </p>
               <h2>Resources</h2>
               <div class="scroll">

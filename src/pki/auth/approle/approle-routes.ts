@@ -72,6 +72,7 @@ export function appRoleRoutes(approle: AppRoleService): AuthRoute[] {
   return [
     {
       pattern: 'login',
+      fields: LOGIN_FIELDS,
       operations: ['update', 'create'],
       unauthenticated: true,
       async handler(ctx) {
@@ -86,6 +87,7 @@ export function appRoleRoutes(approle: AppRoleService): AuthRoute[] {
     },
     {
       pattern: 'role/:role_name',
+      fields: ROLE_FIELDS,
       operations: ['read', 'create', 'update', 'delete'],
       async handler(ctx) {
         const name = roleName(ctx.params);
@@ -110,6 +112,7 @@ export function appRoleRoutes(approle: AppRoleService): AuthRoute[] {
     },
     {
       pattern: 'role/:role_name/role-id',
+      fields: ROLE_ID,
       operations: ['read', 'create', 'update'],
       async handler(ctx) {
         const name = roleName(ctx.params);
@@ -120,6 +123,7 @@ export function appRoleRoutes(approle: AppRoleService): AuthRoute[] {
     },
     {
       pattern: 'role/:role_name/secret-id',
+      fields: SECRET_ID_FIELDS,
       operations: ['create', 'update', 'list'],
       async handler(ctx) {
         if (ctx.operation !== 'list') return secretId(false)(ctx);
@@ -127,9 +131,15 @@ export function appRoleRoutes(approle: AppRoleService): AuthRoute[] {
         return { kind: 'json', data: { keys } };
       },
     },
-    { pattern: 'role/:role_name/custom-secret-id', operations: ['create', 'update'], handler: secretId(true) },
+    {
+      pattern: 'role/:role_name/custom-secret-id',
+      operations: ['create', 'update'],
+      fields: SECRET_ID_FIELDS,
+      handler: secretId(true),
+    },
     {
       pattern: 'role/:role_name/secret-id/lookup',
+      fields: SECRET_ID,
       operations: ['create', 'update'],
       async handler(ctx) {
         const id = SECRET_ID.parse(ctx.body, ctx.params).values.secret_id;
@@ -139,6 +149,7 @@ export function appRoleRoutes(approle: AppRoleService): AuthRoute[] {
     },
     {
       pattern: 'role/:role_name/secret-id/destroy',
+      fields: SECRET_ID,
       operations: ['create', 'update', 'delete'],
       async handler(ctx) {
         const id = SECRET_ID.parse(ctx.body, ctx.params).values.secret_id;
@@ -148,6 +159,7 @@ export function appRoleRoutes(approle: AppRoleService): AuthRoute[] {
     },
     {
       pattern: 'role/:role_name/secret-id-accessor/lookup',
+      fields: ACCESSOR,
       operations: ['create', 'update'],
       async handler(ctx) {
         const accessor = ACCESSOR.parse(ctx.body, ctx.params).values.secret_id_accessor;
@@ -157,6 +169,7 @@ export function appRoleRoutes(approle: AppRoleService): AuthRoute[] {
     },
     {
       pattern: 'role/:role_name/secret-id-accessor/destroy',
+      fields: ACCESSOR,
       operations: ['create', 'update', 'delete'],
       async handler(ctx) {
         const accessor = ACCESSOR.parse(ctx.body, ctx.params).values.secret_id_accessor;

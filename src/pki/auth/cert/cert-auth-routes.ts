@@ -36,6 +36,7 @@ export function certAuthRoutes(certs: CertAuthService): AuthRoute[] {
   return [
     {
       pattern: 'login',
+      fields: LOGIN_FIELDS,
       operations: ['update', 'create'],
       unauthenticated: true,
       async handler(ctx) {
@@ -50,6 +51,7 @@ export function certAuthRoutes(certs: CertAuthService): AuthRoute[] {
     },
     {
       pattern: 'certs/:name',
+      fields: CERT_FIELDS,
       operations: ['read', 'create', 'update', 'delete'],
       async handler(ctx) {
         const name = roleName(ctx.params, 'name');

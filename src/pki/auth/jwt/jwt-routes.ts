@@ -54,6 +54,7 @@ export function jwtRoutes(jwt: JwtService): AuthRoute[] {
   return [
     {
       pattern: 'login',
+      fields: LOGIN_FIELDS,
       operations: ['update', 'create'],
       unauthenticated: true,
       async handler(ctx) {
@@ -63,6 +64,7 @@ export function jwtRoutes(jwt: JwtService): AuthRoute[] {
     },
     {
       pattern: 'config',
+      fields: CONFIG_FIELDS,
       operations: ['read', 'create', 'update'],
       async handler(ctx) {
         if (ctx.operation === 'read') return { kind: 'json', data: jwtConfigView(await jwt.readConfig(ctx.mount)) };
@@ -92,6 +94,7 @@ export function jwtRoutes(jwt: JwtService): AuthRoute[] {
     },
     {
       pattern: 'role/:name',
+      fields: ROLE_FIELDS,
       operations: ['read', 'create', 'update', 'delete'],
       async handler(ctx) {
         const name = roleName(ctx.params, 'name');
