@@ -35,7 +35,7 @@ for (const kind of dbKinds()) {
       await a.close();
     });
 
-    it('a nonce is good once (on any node on PostgreSQL); a validation started on one is polled on the other', async () => {
+    it('a nonce is good once (on any PostgreSQL node); a validation begun on one is polled on another', async () => {
       const v = vaultClient(a.url, a.rootToken);
       const m = await acmeMount(v, a.url, { acme: { dns_resolver: dns.address } });
       const dirUrl = `${m.cluster}/roles/web/acme/directory`;

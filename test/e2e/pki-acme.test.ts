@@ -204,7 +204,7 @@ for (const kind of dbKinds()) {
       http.close();
     });
 
-    it('a role with no_store=true is refused, as Vault refuses it; a certificate issued before stays downloadable', async () => {
+    it('a role with no_store=true is refused as in Vault; a certificate issued before stays downloadable', async () => {
       const m = await setup();
       const http = m.http('roles/web/acme/');
       const c = new AcmeAccountClient(http);

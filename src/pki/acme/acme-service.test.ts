@@ -171,7 +171,7 @@ for (const kind of dbKinds()) {
       await second.close();
     });
 
-    it('nonces kept by one process: single use, refused by another process or mount, older ones still good', async () => {
+    it('process nonces: single use, refused by another process or mount, older ones still good', async () => {
       const one = build('process');
       const other = build('process');
       const n = await one.newNonce(mount.id);
