@@ -151,6 +151,7 @@ export class ContentSealer {
   #headerSent = false;
 
   constructor(dataKey: DataKey, shift = FRAME_SHIFT) {
+    if (!Number.isInteger(shift) || shift < MIN_SHIFT || shift > MAX_SHIFT) throw new Error(`frame shift ${shift}`);
     const salt = pooledRandomBytes(SALT);
     const header = Buffer.allocUnsafe(CONTENT_HEADER);
     CONTENT_MAGIC.copy(header, 0);
