@@ -1,10 +1,10 @@
 // The benchmark harness: `npm run bench -- <scenario>|all|list [options]` (see docs/benchmarks.md).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { docsMarkdown, printResult, summaryLines } from './lib/report.js';
+import { docsMarkdown, keptSections, printResult, summaryLines } from './lib/report.js';
 import { ProcessGroup } from './lib/processes.js';
 import { startStrongroom } from './lib/strongroom.js';
 import type { Strongroom } from './lib/strongroom.js';
@@ -230,15 +230,17 @@ async function main(): Promise<number> {
   if (writeDocs) {
     const shown = process.argv.slice(2).filter((a, i, all) => a !== '--json' && all[i - 1] !== '--json');
     const command = `npm run bench -- ${shown.join(' ')}`;
+    const page = join(ROOT, 'docs', 'benchmarks.md');
     const md = docsMarkdown({
       results,
+      kept: existsSync(page) ? keptSections(readFileSync(page, 'utf8')) : '',
       command,
       db: opts.db,
       date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
       totalSec,
       loadAtStart,
     });
-    writeFileSync(join(ROOT, 'docs', 'benchmarks.md'), md);
+    writeFileSync(page, md);
     process.stdout.write('wrote docs/benchmarks.md\n');
   }
   return results.some((x) => x.r.status === 'failed') ? 1 : 0;

@@ -100,8 +100,21 @@ export function machineLines(db: string, loadAtStart: number[]): string[] {
   ];
 }
 
+/** What `--write-docs` keeps from the page it replaces: the text between these two lines. */
+export const KEPT_START = '<!-- measured by hand: --write-docs keeps everything from here to the end marker -->';
+export const KEPT_END = '<!-- end of what --write-docs keeps -->';
+
+/** The kept part of an existing page (see KEPT_START), or '' when it has none. */
+export function keptSections(page: string): string {
+  const a = page.indexOf(KEPT_START);
+  const b = page.indexOf(KEPT_END);
+  return a >= 0 && b > a ? page.slice(a + KEPT_START.length, b).trim() : '';
+}
+
 export function docsMarkdown(opts: {
   results: { r: ScenarioResult; s: Scenario }[];
+  /** Hand-measured sections carried over from the page being replaced (keptSections). */
+  kept: string;
   command: string;
   db: string;
   date: string;
@@ -157,40 +170,9 @@ export function docsMarkdown(opts: {
       '',
     );
   }
-  lines.push(
-    '## State encryption at rest: with and without',
-    '',
-    'State content and output values are sealed with AES-256-GCM (decision 0028). The same build was measured with',
-    'encryption on and with `--server-arg=--state-encryption=false`, alternating on, off, on, off (one ' +
-      'round each, SQLite),',
-    'on 2026-11-26 around 10:20 UTC **while the machine was shared with other work at a load average of 19-21 on its 2',
-    'cores**: req/s and MB/s moved by up to 2x between identical runs, so only the CPU time per request says much.',
-    '',
-    '| scenario | on: MB/s or req/s (2 runs) | off (2 runs) | on: server CPU per request | off |',
-    '| --- | --- | --- | --- | --- |',
-    '| state-upload-200m (1 connection) | 17.5, 33.7 MB/s | 19.0, 23.4 MB/s | 3.24 s, 2.04 s | 2.56 s, 2.59 s |',
-    '| state-download-50m (1 connection, 8 s) | 32.2, 52.5 MB/s | 38.9, 53.3 MB/s | 150 ms, 150 ms | 65 ms, 54 ms |',
-    '| state-current (64 connections) | 379, 1,124 req/s | 695, 462 req/s | 640 µs, 294 µs | 408 µs, 584 µs |',
-    '| state-create-inline-10k (64 connections) | 113, 46 req/s | 74, 132 req/s | 2,857 µs, 5,455 µs | ' +
-      '3,404 µs, 2,090 µs |',
-    '',
-    'In process, on the same loaded machine: sealing 200 MB costs 0.27-0.31 s of CPU, opening it ' +
-      '0.23-0.24 s (after the',
-    'reader stopped copying whole buffered chunks at frame boundaries; the download rows above were ' +
-      'measured before that,',
-    'at 0.29-0.35 s), against 0.12 s for the SHA-256 every upload already computes. state-current reads no content and',
-    'state-create-inline-10k seals 10 KB per request (about 15 µs), so their differences above are ' +
-      'noise. For the 200 MB',
-    'upload the cipher adds about 0.3 s of CPU to 1.4-2.6 s per request; for the 50 MB download it adds ' +
-      'about 0.06-0.09 s to',
-    "a request that otherwise costs 0.06 s of CPU, so a download that is bound by the server's CPU (a " +
-      'quiet machine, many',
-    'clients) is where encryption can cost more than 10%. The target (at most 10% lost on each of the ' +
-      'four scenarios) is',
-    'therefore not shown by this run; rerun `npm run bench -- state-upload-200m state-download-50m state-current',
-    'state-create-inline-10k` with and without `--server-arg=--state-encryption=false` on a quiet machine.',
-    '',
-  );
+  // Sections measured by hand (A/B pairs with and without a setting, in-process timings) are kept from the page
+  // being replaced, between the two markers.
+  lines.push(KEPT_START, '', opts.kept.trim(), '', KEPT_END, '');
   lines.push(
     '## Running it',
     '',

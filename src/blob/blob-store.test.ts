@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import v8 from 'node:v8';
@@ -10,8 +10,11 @@ import { dbKinds, createTestDb } from '../../test/support/test-db.js';
 import type { TestDatabase } from '../../test/support/test-db.js';
 import { systemClock } from '../shared/clock.js';
 import type { DomainError } from '../shared/errors.js';
+import { uuid } from '../shared/ids.js';
+import { ContentSealer, CONTENT_HEADER } from '../secrets/content-cipher.js';
+import type { DataKey } from '../secrets/content-cipher.js';
 import { readSmallBlob } from './blob-store.js';
-import type { BlobStore } from './blob-store.js';
+import type { BlobSealing, BlobStore } from './blob-store.js';
 import { DbBlobStore } from './db-blob-store.js';
 import { FsBlobStore } from './fs-blob-store.js';
 
@@ -57,15 +60,57 @@ async function peakMemoryDuring<T>(fn: () => Promise<T>): Promise<{ result: T; g
   }
 }
 
-function contract(
-  name: string,
-  open: () => Promise<{ store: BlobStore; visibleCount: () => Promise<number> }>,
-  bigMb: number,
-) {
+const dataKey: DataKey = { id: randomBytes(16), key: randomBytes(32) };
+const sealing: BlobSealing = {
+  encrypt: true,
+  current: () => dataKey,
+  lookup: async (id) => {
+    if (!id.equals(dataKey.id)) throw new Error('unknown data key');
+    return dataKey.key;
+  },
+};
+
+/** `plain` sealed in frames of 2^shift bytes, fed in pieces of 100 KB. */
+function sealedIn(plain: Buffer, shift: number): Buffer {
+  const s = new ContentSealer(dataKey, shift);
+  const out: Buffer[] = [];
+  for (let o = 0; o < plain.length; o += 100_000) out.push(...s.update(plain.subarray(o, o + 100_000)));
+  out.push(...s.final());
+  return Buffer.concat(out);
+}
+
+interface OpenedStore {
+  store: BlobStore;
+  visibleCount: () => Promise<number>;
+  /** Stores these bytes under this name as they are, as an earlier version of the store would have. */
+  plant: (sha256: string, size: number, stored: Buffer) => Promise<void>;
+}
+
+function contract(name: string, open: () => Promise<OpenedStore>, bigMb: number, sealed = false) {
   describe(name, () => {
     let store: BlobStore;
     let visibleCount: () => Promise<number>;
-    before(async () => ({ store, visibleCount } = await open()));
+    let plant: OpenedStore['plant'];
+    before(async () => ({ store, visibleCount, plant } = await open()));
+
+    if (sealed) {
+      it('reads content sealed in frames of 64 KiB (before frames were 1 MiB), whole and with its size', async () => {
+        const plain = randomBytes(3 * 1024 * 1024 + 5);
+        const sha = createHash('sha256').update(plain).digest('hex');
+        const stored = sealedIn(plain, 16);
+        assert.equal(stored.length, CONTENT_HEADER + plain.length + 49 * 16);
+        await plant(sha, plain.length, stored);
+        assert.deepEqual(await store.stat(sha), { size: plain.length });
+        assert.deepEqual(await readSmallBlob(store, sha), plain);
+        // Written again now: 1 MiB frames, the same content.
+        const again = await store.put([plain.subarray(0, 1_000_000), plain.subarray(1_000_000)]);
+        assert.equal(again.sha256, sha);
+        await store.delete(sha);
+        const fresh = await store.put([plain.subarray(0, 1_000_000), plain.subarray(1_000_000)]);
+        assert.deepEqual(await store.stat(fresh.sha256), { size: plain.length });
+        assert.deepEqual(await readSmallBlob(store, sha), plain);
+      });
+    }
 
     it('stores by SHA-256 and returns the exact bytes with their md5', async () => {
       const body = Buffer.from('{"version":4,"serial":1}');
@@ -79,8 +124,9 @@ function contract(
 
     it('deduplicates identical content', async () => {
       const before = await visibleCount();
-      const a = await store.put([Buffer.from('dedupe me'), Buffer.from(' please')]);
-      const b = await store.put([Buffer.from('dedupe me please')]);
+      const tag = randomBytes(8).toString('hex');
+      const a = await store.put([Buffer.from('dedupe me'), Buffer.from(` please ${tag}`)]);
+      const b = await store.put([Buffer.from(`dedupe me please ${tag}`)]);
       assert.equal(a.sha256, b.sha256);
       assert.equal(await visibleCount(), before + 1);
     });
@@ -131,48 +177,67 @@ function contract(
   });
 }
 
-contract(
-  'filesystem blob store',
-  async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'blobs-'));
-    const store = await FsBlobStore.open(dir);
-    const visibleCount = async () => {
-      assert.deepEqual(readdirSync(join(dir, 'tmp')), [], 'no temporary file is left behind');
-      return readdirSync(join(dir, 'sha256')).reduce(
-        (n, shard) => n + readdirSync(join(dir, 'sha256', shard)).length,
-        0,
-      );
-    };
-    return { store, visibleCount };
-  },
-  256,
-);
+for (const sealed of [false, true]) {
+  contract(
+    `filesystem blob store${sealed ? ', sealed' : ''}`,
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'blobs-'));
+      const store = await FsBlobStore.open(dir, systemClock, sealed ? sealing : undefined);
+      const visibleCount = async () => {
+        assert.deepEqual(readdirSync(join(dir, 'tmp')), [], 'no temporary file is left behind');
+        return readdirSync(join(dir, 'sha256')).reduce(
+          (n, shard) => n + readdirSync(join(dir, 'sha256', shard)).length,
+          0,
+        );
+      };
+      const plant = async (sha256: string, _size: number, stored: Buffer) => {
+        mkdirSync(join(dir, 'sha256', sha256.slice(0, 2)), { recursive: true });
+        writeFileSync(join(dir, 'sha256', sha256.slice(0, 2), sha256), stored);
+      };
+      return { store, visibleCount, plant };
+    },
+    sealed ? 64 : 256,
+    sealed,
+  );
+}
 
 for (const kind of dbKinds()) {
   let tdb: TestDatabase;
   describe(`database blob store [${kind}]`, () => {
     before(async () => (tdb = await createTestDb(kind)));
     after(async () => tdb.cleanup());
-    contract(
-      'contract',
-      async () => {
-        const store = new DbBlobStore({ db: tdb.db.kysely, clock: systemClock });
-        const visibleCount = async () => {
-          const blobs = await tdb.db.kysely
-            .selectFrom('blobs')
-            .select((eb) => eb.fn.countAll<number>().as('n'))
-            .executeTakeFirstOrThrow();
-          const orphans = await tdb.db.kysely
-            .selectFrom('blob_chunks')
-            .select((eb) => eb.fn.countAll<number>().as('n'))
-            .where('upload_id', 'not in', (eb) => eb.selectFrom('blobs').select('upload_id'))
-            .executeTakeFirstOrThrow();
-          assert.equal(Number(orphans.n), 0, 'no chunk without its blob row');
-          return Number(blobs.n);
-        };
-        return { store, visibleCount };
-      },
-      64,
-    );
+    for (const sealed of [false, true])
+      contract(
+        sealed ? 'contract, sealed' : 'contract',
+        async () => {
+          const store = new DbBlobStore({ db: tdb.db.kysely, clock: systemClock, ...(sealed ? { sealing } : {}) });
+          const visibleCount = async () => {
+            const blobs = await tdb.db.kysely
+              .selectFrom('blobs')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .executeTakeFirstOrThrow();
+            const orphans = await tdb.db.kysely
+              .selectFrom('blob_chunks')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where('upload_id', 'not in', (eb) => eb.selectFrom('blobs').select('upload_id'))
+              .executeTakeFirstOrThrow();
+            assert.equal(Number(orphans.n), 0, 'no chunk without its blob row');
+            return Number(blobs.n);
+          };
+          const plant = async (sha256: string, size: number, stored: Buffer) => {
+            const uploadId = uuid();
+            const chunk = 1024 * 1024;
+            for (let seq = 0; seq * chunk < stored.length; seq++) {
+              const data = stored.subarray(seq * chunk, (seq + 1) * chunk);
+              await tdb.db.kysely.insertInto('blob_chunks').values({ upload_id: uploadId, seq, data }).execute();
+            }
+            const created_at = new Date().toISOString();
+            await tdb.db.kysely.insertInto('blobs').values({ sha256, size, upload_id: uploadId, created_at }).execute();
+          };
+          return { store, visibleCount, plant };
+        },
+        sealed ? 16 : 64,
+        sealed,
+      );
   });
 }

@@ -77,10 +77,11 @@ export class FsBlobStore implements BlobStore {
       if (inflight) await inflight;
       inflight = undefined;
       if (gatheredLen === 0) return;
-      const buf = gathered.length === 1 ? (gathered[0] as Buffer) : Buffer.concat(gathered, gatheredLen);
+      // Handed to the kernel as they are (one writev), unless they are many small ones.
+      const bufs = gathered.length > MAX_PIECES ? [Buffer.concat(gathered, gatheredLen)] : gathered;
       gathered = [];
       gatheredLen = 0;
-      inflight = writeAll(fh, buf);
+      inflight = writeAll(fh, bufs);
       // Marked handled now; the failure still surfaces at the next await of `inflight`.
       inflight.catch(() => {});
     };
@@ -150,14 +151,19 @@ export class FsBlobStore implements BlobStore {
   }
 
   private async isSealed(path: string): Promise<boolean> {
-    const head = Buffer.alloc(CONTENT_MAGIC.length);
+    return isSealedContent(await this.head(path));
+  }
+
+  /** The first bytes of a stored file: enough to tell sealed from plain and read the frame size. */
+  private async head(path: string): Promise<Buffer> {
+    const head = Buffer.alloc(SEALED_HEAD);
     const fh = await open(path, 'r');
     try {
-      await fh.read(head, 0, head.length, 0);
+      const { bytesRead } = await fh.read(head, 0, head.length, 0);
+      return head.subarray(0, bytesRead);
     } finally {
       await fh.close();
     }
-    return isSealedContent(head);
   }
 
   async *writtenBefore(cutoff: Date): AsyncIterable<{ sha256: string; size: number }> {
@@ -185,9 +191,9 @@ export class FsBlobStore implements BlobStore {
     const st = await stat(path).catch(() => undefined);
     if (!st) return undefined;
     // A sealed file is longer than its content by its header and tags.
-    const sealed = await this.isSealed(path).catch(() => undefined);
-    if (sealed === undefined) return undefined;
-    return { size: sealed ? plainSizeOf(st.size) : st.size };
+    const head = await this.head(path).catch(() => undefined);
+    if (head === undefined) return undefined;
+    return { size: isSealedContent(head) ? plainSizeOf(st.size, head) : st.size };
   }
 
   async delete(sha256: string): Promise<void> {
@@ -197,12 +203,22 @@ export class FsBlobStore implements BlobStore {
 }
 
 const WRITE_SIZE = 1024 * 1024;
+/** More pieces than this in one write are joined first (a writev of many tiny buffers costs more than a copy). */
+const MAX_PIECES = 64;
+/** Magic, format and frame size of a sealed file (secrets/content-cipher.ts). */
+const SEALED_HEAD = CONTENT_MAGIC.length + 2;
 
-async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
-  let off = 0;
-  while (off < buf.length) {
-    const { bytesWritten } = await fh.write(buf, off, buf.length - off);
-    off += bytesWritten;
+async function writeAll(fh: FileHandle, bufs: Buffer[]): Promise<void> {
+  let rest = bufs;
+  while (rest.length > 0) {
+    let { bytesWritten } = await fh.writev(rest);
+    let done = 0;
+    while (done < rest.length && bytesWritten >= (rest[done] as Buffer).length) {
+      bytesWritten -= (rest[done] as Buffer).length;
+      done++;
+    }
+    rest = rest.slice(done);
+    if (bytesWritten > 0) rest[0] = (rest[0] as Buffer).subarray(bytesWritten);
   }
 }
 

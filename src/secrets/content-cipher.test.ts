@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import {
   CONTENT_HEADER,
   ContentSealer,
+  FRAME_SHIFT,
   openBuffer,
   openStream,
   openText,
@@ -18,7 +19,9 @@ const lookup = async (id: Buffer) => {
   if (!id.equals(key.id)) throw new Error('unknown key');
   return key.key;
 };
-const FRAME = ContentSealer.FRAME;
+// Small frames, so that records of many frames stay small; readers take any frame size.
+const SHIFT = 12;
+const FRAME = 1 << SHIFT;
 
 async function collect(it: AsyncIterable<Buffer>): Promise<Buffer> {
   const parts: Buffer[] = [];
@@ -26,9 +29,9 @@ async function collect(it: AsyncIterable<Buffer>): Promise<Buffer> {
   return Buffer.concat(parts);
 }
 
-/** Seals `plain` fed in pieces of `piece` bytes. */
-function sealInPieces(plain: Buffer, piece: number): Buffer {
-  const s = new ContentSealer(key);
+/** Seals `plain` fed in pieces of `piece` bytes, in frames of 2^shift bytes. */
+function sealInPieces(plain: Buffer, piece: number, shift = SHIFT): Buffer {
+  const s = new ContentSealer(key, shift);
   const out: Buffer[] = [];
   for (let o = 0; o < plain.length; o += piece) out.push(...s.update(plain.subarray(o, o + piece)));
   out.push(...s.final());
@@ -46,13 +49,27 @@ describe('content cipher', () => {
       const plain = randomBytes(size);
       for (const piece of [1000, FRAME, 1 << 20]) {
         const sealed = sealInPieces(plain, piece);
-        assert.equal(sealed.length, sealedSize(size));
-        assert.equal(plainSizeOf(sealed.length), size);
+        assert.equal(sealed.length, sealedSize(size, SHIFT));
+        assert.equal(plainSizeOf(sealed.length, sealed), size);
         for (const r of [7, 4096, 1 << 20])
           assert.deepEqual(await collect(openStream(reads(sealed, r), lookup)), plain);
       }
     });
   }
+
+  it('writes frames of 1 MiB and still reads the 64 KiB frames of earlier records', async () => {
+    const plain = randomBytes(3 * (1 << 20) + 100);
+    const sealed = sealBuffer(key, plain);
+    assert.equal(FRAME_SHIFT, 20);
+    assert.equal(sealed.length, sealedSize(plain.length));
+    assert.equal(sealed.length, CONTENT_HEADER + plain.length + 4 * 16);
+    assert.deepEqual(await openBuffer(sealed, lookup), plain);
+    const earlier = sealInPieces(plain, 1 << 16, 16);
+    assert.equal(earlier.length, CONTENT_HEADER + plain.length + 49 * 16);
+    assert.equal(plainSizeOf(earlier.length, earlier), plain.length);
+    assert.deepEqual(await openBuffer(earlier, lookup), plain);
+    assert.deepEqual(await collect(openStream(reads(earlier, 1 << 20), lookup)), plain);
+  });
 
   it('never stores the plaintext and uses a fresh salt each time', () => {
     const plain = Buffer.from('{"password":"hunter2-hunter2"}');
@@ -72,7 +89,7 @@ describe('content cipher', () => {
 
   it('detects a flipped bit, a dropped or swapped frame, truncation and extension', async () => {
     const plain = randomBytes(3 * FRAME + 5);
-    const sealed = sealBuffer(key, plain);
+    const sealed = sealInPieces(plain, plain.length);
     const frame = FRAME + 16;
     const f = (i: number) => sealed.subarray(CONTENT_HEADER + i * frame, CONTENT_HEADER + (i + 1) * frame);
     const head = sealed.subarray(0, CONTENT_HEADER);
@@ -93,7 +110,7 @@ describe('content cipher', () => {
   });
 
   it('yields nothing of a frame before its tag is checked', async () => {
-    const sealed = Buffer.from(sealBuffer(key, randomBytes(2 * FRAME)));
+    const sealed = sealInPieces(randomBytes(2 * FRAME), 2 * FRAME);
     sealed[sealed.length - 1] = (sealed[sealed.length - 1] as number) ^ 1;
     const got: Buffer[] = [];
     await assert.rejects(async () => {

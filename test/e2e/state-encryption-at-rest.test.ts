@@ -53,7 +53,8 @@ for (const kind of dbKinds()) {
         body: createBody(inlineAttrs(large, 2, f.lineage)),
       });
       assert.equal(r.status, 201, r.text);
-      const uploaded = secretState(3, f.lineage, fresh(), 200_000);
+      // Over two frames of 1 MiB, and over two 1 MiB chunks of the database store, neither aligned with the other.
+      const uploaded = secretState(3, f.lineage, fresh(), 2_500_000);
       const pending = await createPending(srv, f, 3, uploaded);
       const json3 = Buffer.from(JSON.stringify({ values: { outputs: { y: { value: fresh()[0] } } } }));
       assert.equal((await put(pending.attributes['hosted-state-upload-url'], uploaded)).status, 200);
