@@ -10,9 +10,18 @@ import type { Metrics } from '../shared/metrics.js';
 /** Liveness, readiness and Prometheus metrics, outside both products. */
 export function registerHealthRoutes(
   app: FastifyInstance,
-  deps: { db: Db; jobs: JobQueue; metrics: Metrics; metricsToken?: string; uploads?: UploadAdmission },
+  deps: {
+    db: Db;
+    jobs: JobQueue;
+    metrics: Metrics;
+    metricsToken?: string;
+    uploads?: UploadAdmission;
+    /** This process's number among the cluster's workers (`--workers`), shown by /healthz. */
+    worker?: number;
+  },
 ): void {
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  const health = deps.worker === undefined ? { status: 'ok' } : { status: 'ok', worker: deps.worker };
+  app.get('/healthz', async () => health);
 
   app.get('/readyz', async (_request, reply) => {
     try {

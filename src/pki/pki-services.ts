@@ -131,7 +131,8 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     mounts,
     clock,
     logger: core.logger.child({ component: 'vault-quotas' }),
-    shared: core.db.kind === 'postgres',
+    // Several nodes on PostgreSQL, or several workers on one SQLite file, share one count.
+    shared: core.db.kind === 'postgres' || core.config.workers > 1,
   });
 
   // Auth methods under auth/: logins end in a token of the token store.

@@ -119,8 +119,12 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     sealing: core.sealing,
   });
   const stateCore = { repo: stateRepo, blobs: core.blobs, jobs: core.jobs, clock, settings: stateSettings };
-  // SQLite is one node by construction, so the current version can be kept in memory (decision 0014).
-  const currentVersionCache = db.kind === 'sqlite' ? { externalChanges: db.externalChanges } : undefined;
+  // SQLite is one node by construction, so the current version can be kept in memory (decision 0014);
+  // with several workers on the file, each read first asks whether another one committed (decision 0047).
+  const currentVersionCache =
+    db.kind === 'sqlite'
+      ? { externalChanges: db.externalChanges, externalCheckMs: config.workers > 1 ? 0 : undefined }
+      : undefined;
   const stateVersions = new StateVersionService({
     ...stateCore,
     workspaces,

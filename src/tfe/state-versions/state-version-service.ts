@@ -79,7 +79,7 @@ export interface StateVersionServiceDeps {
    * where every write goes through this process's repo or moves `externalChanges`:
    * SQLite. PostgreSQL nodes share the database and read it on every request.
    */
-  currentVersionCache?: { externalChanges?: () => number };
+  currentVersionCache?: { externalChanges?: () => number; externalCheckMs?: number };
 }
 
 /** A workspace's current version with the ids of its outputs; treat as read-only (it may be shared between requests). */
@@ -149,6 +149,7 @@ export class StateVersionService {
         ttlMs: Infinity,
         max: 10_000,
         externalChanges: deps.currentVersionCache.externalChanges,
+        externalCheckMs: deps.currentVersionCache.externalCheckMs,
       });
       // Every write to a workspace's versions, outputs or head goes through the repo, which reports it here.
       deps.repo.onChange((workspaceIds) => {
