@@ -98,6 +98,12 @@ class Supervisor {
     process.on('SIGHUP', () => {
       for (const s of this.#slots.values()) s.worker.process.kill('SIGHUP');
     });
+    // Each worker accepts on the shared listening socket itself. With node:cluster's default
+    // (the primary accepts and hands each connection to a worker over IPC), a connection
+    // handed to a worker that dies at that moment stays open in the primary and its client
+    // waits forever; with the kernel's accept queue a worker's death resets only the
+    // connections it had accepted, and the others take the queue.
+    cluster.schedulingPolicy = cluster.SCHED_NONE;
     for (let n = 1; n <= this.config.workers; n++) this.#fork(n);
   }
 
@@ -158,12 +164,15 @@ class Supervisor {
     this.log.info({ reason }, 'shutting down: every worker finishes its in-flight requests and jobs');
     if (this.#slots.size === 0) return this.#finish();
     for (const s of this.#slots.values()) this.#send(s.worker, { type: 'shutdown' });
-    setTimeout(() => {
-      for (const [n, s] of this.#slots) {
-        this.log.warn({ worker: n }, 'worker did not stop in time: killed');
-        s.worker.process.kill('SIGKILL');
-      }
-    }, this.config.shutdownTimeoutSeconds * 1000 + EXIT_GRACE_MS).unref();
+    setTimeout(
+      () => {
+        for (const [n, s] of this.#slots) {
+          this.log.warn({ worker: n }, 'worker did not stop in time: killed');
+          s.worker.process.kill('SIGKILL');
+        }
+      },
+      this.config.shutdownTimeoutSeconds * 1000 + EXIT_GRACE_MS,
+    ).unref();
   }
 
   #finish(): void {

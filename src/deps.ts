@@ -110,7 +110,9 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
     const blobs: BlobStore =
       db.kind === 'postgres'
         ? new DbBlobStore({ db: db.kysely, clock, sealing })
-        : await FsBlobStore.open(join(config.dataDir, 'blobs'), clock, sealing);
+        : await FsBlobStore.open(join(config.dataDir, 'blobs'), clock, sealing, {
+            clearTemp: opts.worker === undefined,
+          });
     const jobs = new JobQueue({ db, clock });
     const masterKeyRotation = new MasterKeyRotation({
       repo: new MasterKeyRotationRepo({ db: db.kysely }),

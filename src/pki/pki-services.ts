@@ -165,7 +165,10 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const ca = new CaService({ issuers, clock });
   // Paginated LIST certs is registered before the authority routes so it is the one served.
   const certSearch = new CertSearchRepo({ db, kind: core.db.kind, writeTransaction: core.db.writeTransaction });
-  const certSearchIndex = new CertSearchIndex({ repo: certSearch, log: core.logger.child({ component: 'pki-cert-search' }) });
+  const certSearchIndex = new CertSearchIndex({
+    repo: certSearch,
+    log: core.logger.child({ component: 'pki-cert-search' }),
+  });
   certSearchIndex.start();
   const certs = new CertService({
     repo: new CertRepo({ db, writeTransaction: core.db.writeTransaction, kind: core.db.kind }),
