@@ -25,6 +25,8 @@ Options:
   --smoke             about one second per scenario with tiny data and no installs
   --json FILE         also write the results as JSON
   --cpu-prof DIR      write a V8 CPU profile of each Strongroom server into DIR (open in Chrome DevTools)
+  --workers N         worker processes of every Strongroom server started (its --workers; default 1); the
+                      server CPU column sums the whole process tree, primary and workers
   --server-arg ARG   pass ARG to every Strongroom server started (repeatable), e.g. --server-arg=--batch-background-threads=false
   --write-docs        rewrite docs/benchmarks.md from the results
 Scenarios: ${SCENARIOS.map((s) => s.name).join(', ')}
@@ -48,6 +50,7 @@ function parse(argv: string[]): { names: string[]; opts: RunOptions; json?: stri
       json: { type: 'string' },
       'cpu-prof': { type: 'string' },
       'server-arg': { type: 'string', multiple: true },
+      workers: { type: 'string' },
       'write-docs': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -75,7 +78,10 @@ function parse(argv: string[]): { names: string[]; opts: RunOptions; json?: stri
     install: !smoke && values['no-install'] !== true,
     postgresUrl: values['postgres-url'] ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     cpuProfileDir: values['cpu-prof'] ?? null,
-    serverArgs: values['server-arg'] ?? [],
+    serverArgs: [
+      ...(values.workers === undefined ? [] : ['--workers', String(Math.round(num(values.workers, 'workers', 1, 1)))]),
+      ...(values['server-arg'] ?? []),
+    ],
   };
   const names: string[] = [];
   for (const p of positionals.flatMap((x) => x.split(','))) {
