@@ -152,9 +152,11 @@ class Supervisor {
       this.#stop('start failed', 1);
       return;
     }
-    const quick = Date.now() - slot.startedAt < QUICK_DEATH_MS;
-    this.log.error(how, `worker died; starting it again${quick ? ` in ${RESTART_DELAY_MS} ms` : ''}`);
-    setTimeout(() => this.#stopping || this.#fork(n), quick ? RESTART_DELAY_MS : 0);
+    // A clean exit is a worker that was signalled itself: when the signal went to the whole
+    // group (systemd, a terminal) the primary's own follows at once, and then nothing restarts.
+    const wait = Date.now() - slot.startedAt < QUICK_DEATH_MS || code === 0 ? RESTART_DELAY_MS : 0;
+    this.log.error(how, `worker died; starting it again${wait ? ` in ${wait} ms` : ''}`);
+    setTimeout(() => this.#stopping || this.#fork(n), wait);
   }
 
   #stop(reason: string, exitCode: number): void {
