@@ -265,20 +265,47 @@ for (const kind of dbKinds()) {
     it('loses no acknowledged write when a worker is killed mid-load, serves on, and restarts it', async () => {
       const before = workerPids(server.output());
       const victim = before.get(1)!;
+      // Certificates go through the writer thread's group commit, state versions through the
+      // event-loop commit with its WAL fsync after it (decisions 0010 and 0016): both paths are under load.
+      const tfe = { token: root, tfe: true };
+      const setup = new Pinned(server.url);
+      const org = `load-${randomUUID().slice(0, 8)}`;
+      let r = await setup.send('POST', '/api/v2/organizations', {
+        ...tfe,
+        body: { data: { type: 'organizations', attributes: { name: org, email: `${org}@example.com` } } },
+      });
+      assert.equal(r.status, 201, r.text);
+      const workspaces: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        r = await setup.send('POST', `/api/v2/organizations/${org}/workspaces`, {
+          ...tfe,
+          body: { data: { type: 'workspaces', attributes: { name: `ws-${i}` } } },
+        });
+        assert.equal(r.status, 201, r.text);
+        workspaces.push(r.json.data.id as string);
+        const locked = await setup.send('POST', `/api/v2/workspaces/${r.json.data.id}/actions/lock`, {
+          ...tfe,
+          body: {},
+        });
+        assert.equal(locked.status, 200, locked.text);
+      }
+      setup.close();
       const acknowledged: string[] = [];
+      const versions: string[] = [];
       const refused: string[] = [];
       let stop = false;
-      // Four clients issue certificates on fresh connections (spread over both workers) until told to stop.
-      const load = Array.from({ length: 4 }, async (_, i) => {
+      // Four clients issue certificates and two create state versions, each request on a fresh
+      // connection (spread over both workers), until told to stop.
+      const issuing = Array.from({ length: 4 }, async (_, i) => {
         for (let n = 0; !stop; n++) {
           const c = new Pinned(server.url);
           try {
-            const r = await c.send('POST', '/v1/pki/issue/web', {
+            const res = await c.send('POST', '/v1/pki/issue/web', {
               token: root,
               body: { common_name: `load-${i}-${n}.example.org` },
             });
-            if (r.status === 200) acknowledged.push(r.json.data.serial_number as string);
-            else refused.push(`${r.status}: ${r.text}`);
+            if (res.status === 200) acknowledged.push(res.json.data.serial_number as string);
+            else refused.push(`${res.status}: ${res.text}`);
           } catch {
             // The killed worker's connections break; such a request was never acknowledged.
           } finally {
@@ -286,12 +313,38 @@ for (const kind of dbKinds()) {
           }
         }
       });
+      const writing = workspaces.map(async (wsId) => {
+        const lineage = randomUUID();
+        for (let serial = 1; !stop; serial++) {
+          const c = new Pinned(server.url);
+          try {
+            const bytes = stateFile(serial, lineage);
+            const res = await c.send('POST', `/api/v2/workspaces/${wsId}/state-versions`, {
+              ...tfe,
+              body: createBody(inlineAttrs(bytes, serial, lineage)),
+            });
+            if (res.status === 201) versions.push(res.json.data.id as string);
+            else refused.push(`${res.status}: ${res.text}`);
+          } catch {
+            // As above: not acknowledged. The next serial is higher, whether or not this one was stored.
+          } finally {
+            c.close();
+          }
+        }
+      });
+      const load = [...issuing, ...writing];
       const noRefusal = () => assert.deepEqual(refused, [], 'every request answered was a success');
       try {
-        await until('some certificates issued', () => (noRefusal(), acknowledged.length >= 20));
+        await until(
+          'some writes acknowledged',
+          () => (noRefusal(), acknowledged.length >= 20 && versions.length >= 10),
+        );
         process.kill(victim, 'SIGKILL');
-        const atKill = acknowledged.length;
-        await until('certificates issued after the kill', () => (noRefusal(), acknowledged.length >= atKill + 40));
+        const atKill = [acknowledged.length, versions.length] as const;
+        await until(
+          'writes acknowledged after the kill',
+          () => (noRefusal(), acknowledged.length >= atKill[0] + 40 && versions.length >= atKill[1] + 20),
+        );
         await until('worker 1 restarted', () => {
           const pid = workerPids(server.output()).get(1);
           return pid !== undefined && pid !== victim;
@@ -308,8 +361,12 @@ for (const kind of dbKinds()) {
       try {
         for (const [w, c] of fresh) {
           for (const serial of acknowledged) {
-            const r = await c.send('GET', `/v1/pki/cert/${serial}`);
-            assert.equal(r.status, 200, `certificate ${serial} through worker ${w}: ${r.text}`);
+            const got = await c.send('GET', `/v1/pki/cert/${serial}`);
+            assert.equal(got.status, 200, `certificate ${serial} through worker ${w}: ${got.text}`);
+          }
+          for (const id of versions) {
+            const got = await c.send('GET', `/api/v2/state-versions/${id}`, tfe);
+            assert.equal(got.status, 200, `state version ${id} through worker ${w}: ${got.text}`);
           }
         }
       } finally {
