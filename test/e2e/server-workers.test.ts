@@ -22,6 +22,9 @@ import { createBody, inlineAttrs, stateFile } from './tfe-state-versions-fixture
 const PKI_BOUND_MS = 1000;
 /** Waited beyond a bound before checking that it held (timers and scheduling on a loaded machine). */
 const MARGIN_MS = 500;
+/** The rate-limit quotas' bounds between nodes, which hold between workers too (src/pki/quotas/quota-service.ts). */
+const QUOTA_RELOAD_MS = 1000;
+const QUOTA_EXCHANGE_MS = 250;
 
 interface Reply {
   status: number;
@@ -371,6 +374,34 @@ for (const kind of dbKinds()) {
         }
       } finally {
         for (const c of fresh.values()) c.close();
+      }
+    });
+
+    it('holds one rate-limit quota across the workers', async () => {
+      const [qa, qb] = [...(await clientsOnEachWorker(server.url, 2)).values()];
+      try {
+        const v = (c: Pinned, method: string, path: string, body?: unknown) =>
+          c.send(method, `/v1/${path}`, { token: root, body });
+        let r = await v(qa!, 'POST', 'sys/quotas/rate-limit/shared', { path: 'pki', rate: 5, interval: '1h' });
+        assert.equal(r.status, 204, r.text);
+        // Quotas written through one worker are read again by the others every second (as by nodes).
+        await sleep(QUOTA_RELOAD_MS + MARGIN_MS);
+        for (let i = 0; i < 5; i++) {
+          r = await v(qa!, 'GET', 'pki/roles?list=true');
+          assert.equal(r.status, 200, `request ${i + 1}: ${r.text}`);
+        }
+        r = await v(qa!, 'GET', 'pki/roles?list=true');
+        assert.equal(r.status, 429, r.text);
+        // Once the first worker has added its five to the shared count (every 250 ms), the other admits none.
+        await sleep(QUOTA_EXCHANGE_MS * 2 + MARGIN_MS);
+        r = await v(qb!, 'GET', 'pki/roles?list=true');
+        assert.equal(r.status, 429, r.text);
+        assert.equal((await v(qa!, 'DELETE', 'sys/quotas/rate-limit/shared')).status, 204);
+        await sleep(QUOTA_RELOAD_MS + MARGIN_MS);
+        assert.equal((await v(qb!, 'GET', 'pki/roles?list=true')).status, 200, 'the quota is gone on both');
+      } finally {
+        qa?.close();
+        qb?.close();
       }
     });
 
