@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import type { Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import { AggregatorRegistry } from 'prom-client';
 import { AdminTokenRepo } from './admin/admin-token-repo.js';
 import { AdminTokenService } from './admin/admin-token-service.js';
 import type { Config } from './config.js';
@@ -17,6 +18,7 @@ import {
 } from './main.js';
 import { systemClock } from './shared/clock.js';
 import { createLogger } from './shared/log.js';
+import type { MetricsSnapshot } from './shared/metrics.js';
 
 /**
  * `--workers N` (decision 0047): N server processes on one machine, all serving one listen
@@ -28,14 +30,24 @@ import { createLogger } from './shared/log.js';
  */
 
 /** Messages between the primary and a worker. */
-type ToWorker = { type: 'start'; config: Config; worker: number } | { type: 'shutdown' };
-type FromWorker = { type: 'ready' } | { type: 'serving'; url: string };
+type ToWorker =
+  | { type: 'start'; config: Config; worker: number }
+  | { type: 'shutdown' }
+  | { type: 'metrics-snapshot-request'; id: number }
+  | { type: 'metrics'; id: number; text: string };
+type FromWorker =
+  | { type: 'ready' }
+  | { type: 'serving'; url: string }
+  | { type: 'metrics-request'; id: number }
+  | { type: 'metrics-snapshot'; id: number; metrics: MetricsSnapshot };
 
 /** A worker that dies sooner than this after its start is started again only after RESTART_DELAY_MS. */
 const QUICK_DEATH_MS = 10_000;
 const RESTART_DELAY_MS = 1000;
 /** Beyond the shutdown timeout, how long the primary waits for a worker to exit before killing it. */
 const EXIT_GRACE_MS = 5000;
+/** How long a scrape waits for the workers' metrics; a worker that has not answered by then is left out. */
+const METRICS_TIMEOUT_MS = 5000;
 /** Signals closer together than this count as one. */
 const REPEAT_MS = 1000;
 
@@ -72,6 +84,8 @@ class Supervisor {
   #stopping = false;
   #signals = 0;
   #exitCode = 0;
+  #snapshotId = 0;
+  readonly #snapshots = new Map<number, (metrics: MetricsSnapshot) => void>();
 
   constructor(
     private readonly config: Config,
@@ -117,9 +131,37 @@ class Supervisor {
         slot.serving = true;
         this.log.info({ worker: n, workerPid: worker.process.pid }, 'worker serving');
         if (this.#starting && [...this.#slots.values()].every((s) => s.serving)) void this.#allServing(m.url);
-      }
+      } else if (m.type === 'metrics-request')
+        void this.#clusterMetrics().then((text) => this.#send(worker, { type: 'metrics', id: m.id, text }));
+      else if (m.type === 'metrics-snapshot') this.#snapshots.get(m.id)?.(m.metrics);
     });
     worker.on('exit', (code, signal) => this.#exited(n, slot, code, signal));
+  }
+
+  /**
+   * Every serving worker's metrics, added up (prom-client's cluster aggregation: counters and
+   * histograms summed, gauges read from the shared database taken once), for the worker whose
+   * /metrics was scraped.
+   */
+  async #clusterMetrics(): Promise<string> {
+    const workers = [...this.#slots.values()].filter((s) => s.serving && s.worker.isConnected());
+    const snapshots = await Promise.all(
+      workers.map(
+        (s) =>
+          new Promise<MetricsSnapshot | undefined>((resolve) => {
+            const id = this.#snapshotId++;
+            const timer = setTimeout(() => done(undefined), METRICS_TIMEOUT_MS);
+            const done = (m: MetricsSnapshot | undefined) => {
+              clearTimeout(timer);
+              this.#snapshots.delete(id);
+              resolve(m);
+            };
+            this.#snapshots.set(id, done);
+            this.#send(s.worker, { type: 'metrics-snapshot-request', id });
+          }),
+      ),
+    );
+    return AggregatorRegistry.aggregate(snapshots.filter((m) => m !== undefined)).metrics();
   }
 
   /** The first start is complete: the initial admin token, then the banner. */
@@ -218,8 +260,31 @@ export async function runClusterWorker(): Promise<void> {
   const server = await startServer(config, { worker: start.worker });
   if (config.batchBackgroundThreads) batchThreadsOf(server);
   const stop = serveUntilSignalled(server, config);
+  const metrics = server.deps.core.metrics;
+  const scrapes = new Map<number, (text: string) => void>();
+  let scrapeId = 0;
+  metrics.cluster = () =>
+    new Promise<string>((resolve, reject) => {
+      const id = scrapeId++;
+      const timer = setTimeout(() => {
+        scrapes.delete(id);
+        reject(new Error('the primary did not answer with the metrics of the workers'));
+      }, METRICS_TIMEOUT_MS * 2);
+      scrapes.set(id, (text) => {
+        clearTimeout(timer);
+        scrapes.delete(id);
+        resolve(text);
+      });
+      send({ type: 'metrics-request', id });
+    });
   process.on('message', (m: ToWorker) => {
     if (m.type === 'shutdown') stop('asked by the primary');
+    else if (m.type === 'metrics') scrapes.get(m.id)?.(m.text);
+    else if (m.type === 'metrics-snapshot-request')
+      void metrics.snapshot().then(
+        (snapshot) => send({ type: 'metrics-snapshot', id: m.id, metrics: snapshot }),
+        () => send({ type: 'metrics-snapshot', id: m.id, metrics: [] }),
+      );
   });
   send({ type: 'serving', url: server.url });
 }

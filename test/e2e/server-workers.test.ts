@@ -405,6 +405,36 @@ for (const kind of dbKinds()) {
       }
     });
 
+    it('answers /metrics for every worker: counters added up, figures of the shared storage once', async () => {
+      const [qa, qb] = [...(await clientsOnEachWorker(server.url, 2)).values()];
+      try {
+        const series = 'strongroom_http_requests_total{method="GET",route="unmatched",status="404"}';
+        const scrape = async () => {
+          const r = await qa!.send('GET', '/metrics');
+          assert.equal(r.status, 200, r.text);
+          const value = (name: string) => {
+            const line = r.text.split('\n').find((l) => l.startsWith(`${name} `));
+            return line === undefined ? 0 : Number(line.slice(name.length + 1));
+          };
+          return { unmatched: value(series), floor: value('strongroom_data_dir_min_free_bytes') };
+        };
+        const before = await scrape();
+        // Requests answered by the other worker only.
+        for (let i = 0; i < 5; i++) assert.equal((await qb!.send('GET', '/no-such-path')).status, 404);
+        const after = await scrape();
+        assert.equal(after.unmatched, before.unmatched + 5, "the other worker's requests are counted");
+        const ready = await qa!.send('GET', '/readyz');
+        assert.equal(
+          after.floor,
+          ready.json.storage.min_free_bytes,
+          'a figure of the data directory, not one per worker',
+        );
+      } finally {
+        qa?.close();
+        qb?.close();
+      }
+    });
+
     it('drains every worker on SIGTERM: requests in flight are answered, then everything exits 0', async () => {
       // A request in flight on each worker: the body is sent in two parts, the second after the signal.
       const pinned = await clientsOnEachWorker(server.url, 2);
