@@ -435,6 +435,14 @@ for (const kind of dbKinds()) {
       }
     });
 
+    it('passes SIGHUP on to every worker', async () => {
+      const count = () => server.output().match(/"SIGHUP: reopened the audit device files"/g)?.length ?? 0;
+      const seen = count();
+      server.child.kill('SIGHUP');
+      await until('both workers reopened their audit files', () => count() === seen + 2);
+      assert.equal((await fetch(`${server.url}/healthz`)).status, 200, 'the primary still serves through its workers');
+    });
+
     it('drains every worker on SIGTERM: requests in flight are answered, then everything exits 0', async () => {
       // A request in flight on each worker: the body is sent in two parts, the second after the signal.
       const pinned = await clientsOnEachWorker(server.url, 2);
