@@ -207,7 +207,10 @@ class Supervisor {
     this.#exitCode = exitCode;
     this.log.info({ reason }, 'shutting down: every worker finishes its in-flight requests and jobs');
     if (this.#slots.size === 0) return this.#finish();
-    for (const s of this.#slots.values()) this.#send(s.worker, { type: 'shutdown' });
+    // A worker still starting has acknowledged nothing and has no handler yet: SIGTERM ends it at once.
+    for (const s of this.#slots.values())
+      if (s.serving) this.#send(s.worker, { type: 'shutdown' });
+      else s.worker.process.kill('SIGTERM');
     setTimeout(
       () => {
         for (const [n, s] of this.#slots) {

@@ -1,6 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:http';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
@@ -497,6 +499,31 @@ describe('the workers setting', () => {
           `workers: expected auto or an integer from 1 to ${cores} \\(the cores this process may use\\), got "${n}"`,
         ),
       );
+    }
+  });
+
+  it('stops the whole group with exit 1 when a worker cannot start, printing its reason and no token', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as AddressInfo).port;
+    const db = await createDatabaseUrl('sqlite');
+    try {
+      const r = await runCli([
+        'server',
+        '--workers',
+        '2',
+        '--listen',
+        `127.0.0.1:${port}`,
+        '--data-dir',
+        join(db.dir, 'd'),
+      ]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use`));
+      assert.match(r.stderr, /error: worker \d stopped before serving/);
+      assert.doesNotMatch(r.stdout + r.stderr, /sr\.[1-9A-Za-z]{40}/, 'no token made on a start that failed');
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+      await db.drop();
     }
   });
 
