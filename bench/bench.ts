@@ -25,8 +25,13 @@ Options:
   --smoke             about one second per scenario with tiny data and no installs
   --json FILE         also write the results as JSON
   --cpu-prof DIR      write a V8 CPU profile of each Strongroom server into DIR (open in Chrome DevTools)
-  --server-arg ARG   pass ARG to every Strongroom server started (repeatable),
-                     e.g. --server-arg=--batch-background-threads=false
+  --workers N         worker processes of every Strongroom server started (its --workers; default 1); the
+                      server CPU column sums the whole process tree, primary and workers
+  --server-cpus LIST  run every server and peer on these cores only (taskset -c LIST, e.g. 0 or 0-1), so that
+                      the load generator keeps the others: start the harness itself with taskset on the rest,
+                      e.g. taskset -c 1 node dist/bench/bench.js pki-sign-p256 --server-cpus 0
+  --server-arg ARG    pass ARG to every Strongroom server started (repeatable),
+                      e.g. --server-arg=--batch-background-threads=false
   --write-docs        rewrite docs/benchmarks.md from the results
 Scenarios: ${SCENARIOS.map((s) => s.name).join(', ')}
 `;
@@ -49,6 +54,8 @@ function parse(argv: string[]): { names: string[]; opts: RunOptions; json?: stri
       json: { type: 'string' },
       'cpu-prof': { type: 'string' },
       'server-arg': { type: 'string', multiple: true },
+      workers: { type: 'string' },
+      'server-cpus': { type: 'string' },
       'write-docs': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -76,7 +83,11 @@ function parse(argv: string[]): { names: string[]; opts: RunOptions; json?: stri
     install: !smoke && values['no-install'] !== true,
     postgresUrl: values['postgres-url'] ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     cpuProfileDir: values['cpu-prof'] ?? null,
-    serverArgs: values['server-arg'] ?? [],
+    serverCpus: values['server-cpus'] ?? null,
+    serverArgs: [
+      ...(values.workers === undefined ? [] : ['--workers', String(Math.round(num(values.workers, 'workers', 1, 1)))]),
+      ...(values['server-arg'] ?? []),
+    ],
   };
   const names: string[] = [];
   for (const p of positionals.flatMap((x) => x.split(','))) {
@@ -93,10 +104,10 @@ function parse(argv: string[]): { names: string[]; opts: RunOptions; json?: stri
 async function main(): Promise<number> {
   const { names, opts, json, writeDocs } = parse(process.argv.slice(2));
   const tmpDir = mkdtempSync(join(tmpdir(), 'strongroom-bench-'));
-  const serverGroup = new ProcessGroup();
+  const serverGroup = new ProcessGroup(opts.serverCpus);
   // One server per scenario: fresh storage, no job backlog from an earlier scenario, and a peak RSS of its own.
   let server: Promise<Strongroom> | null = null;
-  let peerGroup = new ProcessGroup();
+  let peerGroup = new ProcessGroup(opts.serverCpus);
   const stopServer = async () => {
     const s = server;
     server = null;
@@ -131,7 +142,7 @@ async function main(): Promise<number> {
     for (const name of names) {
       if (interrupted) break;
       const s = SCENARIOS.find((x) => x.name === name) as Scenario;
-      peerGroup = new ProcessGroup();
+      peerGroup = new ProcessGroup(opts.serverCpus);
       // Under --smoke a few connections are enough to prove the scenario works, and they finish within a second.
       const connections = opts.connections ?? (opts.smoke ? Math.min(8, s.defaultConnections) : s.defaultConnections);
       const ctx: RunContext = {

@@ -77,6 +77,7 @@ export async function buildApp(
     metrics,
     metricsToken: config.metricsToken,
     uploads: deps.core.uploads,
+    worker: deps.core.worker,
   });
   await app.register(tfePlugin, { prefix: '/api/v2', services: deps.tfe, config, scope: 'api' });
   await app.register(tfePlugin, { services: deps.tfe, config, scope: 'root' });

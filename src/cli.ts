@@ -1,10 +1,12 @@
 #!/usr/bin/env node
+import cluster from 'node:cluster';
 import { readFile } from 'node:fs/promises';
 import { ConfigError, loadConfig } from './config.js';
 import { parseSettingFlags, settingsHelp } from './cli/server-flags.js';
 import { openDatabase } from './db/database.js';
 import { migrateWithProgress } from './db/migrate.js';
 import { runServer } from './main.js';
+import { runClusterPrimary, runClusterWorker } from './cluster.js';
 import { POLICY_USAGE, runPolicyCommand } from './cli/policy-command.js';
 import { ROTATE_MASTER_KEY_USAGE, runRotateMasterKeyCommand } from './cli/rotate-master-key-command.js';
 import { POLICY_SERVICE_USAGE, runPolicyServiceCommand } from './cli/policy-service-command.js';
@@ -72,8 +74,13 @@ async function main(argv: string[]): Promise<number> {
   if (PRIVATE_FILE_COMMANDS.has(command)) process.umask(0o077);
   switch (command) {
     case 'server': {
-      const flags = settingsOnly(rest);
-      await runServer(loadConfig(undefined, flags));
+      // A worker of --workers N takes its settings from the primary (cluster.ts).
+      if (cluster.isWorker) {
+        await runClusterWorker();
+        return -1;
+      }
+      const config = loadConfig(undefined, settingsOnly(rest));
+      await (config.workers > 1 ? runClusterPrimary(config) : runServer(config));
       return -1; // keeps running until a signal
     }
     case 'migrate': {

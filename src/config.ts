@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { parseByteSize, parseDurationSeconds } from './shared/durations.js';
 
@@ -70,6 +71,8 @@ export interface Config {
   readonly auditFile: string | undefined;
   /** Requests one process works on at once; beyond it a request gets 503 at once (0: no bound). */
   readonly maxInFlightRequests: number;
+  /** Server processes sharing the listen address (node:cluster); 1 is one process and no cluster. */
+  readonly workers: number;
 }
 
 /** One setting: its flag, environment variable, config-file key and parser. */
@@ -89,6 +92,18 @@ export const SETTINGS: readonly SettingDef[] = [
     env: 'STRONGROOM_LISTEN',
     description: 'Address to listen on, host:port.',
     default: '127.0.0.1:8200',
+  },
+  {
+    key: 'workers',
+    flag: 'workers',
+    env: 'STRONGROOM_WORKERS',
+    description:
+      'Server processes on this machine, all serving the listen address: a primary process prepares the storage ' +
+      '(migrations, the initial admin token), then starts this many workers, restarts one that dies and drains them ' +
+      'all on SIGTERM. `auto` is the number of cores the process may use; more than that is refused. 1 serves from ' +
+      'one process, without a primary. See docs/operations.md for what is per worker (metrics, in-flight and upload ' +
+      'bounds) and how soon a change made through one worker is seen by the others.',
+    default: '1',
   },
   {
     key: 'data_dir',
@@ -557,9 +572,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     metricsToken: (get('metrics_token') as string | undefined) || undefined,
     auditFile: (get('audit_file') as string | undefined) || undefined,
     maxInFlightRequests: int('max_inflight_requests', 0, 10_000_000),
+    workers: workerCount(str('workers'), problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+/**
+ * The workers setting: `auto` is every core this process may use (os.availableParallelism,
+ * which follows the CPU affinity mask); a count above that is refused, since workers beyond
+ * the cores only add processes that compete for the same cores.
+ */
+function workerCount(raw: string, problems: string[]): number {
+  const cores = availableParallelism();
+  if (raw.trim().toLowerCase() === 'auto') return cores;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > cores) {
+    problems.push(
+      `workers: expected auto or an integer from 1 to ${cores} (the cores this process may use), got "${raw}"`,
+    );
+    return 1;
+  }
+  return n;
 }
 
 /** A config for tests and embedded use: defaults plus the given overrides, no environment. */

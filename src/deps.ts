@@ -57,6 +57,8 @@ export interface CoreDeps {
   uploads: UploadAdmission;
   /** Takes a consistent snapshot of this server's storage and streams it (backup/). */
   takeBackup(): Promise<Backup>;
+  /** This process's number among the workers of a cluster (`--workers`), undefined outside one. */
+  worker: number | undefined;
 }
 
 export interface Deps {
@@ -74,12 +76,15 @@ export interface BuildDepsOptions {
   logger?: Logger;
   /** Skip applying migrations (readiness then reports them pending). */
   skipMigrations?: boolean;
+  /** This process is worker number `worker` of a cluster: its log lines carry that number. */
+  worker?: number;
 }
 
 /** The composition root: opens storage, migrates, and builds every service. */
 export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Promise<Deps> {
   const clock = opts.clock ?? systemClock;
-  const logger = opts.logger ?? createLogger(config.logLevel);
+  const base = opts.logger ?? createLogger(config.logLevel);
+  const logger = opts.worker === undefined ? base : base.child({ worker: opts.worker });
   const metrics = new Metrics();
   // The data directory holds the database, blobs and keys: the server's user alone reads it.
   ensurePrivateDir(config.dataDir, { tightenExisting: true });
@@ -105,7 +110,9 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
     const blobs: BlobStore =
       db.kind === 'postgres'
         ? new DbBlobStore({ db: db.kysely, clock, sealing })
-        : await FsBlobStore.open(join(config.dataDir, 'blobs'), clock, sealing);
+        : await FsBlobStore.open(join(config.dataDir, 'blobs'), clock, sealing, {
+            clearTemp: opts.worker === undefined,
+          });
     const jobs = new JobQueue({ db, clock });
     const masterKeyRotation = new MasterKeyRotation({
       repo: new MasterKeyRotationRepo({ db: db.kysely }),
@@ -150,6 +157,7 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       uploads,
       audit,
       takeBackup: () => takeBackup(config, { clock }),
+      worker: opts.worker,
     };
 
     // The initial admin token is made by the server once it serves (main.ts), never here: a

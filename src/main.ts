@@ -33,12 +33,22 @@ export function applyDevMode(config: Config): Config {
   return Object.freeze({ ...config, dataDir: dir, databaseUrl });
 }
 
-export async function startServer(config: Config): Promise<RunningServer> {
-  const locks = lockSqliteStorage(config);
+export interface StartOptions {
+  /**
+   * This process is worker number `worker` of a cluster (cluster.ts): the primary holds the
+   * SQLite lock, requeued the jobs an earlier stop left running, and makes the initial admin
+   * token; the worker only serves.
+   */
+  worker?: number;
+}
+
+export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
+  const inCluster = opts.worker !== undefined;
+  const locks = inCluster ? [] : lockSqliteStorage(config);
   const releaseLocks = () => locks.forEach((l) => l.release());
   let deps: Deps;
   try {
-    deps = await buildDeps(config);
+    deps = await buildDeps(config, { worker: opts.worker });
   } catch (err) {
     releaseLocks();
     throw err;
@@ -46,10 +56,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const log = deps.core.logger;
   let app: FastifyInstance;
   try {
-    if (config.databaseKind === 'sqlite' && config.runJobWorker) {
-      const n = await deps.core.jobs.requeueAllRunning();
-      if (n > 0) log.warn({ jobs: n }, 'requeued jobs left running by an earlier stop');
-    }
+    if (!inCluster) await requeueLeftovers(config, deps);
     app = await buildApp(deps);
     try {
       await app.listen({ host: config.listenHost, port: config.listenPort });
@@ -63,7 +70,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     throw err;
   }
   // Only now that the server serves: a start that failed above leaves the token to the next one.
-  const initialAdminToken = config.dev ? undefined : await deps.core.adminTokens.ensureInitial();
+  const initialAdminToken = config.dev || inCluster ? undefined : await deps.core.adminTokens.ensureInitial();
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.listenPort;
   const scheme = config.tlsCertFile ? 'https' : 'http';
@@ -96,7 +103,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
  * cache what the other changes, and each would collect the other's blobs. Several nodes
  * share a PostgreSQL database instead.
  */
-function lockSqliteStorage(config: Config): ServerLock[] {
+export function lockSqliteStorage(config: Config): ServerLock[] {
   if (config.databaseKind !== 'sqlite') return [];
   const dbPath = config.databaseUrl.slice('sqlite:'.length);
   const paths = [join(config.dataDir, 'server.lock')];
@@ -120,25 +127,59 @@ function lockSqliteStorage(config: Config): ServerLock[] {
   return taken;
 }
 
+/**
+ * On SQLite no other server can hold a job's lease (the lock above), so jobs an earlier stop
+ * left running are queued again at once instead of after their lease.
+ */
+export async function requeueLeftovers(config: Config, deps: Deps): Promise<void> {
+  if (config.databaseKind !== 'sqlite' || !config.runJobWorker) return;
+  const n = await deps.core.jobs.requeueAllRunning();
+  if (n > 0) deps.core.logger.warn({ jobs: n }, 'requeued jobs left running by an earlier stop');
+}
+
 /** `strongroom server`: serve until SIGTERM or SIGINT, then shut down gracefully and exit 0. */
 export async function runServer(config: Config): Promise<void> {
   const effective = applyDevMode(config);
   const server = await startServer(effective);
   if (effective.batchBackgroundThreads) batchThreadsOf(server);
-  // One write, so that a reader never sees the banner half-printed.
-  let banner = `\nStrongroom is serving at ${server.url}\n`;
-  banner += `  Terraform state API: ${server.url}/api/v2    Vault-compatible API: ${server.url}/v1\n`;
-  if (effective.dev) {
-    banner += `  Development mode: storage in ${effective.dataDir} is thrown away at exit.\n`;
-    banner += `  Root token: ${effective.devRootToken}\n\n`;
-  } else if (server.initialAdminToken) {
+  serveUntilSignalled(server, effective);
+  // Only now: whoever waits for the banner may signal at once, and must reach the handler.
+  process.stdout.write(bannerText(server.url, effective, server.initialAdminToken));
+}
+
+/** What the server prints once it serves; one string, so that a reader never sees it half-printed. */
+export function bannerText(url: string, config: Config, initialAdminToken: string | undefined): string {
+  let banner = `\nStrongroom is serving at ${url}\n`;
+  banner += `  Terraform state API: ${url}/api/v2    Vault-compatible API: ${url}/v1\n`;
+  if (config.workers > 1) banner += `  Worker processes: ${config.workers}\n`;
+  if (config.dev) {
+    banner += `  Development mode: storage in ${config.dataDir} is thrown away at exit.\n`;
+    banner += `  Root token: ${config.devRootToken}\n\n`;
+  } else if (initialAdminToken) {
     banner += '\n  Initial admin token (a Vault root token and a site-admin API token).\n';
     banner += '  It is shown only this once and stored only as a hash; keep it safe:\n\n';
-    banner += `      ${server.initialAdminToken}\n\n`;
+    banner += `      ${initialAdminToken}\n\n`;
     banner += '  Lost it? `strongroom admin-token create` (with the same settings, on this machine) makes another.\n\n';
   } else {
     banner += '\n';
   }
+  return banner;
+}
+
+/**
+ * SIGTERM and SIGINT shut the server down gracefully and exit 0 (a second signal exits at
+ * once); SIGHUP reopens the audit files and reloads TLS. Returns the graceful stop, for a
+ * cluster worker whose primary asks it to stop.
+ */
+export function serveUntilSignalled(server: RunningServer, config: Config): (reason: string) => void {
+  const stop = (reason: string) =>
+    server
+      .shutdown(reason)
+      .then(() => process.exit(0))
+      .catch((err: unknown) => {
+        server.deps.core.logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
   let signals = 0;
   const onSignal = (sig: NodeJS.Signals) => {
     signals++;
@@ -146,25 +187,18 @@ export async function runServer(config: Config): Promise<void> {
       server.deps.core.logger.warn({ signal: sig }, 'second signal: exiting now');
       process.exit(1);
     }
-    server
-      .shutdown(sig)
-      .then(() => process.exit(0))
-      .catch((err: unknown) => {
-        server.deps.core.logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      });
+    void stop(sig);
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  const { tlsCertFile, tlsKeyFile } = effective;
+  const { tlsCertFile, tlsKeyFile } = config;
   process.on('SIGHUP', () => {
     // File audit devices open their files again (log rotation), and the TLS pair is read again.
     server.deps.core.audit.reopen();
     server.deps.core.logger.info('SIGHUP: reopened the audit device files');
     if (tlsCertFile && tlsKeyFile) reloadTls(server, tlsCertFile, tlsKeyFile);
   });
-  // Only now: whoever waits for the banner may signal at once, and must reach the handler.
-  process.stdout.write(banner);
+  return (reason) => void stop(reason);
 }
 
 /**
@@ -187,7 +221,7 @@ function reloadTls(server: RunningServer, certFile: string, keyFile: string): vo
 }
 
 /** The batch_background_threads setting: every thread but the event loop under SCHED_BATCH (decision 0019). */
-function batchThreadsOf(server: RunningServer): void {
+export function batchThreadsOf(server: RunningServer): void {
   const log = server.deps.core.logger;
   let warned = false;
   const kept = keepBackgroundThreadsBatched(BATCH_PASS_MS, (pass) => {

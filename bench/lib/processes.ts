@@ -21,8 +21,13 @@ export interface Managed {
 export class ProcessGroup {
   private readonly members = new Set<Managed>();
 
+  /** With `cpus` (a taskset list such as `0` or `0-1`), every process of the group runs on those cores only. */
+  constructor(private readonly cpus: string | null = null) {}
+
   start(name: string, command: string, args: string[], options: SpawnOptions = {}): Managed {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...options });
+    // taskset execs the command: the pid stays the command's.
+    const [cmd, argv] = this.cpus ? ['taskset', ['-c', this.cpus, command, ...args]] : [command, args];
+    const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...options });
     if (child.pid === undefined) throw new Error(`could not start ${name} (${command})`);
     let tail = '';
     const keep = (chunk: Buffer) => {

@@ -179,6 +179,7 @@ export function docsMarkdown(opts: {
     '```',
     'npm run bench -- <scenario>|all [--connections N] [--duration S] [--rounds N] [--db sqlite|postgres]',
     '                 [--postgres-url URL] [--no-install] [--smoke] [--json FILE] [--write-docs]',
+    '                 [--workers N] [--server-cpus LIST] [--server-arg ARG]',
     'npm run bench -- list',
     '```',
     '',
@@ -186,6 +187,13 @@ export function docsMarkdown(opts: {
       'unless `--no-install` is given, in which case those peers are skipped with a message. With `--db postgres` ' +
       'each server gets a new database created next to the one in `--postgres-url` ' +
       '(default `postgres://postgres@127.0.0.1:5432/postgres`), dropped afterwards.',
+    '',
+    '`--workers N` starts every Strongroom server with N worker processes (the CPU column sums the primary and the ' +
+      'workers). `--server-cpus LIST` runs every server and peer under `taskset -c LIST`; start the harness, which ' +
+      'generates the load, on the other cores, for example ' +
+      '`taskset -c 1 npm run bench -- pki-sign-p256 --server-cpus 0` ' +
+      'for one server core, or `--server-cpus 0-1 --workers 2` for two. A server pinned to K cores accepts at most ' +
+      '`--workers K`.',
     '',
   );
   return lines.join('\n');

@@ -63,6 +63,8 @@ export interface RunOptions {
   postgresUrl: string;
   /** Where the servers under test write V8 CPU profiles (--cpu-prof), or null. */
   cpuProfileDir: string | null;
+  /** Cores every server and peer is pinned to (--server-cpus, a taskset list), or null. */
+  serverCpus: string | null;
   /** Extra arguments for every Strongroom server started (--server-arg). */
   serverArgs: string[];
 }

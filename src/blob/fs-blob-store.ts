@@ -26,10 +26,21 @@ export class FsBlobStore implements BlobStore {
     private readonly sealing: BlobSealing | undefined,
   ) {}
 
-  static async open(dir: string, clock: Clock = systemClock, sealing?: BlobSealing): Promise<FsBlobStore> {
+  /**
+   * With `clearTemp` (the default) the partial writes a stopped server left in `<dir>/tmp`
+   * are removed. A worker of a cluster opens the store without it: the other workers may be
+   * writing there, and the primary cleared it before any worker started.
+   */
+  static async open(
+    dir: string,
+    clock: Clock = systemClock,
+    sealing?: BlobSealing,
+    opts: { clearTemp?: boolean } = {},
+  ): Promise<FsBlobStore> {
     for (const d of [dir, join(dir, 'tmp'), join(dir, 'sha256')]) ensurePrivateDir(d, { tightenExisting: true });
     const store = new FsBlobStore(dir, clock, sealing);
-    for (const name of await readdir(join(dir, 'tmp'))) await rm(join(dir, 'tmp', name), { force: true });
+    if (opts.clearTemp ?? true)
+      for (const name of await readdir(join(dir, 'tmp'))) await rm(join(dir, 'tmp', name), { force: true });
     return store;
   }
 

@@ -104,16 +104,19 @@ export class UploadAdmission {
   registerMetrics(registry: Registry, onScrape: (hook: () => Promise<void>) => void): void {
     const free = new Gauge({
       name: 'strongroom_data_dir_free_bytes',
+      aggregator: 'max',
       help: "Bytes free on the data directory's file system.",
       registers: [registry],
     });
     const floor = new Gauge({
       name: 'strongroom_data_dir_min_free_bytes',
+      aggregator: 'max',
       help: 'The free-space floor (min_free_space) below which uploads are refused with 507.',
       registers: [registry],
     });
     const accepting = new Gauge({
       name: 'strongroom_uploads_accepted',
+      aggregator: 'max',
       help: '1 while uploads are accepted, 0 while free space is below min_free_space.',
       registers: [registry],
     });

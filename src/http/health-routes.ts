@@ -10,9 +10,18 @@ import type { Metrics } from '../shared/metrics.js';
 /** Liveness, readiness and Prometheus metrics, outside both products. */
 export function registerHealthRoutes(
   app: FastifyInstance,
-  deps: { db: Db; jobs: JobQueue; metrics: Metrics; metricsToken?: string; uploads?: UploadAdmission },
+  deps: {
+    db: Db;
+    jobs: JobQueue;
+    metrics: Metrics;
+    metricsToken?: string;
+    uploads?: UploadAdmission;
+    /** This process's number among the cluster's workers (`--workers`), shown by /healthz. */
+    worker?: number;
+  },
 ): void {
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  const health = deps.worker === undefined ? { status: 'ok' } : { status: 'ok', worker: deps.worker };
+  app.get('/healthz', async () => health);
 
   app.get('/readyz', async (_request, reply) => {
     try {
@@ -28,6 +37,11 @@ export function registerHealthRoutes(
     return { status: 'ok', database: 'ok', migrations: 'applied', ...(storage ? { storage } : {}) };
   });
 
+  deps.metrics.onScrape(async () => {
+    const depth = await deps.jobs.depth();
+    for (const [status, n] of Object.entries(depth)) deps.metrics.jobQueueDepth.set({ status }, n);
+  });
+
   const expected = deps.metricsToken ? Buffer.from(`Bearer ${deps.metricsToken}`) : undefined;
   app.get('/metrics', async (request, reply) => {
     if (expected) {
@@ -38,10 +52,11 @@ export function registerHealthRoutes(
           .header('www-authenticate', 'Bearer realm="metrics"')
           .send({ errors: ['/metrics needs Authorization: Bearer <metrics_token>'] });
     }
-    const depth = await deps.jobs.depth().catch(() => undefined);
-    if (depth) for (const [status, n] of Object.entries(depth)) deps.metrics.jobQueueDepth.set({ status }, n);
+    const type = deps.metrics.registry.contentType;
+    // A worker of a cluster answers for every worker (decision 0047).
+    if (deps.metrics.cluster) return reply.type(type).send(await deps.metrics.cluster());
     await deps.metrics.refresh();
-    return reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+    return reply.type(type).send(await deps.metrics.registry.metrics());
   });
 }
 

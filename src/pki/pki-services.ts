@@ -138,7 +138,8 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     mounts,
     clock,
     logger: core.logger.child({ component: 'vault-quotas' }),
-    shared: core.db.kind === 'postgres',
+    // Several nodes on PostgreSQL, or several workers on one SQLite file, share one count.
+    shared: core.db.kind === 'postgres' || core.config.workers > 1,
   });
 
   // Auth methods under auth/: logins end in a token of the token store.
@@ -273,7 +274,8 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     revocation,
     onError: (err) => acmeLogger.warn({ err }, 'ACME challenge validation could not record its outcome'),
     // A SQLite file serves one server at a time (its lock), so nonces need no shared table.
-    nonceScope: core.db.kind === 'sqlite' ? 'process' : 'shared',
+    // Nonces in memory only where this process is the database's only server (one worker on SQLite).
+    nonceScope: core.db.kind === 'sqlite' && core.config.workers <= 1 ? 'process' : 'shared',
   });
   mountRoutes.addAll([...acmeRoutes(acme), ...acmeProtocolRoutes(acme)]);
   mounts.onDisable((m) => acme.purgeMount(m.id));

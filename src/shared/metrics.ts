@@ -1,5 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** One process's metrics as plain data (what prom-client's cluster aggregation adds up). */
+export type MetricsSnapshot = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
+
 /** The process's Prometheus metrics. One instance per server, built in deps.ts. */
 export class Metrics {
   readonly registry = new Registry();
@@ -32,6 +35,8 @@ export class Metrics {
     name: 'strongroom_job_queue_depth',
     help: 'Jobs in the durable queue by status (read from the database at scrape time).',
     labelNames: ['status'] as const,
+    // Read from the shared database: every worker reports the same value (decision 0047).
+    aggregator: 'max',
     registers: [this.registry],
   });
 
@@ -41,6 +46,8 @@ export class Metrics {
       'Certificates stored in a PKI mount (mounts with publish_stored_certificate_count_metrics in ' +
       'config/auto-tidy).',
     labelNames: ['mount'] as const,
+    // Read from the shared database: every worker reports the same value (decision 0047).
+    aggregator: 'max',
     registers: [this.registry],
   });
   readonly pkiRevokedCertificatesStored = new Gauge({
@@ -49,6 +56,8 @@ export class Metrics {
       'Revoked certificates stored in a PKI mount (mounts with publish_stored_certificate_count_metrics ' +
       'in config/auto-tidy).',
     labelNames: ['mount'] as const,
+    // Read from the shared database: every worker reports the same value (decision 0047).
+    aggregator: 'max',
     registers: [this.registry],
   });
   readonly httpInFlight = new Gauge({
@@ -75,6 +84,8 @@ export class Metrics {
       'Records the state encryption job has still to look at, by kind; all 0 once it has finished (read from ' +
       'the database at scrape time).',
     labelNames: ['kind'] as const,
+    // Read from the shared database: every worker reports the same value (decision 0047).
+    aggregator: 'max',
     registers: [this.registry],
   });
   readonly #scrapeHooks: (() => Promise<void>)[] = [];
@@ -101,6 +112,18 @@ export class Metrics {
   /** Registers work that refreshes gauges from the database just before a scrape. */
   onScrape(hook: () => Promise<void>): void {
     this.#scrapeHooks.push(hook);
+  }
+
+  /**
+   * In a worker of a cluster (`--workers`): the metrics of every worker, summed (gauges read
+   * from the shared database taken once), which `/metrics` answers instead of this process's own.
+   */
+  cluster: (() => Promise<string>) | undefined = undefined;
+
+  /** This process's metrics after the scrape hooks ran, in the form a cluster's primary adds up. */
+  async snapshot(): Promise<MetricsSnapshot> {
+    await this.refresh();
+    return this.registry.getMetricsAsJSON();
   }
 
   /** Runs the scrape hooks; a failing hook leaves its gauges as they were. */

@@ -63,4 +63,24 @@ describe('RecentCache', () => {
     clock.advance(EXTERNAL_CHECK_MS / 1000);
     assert.equal(c.get('a'), 'A2', 'unchanged counter keeps entries');
   });
+
+  it('with externalCheckMs 0 reads the counter every time: nothing committed elsewhere is answered from memory', () => {
+    const clock = new ManualClock();
+    let external = 1;
+    const c = new RecentCache<string>({
+      clock,
+      ttlMs: Infinity,
+      max: 10,
+      externalChanges: () => external,
+      externalCheckMs: 0,
+    });
+    // A value read before another process committed is stored, and dropped by the next read.
+    const epoch = c.epoch();
+    external = 2;
+    assert.equal(c.set('a', 'old', epoch), true);
+    assert.equal(c.get('a'), undefined, 'the commit elsewhere is seen without the clock moving');
+    assert.equal(c.set('a', 'new', c.epoch()), true);
+    assert.equal(c.get('a'), 'new');
+    assert.equal(c.get('a'), 'new', 'an unchanged counter keeps entries');
+  });
 });

@@ -13,6 +13,12 @@ export interface RecentCacheOptions {
    * more than once per EXTERNAL_CHECK_MS.
    */
   externalChanges?: () => number;
+  /**
+   * How often `externalChanges` is looked at, in ms (default EXTERNAL_CHECK_MS). 0 looks at
+   * every read (about 2 µs), so that a commit another process acknowledged is never answered
+   * from memory: what several workers on one SQLite file need (decision 0047).
+   */
+  externalCheckMs?: number;
 }
 
 /** How soon a commit by another process empties a cache that watches `externalChanges`. */
@@ -87,9 +93,9 @@ export class RecentCache<V> {
   #checkExternal(): void {
     const probe = this.opts.externalChanges;
     if (!probe) return;
-    const t = this.opts.clock.now().getTime();
+    const t = this.opts.externalCheckMs === 0 ? 0 : this.opts.clock.now().getTime();
     if (t < this.#nextExternalCheck) return;
-    this.#nextExternalCheck = t + EXTERNAL_CHECK_MS;
+    this.#nextExternalCheck = t + (this.opts.externalCheckMs ?? EXTERNAL_CHECK_MS);
     const seen = probe();
     if (seen !== this.#seenExternal) {
       this.#seenExternal = seen;

@@ -122,8 +122,14 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
   });
   const stateCore = { repo: stateRepo, blobs: core.blobs, jobs: core.jobs, clock, settings: stateSettings };
   // The current version is kept in memory where other writers are seen (decisions 0014 and 0048): every commit of
-  // another SQLite connection, every change another PostgreSQL node notifies.
-  const currentVersionCache = db.externalChanges ? { externalChanges: db.externalChanges } : undefined;
+  // another SQLite connection, every change another PostgreSQL node notifies. With several workers on one SQLite file,
+  // each read first asks whether another one committed (decision 0047).
+  const currentVersionCache = db.externalChanges
+    ? {
+        externalChanges: db.externalChanges,
+        externalCheckMs: db.kind === 'sqlite' && config.workers > 1 ? 0 : undefined,
+      }
+    : undefined;
   const stateVersions = new StateVersionService({
     ...stateCore,
     workspaces,

@@ -79,7 +79,7 @@ export interface StateVersionServiceDeps {
    * where every write goes through this process's repo or moves `externalChanges`: SQLite's
    * `data_version`, PostgreSQL's change notifications from other nodes (Db.externalChanges).
    */
-  currentVersionCache?: { externalChanges?: () => number };
+  currentVersionCache?: { externalChanges?: () => number; externalCheckMs?: number };
 }
 
 /**
@@ -151,6 +151,7 @@ export class StateVersionService {
         ttlMs: Infinity,
         max: 10_000,
         externalChanges: deps.currentVersionCache.externalChanges,
+        externalCheckMs: deps.currentVersionCache.externalCheckMs,
       });
       // Every write to a workspace's versions, outputs or head goes through the repo, which reports it here.
       deps.repo.onChange((workspaceIds) => {

@@ -1,0 +1,293 @@
+import cluster from 'node:cluster';
+import type { Worker } from 'node:cluster';
+import type { Logger } from 'pino';
+import { AggregatorRegistry } from 'prom-client';
+import { AdminTokenRepo } from './admin/admin-token-repo.js';
+import { AdminTokenService } from './admin/admin-token-service.js';
+import type { Config } from './config.js';
+import { openDatabase } from './db/database.js';
+import { buildDeps } from './deps.js';
+import {
+  applyDevMode,
+  bannerText,
+  batchThreadsOf,
+  lockSqliteStorage,
+  requeueLeftovers,
+  serveUntilSignalled,
+  startServer,
+} from './main.js';
+import { systemClock } from './shared/clock.js';
+import { createLogger } from './shared/log.js';
+import type { MetricsSnapshot } from './shared/metrics.js';
+
+/**
+ * `--workers N` (decision 0047): N server processes on one machine, all serving one listen
+ * address through node:cluster. The primary process serves nothing itself: it holds the
+ * SQLite lock, prepares the storage once (migrations, master key, audit device, jobs an
+ * earlier stop left running), starts the workers, makes the initial admin token once they
+ * all serve, restarts a worker that dies, forwards SIGHUP, and on SIGTERM or SIGINT asks
+ * every worker to drain and exits when they all have.
+ */
+
+/** Messages between the primary and a worker. */
+type ToWorker =
+  | { type: 'start'; config: Config; worker: number }
+  | { type: 'shutdown' }
+  | { type: 'metrics-snapshot-request'; id: number }
+  | { type: 'metrics'; id: number; text: string };
+type FromWorker =
+  | { type: 'ready' }
+  | { type: 'serving'; url: string }
+  | { type: 'metrics-request'; id: number }
+  | { type: 'metrics-snapshot'; id: number; metrics: MetricsSnapshot };
+
+/** A worker that dies sooner than this after its start is started again only after RESTART_DELAY_MS. */
+const QUICK_DEATH_MS = 10_000;
+const RESTART_DELAY_MS = 1000;
+/** Beyond the shutdown timeout, how long the primary waits for a worker to exit before killing it. */
+const EXIT_GRACE_MS = 5000;
+/** How long a scrape waits for the workers' metrics; a worker that has not answered by then is left out. */
+const METRICS_TIMEOUT_MS = 5000;
+/** Signals closer together than this count as one. */
+const REPEAT_MS = 1000;
+
+interface Slot {
+  worker: Worker;
+  startedAt: number;
+  serving: boolean;
+}
+
+/** The primary of `strongroom server --workers N` (N > 1): runs until SIGTERM or SIGINT. */
+export async function runClusterPrimary(config: Config): Promise<void> {
+  const effective = applyDevMode(config);
+  const log = createLogger(effective.logLevel).child({ component: 'cluster' });
+  const locks = lockSqliteStorage(effective);
+  const releaseLocks = () => locks.forEach((l) => l.release());
+  try {
+    // Everything a first start makes, made once, before any worker runs.
+    const deps = await buildDeps(effective, { logger: log });
+    try {
+      await requeueLeftovers(effective, deps);
+    } finally {
+      await deps.close();
+    }
+  } catch (err) {
+    releaseLocks();
+    throw err;
+  }
+  new Supervisor(effective, log, releaseLocks).start();
+}
+
+class Supervisor {
+  readonly #slots = new Map<number, Slot>();
+  #starting = true;
+  #stopping = false;
+  #signals = 0;
+  #exitCode = 0;
+  #snapshotId = 0;
+  readonly #snapshots = new Map<number, (metrics: MetricsSnapshot) => void>();
+
+  constructor(
+    private readonly config: Config,
+    private readonly log: Logger,
+    private readonly releaseLocks: () => void,
+  ) {}
+
+  start(): void {
+    let first = 0;
+    const onSignal = (sig: NodeJS.Signals) => {
+      // One signal sent to the whole process group (timeout(1), a terminal) may reach the
+      // primary twice; only a second one a moment later means "now".
+      if (this.#signals > 0 && Date.now() - first < REPEAT_MS) return;
+      if (this.#signals++ === 0) first = Date.now();
+      if (this.#signals > 1) {
+        this.log.warn({ signal: sig }, 'second signal: killing the workers and exiting now');
+        for (const s of this.#slots.values()) s.worker.process.kill('SIGKILL');
+        process.exit(1);
+      }
+      this.#stop(sig, 0);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    process.on('SIGHUP', () => {
+      for (const s of this.#slots.values()) s.worker.process.kill('SIGHUP');
+    });
+    // Each worker accepts on the shared listening socket itself. With node:cluster's default
+    // (the primary accepts and hands each connection to a worker over IPC), a connection
+    // handed to a worker that dies at that moment stays open in the primary and its client
+    // waits forever; with the kernel's accept queue a worker's death resets only the
+    // connections it had accepted, and the others take the queue.
+    cluster.schedulingPolicy = cluster.SCHED_NONE;
+    for (let n = 1; n <= this.config.workers; n++) this.#fork(n);
+  }
+
+  #fork(n: number): void {
+    const worker = cluster.fork();
+    const slot: Slot = { worker, startedAt: Date.now(), serving: false };
+    this.#slots.set(n, slot);
+    worker.on('message', (m: FromWorker) => {
+      if (m.type === 'ready') this.#send(worker, { type: 'start', config: this.config, worker: n });
+      else if (m.type === 'serving') {
+        slot.serving = true;
+        this.log.info({ worker: n, workerPid: worker.process.pid }, 'worker serving');
+        if (this.#starting && [...this.#slots.values()].every((s) => s.serving)) void this.#allServing(m.url);
+      } else if (m.type === 'metrics-request')
+        void this.#clusterMetrics().then((text) => this.#send(worker, { type: 'metrics', id: m.id, text }));
+      else if (m.type === 'metrics-snapshot') this.#snapshots.get(m.id)?.(m.metrics);
+    });
+    worker.on('exit', (code, signal) => this.#exited(n, slot, code, signal));
+  }
+
+  /**
+   * Every serving worker's metrics, added up (prom-client's cluster aggregation: counters and
+   * histograms summed, gauges read from the shared database taken once), for the worker whose
+   * /metrics was scraped.
+   */
+  async #clusterMetrics(): Promise<string> {
+    const workers = [...this.#slots.values()].filter((s) => s.serving && s.worker.isConnected());
+    const snapshots = await Promise.all(
+      workers.map(
+        (s) =>
+          new Promise<MetricsSnapshot | undefined>((resolve) => {
+            const id = this.#snapshotId++;
+            const timer = setTimeout(() => done(undefined), METRICS_TIMEOUT_MS);
+            const done = (m: MetricsSnapshot | undefined) => {
+              clearTimeout(timer);
+              this.#snapshots.delete(id);
+              resolve(m);
+            };
+            this.#snapshots.set(id, done);
+            this.#send(s.worker, { type: 'metrics-snapshot-request', id });
+          }),
+      ),
+    );
+    return AggregatorRegistry.aggregate(snapshots.filter((m) => m !== undefined)).metrics();
+  }
+
+  /** The first start is complete: the initial admin token, then the banner. */
+  async #allServing(url: string): Promise<void> {
+    this.#starting = false;
+    let token: string | undefined;
+    if (!this.config.dev) {
+      try {
+        token = await makeInitialAdminToken(this.config);
+      } catch (err) {
+        this.log.error({ err }, 'could not make the initial admin token');
+        this.#stop('start failed', 1);
+        return;
+      }
+    }
+    process.stdout.write(bannerText(url, this.config, token));
+  }
+
+  #exited(n: number, slot: Slot, code: number | null, signal: string | null): void {
+    if (this.#slots.get(n) === slot) this.#slots.delete(n);
+    const how = { worker: n, workerPid: slot.worker.process.pid, code, signal };
+    if (this.#stopping) {
+      if (this.#slots.size === 0) this.#finish();
+      return;
+    }
+    if (this.#starting) {
+      // The first start failed (the worker printed why): no half-started cluster.
+      this.log.error(how, 'a worker stopped before serving; stopping');
+      process.stderr.write(`error: worker ${n} stopped before serving (exit ${code ?? signal})\n`);
+      this.#stop('start failed', 1);
+      return;
+    }
+    // A clean exit is a worker that was signalled itself: when the signal went to the whole
+    // group (systemd, a terminal) the primary's own follows at once, and then nothing restarts.
+    const wait = Date.now() - slot.startedAt < QUICK_DEATH_MS || code === 0 ? RESTART_DELAY_MS : 0;
+    this.log.error(how, `worker died; starting it again${wait ? ` in ${wait} ms` : ''}`);
+    setTimeout(() => this.#stopping || this.#fork(n), wait);
+  }
+
+  #stop(reason: string, exitCode: number): void {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    this.#exitCode = exitCode;
+    this.log.info({ reason }, 'shutting down: every worker finishes its in-flight requests and jobs');
+    if (this.#slots.size === 0) return this.#finish();
+    // A worker still starting has acknowledged nothing and has no handler yet: SIGTERM ends it at once.
+    for (const s of this.#slots.values())
+      if (s.serving) this.#send(s.worker, { type: 'shutdown' });
+      else s.worker.process.kill('SIGTERM');
+    setTimeout(
+      () => {
+        for (const [n, s] of this.#slots) {
+          this.log.warn({ worker: n }, 'worker did not stop in time: killed');
+          s.worker.process.kill('SIGKILL');
+        }
+      },
+      this.config.shutdownTimeoutSeconds * 1000 + EXIT_GRACE_MS,
+    ).unref();
+  }
+
+  #finish(): void {
+    this.releaseLocks();
+    this.log.info('stopped');
+    process.exit(this.#exitCode);
+  }
+
+  #send(worker: Worker, msg: ToWorker): void {
+    if (!worker.isConnected()) return;
+    worker.send(msg, (err: Error | null) => {
+      if (err) this.log.warn({ err: err.message }, 'could not reach a worker');
+    });
+  }
+}
+
+/** The primary makes the initial admin token once every worker serves (as a single server does once it serves). */
+async function makeInitialAdminToken(config: Config): Promise<string | undefined> {
+  const db = openDatabase({ url: config.databaseUrl, poolSize: 1 });
+  try {
+    const tokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock: systemClock });
+    return await tokens.ensureInitial();
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** A worker of `strongroom server --workers N`: takes its settings from the primary, serves, drains when asked. */
+export async function runClusterWorker(): Promise<void> {
+  const send = (m: FromWorker) => process.send?.(m);
+  const start = await new Promise<Extract<ToWorker, { type: 'start' }>>((resolve) => {
+    const on = (m: ToWorker) => {
+      if (m.type !== 'start') return;
+      process.off('message', on);
+      resolve(m);
+    };
+    process.on('message', on);
+    send({ type: 'ready' });
+  });
+  const config = Object.freeze(start.config);
+  const server = await startServer(config, { worker: start.worker });
+  if (config.batchBackgroundThreads) batchThreadsOf(server);
+  const stop = serveUntilSignalled(server, config);
+  const metrics = server.deps.core.metrics;
+  const scrapes = new Map<number, (text: string) => void>();
+  let scrapeId = 0;
+  metrics.cluster = () =>
+    new Promise<string>((resolve, reject) => {
+      const id = scrapeId++;
+      const timer = setTimeout(() => {
+        scrapes.delete(id);
+        reject(new Error('the primary did not answer with the metrics of the workers'));
+      }, METRICS_TIMEOUT_MS * 2);
+      scrapes.set(id, (text) => {
+        clearTimeout(timer);
+        scrapes.delete(id);
+        resolve(text);
+      });
+      send({ type: 'metrics-request', id });
+    });
+  process.on('message', (m: ToWorker) => {
+    if (m.type === 'shutdown') stop('asked by the primary');
+    else if (m.type === 'metrics') scrapes.get(m.id)?.(m.text);
+    else if (m.type === 'metrics-snapshot-request')
+      void metrics.snapshot().then(
+        (snapshot) => send({ type: 'metrics-snapshot', id: m.id, metrics: snapshot }),
+        () => send({ type: 'metrics-snapshot', id: m.id, metrics: [] }),
+      );
+  });
+  send({ type: 'serving', url: server.url });
+}
