@@ -6,6 +6,7 @@ import { ManualClock } from '../../src/shared/clock.js';
 import { dbKinds } from '../support/test-db.js';
 import { startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
+import { waitFor } from '../support/wait.js';
 import {
   assertError,
   call,
@@ -180,32 +181,42 @@ if (dbKinds().includes('postgres')) {
       await a.close();
     });
 
-    it('a write acknowledged by one node is what the other node answers next', async () => {
+    it('a write acknowledged by one node is what the other answers once its notification arrives', async () => {
       const f = await workspace(a);
+      // Node b drops what it holds when node a's change notification arrives (decision 0048); it looks at most every
+      // 100 ms of its clock, which the test moves on while it waits.
+      const onB = (what: string, holds: (d: Awaited<ReturnType<typeof currentData>>) => boolean) =>
+        waitFor(what, async () => {
+          clock.advance(0.1);
+          const d = await currentData(b, f.wsId);
+          return holds(d) ? d : undefined;
+        });
       const { data: v1 } = await createInline(a, f, 1);
       assert.equal((await currentData(b, f.wsId)).id, v1.id);
 
       const { data: v2 } = await createInline(a, f, 2);
-      assert.equal((await currentData(b, f.wsId)).id, v2.id);
-      assert.equal((await currentData(b, f.wsId)).attributes['resources-processed'], false);
+      const seen2 = await onB('version 2 on node b', (d) => d.id === v2.id);
+      assert.equal(seen2.attributes['resources-processed'], false);
 
       await a.deps.worker.runUntilIdle();
-      const cur = await currentData(b, f.wsId);
-      assert.equal(cur.attributes['resources-processed'], true);
+      const cur = await onB('extraction on node b', (d) => d.attributes['resources-processed'] === true);
       assert.equal(cur.relationships.outputs.data.length, 2);
 
       const bytes3 = stateFile(3, f.lineage);
       const v3 = await createPending(a, f, 3, bytes3);
+      clock.advance(0.1);
       assert.equal((await currentData(b, f.wsId)).id, v2.id, 'a pending version is not current');
       const shown = (await call(b, 'GET', `/api/v2/state-versions/${v3.id}`)).json.data;
       // The upload URL shown by the other node works (both nodes share the master key).
       assert.equal((await put(shown.attributes['hosted-state-upload-url'].replace(b.url, a.url), bytes3)).status, 200);
-      const cur3 = await currentData(b, f.wsId);
-      assert.equal(cur3.id, v3.id, 'the upload made it current on the other node too');
+      const cur3 = await onB('the upload on node b', (d) => d.id === v3.id);
       assert.equal(cur3.attributes.status, 'finalized');
 
       assert.equal((await call(a, 'DELETE', `/api/v2/workspaces/${f.wsId}`)).status, 204);
-      assertError(await current(b, f.wsId), 404);
+      await waitFor('the deletion on node b', async () => {
+        clock.advance(0.1);
+        return (await current(b, f.wsId)).status === 404 ? true : undefined;
+      });
     });
 
     it('a permission taken away on one node holds on the other within the token cache time', async () => {
