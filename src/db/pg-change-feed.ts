@@ -17,16 +17,22 @@ export class PgChangeFeed {
   #client: pg.Client | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  #started = false;
 
   constructor(
     private readonly url: string,
     readonly nodeId: string,
-  ) {
-    void this.#connect();
-  }
+  ) {}
 
-  /** Moves whenever another node committed a change since the last look (or when that cannot be known). */
+  /**
+   * Moves whenever another node committed a change since the last look (or when that cannot be known). The first
+   * look starts listening, so a process without caches (the CLI's commands) never opens the connection.
+   */
   version(): number {
+    if (!this.#started) {
+      this.#started = true;
+      void this.#connect();
+    }
     return this.#listening ? this.#version : ++this.#version;
   }
 
