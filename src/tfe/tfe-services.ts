@@ -70,6 +70,8 @@ export interface TfeServices {
   workspaces: WorkspaceService;
   teamAccess: TeamAccessService;
   stateVersions: StateVersionService;
+  /** The state versions' SQL, whose writes the current-version cache follows. */
+  stateRepo: StateVersionRepo;
   /** Called after requests that committed jobs (state finalized); deps.ts points it at this node's worker. */
   onJobsEnqueued(listener: () => void): void;
 }
@@ -200,6 +202,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     workspaces,
     teamAccess,
     stateVersions,
+    stateRepo,
     async registerRoutes(app) {
       registerApiHeadersAndPing(app);
       registerAuthHook(app, identity);

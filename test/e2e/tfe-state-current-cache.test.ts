@@ -110,6 +110,22 @@ for (const kind of dbKinds()) {
       assertError(await current(srv, f.wsId), 404);
     });
 
+    it('a read made while a write is committing is not kept past that commit', async () => {
+      const f = await workspace(srv);
+      const { data: v1 } = await createInline(srv, f, 1);
+      assert.equal((await currentData(srv, f.wsId)).attributes['resources-processed'], false);
+      // What the extraction job does: the write reports its change, then commits. On PostgreSQL a request on another
+      // connection of the pool reads the row as it was in between (on SQLite it waits for the commit).
+      const repo = srv.deps.tfe.stateRepo;
+      let between: Res | undefined;
+      await repo.transaction(async (trx) => {
+        await repo.markProcessed(trx, v1.id);
+        if (kind === 'postgres') between = await current(srv, f.wsId);
+      });
+      if (kind === 'postgres') assert.equal(between?.json.data.attributes['resources-processed'], false);
+      assert.equal((await currentData(srv, f.wsId)).attributes['resources-processed'], true);
+    });
+
     it('renders the document for the host it was asked on, and includes on request', async () => {
       const f = await workspace(srv);
       await createInline(srv, f, 1);

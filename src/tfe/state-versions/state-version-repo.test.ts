@@ -204,10 +204,20 @@ for (const kind of dbKinds()) {
           (trx: Executor) => repo.transition(trx, `sv-ch1-${batchCommits}`, 'finalized', 'backing_data_soft_deleted'),
           (trx: Executor) => repo.deleteWorkspaces(trx, [ws]),
         ];
+        // Once as the write is made (before the commit), and once more after the transaction ended.
+        let inside = false;
+        const when: string[] = [];
+        repo.onChange(() => when.push(inside ? 'before commit' : 'after'));
         for (const write of writes) {
           seen.length = 0;
-          await repo.transaction(write);
-          assert.deepEqual(seen, [ws]);
+          when.length = 0;
+          await repo.transaction(async (trx) => {
+            inside = true;
+            await write(trx);
+            inside = false;
+          });
+          assert.deepEqual(seen, [ws, ws]);
+          assert.deepEqual(when, ['before commit', 'after']);
         }
       });
     });

@@ -83,7 +83,7 @@ interface BatchItem {
 
 const MAX_BATCH = 256;
 
-/** Told which workspaces' versions, outputs or head a write touched (before its commit). */
+/** Told which workspaces' versions, outputs or head a write touched (before its commit, and again once committed). */
 export type StateChangeListener = (workspaceIds: readonly string[]) => void;
 
 /** All SQL of the state versions module. */
@@ -91,6 +91,10 @@ export class StateVersionRepo {
   #queue: BatchItem[] = [];
   #flushing = false;
   #listeners: StateChangeListener[] = [];
+  /** The changes reported while transactions this repo opened were running; `#logStart` numbers the first. */
+  #log: Array<readonly string[]> = [];
+  #logStart = 0;
+  #open = 0;
 
   /**
    * `batchCommits`: group concurrent write transactions into one commit (SQLite; see `batched`).
@@ -118,7 +122,10 @@ export class StateVersionRepo {
    * Every method that writes state versions, their outputs or a workspace's head calls
    * the listeners with the workspaces it touched, so in-process caches of what these
    * tables hold cannot miss a write made through this repo. The call comes before the
-   * commit; see CurrentVersionCache for why that is enough.
+   * commit, so that no answer read after the commit is kept from before it; a transaction
+   * opened here (`transaction`, `batched`) calls them again once it has ended, for what a
+   * reader on another connection (PostgreSQL's pool) read between the first call and the
+   * commit, and kept (RecentCache refuses only values read before a call).
    */
   onChange(listener: StateChangeListener): void {
     this.#listeners.push(listener);
@@ -127,10 +134,28 @@ export class StateVersionRepo {
   #changed(workspaceIds: readonly string[]): void {
     if (workspaceIds.length === 0) return;
     for (const l of this.#listeners) l(workspaceIds);
+    if (this.#open > 0) this.#log.push(workspaceIds);
+  }
+
+  /** Runs a transaction; the workspaces reported while it ran are reported again once it has ended. */
+  async #reportingAfter<T>(run: () => Promise<T>): Promise<T> {
+    const from = this.#logStart + this.#log.length;
+    this.#open++;
+    try {
+      return await run();
+    } finally {
+      this.#open--;
+      const touched = new Set(this.#log.slice(from - this.#logStart).flat());
+      if (this.#open === 0) {
+        this.#logStart += this.#log.length;
+        this.#log = [];
+      }
+      if (touched.size > 0) for (const l of this.#listeners) l([...touched]);
+    }
   }
 
   transaction<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
-    return this.deps.db.transaction().execute(fn);
+    return this.#reportingAfter(() => this.deps.db.transaction().execute(fn));
   }
 
   /**
@@ -172,8 +197,9 @@ export class StateVersionRepo {
     };
     let failure: { err: unknown } | null = null;
     try {
-      if (this.deps.lazySync) await this.deps.lazySync(run);
-      else await this.deps.db.transaction().execute(run);
+      const lazySync = this.deps.lazySync;
+      if (lazySync) await this.#reportingAfter(() => lazySync(run));
+      else await this.transaction(run);
     } catch (err) {
       failure = { err };
     }
