@@ -25,6 +25,12 @@ export interface BlobStore {
    * write), for finding the ones nothing refers to. In no particular order.
    */
   writtenBefore(cutoff: Date): AsyncIterable<{ sha256: string; size: number }>;
+  /**
+   * Removes what writes that never finished left behind (a process killed mid-write) and
+   * that was last touched before `cutoff`; returns how many. A store whose writes are
+   * transactional has none.
+   */
+  removePartialWrites(cutoff: Date): Promise<number>;
   /** Names of stored blobs after `after`, ascending, at most `limit` (for jobs that walk every blob). */
   list(after: string, limit: number): Promise<string[]>;
   /**

@@ -105,6 +105,11 @@ export class DbBlobStore implements BlobStore {
     return row ? { size: Number(row.size) } : undefined;
   }
 
+  /** A write's chunks and row commit together: a crash leaves nothing behind. */
+  async removePartialWrites(): Promise<number> {
+    return 0;
+  }
+
   async *writtenBefore(cutoff: Date): AsyncIterable<{ sha256: string; size: number }> {
     // Keyset pages along the primary key, so a long list is never held at once.
     let after = '';

@@ -138,9 +138,10 @@ export class FsBlobStore implements BlobStore {
       await unlink(tmp);
       return false;
     }
-    // Same time as the plain file, so the collector still sees its real age.
-    await utimes(tmp, before.atime, before.mtime);
     await rename(tmp, path);
+    // Same time as the plain file, so the collector still sees its real age. Set once renamed:
+    // a temporary file always looks as fresh as its last write (removePartialWrites).
+    await utimes(path, before.atime, before.mtime);
     await fsyncDir(join(this.dir, 'sha256', sha256.slice(0, 2)));
     return true;
   }
@@ -175,6 +176,23 @@ export class FsBlobStore implements BlobStore {
     } finally {
       await fh.close();
     }
+  }
+
+  /**
+   * Temporary files not written to since `cutoff`: a write in progress touches its file with
+   * every piece. Start-up clears them all (`open`); this is for a worker of a cluster killed
+   * mid-write and started again while the other workers go on (it opens without clearing).
+   */
+  async removePartialWrites(cutoff: Date): Promise<number> {
+    const tmpDir = join(this.dir, 'tmp');
+    let removed = 0;
+    for (const name of await readdir(tmpDir)) {
+      const st = await stat(join(tmpDir, name)).catch(() => undefined);
+      if (!st || st.mtimeMs >= cutoff.getTime()) continue;
+      await rm(join(tmpDir, name), { force: true });
+      removed++;
+    }
+    return removed;
   }
 
   async *writtenBefore(cutoff: Date): AsyncIterable<{ sha256: string; size: number }> {

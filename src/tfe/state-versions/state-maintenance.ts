@@ -138,7 +138,9 @@ export class StateMaintenance {
    * references it (or a commit that failed). Run by the housekeeping job, at start-up and
    * hourly. The age keeps uploads in flight safe: a blob is written (or, when its content
    * was already stored, touched) just before its row is committed. Each removal takes the
-   * blob's row as a tombstone first, in the collector's protocol (collectBlobs).
+   * blob's row as a tombstone first, in the collector's protocol (collectBlobs). Then the
+   * temporary files of writes that stopped over an hour ago go too (a cluster worker killed
+   * mid-write). Returns how many blobs it removed.
    */
   async collectOrphanBlobs(signal?: AbortSignal): Promise<number> {
     const { repo, blobs, clock } = this.deps;
@@ -174,6 +176,9 @@ export class StateMaintenance {
     }
     await sweep();
     if (removed > 0) this.deps.logger.info({ removed }, 'removed stored state blobs that nothing refers to');
+    const partial = await blobs.removePartialWrites(cutoff);
+    if (partial > 0)
+      this.deps.logger.info({ partial }, 'removed the temporary files of state writes that never finished');
     return removed;
   }
 

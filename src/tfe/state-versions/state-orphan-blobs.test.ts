@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createTestDb, dbKinds } from '../../../test/support/test-db.js';
 import type { TestDatabase } from '../../../test/support/test-db.js';
@@ -83,6 +84,28 @@ for (const kind of dbKinds()) {
       assert.deepEqual(await blobs.stat(first.sha256), { size: first.size });
       clock.advance(61 * MINUTE);
       assert.equal(await maintenance.collectOrphanBlobs(), 1);
+    });
+
+    it('removes the temporary files of writes that stopped over an hour ago, not those still written', async () => {
+      if (!(blobs instanceof FsBlobStore)) {
+        // Database blobs are written in one transaction: a stopped write leaves nothing.
+        assert.equal(await blobs.removePartialWrites(clock.now()), 0);
+        return;
+      }
+      // What a cluster worker killed mid-write leaves: the temporary file, never renamed into place.
+      const tmp = join(tdb.dir, 'blobs', 'tmp');
+      const at = (name: string, minutesAgo: number) => {
+        writeFileSync(join(tmp, name), 'part of a state');
+        const t = new Date(clock.now().getTime() - minutesAgo * MINUTE * 1000);
+        utimesSync(join(tmp, name), t, t);
+      };
+      at('stopped.part', 61);
+      at('in-flight.part', 59);
+      assert.equal(await maintenance.collectOrphanBlobs(), 0, 'the temporary files are not counted as blobs');
+      assert.deepEqual(readdirSync(tmp), ['in-flight.part']);
+      clock.advance(2 * MINUTE);
+      await maintenance.collectOrphanBlobs();
+      assert.deepEqual(readdirSync(tmp), []);
     });
 
     it('never removes a blob a version refers to, even without a live row', async () => {
