@@ -1,6 +1,7 @@
 import { before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeWithServer } from '../support/test-server.js';
+import { buildGoProgram, goProblem, runProgram } from '../support/go-program.js';
 import { hvacSkip, runHvacScript } from '../support/hvac-script.js';
 import { httpsVaultClient, opensslTestCa } from './pki-external-policy-helpers.js';
 import type { VaultReply } from './vault-http.js';
@@ -8,9 +9,20 @@ import type { VaultReply } from './vault-http.js';
 /**
  * What `vault status`, load balancers and the Vault clients read: sys/health (with its
  * status-code parameters), sys/seal-status, sys/leader and sys/init, without a token, over
- * TLS. Vault's Go API client is not packaged by Debian, so its decoding is checked here by
- * the field types of its response structs; hvac (python3-hvac) runs its status calls for real.
+ * TLS. Vault's Go API client is not packaged by Debian, so the Go program in test/vault-go
+ * makes its requests and decodes the answers into structs of its field types (and the
+ * cases below check each field's JSON type); hvac (python3-hvac) runs its status calls for real.
  */
+
+const noGo = goProblem();
+let goProgram: Promise<string> | undefined;
+
+/** Outside CI a missing Go toolchain skips its case; in CI (CI=true) the case runs and fails. */
+function skipGo(): string | false {
+  return noGo !== null && process.env.CI !== 'true' && process.env.REQUIRE_GO_TFE !== '1'
+    ? `the Go status program is not built: ${noGo}`
+    : false;
+}
 
 const ca = opensslTestCa('Strongroom status test CA');
 const serverCert = ca.issue('localhost');
@@ -161,6 +173,20 @@ describeWithServer(
         405,
       );
     });
+
+    it(
+      "the Go client's Health, SealStatus and Leader requests, decoded into its types",
+      { skip: skipGo() },
+      async () => {
+        if (noGo !== null) assert.fail(`CI=true but ${noGo}`);
+        goProgram ??= buildGoProgram('vault-go');
+        const env: NodeJS.ProcessEnv = { ...process.env, VAULT_ADDR: server.url, VAULT_CACERT: ca.certFile };
+        delete env['VAULT_TOKEN'];
+        const { code, out } = await runProgram(await goProgram, [], env, 60_000);
+        assert.equal(code, 0, out);
+        assert.deepEqual(out.trim().split('\n'), ['ok health', 'ok seal-status', 'ok leader']);
+      },
+    );
 
     it("hvac's health, seal-status and leader calls succeed without a token", { skip: skipHvac() }, async () => {
       if (hvacSkip) assert.fail(`CI=true but ${hvacSkip}`);
