@@ -4,7 +4,7 @@
 // After the run it prints the slowest files, every skipped test grouped by reason, and how many PostgreSQL tests
 // ran (at any depth). With REQUIRE_POSTGRES=1 the run fails unless PostgreSQL tests ran and none was skipped.
 // With CI=true (or REQUIRE_NO_SKIPS=1) the run fails on any skip whose reason is not on the allow-list in
-// scripts/test-skips.json.
+// scripts/test-skips.json. With REQUIRE_TERRAFORM=1 it fails unless the real Terraform CLI tests ran, none skipped.
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -153,6 +153,19 @@ if (env.TEST_DATABASE_URL) {
   ).length;
   if (env.REQUIRE_POSTGRES === '1' && (pgPassed === 0 || pgUnexpected > 0)) {
     console.error('PostgreSQL tests were required but did not all run');
+    exit = 1;
+  }
+}
+// With REQUIRE_TERRAFORM=1 (.ci/run sets it when `terraform` is on PATH) the real Terraform CLI tests must have run:
+// in a whole run their file must be there, and wherever it ran, tests passed and none was skipped.
+const TERRAFORM_FILE = 'test/e2e/terraform-cli.test.js';
+if (env.REQUIRE_TERRAFORM === '1' && (filter.length === 0 || results.some((r) => r.name === TERRAFORM_FILE))) {
+  const tf = leaves.filter((t) => t.file === TERRAFORM_FILE);
+  const tfPassed = tf.filter((t) => t.ok && !t.skip).length;
+  const tfSkipped = tf.filter((t) => t.skip).length;
+  console.log(`real Terraform CLI tests passed: ${tfPassed}, skipped: ${tfSkipped}`);
+  if (tfPassed === 0 || tfSkipped > 0) {
+    console.error('the real Terraform CLI tests were required (REQUIRE_TERRAFORM=1) but did not all run');
     exit = 1;
   }
 }
