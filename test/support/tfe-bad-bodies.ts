@@ -43,6 +43,11 @@ export async function assertBadBodiesRefused(api: TfeHttp, method: string, path:
     if (r.status >= 400) {
       assert.match(r.headers.get('content-type') ?? '', /^application\/vnd\.api\+json/, label);
       assert.equal(r.body?.errors?.[0]?.status, String(r.status), `${label}: ${r.text}`);
+      // A refused document says where: a 422 points at the member it refuses.
+      if (r.status === 422) {
+        const pointer: unknown = r.body.errors[0].source?.pointer;
+        assert.ok(typeof pointer === 'string' && /^(\/[^/]*)*$/.test(pointer), `${label}: no pointer in ${r.text}`);
+      }
     }
     statuses.push(r.status);
   }
