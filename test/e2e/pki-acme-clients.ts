@@ -9,13 +9,14 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
-import { startTestServer } from '../support/test-server.js';
+import { describeWithServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
 import type { DatabaseKind } from '../../src/db/database.js';
 import { after, before } from 'node:test';
 import { acmeMount, startDnsServer, tmpDir } from '../support/acme-fixtures.js';
 import type { TestDns } from '../support/acme-fixtures.js';
 import { httpsVaultClient, opensslTestCa } from './pki-external-policy-helpers.js';
+import type { TestCa } from './pki-external-policy-helpers.js';
 import { openssl, verifyChain } from './pki-issuers-openssl.js';
 import { opensslSerial, verifiedCrl } from './pki-revocation-helpers.js';
 
@@ -26,45 +27,47 @@ export function requireTool(name: string): boolean {
   return found;
 }
 
+/** The server on HTTPS with a certificate from a test CA written to `caFile`. */
 export interface TlsAcmeServer {
   server: TestServer;
   caFile: string;
   caPem: string;
   v: ReturnType<typeof httpsVaultClient>;
   dir: string;
-  close(): Promise<void>;
 }
 
-/** The server on HTTPS with a certificate from a test CA written to `caFile`. */
-export async function startTlsServer(kind: DatabaseKind): Promise<TlsAcmeServer> {
-  const ca = opensslTestCa('ACME client test CA');
-  const tls = ca.issue('strongroom-acme');
-  const server = await startTestServer(kind, { config: { tlsCertFile: tls.certFile, tlsKeyFile: tls.keyFile } });
-  return {
-    server,
-    caFile: ca.certFile,
-    caPem: ca.certPem,
-    v: httpsVaultClient(server.url, ca.certPem, server.rootToken),
-    dir: tmpDir('acme-clients-'),
-    close: () => server.close(),
-  };
+/** What a client suite's tests read: the TLS server and the DNS server. */
+export interface ClientSuite {
+  t: TlsAcmeServer;
+  dns: TestDns;
 }
 
 /**
- * The set-up both client suites share: the TLS server and the DNS server, started before the
- * suite's tests and stopped after them; read them through the returned object.
+ * The set-up the client suites share, one suite per database kind: the server on HTTPS (its
+ * test CA made when the suite starts) and a DNS server, started before the suite's tests and
+ * stopped after them; `body` reads them through `suite`.
  */
-export function clientSuite(kind: DatabaseKind): { t: TlsAcmeServer; dns: TestDns } {
-  const state = {} as { t: TlsAcmeServer; dns: TestDns };
-  before(async () => {
-    state.t = await startTlsServer(kind);
-    state.dns = await startDnsServer();
+export function describeWithClients(
+  title: string,
+  skip: string | false,
+  body: (suite: ClientSuite, kind: DatabaseKind) => void,
+): void {
+  describeWithServer(title, { skip }, (server, kind) => {
+    const suite = {} as ClientSuite;
+    let ca: TestCa;
+    before(async () => {
+      const v = httpsVaultClient(server.url, ca.certPem, server.rootToken);
+      suite.t = { server, caFile: ca.certFile, caPem: ca.certPem, v, dir: tmpDir('acme-clients-') };
+      suite.dns = await startDnsServer();
+    });
+    after(async () => suite.dns.close());
+    body(suite, kind);
+    return () => {
+      ca = opensslTestCa('ACME client test CA');
+      const tls = ca.issue('strongroom-acme');
+      return { config: { tlsCertFile: tls.certFile, tlsKeyFile: tls.keyFile } };
+    };
   });
-  after(async () => {
-    await state.dns.close();
-    await state.t.close();
-  });
-  return state;
 }
 
 export async function clientMount(t: TlsAcmeServer, acme: Record<string, unknown>) {

@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import Database from 'better-sqlite3';
 import { ManualClock } from '../../src/shared/clock.js';
 import { dbKinds } from '../support/test-db.js';
-import { startTestServer } from '../support/test-server.js';
+import { describeWithServer, startTestServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
 import { waitFor } from '../support/wait.js';
 import {
@@ -53,135 +53,127 @@ const rollbackBody = (id: string) => ({
   },
 });
 
-for (const kind of dbKinds()) {
-  describe(`current state version reads stay fresh [${kind}]`, () => {
-    let srv: TestServer;
-    before(async () => {
-      srv = await startTestServer(kind);
-    });
-    after(async () => srv.close());
+describeWithServer('current state version reads stay fresh', (srv, kind) => {
+  it('follows create, extraction, upload, JSON upload, rollback and workspace deletion at once', async () => {
+    const f = await workspace(srv);
+    assertError(await current(srv, f.wsId), 404);
 
-    it('follows create, extraction, upload, JSON upload, rollback and workspace deletion at once', async () => {
-      const f = await workspace(srv);
-      assertError(await current(srv, f.wsId), 404);
+    const { data: v1 } = await createInline(srv, f, 1);
+    let cur = await currentData(srv, f.wsId);
+    assert.equal(cur.id, v1.id);
+    assert.equal(cur.attributes['resources-processed'], false);
+    assert.deepEqual(cur.relationships.outputs.data, []);
 
-      const { data: v1 } = await createInline(srv, f, 1);
-      let cur = await currentData(srv, f.wsId);
-      assert.equal(cur.id, v1.id);
-      assert.equal(cur.attributes['resources-processed'], false);
-      assert.deepEqual(cur.relationships.outputs.data, []);
+    await srv.deps.worker.runUntilIdle();
+    cur = await currentData(srv, f.wsId);
+    assert.equal(cur.attributes['resources-processed'], true);
+    assert.equal(cur.relationships.outputs.data.length, 2, 'the extracted outputs are listed');
 
-      await srv.deps.worker.runUntilIdle();
-      cur = await currentData(srv, f.wsId);
-      assert.equal(cur.attributes['resources-processed'], true);
-      assert.equal(cur.relationships.outputs.data.length, 2, 'the extracted outputs are listed');
+    // A pending version leaves the current one as it is; its upload makes it current.
+    const bytes2 = stateFile(2, f.lineage);
+    const v2 = await createPending(srv, f, 2, bytes2);
+    cur = await currentData(srv, f.wsId);
+    assert.equal(cur.id, v1.id);
+    assert.equal(cur.attributes.status, 'finalized');
+    assert.equal(cur.relationships.outputs.data.length, 2);
 
-      // A pending version leaves the current one as it is; its upload makes it current.
-      const bytes2 = stateFile(2, f.lineage);
-      const v2 = await createPending(srv, f, 2, bytes2);
-      cur = await currentData(srv, f.wsId);
-      assert.equal(cur.id, v1.id);
-      assert.equal(cur.attributes.status, 'finalized');
-      assert.equal(cur.relationships.outputs.data.length, 2);
+    assert.equal((await put(v2.attributes['hosted-state-upload-url'], bytes2)).status, 200);
+    cur = await currentData(srv, f.wsId);
+    assert.equal(cur.id, v2.id);
+    assert.equal(cur.attributes.status, 'finalized');
+    assert.equal(cur.attributes['hosted-state-upload-url'], null);
+    assert.match(cur.attributes['hosted-state-download-url'], /\/download$/);
+    assert.equal(cur.attributes['hosted-json-state-download-url'], null);
 
-      assert.equal((await put(v2.attributes['hosted-state-upload-url'], bytes2)).status, 200);
-      cur = await currentData(srv, f.wsId);
-      assert.equal(cur.id, v2.id);
-      assert.equal(cur.attributes.status, 'finalized');
-      assert.equal(cur.attributes['hosted-state-upload-url'], null);
-      assert.match(cur.attributes['hosted-state-download-url'], /\/download$/);
-      assert.equal(cur.attributes['hosted-json-state-download-url'], null);
+    assert.equal((await put(cur.attributes['hosted-json-state-upload-url'], '{"format_version":"1.0"}')).status, 200);
+    cur = await currentData(srv, f.wsId);
+    assert.match(cur.attributes['hosted-json-state-download-url'], /\/json-download$/);
+    assert.equal(cur.attributes['hosted-json-state-upload-url'], null);
 
-      assert.equal((await put(cur.attributes['hosted-json-state-upload-url'], '{"format_version":"1.0"}')).status, 200);
-      cur = await currentData(srv, f.wsId);
-      assert.match(cur.attributes['hosted-json-state-download-url'], /\/json-download$/);
-      assert.equal(cur.attributes['hosted-json-state-upload-url'], null);
+    const rb = await call(srv, 'PATCH', `/api/v2/workspaces/${f.wsId}/state-versions`, { body: rollbackBody(v1.id) });
+    assert.equal(rb.status, 201, rb.text);
+    cur = await currentData(srv, f.wsId);
+    assert.equal(cur.id, rb.json.data.id);
+    assert.equal(cur.relationships['rollback-state-version'].data.id, v1.id);
 
-      const rb = await call(srv, 'PATCH', `/api/v2/workspaces/${f.wsId}/state-versions`, { body: rollbackBody(v1.id) });
-      assert.equal(rb.status, 201, rb.text);
-      cur = await currentData(srv, f.wsId);
-      assert.equal(cur.id, rb.json.data.id);
-      assert.equal(cur.relationships['rollback-state-version'].data.id, v1.id);
+    const { data: v4 } = await createInline(srv, f, 3);
+    assert.equal((await currentData(srv, f.wsId)).id, v4.id);
 
-      const { data: v4 } = await createInline(srv, f, 3);
-      assert.equal((await currentData(srv, f.wsId)).id, v4.id);
-
-      assert.equal((await call(srv, 'DELETE', `/api/v2/workspaces/${f.wsId}`)).status, 204);
-      assertError(await current(srv, f.wsId), 404);
-    });
-
-    it('a read made while a write is committing is not kept past that commit', async () => {
-      const f = await workspace(srv);
-      const { data: v1 } = await createInline(srv, f, 1);
-      assert.equal((await currentData(srv, f.wsId)).attributes['resources-processed'], false);
-      // What the extraction job does: the write reports its change, then commits. On PostgreSQL a request on another
-      // connection of the pool reads the row as it was in between (on SQLite it waits for the commit).
-      const repo = srv.deps.tfe.stateRepo;
-      let between: Res | undefined;
-      await repo.transaction(async (trx) => {
-        await repo.markProcessed(trx, v1.id);
-        if (kind === 'postgres') between = await current(srv, f.wsId);
-      });
-      if (kind === 'postgres') assert.equal(between?.json.data.attributes['resources-processed'], false);
-      assert.equal((await currentData(srv, f.wsId)).attributes['resources-processed'], true);
-    });
-
-    it('renders the document for the host it was asked on, and includes on request', async () => {
-      const f = await workspace(srv);
-      await createInline(srv, f, 1);
-      const plain = await currentData(srv, f.wsId);
-      assert.ok(plain.attributes['hosted-state-download-url'].startsWith(srv.url));
-      // fetch() will not send another Host header, node:http will.
-      const u = new URL(srv.url);
-      const text = await new Promise<string>((resolve, reject) => {
-        const req = request(
-          {
-            host: u.hostname,
-            port: u.port,
-            path: `/api/v2/workspaces/${f.wsId}/current-state-version`,
-            headers: { authorization: `Bearer ${srv.rootToken}`, host: 'state.example.test' },
-          },
-          (res) => {
-            let body = '';
-            res.setEncoding('utf8');
-            res.on('data', (c: string) => (body += c));
-            res.on('end', () => resolve(body));
-          },
-        );
-        req.on('error', reject);
-        req.end();
-      });
-      const doc = JSON.parse(text) as { data: { attributes: Record<string, string> } };
-      assert.equal(
-        doc.data.attributes['hosted-state-download-url'],
-        `http://state.example.test/api/v2/state-versions/${plain.id}/download`,
-      );
-      await srv.deps.worker.runUntilIdle();
-      const withOutputs = await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version?include=outputs`);
-      assert.equal(withOutputs.status, 200, withOutputs.text);
-      assert.equal(withOutputs.json.included.length, 2);
-      assert.equal((await current(srv, f.wsId)).json.included, undefined);
-    });
-
-    it('a permission taken away through this node is enforced on the next request', async () => {
-      const f = await workspace(srv);
-      await createInline(srv, f, 1);
-      const reader = await teamWithGrant(srv, f, 'read');
-      await currentData(srv, f.wsId, reader.token);
-      assert.equal((await call(srv, 'DELETE', `/api/v2/team-workspaces/${reader.grantId}`)).status, 204);
-      assertError(await current(srv, f.wsId, reader.token), 404);
-
-      // A grant narrowed to no state access.
-      const other = await teamWithGrant(srv, f, 'write');
-      await currentData(srv, f.wsId, other.token);
-      const narrowed = await call(srv, 'PATCH', `/api/v2/team-workspaces/${other.grantId}`, {
-        body: { data: { type: 'team-workspaces', attributes: { access: 'custom', 'state-versions': 'none' } } },
-      });
-      assert.equal(narrowed.status, 200, narrowed.text);
-      assertError(await current(srv, f.wsId, other.token), 404);
-    });
+    assert.equal((await call(srv, 'DELETE', `/api/v2/workspaces/${f.wsId}`)).status, 204);
+    assertError(await current(srv, f.wsId), 404);
   });
-}
+
+  it('a read made while a write is committing is not kept past that commit', async () => {
+    const f = await workspace(srv);
+    const { data: v1 } = await createInline(srv, f, 1);
+    assert.equal((await currentData(srv, f.wsId)).attributes['resources-processed'], false);
+    // What the extraction job does: the write reports its change, then commits. On PostgreSQL a request on another
+    // connection of the pool reads the row as it was in between (on SQLite it waits for the commit).
+    const repo = srv.deps.tfe.stateRepo;
+    let between: Res | undefined;
+    await repo.transaction(async (trx) => {
+      await repo.markProcessed(trx, v1.id);
+      if (kind === 'postgres') between = await current(srv, f.wsId);
+    });
+    if (kind === 'postgres') assert.equal(between?.json.data.attributes['resources-processed'], false);
+    assert.equal((await currentData(srv, f.wsId)).attributes['resources-processed'], true);
+  });
+
+  it('renders the document for the host it was asked on, and includes on request', async () => {
+    const f = await workspace(srv);
+    await createInline(srv, f, 1);
+    const plain = await currentData(srv, f.wsId);
+    assert.ok(plain.attributes['hosted-state-download-url'].startsWith(srv.url));
+    // fetch() will not send another Host header, node:http will.
+    const u = new URL(srv.url);
+    const text = await new Promise<string>((resolve, reject) => {
+      const req = request(
+        {
+          host: u.hostname,
+          port: u.port,
+          path: `/api/v2/workspaces/${f.wsId}/current-state-version`,
+          headers: { authorization: `Bearer ${srv.rootToken}`, host: 'state.example.test' },
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve(body));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    const doc = JSON.parse(text) as { data: { attributes: Record<string, string> } };
+    assert.equal(
+      doc.data.attributes['hosted-state-download-url'],
+      `http://state.example.test/api/v2/state-versions/${plain.id}/download`,
+    );
+    await srv.deps.worker.runUntilIdle();
+    const withOutputs = await call(srv, 'GET', `/api/v2/workspaces/${f.wsId}/current-state-version?include=outputs`);
+    assert.equal(withOutputs.status, 200, withOutputs.text);
+    assert.equal(withOutputs.json.included.length, 2);
+    assert.equal((await current(srv, f.wsId)).json.included, undefined);
+  });
+
+  it('a permission taken away through this node is enforced on the next request', async () => {
+    const f = await workspace(srv);
+    await createInline(srv, f, 1);
+    const reader = await teamWithGrant(srv, f, 'read');
+    await currentData(srv, f.wsId, reader.token);
+    assert.equal((await call(srv, 'DELETE', `/api/v2/team-workspaces/${reader.grantId}`)).status, 204);
+    assertError(await current(srv, f.wsId, reader.token), 404);
+
+    // A grant narrowed to no state access.
+    const other = await teamWithGrant(srv, f, 'write');
+    await currentData(srv, f.wsId, other.token);
+    const narrowed = await call(srv, 'PATCH', `/api/v2/team-workspaces/${other.grantId}`, {
+      body: { data: { type: 'team-workspaces', attributes: { access: 'custom', 'state-versions': 'none' } } },
+    });
+    assert.equal(narrowed.status, 200, narrowed.text);
+    assertError(await current(srv, f.wsId, other.token), 404);
+  });
+});
 
 if (dbKinds().includes('postgres')) {
   describe('current state version with two nodes on one PostgreSQL database', () => {

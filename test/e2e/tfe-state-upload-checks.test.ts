@@ -1,8 +1,7 @@
-import { after, before, describe, it } from 'node:test';
+import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { dbKinds } from '../support/test-db.js';
-import { startTestServer } from '../support/test-server.js';
+import { describeWithServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
 import {
   assertError,
@@ -65,144 +64,132 @@ async function assertNotKept(srv: TestServer, bytes: Buffer): Promise<void> {
   }, /not found/);
 }
 
-for (const kind of dbKinds()) {
-  describe(`upload URLs check the whole content [${kind}]`, () => {
-    let srv: TestServer;
-    before(async () => {
-      srv = await startTestServer(kind, { config: { stateAllowSerialMismatch: false } });
-    });
-    after(async () => srv.close());
-
-    const broken: [string, (good: Buffer) => Buffer, RegExp][] = [
-      [
-        'truncated JSON after a good header',
-        (good) => good.subarray(0, good.length - 20),
-        /not a valid Terraform state: state is truncated/,
-      ],
-      [
-        'trailing garbage after the document',
-        (good) => Buffer.concat([good, Buffer.from('\n{"serial":99}')]),
-        /not a valid Terraform state: state is not valid JSON: unexpected '\{', expected the end of the document/,
-      ],
-      [
-        'a broken value deep inside the resources',
-        (good) => Buffer.from(good.toString().replace('"resources": [', '"resources": [tru')),
-        /not a valid Terraform state: state is not valid JSON: invalid literal/,
-      ],
-    ];
-    for (const [name, breakIt, detail] of broken) {
-      it(`refuses ${name} with 422; the version stays pending and the same URL then takes the good state`, async () => {
-        const f = await workspace(srv);
-        const first = await createInline(srv, f, 1);
-        const good = stateFile(2, f.lineage);
-        const bad = breakIt(good);
-        assert.notEqual(bad.toString(), good.toString());
-        // The client claims the MD5 of what it sends, so only the content check can refuse it.
-        const pending = await pendingFor(srv, f, 2, bad);
-        const url = pending.attributes['hosted-state-upload-url'] as string;
-        const up = await put(url, bad);
-        assertError(up, 422, '/data/attributes/state', detail);
-        const after = await show(srv, pending.id);
-        assert.equal(after.attributes.status, 'pending');
-        assert.equal(after.attributes['hosted-state-upload-url'], url, 'the URL is still usable');
-        assert.equal(after.attributes['hosted-state-download-url'], null);
-        assert.equal(await currentId(srv, f), first.data.id, 'the last finalized version stays current');
-        assert.equal((await show(srv, first.data.id)).attributes.status, 'finalized');
-        await assertNotKept(srv, bad);
-
-        // The pending version keeps its claims (a good state under the same serial conflicts
-        // with them); the client's next version, with the next serial, goes through.
-        const next = stateFile(3, f.lineage);
-        const retry = await pendingFor(srv, f, 3, next);
-        assert.equal((await show(srv, pending.id)).attributes.status, 'discarded');
-        const ok = await put(retry.attributes['hosted-state-upload-url'], next);
-        assert.equal(ok.status, 200, ok.text);
-        const done = await show(srv, retry.id);
-        assert.equal(done.attributes.status, 'finalized');
-        assert.equal(await currentId(srv, f), retry.id);
-      });
-    }
-
-    it('after a refused upload the same URL accepts the good content the version was created for', async () => {
+describeWithServer('upload URLs check the whole content', { config: { stateAllowSerialMismatch: false } }, (srv) => {
+  const broken: [string, (good: Buffer) => Buffer, RegExp][] = [
+    [
+      'truncated JSON after a good header',
+      (good) => good.subarray(0, good.length - 20),
+      /not a valid Terraform state: state is truncated/,
+    ],
+    [
+      'trailing garbage after the document',
+      (good) => Buffer.concat([good, Buffer.from('\n{"serial":99}')]),
+      /not a valid Terraform state: state is not valid JSON: unexpected '\{', expected the end of the document/,
+    ],
+    [
+      'a broken value deep inside the resources',
+      (good) => Buffer.from(good.toString().replace('"resources": [', '"resources": [tru')),
+      /not a valid Terraform state: state is not valid JSON: invalid literal/,
+    ],
+  ];
+  for (const [name, breakIt, detail] of broken) {
+    it(`refuses ${name} with 422; the version stays pending and the same URL then takes the good state`, async () => {
       const f = await workspace(srv);
-      const good = stateFile(1, f.lineage);
-      const pending = await pendingFor(srv, f, 1, good);
+      const first = await createInline(srv, f, 1);
+      const good = stateFile(2, f.lineage);
+      const bad = breakIt(good);
+      assert.notEqual(bad.toString(), good.toString());
+      // The client claims the MD5 of what it sends, so only the content check can refuse it.
+      const pending = await pendingFor(srv, f, 2, bad);
       const url = pending.attributes['hosted-state-upload-url'] as string;
-      // Same length, MD5 mismatch: refused before anything else.
-      const wrong = Buffer.from(good.toString().replace('"serial": 1', '"serial": 2'));
-      assertError(await put(url, wrong), 422, '/data/attributes/md5');
-      assertError(await put(url, good.subarray(0, 30)), 422, '/data/attributes/md5');
-      assert.equal((await show(srv, pending.id)).attributes.status, 'pending');
-      const ok = await put(url, good);
-      assert.equal(ok.status, 200, ok.text);
-      assert.equal((await show(srv, pending.id)).attributes.status, 'finalized');
-    });
+      const up = await put(url, bad);
+      assertError(up, 422, '/data/attributes/state', detail);
+      const after = await show(srv, pending.id);
+      assert.equal(after.attributes.status, 'pending');
+      assert.equal(after.attributes['hosted-state-upload-url'], url, 'the URL is still usable');
+      assert.equal(after.attributes['hosted-state-download-url'], null);
+      assert.equal(await currentId(srv, f), first.data.id, 'the last finalized version stays current');
+      assert.equal((await show(srv, first.data.id)).attributes.status, 'finalized');
+      await assertNotKept(srv, bad);
 
-    it('refuses a JSON state upload that is not valid JSON with 422; the URL then takes valid JSON', async () => {
-      const f = await workspace(srv);
-      const state = stateFile(1, f.lineage);
-      const pending = await pendingFor(srv, f, 1, state);
-      const jsonUrl = pending.attributes['hosted-json-state-upload-url'] as string;
-      const okState = await put(pending.attributes['hosted-state-upload-url'], state);
-      assert.equal(okState.status, 200, okState.text);
-      for (const [bad, detail] of [
-        ['{"format_version":"1.0","values":{"root_module":{', /JSON state is truncated/],
-        ['{"format_version":"1.0"} trailing', /JSON state is not valid JSON/],
-        ['', /JSON state is empty/],
-        ['not json', /JSON state is not valid JSON/],
-      ] as const) {
-        const r = await put(jsonUrl, bad);
-        assertError(r, 422, '/data/attributes/json-state', detail);
-      }
-      const shown = await show(srv, pending.id);
-      assert.equal(shown.attributes.status, 'finalized', 'the raw state upload stands');
-      assert.equal(shown.attributes['hosted-json-state-download-url'], null, 'no JSON state was kept');
-      assert.equal(shown.attributes['hosted-json-state-upload-url'], jsonUrl);
-      await assertNotKept(srv, Buffer.from('{"format_version":"1.0"} trailing'));
-      const json = Buffer.from('{"format_version":"1.0","terraform_version":"1.9.5","values":{"root_module":{}}}');
-      const ok = await put(jsonUrl, json);
-      assert.equal(ok.status, 200, ok.text);
-      const dl = (await show(srv, pending.id)).attributes['hosted-json-state-download-url'] as string;
-      const got = await fetch(dl, { headers: { authorization: `Bearer ${srv.rootToken}` } });
-      assert.equal(Buffer.from(await got.arrayBuffer()).toString(), json.toString());
-    });
-
-    it('checks a large upload (in a worker thread) the same way', async () => {
-      const f = await workspace(srv);
-      const provider = String.raw`"provider[\"registry.terraform.io/hashicorp/null\"]"`;
-      const resource = (i: number) =>
-        `{"mode":"managed","type":"null_resource","name":"r${i}","provider":${provider},` +
-        `"instances":[{"attributes":{"id":"${'x'.repeat(100)}"}}]}`;
-      const filler = `,"resources": [${Array.from({ length: 30_000 }, (_, i) => resource(i)).join(',')}]`;
-      const good = stateFile(1, f.lineage, filler);
-      assert.ok(good.length > 4 * 1024 * 1024, `${good.length} bytes`);
-      const bad = good.subarray(0, good.length - 3);
-      const pending = await pendingFor(srv, f, 1, bad);
-      assertError(
-        await put(pending.attributes['hosted-state-upload-url'], bad),
-        422,
-        '/data/attributes/state',
-        /state is truncated/,
-      );
-      assert.equal((await show(srv, pending.id)).attributes.status, 'pending');
-      const next = stateFile(2, f.lineage, filler);
-      const retry = await pendingFor(srv, f, 2, next);
+      // The pending version keeps its claims (a good state under the same serial conflicts
+      // with them); the client's next version, with the next serial, goes through.
+      const next = stateFile(3, f.lineage);
+      const retry = await pendingFor(srv, f, 3, next);
+      assert.equal((await show(srv, pending.id)).attributes.status, 'discarded');
       const ok = await put(retry.attributes['hosted-state-upload-url'], next);
       assert.equal(ok.status, 200, ok.text);
-      assert.equal((await show(srv, retry.id)).attributes.status, 'finalized');
+      const done = await show(srv, retry.id);
+      assert.equal(done.attributes.status, 'finalized');
+      assert.equal(await currentId(srv, f), retry.id);
     });
+  }
+
+  it('after a refused upload the same URL accepts the good content the version was created for', async () => {
+    const f = await workspace(srv);
+    const good = stateFile(1, f.lineage);
+    const pending = await pendingFor(srv, f, 1, good);
+    const url = pending.attributes['hosted-state-upload-url'] as string;
+    // Same length, MD5 mismatch: refused before anything else.
+    const wrong = Buffer.from(good.toString().replace('"serial": 1', '"serial": 2'));
+    assertError(await put(url, wrong), 422, '/data/attributes/md5');
+    assertError(await put(url, good.subarray(0, 30)), 422, '/data/attributes/md5');
+    assert.equal((await show(srv, pending.id)).attributes.status, 'pending');
+    const ok = await put(url, good);
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal((await show(srv, pending.id)).attributes.status, 'finalized');
   });
 
-  for (const allowEncrypted of [true, false]) {
-    describe(`OpenTofu encrypted states with state_allow_encrypted=${allowEncrypted} [${kind}]`, () => {
-      let srv: TestServer;
-      before(async () => {
-        srv = await startTestServer(kind, {
-          config: { stateAllowSerialMismatch: false, stateAllowEncrypted: allowEncrypted },
-        });
-      });
-      after(async () => srv.close());
+  it('refuses a JSON state upload that is not valid JSON with 422; the URL then takes valid JSON', async () => {
+    const f = await workspace(srv);
+    const state = stateFile(1, f.lineage);
+    const pending = await pendingFor(srv, f, 1, state);
+    const jsonUrl = pending.attributes['hosted-json-state-upload-url'] as string;
+    const okState = await put(pending.attributes['hosted-state-upload-url'], state);
+    assert.equal(okState.status, 200, okState.text);
+    for (const [bad, detail] of [
+      ['{"format_version":"1.0","values":{"root_module":{', /JSON state is truncated/],
+      ['{"format_version":"1.0"} trailing', /JSON state is not valid JSON/],
+      ['', /JSON state is empty/],
+      ['not json', /JSON state is not valid JSON/],
+    ] as const) {
+      const r = await put(jsonUrl, bad);
+      assertError(r, 422, '/data/attributes/json-state', detail);
+    }
+    const shown = await show(srv, pending.id);
+    assert.equal(shown.attributes.status, 'finalized', 'the raw state upload stands');
+    assert.equal(shown.attributes['hosted-json-state-download-url'], null, 'no JSON state was kept');
+    assert.equal(shown.attributes['hosted-json-state-upload-url'], jsonUrl);
+    await assertNotKept(srv, Buffer.from('{"format_version":"1.0"} trailing'));
+    const json = Buffer.from('{"format_version":"1.0","terraform_version":"1.9.5","values":{"root_module":{}}}');
+    const ok = await put(jsonUrl, json);
+    assert.equal(ok.status, 200, ok.text);
+    const dl = (await show(srv, pending.id)).attributes['hosted-json-state-download-url'] as string;
+    const got = await fetch(dl, { headers: { authorization: `Bearer ${srv.rootToken}` } });
+    assert.equal(Buffer.from(await got.arrayBuffer()).toString(), json.toString());
+  });
 
+  it('checks a large upload (in a worker thread) the same way', async () => {
+    const f = await workspace(srv);
+    const provider = String.raw`"provider[\"registry.terraform.io/hashicorp/null\"]"`;
+    const resource = (i: number) =>
+      `{"mode":"managed","type":"null_resource","name":"r${i}","provider":${provider},` +
+      `"instances":[{"attributes":{"id":"${'x'.repeat(100)}"}}]}`;
+    const filler = `,"resources": [${Array.from({ length: 30_000 }, (_, i) => resource(i)).join(',')}]`;
+    const good = stateFile(1, f.lineage, filler);
+    assert.ok(good.length > 4 * 1024 * 1024, `${good.length} bytes`);
+    const bad = good.subarray(0, good.length - 3);
+    const pending = await pendingFor(srv, f, 1, bad);
+    assertError(
+      await put(pending.attributes['hosted-state-upload-url'], bad),
+      422,
+      '/data/attributes/state',
+      /state is truncated/,
+    );
+    assert.equal((await show(srv, pending.id)).attributes.status, 'pending');
+    const next = stateFile(2, f.lineage, filler);
+    const retry = await pendingFor(srv, f, 2, next);
+    const ok = await put(retry.attributes['hosted-state-upload-url'], next);
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal((await show(srv, retry.id)).attributes.status, 'finalized');
+  });
+});
+
+for (const allowEncrypted of [true, false]) {
+  describeWithServer(
+    `OpenTofu encrypted states with state_allow_encrypted=${allowEncrypted}`,
+    { config: { stateAllowSerialMismatch: false, stateAllowEncrypted: allowEncrypted } },
+    (srv) => {
       it(
         allowEncrypted
           ? 'accepts an envelope inline and by upload; only its MD5 is checked'
@@ -244,6 +231,6 @@ for (const kind of dbKinds()) {
           assertError(refused, 422, '/data/attributes/state', /not a valid Terraform state/);
         },
       );
-    });
-  }
+    },
+  );
 }

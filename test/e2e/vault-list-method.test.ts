@@ -1,8 +1,6 @@
-import { after, before, describe, it } from 'node:test';
+import { before, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { dbKinds } from '../support/test-db.js';
-import { startTestServer } from '../support/test-server.js';
-import type { TestServer } from '../support/test-server.js';
+import { describeWithServer } from '../support/test-server.js';
 import { everySplit, RawHttpConnection } from '../support/raw-http.js';
 import type { RawResponse } from '../support/raw-http.js';
 import { opensslTestCa } from './pki-external-policy-helpers.js';
@@ -17,19 +15,17 @@ import { opensslTestCa } from './pki-external-policy-helpers.js';
 const ca = opensslTestCa('Strongroom test CA');
 const serverCert = ca.issue('localhost');
 
-for (const kind of dbKinds()) {
-  for (const secure of [false, true]) {
-    describe(`LIST requests over raw ${secure ? 'TLS' : 'TCP'} connections [${kind}]`, () => {
-      let server: TestServer;
+for (const secure of [false, true]) {
+  describeWithServer(
+    `LIST requests over raw ${secure ? 'TLS' : 'TCP'} connections`,
+    { config: secure ? { tlsCertFile: serverCert.certFile, tlsKeyFile: serverCert.keyFile } : {} },
+    (server) => {
       const head = (method: string, path: string) =>
         Buffer.from(`${method} /v1/${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Vault-Token: ${server.rootToken}\r\n\r\n`);
       const list = () => head('LIST', 'sys/policies/acl');
       const read = () => head('GET', 'sys/policies/acl/alpha');
 
       before(async () => {
-        server = await startTestServer(kind, {
-          config: secure ? { tlsCertFile: serverCert.certFile, tlsKeyFile: serverCert.keyFile } : {},
-        });
         const c = await open();
         for (const name of ['alpha', 'beta']) {
           const body = JSON.stringify({ policy: 'path "x/*" { capabilities = ["read"] }' });
@@ -44,7 +40,6 @@ for (const kind of dbKinds()) {
         }
         c.close();
       });
-      after(async () => server?.close());
 
       const open = () => RawHttpConnection.open(server.url, ca.certFile);
 
@@ -162,6 +157,6 @@ for (const kind of dbKinds()) {
           }
         }
       });
-    });
-  }
+    },
+  );
 }

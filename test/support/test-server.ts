@@ -106,10 +106,11 @@ export async function startSecondNode(server: TestServer): Promise<Omit<TestServ
 }
 
 /**
- * One suite per database kind this run covers (`<title> [sqlite]`, `<title> [postgres]`),
- * each with its own server: started before the suite's tests (and its own `before` hooks),
- * closed after them (and after its own `after` hooks). `body` registers the tests; the
- * server it gets is filled in when the suite starts. `opts` may depend on the kind.
+ * One suite per database kind this run covers (`<title> [sqlite]`, `<title> [postgres]`;
+ * `[sqlite]` alone for an empty title, inside a suite that names them), each with its own
+ * server: started before the suite's tests (and its own `before` hooks), closed after them
+ * (and after its own `after` hooks). `body` registers the tests; the server it gets is
+ * filled in when the suite starts. `opts` may depend on the kind.
  */
 export function describeWithServer(title: string, body: SuiteBody): void;
 export function describeWithServer(
@@ -124,11 +125,12 @@ export function describeWithServer(
   const [opts, body] = args.length === 1 ? [{}, args[0]] : args;
   for (const kind of dbKinds()) {
     const { skip, ...base } = typeof opts === 'function' ? opts(kind) : opts;
-    describe(`${title} [${kind}]`, { skip }, () => {
+    describe(title ? `${title} [${kind}]` : `[${kind}]`, { skip }, () => {
       const server = {} as TestServer;
-      let fromBody: StartOptions | void = undefined;
+      let fromBody: ReturnType<SuiteBody> = undefined;
       before(async () => {
-        Object.assign(server, await startTestServer(kind, { ...base, ...fromBody }));
+        const late = typeof fromBody === 'function' ? await fromBody() : fromBody;
+        Object.assign(server, await startTestServer(kind, { ...base, ...late }));
       });
       fromBody = body(server, kind);
       after(async () => server.close?.());
@@ -144,5 +146,11 @@ export interface SuiteOptions extends StartOptions {
 /**
  * Registers a suite's tests. It may return start options made from the suite's own objects
  * (a clock its tests move, a route list the server fills): they are read when the suite starts.
+ * Options that can only be made then (from what an enclosing suite's `before` made, or with
+ * work that belongs to starting the suite, not to loading the file) come from a function it
+ * returns instead, called then.
  */
-export type SuiteBody = (server: TestServer, kind: DatabaseKind) => StartOptions | void;
+export type SuiteBody = (
+  server: TestServer,
+  kind: DatabaseKind,
+) => StartOptions | (() => StartOptions | Promise<StartOptions>) | void;
