@@ -32,8 +32,8 @@ npx() {
   shift
   node "$QS_CLI" "$@"
 }
-# The README waits in loops (`until …; do sleep 1; done`); a step that broke would make one
-# spin for ever, so after this many waits the run stops with a failure instead.
+# The README waits in loops (`for … sleep 1 …`); however those are bounded, after this many
+# waits in all the run stops with a failure instead of waiting on a step that broke.
 QS_SLEEPS=0
 sleep() {
   QS_SLEEPS=$((QS_SLEEPS + 1))
