@@ -5,7 +5,7 @@
 // so the first build is not a silent wait.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Where a successful build leaves its mark; its mtime is the build's time. */
@@ -41,7 +41,7 @@ export function staleReason(root) {
     if (existsSync(p) && statSync(p).mtimeMs > newest.mtimeMs)
       Object.assign(newest, { path: p, mtimeMs: statSync(p).mtimeMs });
   }
-  return newest.mtimeMs > built ? `${newest.path.slice(root.length + 1)} changed` : undefined;
+  return newest.mtimeMs > built ? `${relative(root, newest.path)} changed` : undefined;
 }
 
 function main() {
@@ -56,10 +56,8 @@ function main() {
     );
     return existsSync(join(root, 'dist/src/cli.js')) ? 0 : 1;
   }
-  process.stderr.write(
-    `strongroom: building the server into dist/ (${reason ?? 'requested'}); the first build takes a ` +
-      `minute or two ...\n`,
-  );
+  const first = reason === 'no build yet' ? '; the first build takes a minute or two' : '';
+  process.stderr.write(`strongroom: building the server into dist/ (${reason ?? 'requested'})${first} ...\n`);
   const started = Date.now();
   const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
   if (r.status !== 0) return r.status ?? 1;

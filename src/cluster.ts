@@ -8,8 +8,8 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { buildDeps } from './deps.js';
 import {
+  announce,
   applyDevMode,
-  bannerText,
   batchThreadsOf,
   lockSqliteStorage,
   requeueLeftovers,
@@ -164,20 +164,16 @@ class Supervisor {
     return AggregatorRegistry.aggregate(snapshots.filter((m) => m !== undefined)).metrics();
   }
 
-  /** The first start is complete: the initial admin token, then the banner. */
+  /** The first start is complete: the banner, with the initial admin token when this start makes it. */
   async #allServing(url: string): Promise<void> {
     this.#starting = false;
-    let token: string | undefined;
-    if (!this.config.dev) {
-      try {
-        token = await makeInitialAdminToken(this.config);
-      } catch (err) {
-        this.log.error({ err }, 'could not make the initial admin token');
-        this.#stop('start failed', 1);
-        return;
-      }
+    try {
+      await announceOnce(url, this.config);
+    } catch (err) {
+      this.log.error({ err }, 'could not make the initial admin token');
+      process.stderr.write(`error: ${(err as Error).message}\n`);
+      this.#stop('start failed', 1);
     }
-    process.stdout.write(bannerText(url, this.config, token));
   }
 
   #exited(n: number, slot: Slot, code: number | null, signal: string | null): void {
@@ -236,12 +232,12 @@ class Supervisor {
   }
 }
 
-/** The primary makes the initial admin token once every worker serves (as a single server does once it serves). */
-async function makeInitialAdminToken(config: Config): Promise<string | undefined> {
+/** The primary prints the banner and makes the initial admin token once every worker serves, as one server does. */
+async function announceOnce(url: string, config: Config): Promise<void> {
   const db = openDatabase({ url: config.databaseUrl, poolSize: 1 });
   try {
-    const tokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock: systemClock });
-    return await tokens.ensureInitial();
+    const repo = new AdminTokenRepo({ db: db.kysely, kind: db.kind });
+    await announce(url, config, new AdminTokenService({ repo, clock: systemClock }));
   } finally {
     await db.destroy();
   }

@@ -7,6 +7,7 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { buildDeps } from './deps.js';
 import type { Deps } from './deps.js';
+import type { AdminTokenService } from './admin/admin-token-service.js';
 import { keepBackgroundThreadsBatched } from './shared/thread-scheduling.js';
 import { describeListenError } from './shared/listen-error.js';
 import { ServerLock, ServerLockHeldError } from './db/server-lock.js';
@@ -18,8 +19,6 @@ export interface RunningServer {
   app: FastifyInstance;
   deps: Deps;
   url: string;
-  /** The initial admin token when this start made it (to be shown once), else undefined. */
-  initialAdminToken: string | undefined;
   /** Stops accepting, lets in-flight requests and jobs finish (up to the timeout), closes storage. */
   shutdown(reason?: string): Promise<void>;
 }
@@ -69,8 +68,6 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     releaseLocks();
     throw err;
   }
-  // Only now that the server serves: a start that failed above leaves the token to the next one.
-  const initialAdminToken = config.dev || inCluster ? undefined : await deps.core.adminTokens.ensureInitial();
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.listenPort;
   const scheme = config.tlsCertFile ? 'https' : 'http';
@@ -95,7 +92,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     })();
     return closing;
   };
-  return { app, deps, url, initialAdminToken, shutdown };
+  return { app, deps, url, shutdown };
 }
 
 /**
@@ -144,7 +141,31 @@ export async function runServer(config: Config): Promise<void> {
   if (effective.batchBackgroundThreads) batchThreadsOf(server);
   serveUntilSignalled(server, effective);
   // Only now: whoever waits for the banner may signal at once, and must reach the handler.
-  process.stdout.write(bannerText(server.url, effective, server.initialAdminToken));
+  await announce(server.url, effective, server.deps.core.adminTokens);
+}
+
+/**
+ * Prints the banner once the server serves, with the initial admin token when this start
+ * makes it: only a start that serves makes one, and it is stored only once it is printed
+ * (AdminTokenService.ensureInitial), so a start that fails before leaves the next one to
+ * make and print it. Dev mode has its fixed root token instead.
+ */
+export async function announce(url: string, config: Config, tokens: AdminTokenService): Promise<void> {
+  const print = (token: string | undefined) => process.stdout.write(bannerText(url, config, token));
+  if (config.dev) return void print(undefined);
+  let shown = false;
+  try {
+    await tokens.ensureInitial((token) => {
+      shown = token !== undefined;
+      print(token);
+    });
+  } catch (err) {
+    if (!shown) throw err;
+    throw new Error(
+      `the initial admin token printed above could not be stored, so it is not valid (${(err as Error).message}). ` +
+        'Start the server again: the next start makes and prints another.',
+    );
+  }
 }
 
 /** What the server prints once it serves; one string, so that a reader never sees it half-printed. */

@@ -76,6 +76,8 @@ describe('installing and starting', () => {
       assert.equal(staleReason(root), undefined, 'a newer test file does not make the server stale');
       at('src/cli/a.ts', 2500);
       assert.equal(staleReason(root), 'src/cli/a.ts changed');
+      // The root as the script finds its own (a URL's path ends with a slash).
+      assert.equal(staleReason(`${root}/`), 'src/cli/a.ts changed');
       at(STAMP, 2600);
       assert.equal(staleReason(root), undefined);
       at('package-lock.json', 2700);

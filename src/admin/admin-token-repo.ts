@@ -1,8 +1,22 @@
+import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
+import type { DatabaseKind } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 
 export class AdminTokenRepo {
-  constructor(private readonly deps: { db: Kysely<Database> }) {}
+  constructor(private readonly deps: { db: Kysely<Database>; kind: DatabaseKind }) {}
+
+  /**
+   * Runs `fn` in one transaction that no other maker of admin tokens runs beside: on
+   * PostgreSQL it locks the table against other writers (another node starting at the same
+   * moment waits), on SQLite the transaction takes the write lock when it begins.
+   */
+  async exclusively<T>(fn: (repo: AdminTokenRepo) => Promise<T>): Promise<T> {
+    return this.deps.db.transaction().execute(async (trx) => {
+      if (this.deps.kind === 'postgres') await sql`lock table admin_tokens in share row exclusive mode`.execute(trx);
+      return fn(new AdminTokenRepo({ db: trx, kind: this.deps.kind }));
+    });
+  }
 
   async count(): Promise<number> {
     const row = await this.deps.db

@@ -22,18 +22,21 @@ export class AdminTokenService {
   constructor(private readonly deps: { repo: AdminTokenRepo; clock: Clock }) {}
 
   /**
-   * Creates the initial admin token when none exists yet. Returns the token only when it
-   * was created now; a second start (or a second node) gets undefined. The server calls
-   * this only once it serves, right before it prints the banner, so that a start that
-   * fails leaves the next one to make and show it.
+   * Makes the initial admin token when none exists yet, and calls `show` once either way:
+   * with the token when it was made now, else with undefined (a later start, another node,
+   * or a token made with `strongroom admin-token create`). The token stays pending until
+   * `show` has returned: it is committed only after that, in a transaction that other
+   * nodes starting at the same moment wait for, so exactly one start shows it, and a start
+   * that dies before showing it leaves the next one to make and show another. If the commit
+   * fails after `show`, this rejects: the token shown is not valid.
    */
-  async ensureInitial(): Promise<string | undefined> {
-    if ((await this.deps.repo.count()) > 0) return undefined;
-    const token = newAdminToken();
-    const added = await this.deps.repo.insert(hashToken(token), this.deps.clock.now());
-    if (!added) return undefined;
-    // Another node may have raced us; only the first admin token is printed.
-    return (await this.deps.repo.count()) === 1 ? token : undefined;
+  async ensureInitial(show: (token: string | undefined) => void): Promise<void> {
+    await this.deps.repo.exclusively(async (repo) => {
+      if ((await repo.count()) > 0) return show(undefined);
+      const token = newAdminToken();
+      await repo.insert(hashToken(token), this.deps.clock.now());
+      show(token);
+    });
   }
 
   /** Makes one more admin token (the recovery path when the printed one is lost); returned once, kept as a hash. */

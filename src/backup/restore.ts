@@ -47,6 +47,8 @@ export async function restoreBackup(
       done += n;
       onProgress({ phase: 'verify', done, total });
     });
+    // Verified to its end (headers and trailer included, which the steps above do not count).
+    onProgress({ phase: 'verify', done: total, total });
     const postgres = /^postgres(ql)?:\/\//.test(target.databaseUrl);
     if (manifest.database !== (postgres ? 'postgres' : 'sqlite'))
       throw new BackupFileError(

@@ -51,7 +51,10 @@ export async function runAdminTokenCommand(argv: string[], io: AdminTokenCliIo):
   const db = openDatabase({ url: config.databaseUrl, poolSize: 1 });
   try {
     await migrateToLatest(db);
-    const service = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock: systemClock });
+    const service = new AdminTokenService({
+      repo: new AdminTokenRepo({ db: db.kysely, kind: db.kind }),
+      clock: systemClock,
+    });
     switch (sub) {
       case 'create': {
         const made = await service.create();

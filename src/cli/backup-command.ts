@@ -60,11 +60,13 @@ function settingsOf(argv: string[]) {
   return loadConfig(undefined, flags);
 }
 
-/** A one-line progress bar on stderr, redrawn at most every 100 ms. */
+/** A one-line progress bar on stderr, redrawn at most every 100 ms, and once more with the last figures at the end. */
 function progressBar(io: Io, label: string) {
   let last = 0;
+  let latest: [number, number | undefined] | undefined;
   const draw = (done: number, total: number | undefined, force = false) => {
     if (!io.tty) return;
+    latest = [done, total];
     const now = Date.now();
     if (!force && now - last < 100) return;
     last = now;
@@ -77,7 +79,12 @@ function progressBar(io: Io, label: string) {
       io.err(`\r${label} [${bar}] ${(f * 100).toFixed(0).padStart(3)}% ${mb(done)} / ${mb(total)}   `);
     }
   };
-  return { draw, end: () => io.tty && io.err('\n') };
+  const end = () => {
+    if (!io.tty) return;
+    if (latest) draw(latest[0], latest[1], true);
+    io.err('\n');
+  };
+  return { draw, end };
 }
 
 export async function runBackupCommand(argv: string[], io: Io): Promise<number> {

@@ -98,7 +98,10 @@ export async function runTfeCommand(argv: string[], io: TfeCliIo): Promise<numbe
   const db = openDatabase({ url: config.databaseUrl, poolSize: 1 });
   try {
     await migrateToLatest(db);
-    const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock: systemClock });
+    const adminTokens = new AdminTokenService({
+      repo: new AdminTokenRepo({ db: db.kysely, kind: db.kind }),
+      clock: systemClock,
+    });
     const tfe = buildTfeIdentityLayer({ db, clock: systemClock, adminTokens });
     const adminUser = await tfe.identity.siteAdminUser();
     const admin: Actor = {

@@ -52,9 +52,18 @@ export function classifyError(err: unknown, limits: { bodyLimit?: number } = {})
 
 /** The detail of a 413 for an API body over the body_limit setting: the limit, and the setting that raises it. */
 export function bodyLimitMessage(bodyLimit: number | undefined): string {
-  const limit = bodyLimit === undefined ? 'the configured limit' : `the limit of ${bodyLimit} bytes`;
-  const setting = '--body-limit (STRONGROOM_BODY_LIMIT, config key body_limit)';
-  return `request body is larger than ${limit}; raise it with ${setting}`;
+  return limitMessage('request body', bodyLimit, 'body_limit');
+}
+
+/** The detail of a 413 for state uploaded over the max_upload_size setting: the limit, and the setting. */
+export function uploadLimitMessage(maxUploadSize: number): string {
+  return limitMessage('upload', maxUploadSize, 'max_upload_size');
+}
+
+function limitMessage(what: string, limit: number | undefined, key: string): string {
+  const bound = limit === undefined ? 'the configured limit' : `the limit of ${limit} bytes`;
+  const setting = `--${key.replaceAll('_', '-')} (STRONGROOM_${key.toUpperCase()}, config key ${key})`;
+  return `${what} is larger than ${bound}; raise it with ${setting}`;
 }
 
 /** The detail of a 415 from an API that takes one media type: what it expects and what came. */

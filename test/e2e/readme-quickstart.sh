@@ -15,7 +15,7 @@ qs_start() {
   for _ in $(seq 1 600); do
     grep -q 'serving at' "$log" && break
     kill -0 "$QS_PID" 2> /dev/null || { cat "$log" >&2; return 1; }
-    sleep 0.1
+    command sleep 0.1
   done
   grep -q 'serving at' "$log" || { cat "$log" >&2; return 1; }
   { grep -oE 'sr\.[1-9A-Za-z]{40}' "$log" || true; } | head -n 1 >> "$QS_WORK/token"
@@ -31,5 +31,13 @@ npx() {
   [ "$1" = strongroom ] || { echo "unexpected: npx $*" >&2; return 1; }
   shift
   node "$QS_CLI" "$@"
+}
+# The README waits in loops (`for … sleep 1 …`); however those are bounded, after this many
+# waits in all the run stops with a failure instead of waiting on a step that broke.
+QS_SLEEPS=0
+sleep() {
+  QS_SLEEPS=$((QS_SLEEPS + 1))
+  [ "$QS_SLEEPS" -le 60 ] || { echo "the quick start waited $QS_SLEEPS times; a step before it failed" >&2; exit 1; }
+  command sleep "$@"
 }
 trap '[ -n "${QS_PID:-}" ] && kill -INT "$QS_PID" && wait "$QS_PID"' EXIT

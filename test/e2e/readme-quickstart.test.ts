@@ -75,7 +75,7 @@ describe("the README's quick start", () => {
         assert.equal(code, 0, all);
 
         // curl: the organization, workspace, lock, the state version, reads, outputs, unlock.
-        assert.match(out, /"name":"acme"/, all);
+        assert.match(out, /^acme$/m, all);
         assert.match(out, /^ws-[1-9A-Za-z]{16}$/m, all);
         assert.match(out, /"status": "finalized",\s+"serial": 2/, all);
         assert.match(out, /"serial": 2,\s+"status": "finalized"/, all);
@@ -85,7 +85,8 @@ describe("the README's quick start", () => {
         assert.match(err, /locked acme\/demo-cli/, all);
         assert.match(err, /pushed serial 2 of docs\/examples\/terraform\.tfstate as sv-/, all);
         assert.match(out, /"serial": 2,\s+"lineage": "95c505ea-1ab5-38d2-e67f-2c40103ee27c"/, all);
-        // The certificate authority: a certificate for www.example.com.
+        // The certificate authority: a role, and a certificate for www.example.com.
+        assert.match(out, /^\["example\.com"\]$/m, all);
         assert.match(out, /subject=CN ?= ?www\.example\.com/, all);
         // Terraform with a cloud block over TLS, and its state read back.
         assert.match(out, /Apply complete! Resources: 1 added, 0 changed, 0 destroyed\./, all);

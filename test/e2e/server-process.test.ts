@@ -354,6 +354,9 @@ describe('the CLI', () => {
       policy: /^Usage: strongroom policy <write\|read\|list\|delete>/,
       'policy-service': /^Usage: strongroom policy-service --rules FILE/,
       'admin-token': /^Usage: strongroom admin-token <create\|list\|revoke>/,
+      backup: /^Usage: strongroom backup --out FILE/,
+      restore: /^Usage: strongroom restore --from FILE/,
+      'rotate-master-key': /^Usage: strongroom rotate-master-key/,
     };
     for (const [command, usage] of Object.entries(expected)) {
       for (const flag of ['--help', '-h']) {
@@ -362,6 +365,10 @@ describe('the CLI', () => {
         assert.match(r.stdout, usage, `${command} ${flag}`);
       }
     }
+    // Every command the main help lists (but help itself) is covered above.
+    const listed = /\nCommands:\n([\s\S]*?)\n\n/.exec((await runCli(['--help'])).stdout)![1]!;
+    const commands = [...listed.matchAll(/^ {2}([a-z-]+)/gm)].map((m) => m[1]!).filter((c) => c !== 'help');
+    assert.deepEqual(commands.sort(), Object.keys(expected).sort());
     const tfeSub = await runCli(['tfe', 'state', 'push', '--help']);
     assert.match(tfeSub.stdout, /^Usage: strongroom tfe/);
   });
@@ -601,6 +608,20 @@ describe('the CLI on a terminal', () => {
     });
     assert.match(out, /applying \[1\/\d+\] 0001-core \.\.\. done \(\d+ ms\)/);
     assert.match(out, /applied: 0001-core/);
+  });
+
+  it('shows a backup and a restore as they run', { skip: process.platform !== 'linux' }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'backup-tty-'));
+    const onTerminal = (args: string) =>
+      execFileSync('script', ['-qec', `${process.execPath} ${CLI} ${args}`, '/dev/null'], { encoding: 'utf8' });
+    execFileSync(process.execPath, [CLI, 'migrate', '--data-dir', join(dir, 'from')]);
+    const file = join(dir, 'backup.srbk');
+    const taken = onTerminal(`backup --out ${file} --data-dir ${join(dir, 'from')}`);
+    assert.match(taken, /\rbackup \[#{30}\] 100% [\d.]+ MB \/ [\d.]+ MB/);
+    const restored = onTerminal(`restore --from ${file} --data-dir ${join(dir, 'to')}`);
+    assert.match(restored, /\rverify {2}\[#{30}\] 100% /);
+    assert.match(restored, /\rrestore \[#{30}\] 100% /);
+    assert.match(restored, /restored the SQLite database/);
   });
 });
 

@@ -56,7 +56,10 @@ for (const kind of dbKinds()) {
       const tfe = buildTfeIdentityLayer({
         db,
         clock: systemClock,
-        adminTokens: new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely }), clock: systemClock }),
+        adminTokens: new AdminTokenService({
+          repo: new AdminTokenRepo({ db: db.kysely, kind: db.kind }),
+          clock: systemClock,
+        }),
       });
       const alice = await tfe.identity.authenticate(userTok.out);
       assert.deepEqual(alice && alice.kind === 'user' ? [alice.username, alice.siteAdmin] : null, ['alice', false]);

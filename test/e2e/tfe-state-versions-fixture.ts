@@ -41,7 +41,7 @@ export async function call(
   return toRes(await fetch(url, { method, headers, body }));
 }
 
-async function toRes(r: Response): Promise<Res> {
+export async function toRes(r: Response): Promise<Res> {
   const text = await r.text();
   let json: unknown;
   try {

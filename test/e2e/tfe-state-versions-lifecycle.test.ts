@@ -14,6 +14,7 @@ import {
   inlineAttrs,
   put,
   stateFile,
+  toRes,
   workspace,
 } from './tfe-state-versions-fixture.js';
 
@@ -127,7 +128,20 @@ describeWithServer('state versions: backing data, limits, maintenance', (srv) =>
     await srv.deps.worker.runUntilIdle();
     const blobsBefore = await blobCount(srv);
     assertError(await put(`${srv.url}/v1/object/not-a-real-token`, bytes), 404);
-    assertError(await put(up, Buffer.alloc(5000, 0x20)), 413);
+    const overLimit = new RegExp(
+      String.raw`^upload is larger than the limit of 4096 bytes; raise it with --max-upload-size ` +
+        String.raw`\(STRONGROOM_MAX_UPLOAD_SIZE, config key max_upload_size\)$`,
+    );
+    assertError(await put(up, Buffer.alloc(5000, 0x20)), 413, undefined, overLimit);
+    // Without a Content-Length the body is counted as it streams: the same answer.
+    const chunked = new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let i = 0; i < 5; i++) c.enqueue(new Uint8Array(1000).fill(0x20));
+        c.close();
+      },
+    });
+    const streamed = await fetch(up, { method: 'PUT', body: chunked, duplex: 'half' } as RequestInit);
+    assertError(await toRes(streamed), 413, undefined, overLimit);
     assertError(await put(up, stateFile(1, f.lineage, 'other')), 422, undefined, /MD5/);
     assertError(await put(up, '{"not":"a state"'), 422);
     const show = await call(srv, 'GET', `/api/v2/state-versions/${sv.id}`);

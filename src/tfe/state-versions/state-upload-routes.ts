@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Readable } from 'node:stream';
-import { DomainError } from '../../shared/errors.js';
+import { DomainError, isDomainError } from '../../shared/errors.js';
+import { uploadLimitMessage } from '../../http/error-kind.js';
 import type { StateUploadService } from './state-upload-service.js';
 
 /**
@@ -21,15 +22,15 @@ export async function registerStateUploadRoutes(
       { bodyLimit: deps.maxUploadSize, config: { tfePublic: true } },
       async (request, reply) => {
         const declared = Number(request.headers['content-length']);
-        if (Number.isFinite(declared) && declared > deps.maxUploadSize) {
-          throw new DomainError('too_large', `upload is larger than the limit of ${deps.maxUploadSize} bytes`);
-        }
+        const tooLarge = () => new DomainError('too_large', uploadLimitMessage(deps.maxUploadSize));
+        if (Number.isFinite(declared) && declared > deps.maxUploadSize) throw tooLarge();
         const body = (request.body as Readable | undefined) ?? request.raw;
-        const result = await deps.uploads.upload(
-          request.params.token,
-          body,
-          Number.isFinite(declared) ? declared : undefined,
-        );
+        const result = await deps.uploads
+          .upload(request.params.token, body, Number.isFinite(declared) ? declared : undefined)
+          // A body without a length is counted as it streams: past the limit, the same answer.
+          .catch((err: unknown) => {
+            throw isDomainError(err) && err.kind === 'too_large' ? tooLarge() : err;
+          });
         request.tfeAuditStateVersion = result.stateVersionId;
         if (result.stored)
           request.log.info({ stateVersionId: result.stateVersionId, target: result.target }, 'state content uploaded');

@@ -269,7 +269,10 @@ for (const kind of dbKinds()) {
         const node2 = buildTfeIdentityLayer({
           db: db2,
           clock: f.clock,
-          adminTokens: new AdminTokenService({ repo: new AdminTokenRepo({ db: db2.kysely }), clock: f.clock }),
+          adminTokens: new AdminTokenService({
+            repo: new AdminTokenRepo({ db: db2.kysely, kind: db2.kind }),
+            clock: f.clock,
+          }),
         });
         const results = await Promise.allSettled([
           ...Array.from({ length: 6 }, () => f.workspaces.lock(f.admin, id, 'node1')),
