@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { AcmeAccountClient, AcmeHttp, csrFor } from './acme-client.js';
 import { startDnsServer } from './dns-server.js';
 import type { AcmeResponse } from './acme-client.js';
-import { percentile } from './load.js';
+import { mean, percentile } from './load.js';
 import type { Measurement } from './types.js';
 
 /** Every name under `zone` resolves to `ip` (A records only). */
@@ -170,6 +170,8 @@ export class AcmeLoad {
       mbPerSec: 0,
       p50Ms: percentile(latencies, 0.5),
       p99Ms: percentile(latencies, 0.99),
+      meanMs: mean(latencies),
+      p999Ms: percentile(latencies, 0.999),
       requests: latencies.length,
       failures,
       seconds: elapsed,

@@ -29,6 +29,7 @@ declare module 'autocannon' {
     total: number;
     p50: number;
     p99: number;
+    p99_9: number;
     min: number;
     max: number;
   }

@@ -71,6 +71,8 @@ export function medianMeasurement(ms: Measurement[]): Measurement {
     mbPerSec: pick((m) => m.mbPerSec),
     p50Ms: pick((m) => m.p50Ms),
     p99Ms: pick((m) => m.p99Ms),
+    meanMs: pick((m) => m.meanMs ?? NaN),
+    p999Ms: pick((m) => m.p999Ms ?? NaN),
     requests: ms.reduce((a, m) => a + m.requests, 0),
     failures: ms.reduce((a, m) => a + m.failures, 0),
     seconds: ms.reduce((a, m) => a + m.seconds, 0),

@@ -39,6 +39,8 @@ export async function runAutocannon(
     mbPerSec: result.throughput.total / secs / 1e6,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
+    meanMs: result.latency.mean,
+    p999Ms: result.latency.p99_9,
     requests: ok,
     failures,
     seconds: secs,
@@ -86,10 +88,16 @@ export async function runTasks(opts: {
     mbPerSec: bytes / secs / 1e6,
     p50Ms: percentile(latencies, 0.5),
     p99Ms: percentile(latencies, 0.99),
+    meanMs: mean(latencies),
+    p999Ms: percentile(latencies, 0.999),
     requests: latencies.length,
     failures,
     seconds: secs,
   };
+}
+
+export function mean(values: number[]): number {
+  return values.length === 0 ? NaN : values.reduce((a, v) => a + v, 0) / values.length;
 }
 
 export function percentile(values: number[], q: number): number {

@@ -15,8 +15,11 @@ export function resultTable(r: ScenarioResult, s: Scenario): string[] {
     return out;
   }
   if (r.rows.length > 0) {
-    out.push('| server | req/s | MB/s | p50 ms | p99 ms | CPU µs/req | peak RSS MB | RSS growth MB | ratio |');
-    out.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    out.push(
+      '| server | req/s | MB/s | p50 ms | p99 ms | mean ms | p99.9 ms | CPU µs/req | peak RSS MB | RSS growth MB ' +
+        '| ratio |',
+    );
+    out.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
     for (const row of r.rows) {
       const m = row.median;
       const ratio = row.kind === 'strongroom' ? '' : r.ratios.find((x) => x.against === row.label);
@@ -28,6 +31,7 @@ export function resultTable(r: ScenarioResult, s: Scenario): string[] {
             : '-';
       out.push(
         `| ${row.label} | ${n(m.reqPerSec)} | ${n(m.mbPerSec, 2)} | ${n(m.p50Ms, 2)} | ${n(m.p99Ms, 2)} | ` +
+          `${n(m.meanMs ?? NaN, 2)} | ${n(m.p999Ms ?? NaN, 2)} | ` +
           `${row.cpuMicrosPerRequest == null ? '-' : n(row.cpuMicrosPerRequest, 0)} | ` +
           `${row.peakRssMb === null ? '-' : n(row.peakRssMb, 0)} | ` +
           `${row.rssGrowthMb === null ? '-' : n(row.rssGrowthMb, 0)} | ${ratioText} |`,

@@ -7,6 +7,9 @@ export interface Measurement {
   mbPerSec: number;
   p50Ms: number;
   p99Ms: number;
+  /** Mean and 99.9th percentile latency (fairness under saturation: how far the tail is from the mean). */
+  meanMs?: number;
+  p999Ms?: number;
   requests: number;
   failures: number;
   seconds: number;
