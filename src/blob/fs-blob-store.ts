@@ -89,10 +89,12 @@ export class FsBlobStore implements BlobStore {
       inflight = undefined;
       if (gatheredLen === 0) return;
       // Handed to the kernel as they are (one writev), unless they are many small ones.
-      const bufs = gathered.length > MAX_PIECES ? [Buffer.concat(gathered, gatheredLen)] : gathered;
+      const parts = gathered;
+      const bufs = parts.length > MAX_PIECES ? [Buffer.concat(parts, gatheredLen)] : parts;
       gathered = [];
       gatheredLen = 0;
-      inflight = writeAll(fh, bufs);
+      // Once written, the sealer may fill its frame buffers again.
+      inflight = writeAll(fh, bufs).then(() => form.release(parts));
       // Marked handled now; the failure still surfaces at the next await of `inflight`.
       inflight.catch(() => {});
     };
