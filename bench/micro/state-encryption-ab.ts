@@ -7,7 +7,7 @@
  * its garbage collector's time per operation (from /metrics).
  *
  *   npx tsc -p . && node dist/bench/micro/state-encryption-ab.js <inline|current|download|upload>
- *     [slices per server] [--before=DIR] [--db=postgres] [--cpu-prof=DIR]
+ *     [slices per server] [--before=DIR] [--db=postgres] [--cpu-prof=DIR] [--aa]
  *
  * inline: 10 KB inline creates, 32 connections, half-second slices. current: reads of the
  * current version, likewise. download: three 50 MB downloads per slice, one connection.
@@ -216,7 +216,9 @@ const targets: Target[] = [];
 try {
   for (const [label, start] of builds) {
     for (const on of [true, false]) {
-      const extraArgs = ['--job-worker', 'false', ...(on ? [] : ['--state-encryption=false'])];
+      // --aa: both servers without encryption, to see how far two alike servers differ.
+      const plain = !on || process.argv.includes('--aa');
+      const extraArgs = ['--job-worker', 'false', ...(plain ? ['--state-encryption=false'] : [])];
       const sr = await start(group, {
         db,
         postgresUrl,

@@ -66,9 +66,10 @@ export class StoredForm {
 export async function openStored(
   stored: AsyncIterable<Buffer>,
   sealing: BlobSealing | undefined,
+  storedSize?: number,
 ): Promise<AsyncIterable<Buffer>> {
   if (!sealing) return stored;
-  const it = openStream(stored, sealing.lookup, cipherOf(sealing));
+  const it = openStream(stored, sealing.lookup, cipherOf(sealing), storedSize);
   const first = await it.next();
   return (async function* () {
     if (first.done) return;

@@ -55,8 +55,11 @@ for (const gcm of NATIVE_GCM ? [NATIVE_GCM, null] : [null]) {
           const sealed = sealInPieces(plain, piece, SHIFT, gcm);
           assert.equal(sealed.length, sealedSize(size, SHIFT));
           assert.equal(plainSizeOf(sealed.length, sealed), size);
-          for (const r of [7, 4096, 1 << 20])
+          for (const r of [7, 4096, FRAME + 16, 1 << 20]) {
             assert.deepEqual(await collect(openStream(reads(sealed, r), lookup, gcm)), plain);
+            // Knowing the stored size, frames are opened as soon as they are complete.
+            assert.deepEqual(await collect(openStream(reads(sealed, r), lookup, gcm, sealed.length)), plain);
+          }
         }
       });
     }
@@ -111,6 +114,35 @@ for (const gcm of NATIVE_GCM ? [NATIVE_GCM, null] : [null]) {
       for (const [name, bad] of Object.entries(cases)) {
         await assert.rejects(collect(openStream(reads(bad, 4096), lookup, gcm)), /cannot be authenticated/, name);
       }
+    });
+
+    it('opens each whole frame as it arrives when the stored size is known, and refuses a wrong size', async () => {
+      const plain = randomBytes(3 * FRAME + 5);
+      const sealed = sealInPieces(plain, 1000, SHIFT, gcm);
+      const frames = [sealed.subarray(0, CONTENT_HEADER), ...reads(sealed.subarray(CONTENT_HEADER), FRAME + 16)];
+      const it = openStream(
+        (function* () {
+          for (const f of frames) yield Buffer.from(f);
+        })(),
+        lookup,
+        gcm,
+        sealed.length,
+      );
+      // The first frame comes out before the second is read.
+      assert.equal((await it.next()).value?.length, FRAME);
+      // A size short of the record's makes a frame the last that is not: it fails, as does what follows.
+      for (const size of [sealed.length - 1, sealed.length - 5 - 16, CONTENT_HEADER + FRAME + 16]) {
+        await assert.rejects(
+          collect(openStream(reads(sealed, 4096), lookup, gcm, size)),
+          /cannot be authenticated/,
+          `stored size ${size}`,
+        );
+      }
+      const extended = Buffer.concat([sealed, Buffer.alloc(20)]);
+      await assert.rejects(
+        collect(openStream(reads(extended, 4096), lookup, gcm, sealed.length)),
+        /cannot be authenticated/,
+      );
     });
 
     it('yields nothing of a frame before its tag is checked', async () => {

@@ -46,6 +46,8 @@ const MAX_SHIFT = 24;
 const KEY_ID = 16;
 const SALT = 16;
 const TAG = 16;
+/** The tag after each frame. */
+export const CONTENT_TAG = TAG;
 export const CONTENT_HEADER = CONTENT_MAGIC.length + 2 + KEY_ID + SALT;
 const INFO_BLOCK = Buffer.concat([Buffer.from('strongroom content v1'), Buffer.from([1])]);
 
@@ -387,31 +389,54 @@ class FrameOpener {
   #len = 0;
   #index = 0;
   readonly #whole: number;
+  /** Stored bytes after the header not yet opened, when the record's size is known. */
+  #left: number | undefined;
+  #ended = false;
 
+  /**
+   * `bodySize`: the stored bytes after the header, when known (a file's size). A frame can
+   * then be opened as soon as it is complete, whether it is the last or not; a wrong size
+   * only makes a frame fail authentication (the final flag is in its associated data).
+   */
   constructor(
     private readonly p: Parsed,
     private readonly key: Buffer,
     private readonly gcm: NativeGcm | null,
+    bodySize?: number,
   ) {
     this.#whole = p.frame + TAG;
+    this.#left = bodySize;
   }
 
   push(chunk: Buffer): Buffer[] {
     if (chunk.length > 0) {
+      if (this.#ended) throw undecryptable(`data after frame ${this.#index - 1}, the last`);
       this.#pieces.push(chunk);
       this.#len += chunk.length;
     }
     const out: Buffer[] = [];
-    // A frame is opened as not final only once a byte after it is there.
-    while (this.#len > this.#whole) {
-      this.#len -= this.#whole;
-      this.#open(takeFront(this.#pieces, this.#whole), this.#whole, false, out);
+    const whole = this.#whole;
+    // Without the size, a frame is opened as not final only once a byte after it is there.
+    for (;;) {
+      const left = this.#left;
+      const last = left !== undefined && left <= whole;
+      if (last ? this.#len < left : left !== undefined ? this.#len < whole : this.#len <= whole) break;
+      const n = last ? left : whole;
+      this.#len -= n;
+      if (left !== undefined) this.#left = left - n;
+      this.#open(takeFront(this.#pieces, n), n, last, out);
+      if (last) {
+        this.#ended = true;
+        if (this.#len > 0) throw undecryptable(`data after frame ${this.#index - 1}, the last`);
+        break;
+      }
     }
     return out;
   }
 
   end(): Buffer[] {
     const out: Buffer[] = [];
+    if (this.#ended) return out;
     const n = this.#len;
     this.#len = 0;
     this.#open(this.#pieces, n, true, out);
@@ -473,11 +498,14 @@ export async function openBuffer(
 /**
  * Opens a stored stream frame by frame: no byte of a frame is yielded before its tag is
  * verified, and a stream that ends early fails. Plain content passes through unchanged.
+ * With `storedSize` (the whole record's, header included) each frame is opened as soon as
+ * its last byte is there, so a source that reads whole frames gets each back at once.
  */
 export async function* openStream(
   source: AsyncIterable<Buffer> | Iterable<Buffer>,
   lookup: DataKeyLookup,
   gcm: NativeGcm | null = NATIVE_GCM,
+  storedSize?: number,
 ): AsyncGenerator<Buffer> {
   let head: Buffer[] = [];
   let headLen = 0;
@@ -506,7 +534,8 @@ export async function* openStream(
     if (headLen < CONTENT_HEADER) continue;
     const p = parseHeader(first);
     head = [];
-    opener = new FrameOpener(p, subkey(await lookup(p.keyId), p.salt, gcm), gcm);
+    const bodySize = storedSize === undefined ? undefined : storedSize - CONTENT_HEADER;
+    opener = new FrameOpener(p, subkey(await lookup(p.keyId), p.salt, gcm), gcm, bodySize);
     for (const out of opener.push(first.subarray(CONTENT_HEADER))) yield out;
   }
   if (plain) return;
