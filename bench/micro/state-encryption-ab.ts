@@ -59,6 +59,11 @@ function threadCpuMs(pid: number): Map<string, number> {
   return out;
 }
 
+/** Bytes the process has written through write calls (files and sockets alike). */
+function writtenBytes(pid: number): number {
+  return Number(/^wchar: (\d+)/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
+}
+
 function processSysMs(pid: number): number {
   const f = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] as string).split(' ');
   return (Number(f[12]) * 1000) / TICKS;
@@ -102,6 +107,7 @@ interface Target {
   cpu: number;
   gc: number;
   sys: number;
+  written: number;
   /** GC seconds by kind (major, minor, incremental, weakcb). */
   kinds: Record<string, number>;
   /** CPU ms of the event loop and of the other threads. */
@@ -235,6 +241,7 @@ try {
         cpu: 0,
         gc: 0,
         sys: 0,
+        written: 0,
         kinds: {},
         threads: new Map(),
         perSlice: [],
@@ -249,10 +256,12 @@ try {
       const cpu0 = processCpuMs(t.sr.pid);
       const sys0 = processSysMs(t.sr.pid);
       const th0 = threadCpuMs(t.sr.pid);
+      const w0 = writtenBytes(t.sr.pid);
       const work = await run();
       const cpu = processCpuMs(t.sr.pid) - cpu0;
       const sys = processSysMs(t.sr.pid) - sys0;
       const th1 = threadCpuMs(t.sr.pid);
+      const w1 = writtenBytes(t.sr.pid);
       const gc1 = await gcSeconds(t.sr);
       if (round < 0) continue; // warm-up
       t.ops += work.ops;
@@ -264,6 +273,7 @@ try {
         t.kinds[kind] = (t.kinds[kind] ?? 0) + d;
       }
       t.sys += sys;
+      t.written += w1 - w0;
       for (const [name, v] of th1) t.threads.set(name, (t.threads.get(name) ?? 0) + v - (th0.get(name) ?? 0));
       t.perSlice.push(cpu / work.ops);
     }
@@ -277,7 +287,7 @@ try {
     console.log(
       `${t.name.padEnd(24)} ${t.ops} ops, ${per(t).toFixed(0)} µs CPU/op${perMb}` +
         ` (system ${((t.sys * 1000) / t.ops).toFixed(0)}), GC ${((t.gc * 1e6) / t.ops).toFixed(0)} µs/op` +
-        ` (${kinds.join(', ')}); slices (ms/op): ${slices.join(' ')}`,
+        ` (${kinds.join(', ')}), written ${(t.written / t.ops / 1024).toFixed(1)} KiB/op; slices (ms/op): ${slices.join(' ')}`,
     );
   }
   for (const t of targets) {

@@ -127,7 +127,9 @@ export function cipherOf(sealing: { native?: NativeGcm | null } | undefined): Na
 }
 
 function nonce(index: number): Buffer {
-  const n = Buffer.alloc(12);
+  // From the shared pool (Buffer.alloc would make an ArrayBuffer per frame, and per small record).
+  const n = Buffer.allocUnsafe(12);
+  n.writeUInt32BE(0, 0);
   n.writeUInt32BE(Math.floor(index / 0x1_0000_0000), 4);
   n.writeUInt32BE(index >>> 0, 8);
   return n;
@@ -197,7 +199,8 @@ export class ContentSealer {
   #stage: Buffer | undefined;
   #staged = 0;
   readonly #spare: Buffer[] = [];
-  readonly #issued = new WeakSet<ArrayBufferLike>();
+  /** Frame buffers this sealer made (only streams make them; a small record needs none). */
+  #issued: WeakSet<ArrayBufferLike> | undefined;
   readonly #gcm: NativeGcm | null;
 
   constructor(dataKey: DataKey, shift = FRAME_SHIFT, gcm: NativeGcm | null = NATIVE_GCM) {
@@ -261,7 +264,7 @@ export class ContentSealer {
   release(parts: Buffer[]): void {
     for (const p of parts) {
       if (this.#spare.length >= SPARE_FRAMES) return;
-      if (p.byteOffset === 0 && p.buffer.byteLength === this.#frame + TAG && this.#issued.has(p.buffer)) {
+      if (p.byteOffset === 0 && p.buffer.byteLength === this.#frame + TAG && this.#issued?.has(p.buffer)) {
         this.#spare.push(Buffer.from(p.buffer, 0, this.#frame + TAG));
       }
     }
@@ -275,7 +278,7 @@ export class ContentSealer {
       if (this.#stage && this.#staged === frame) this.#sealStage(false, out);
       if (!this.#stage) {
         this.#stage = this.#spare.pop() ?? Buffer.allocUnsafeSlow(frame + TAG);
-        this.#issued.add(this.#stage.buffer);
+        (this.#issued ??= new WeakSet()).add(this.#stage.buffer);
         this.#staged = 0;
       }
       const n = chunk.copy(this.#stage, this.#staged, at, Math.min(chunk.length, at + frame - this.#staged));
