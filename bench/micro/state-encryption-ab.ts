@@ -287,7 +287,8 @@ try {
     console.log(
       `${t.name.padEnd(24)} ${t.ops} ops, ${per(t).toFixed(0)} µs CPU/op${perMb}` +
         ` (system ${((t.sys * 1000) / t.ops).toFixed(0)}), GC ${((t.gc * 1e6) / t.ops).toFixed(0)} µs/op` +
-        ` (${kinds.join(', ')}), written ${(t.written / t.ops / 1024).toFixed(1)} KiB/op; slices (ms/op): ${slices.join(' ')}`,
+        ` (${kinds.join(', ')}), written ${(t.written / t.ops / 1024).toFixed(1)} KiB/op;` +
+        ` slices (ms/op): ${slices.join(' ')}`,
     );
   }
   for (const t of targets) {
