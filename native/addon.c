@@ -13,5 +13,6 @@ void export_function(napi_env env, napi_value exports, const char *name, napi_ca
 NAPI_MODULE_INIT() {
   if (!ecdsa_export(env, exports)) return NULL;
   threads_export(env, exports);
+  aes_gcm_export(env, exports);
   return exports;
 }

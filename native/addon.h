@@ -10,6 +10,9 @@ void export_function(napi_env env, napi_value exports, const char *name, napi_ca
 /* ecdsa.c: CSR checks, EC signatures and EC key batches. Returns 0 (with an exception pending) on failure. */
 int ecdsa_export(napi_env env, napi_value exports);
 
+/* aes-gcm.c: AES-256-GCM in place and HKDF-SHA256 for stored content (exports.aesGcm). */
+void aes_gcm_export(napi_env env, napi_value exports);
+
 /* threads.c: scheduling policy of this process's threads. */
 void threads_export(napi_env env, napi_value exports);
 

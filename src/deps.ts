@@ -18,6 +18,7 @@ import { JobQueue } from './jobs/job-queue.js';
 import { JobWorker } from './jobs/job-worker.js';
 import { HOUSEKEEPING_JOB, housekeepingJob } from './jobs/housekeeping.js';
 import { SecretBox } from './secrets/secret-box.js';
+import { NATIVE_GCM } from './secrets/content-cipher.js';
 import type { ContentSealing } from './secrets/content-cipher.js';
 import { MasterKeyRotation, ROTATE_MASTER_KEY_JOB } from './secrets/master-key-rotation.js';
 import { MasterKeyRotationRepo } from './secrets/master-key-rotation-repo.js';
@@ -106,6 +107,8 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       encrypt: config.stateEncryption,
       current: () => dataKeys.current(),
       lookup: dataKeys.lookup,
+      // The addon's in-place AES-GCM (decision 0051), unless native_crypto is off.
+      native: config.nativeCrypto ? NATIVE_GCM : null,
     };
     const blobs: BlobStore =
       db.kind === 'postgres'

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Hash } from 'node:crypto';
 import { DomainError } from '../shared/errors.js';
-import { ContentSealer, openStream } from '../secrets/content-cipher.js';
+import { cipherOf, ContentSealer, FRAME_SHIFT, openStream } from '../secrets/content-cipher.js';
 import type { ContentSealing } from '../secrets/content-cipher.js';
 
 /**
@@ -51,13 +51,17 @@ export type BlobSealing = ContentSealing;
 export class StoredForm {
   readonly #sealer: ContentSealer | undefined;
   constructor(sealing: BlobSealing | undefined) {
-    this.#sealer = sealing?.encrypt ? new ContentSealer(sealing.current()) : undefined;
+    this.#sealer = sealing?.encrypt ? new ContentSealer(sealing.current(), FRAME_SHIFT, cipherOf(sealing)) : undefined;
   }
   update(chunk: Buffer): Buffer[] {
     return this.#sealer ? this.#sealer.update(chunk) : [chunk];
   }
   final(): Buffer[] {
     return this.#sealer ? this.#sealer.final() : [];
+  }
+  /** What `update` and `final` returned, once written: the sealer may reuse its frame buffers. */
+  release(parts: Buffer[]): void {
+    this.#sealer?.release(parts);
   }
 }
 
@@ -68,9 +72,10 @@ export class StoredForm {
 export async function openStored(
   stored: AsyncIterable<Buffer>,
   sealing: BlobSealing | undefined,
+  storedSize?: number,
 ): Promise<AsyncIterable<Buffer>> {
   if (!sealing) return stored;
-  const it = openStream(stored, sealing.lookup);
+  const it = openStream(stored, sealing.lookup, cipherOf(sealing), storedSize);
   const first = await it.next();
   return (async function* () {
     if (first.done) return;

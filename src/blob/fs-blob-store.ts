@@ -7,7 +7,7 @@ import { systemClock } from '../shared/clock.js';
 import type { Clock } from '../shared/clock.js';
 import { notFound } from '../shared/errors.js';
 import { PRIVATE_DIR_MODE, ensurePrivateDir } from '../shared/private-files.js';
-import { CONTENT_MAGIC, isSealedContent, plainSizeOf } from '../secrets/content-cipher.js';
+import { CONTENT_HEADER, CONTENT_MAGIC, CONTENT_TAG, isSealedContent, plainSizeOf } from '../secrets/content-cipher.js';
 import { BlobDigest, isSha256, openStored, StoredForm, toBuffer } from './blob-store.js';
 import type { BlobInfo, BlobSealing, BlobStore, PutOptions } from './blob-store.js';
 
@@ -89,10 +89,12 @@ export class FsBlobStore implements BlobStore {
       inflight = undefined;
       if (gatheredLen === 0) return;
       // Handed to the kernel as they are (one writev), unless they are many small ones.
-      const bufs = gathered.length > MAX_PIECES ? [Buffer.concat(gathered, gatheredLen)] : gathered;
+      const parts = gathered;
+      const bufs = parts.length > MAX_PIECES ? [Buffer.concat(parts, gatheredLen)] : parts;
       gathered = [];
       gatheredLen = 0;
-      inflight = writeAll(fh, bufs);
+      // Once written, the sealer may fill its frame buffers again.
+      inflight = writeAll(fh, bufs).then(() => form.release(parts));
       // Marked handled now; the failure still surfaces at the next await of `inflight`.
       inflight.catch(() => {});
     };
@@ -167,8 +169,8 @@ export class FsBlobStore implements BlobStore {
   }
 
   /** The first bytes of a stored file: enough to tell sealed from plain and read the frame size. */
-  private async head(path: string): Promise<Buffer> {
-    const head = Buffer.alloc(SEALED_HEAD);
+  private async head(path: string, size = SEALED_HEAD): Promise<Buffer> {
+    const head = Buffer.alloc(size);
     const fh = await open(path, 'r');
     try {
       const { bytesRead } = await fh.read(head, 0, head.length, 0);
@@ -211,7 +213,14 @@ export class FsBlobStore implements BlobStore {
     const path = this.pathOf(sha256);
     const st = await stat(path).catch(() => undefined);
     if (!st) throw notFound('blob not found');
-    return openStored(createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>, this.sealing);
+    const head = this.sealing ? await this.head(path, CONTENT_HEADER).catch(() => undefined) : undefined;
+    if (head === undefined || !isSealedContent(head) || head.length < CONTENT_HEADER)
+      return openStored(createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>, this.sealing);
+    // Sealed: the header, then reads of one whole frame each, opened (in place) as each arrives, so
+    // that every read buffer is handed on and let go as soon as it would be without encryption.
+    const frame = 2 ** (head[5] as number) + CONTENT_TAG;
+    const frames = createReadStream(path, { start: CONTENT_HEADER, highWaterMark: frame }) as AsyncIterable<Buffer>;
+    return openStored(withHead(head, frames), this.sealing, st.size);
   }
 
   async stat(sha256: string): Promise<{ size: number } | undefined> {
@@ -236,6 +245,11 @@ const WRITE_SIZE = 1024 * 1024;
 const MAX_PIECES = 64;
 /** Magic, format and frame size of a sealed file (secrets/content-cipher.ts). */
 const SEALED_HEAD = CONTENT_MAGIC.length + 2;
+
+async function* withHead(head: Buffer, rest: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  yield head;
+  yield* rest;
+}
 
 async function writeAll(fh: FileHandle, bufs: Buffer[]): Promise<void> {
   let rest = bufs;

@@ -12,7 +12,9 @@ import {
   plainSizeOf,
   sealedSize,
   sealText,
+  NATIVE_GCM,
 } from './content-cipher.js';
+import type { NativeGcm } from './content-cipher.js';
 
 const key = { id: randomBytes(16), key: randomBytes(32) };
 const lookup = async (id: Buffer) => {
@@ -30,103 +32,184 @@ async function collect(it: AsyncIterable<Buffer>): Promise<Buffer> {
 }
 
 /** Seals `plain` fed in pieces of `piece` bytes, in frames of 2^shift bytes. */
-function sealInPieces(plain: Buffer, piece: number, shift = SHIFT): Buffer {
-  const s = new ContentSealer(key, shift);
+function sealInPieces(plain: Buffer, piece: number, shift = SHIFT, gcm: NativeGcm | null = NATIVE_GCM): Buffer {
+  const s = new ContentSealer(key, shift, gcm);
   const out: Buffer[] = [];
   for (let o = 0; o < plain.length; o += piece) out.push(...s.update(plain.subarray(o, o + piece)));
   out.push(...s.final());
   return Buffer.concat(out);
 }
 
-/** Splits stored bytes into reads of `piece` bytes. */
+/** Splits stored bytes into reads of `piece` bytes, each a buffer of its own (as a store's reads are). */
 function* reads(b: Buffer, piece: number): Generator<Buffer> {
-  for (let o = 0; o < b.length; o += piece) yield b.subarray(o, o + piece);
+  for (let o = 0; o < b.length; o += piece) yield Buffer.from(b.subarray(o, o + piece));
 }
 
-describe('content cipher', () => {
-  for (const size of [0, 1, FRAME - 1, FRAME, FRAME + 1, 3 * FRAME, 3 * FRAME + 17]) {
-    it(`round-trips ${size} bytes, whatever the write and read sizes`, async () => {
-      const plain = randomBytes(size);
-      for (const piece of [1000, FRAME, 1 << 20]) {
-        const sealed = sealInPieces(plain, piece);
-        assert.equal(sealed.length, sealedSize(size, SHIFT));
-        assert.equal(plainSizeOf(sealed.length, sealed), size);
-        for (const r of [7, 4096, 1 << 20])
-          assert.deepEqual(await collect(openStream(reads(sealed, r), lookup)), plain);
+/** Both ciphers: the native addon's in place (when it is built) and node:crypto's. */
+for (const gcm of NATIVE_GCM ? [NATIVE_GCM, null] : [null]) {
+  describe(`content cipher (${gcm ? 'native, in place' : 'node:crypto'})`, () => {
+    for (const size of [0, 1, FRAME - 1, FRAME, FRAME + 1, 3 * FRAME, 3 * FRAME + 17]) {
+      it(`round-trips ${size} bytes, whatever the write and read sizes`, async () => {
+        const plain = randomBytes(size);
+        for (const piece of [1000, FRAME, 1 << 20]) {
+          const sealed = sealInPieces(plain, piece, SHIFT, gcm);
+          assert.equal(sealed.length, sealedSize(size, SHIFT));
+          assert.equal(plainSizeOf(sealed.length, sealed), size);
+          for (const r of [7, 4096, FRAME + 16, 1 << 20]) {
+            assert.deepEqual(await collect(openStream(reads(sealed, r), lookup, gcm)), plain);
+            // Knowing the stored size, frames are opened as soon as they are complete.
+            assert.deepEqual(await collect(openStream(reads(sealed, r), lookup, gcm, sealed.length)), plain);
+          }
+        }
+      });
+    }
+
+    it('writes frames of 1 MiB and still reads the 64 KiB frames of earlier records', async () => {
+      const plain = randomBytes(3 * (1 << 20) + 100);
+      const sealed = sealBuffer(key, plain, gcm);
+      assert.equal(FRAME_SHIFT, 20);
+      assert.equal(sealed.length, sealedSize(plain.length));
+      assert.equal(sealed.length, CONTENT_HEADER + plain.length + 4 * 16);
+      assert.deepEqual(await openBuffer(sealed, lookup, gcm), plain);
+      const earlier = sealInPieces(plain, 1 << 16, 16, gcm);
+      assert.equal(earlier.length, CONTENT_HEADER + plain.length + 49 * 16);
+      assert.equal(plainSizeOf(earlier.length, earlier), plain.length);
+      assert.deepEqual(await openBuffer(earlier, lookup, gcm), plain);
+      assert.deepEqual(await collect(openStream(reads(earlier, 1 << 20), lookup, gcm)), plain);
+    });
+
+    it('never stores the plaintext and uses a fresh salt each time', () => {
+      const plain = Buffer.from('{"password":"hunter2-hunter2"}');
+      const a = sealBuffer(key, plain, gcm);
+      const b = sealBuffer(key, plain, gcm);
+      assert.ok(!a.includes(Buffer.from('hunter2')));
+      assert.notDeepEqual(a, b);
+    });
+
+    it('passes plain (older) content through unchanged', async () => {
+      for (const plain of [Buffer.from('{"version":4}'), Buffer.from('{'), Buffer.alloc(0)]) {
+        assert.deepEqual(await collect(openStream(reads(plain, 1), lookup, gcm)), plain);
+        assert.deepEqual(await openBuffer(plain, lookup, gcm), plain);
+      }
+      assert.equal(await openText('{"a":1}', lookup, gcm), '{"a":1}');
+    });
+
+    it('detects a flipped bit, a dropped or swapped frame, truncation and extension', async () => {
+      const plain = randomBytes(3 * FRAME + 5);
+      const sealed = sealInPieces(plain, plain.length, SHIFT, gcm);
+      const frame = FRAME + 16;
+      const f = (i: number) => sealed.subarray(CONTENT_HEADER + i * frame, CONTENT_HEADER + (i + 1) * frame);
+      const head = sealed.subarray(0, CONTENT_HEADER);
+      const flipped = Buffer.from(sealed);
+      flipped[CONTENT_HEADER + 10] = (flipped[CONTENT_HEADER + 10] as number) ^ 1;
+      const cases: Record<string, Buffer> = {
+        flipped,
+        dropped: Buffer.concat([head, f(0), f(2), sealed.subarray(CONTENT_HEADER + 3 * frame)]),
+        swapped: Buffer.concat([head, f(1), f(0), f(2), sealed.subarray(CONTENT_HEADER + 3 * frame)]),
+        'truncated at a frame boundary': sealed.subarray(0, CONTENT_HEADER + 3 * frame),
+        'truncated mid-frame': sealed.subarray(0, sealed.length - 3),
+        'header only': head,
+        extended: Buffer.concat([sealed, Buffer.alloc(20)]),
+      };
+      for (const [name, bad] of Object.entries(cases)) {
+        await assert.rejects(collect(openStream(reads(bad, 4096), lookup, gcm)), /cannot be authenticated/, name);
       }
     });
-  }
 
-  it('writes frames of 1 MiB and still reads the 64 KiB frames of earlier records', async () => {
-    const plain = randomBytes(3 * (1 << 20) + 100);
-    const sealed = sealBuffer(key, plain);
-    assert.equal(FRAME_SHIFT, 20);
-    assert.equal(sealed.length, sealedSize(plain.length));
-    assert.equal(sealed.length, CONTENT_HEADER + plain.length + 4 * 16);
-    assert.deepEqual(await openBuffer(sealed, lookup), plain);
-    const earlier = sealInPieces(plain, 1 << 16, 16);
-    assert.equal(earlier.length, CONTENT_HEADER + plain.length + 49 * 16);
-    assert.equal(plainSizeOf(earlier.length, earlier), plain.length);
-    assert.deepEqual(await openBuffer(earlier, lookup), plain);
-    assert.deepEqual(await collect(openStream(reads(earlier, 1 << 20), lookup)), plain);
-  });
-
-  it('never stores the plaintext and uses a fresh salt each time', () => {
-    const plain = Buffer.from('{"password":"hunter2-hunter2"}');
-    const a = sealBuffer(key, plain);
-    const b = sealBuffer(key, plain);
-    assert.ok(!a.includes(Buffer.from('hunter2')));
-    assert.notDeepEqual(a, b);
-  });
-
-  it('passes plain (older) content through unchanged', async () => {
-    for (const plain of [Buffer.from('{"version":4}'), Buffer.from('{'), Buffer.alloc(0)]) {
-      assert.deepEqual(await collect(openStream(reads(plain, 1), lookup)), plain);
-      assert.deepEqual(await openBuffer(plain, lookup), plain);
-    }
-    assert.equal(await openText('{"a":1}', lookup), '{"a":1}');
-  });
-
-  it('detects a flipped bit, a dropped or swapped frame, truncation and extension', async () => {
-    const plain = randomBytes(3 * FRAME + 5);
-    const sealed = sealInPieces(plain, plain.length);
-    const frame = FRAME + 16;
-    const f = (i: number) => sealed.subarray(CONTENT_HEADER + i * frame, CONTENT_HEADER + (i + 1) * frame);
-    const head = sealed.subarray(0, CONTENT_HEADER);
-    const flipped = Buffer.from(sealed);
-    flipped[CONTENT_HEADER + 10] = (flipped[CONTENT_HEADER + 10] as number) ^ 1;
-    const cases: Record<string, Buffer> = {
-      flipped,
-      dropped: Buffer.concat([head, f(0), f(2), sealed.subarray(CONTENT_HEADER + 3 * frame)]),
-      swapped: Buffer.concat([head, f(1), f(0), f(2), sealed.subarray(CONTENT_HEADER + 3 * frame)]),
-      'truncated at a frame boundary': sealed.subarray(0, CONTENT_HEADER + 3 * frame),
-      'truncated mid-frame': sealed.subarray(0, sealed.length - 3),
-      'header only': head,
-      extended: Buffer.concat([sealed, Buffer.alloc(20)]),
-    };
-    for (const [name, bad] of Object.entries(cases)) {
-      await assert.rejects(collect(openStream(reads(bad, 4096), lookup)), /cannot be authenticated/, name);
-    }
-  });
-
-  it('yields nothing of a frame before its tag is checked', async () => {
-    const sealed = sealInPieces(randomBytes(2 * FRAME), 2 * FRAME);
-    sealed[sealed.length - 1] = (sealed[sealed.length - 1] as number) ^ 1;
-    const got: Buffer[] = [];
-    await assert.rejects(async () => {
-      for await (const p of openStream([sealed], lookup)) got.push(p);
+    it('opens each whole frame as it arrives when the stored size is known, and refuses a wrong size', async () => {
+      const plain = randomBytes(3 * FRAME + 5);
+      const sealed = sealInPieces(plain, 1000, SHIFT, gcm);
+      const frames = [sealed.subarray(0, CONTENT_HEADER), ...reads(sealed.subarray(CONTENT_HEADER), FRAME + 16)];
+      const it = openStream(
+        (function* () {
+          for (const f of frames) yield Buffer.from(f);
+        })(),
+        lookup,
+        gcm,
+        sealed.length,
+      );
+      // The first frame comes out before the second is read.
+      assert.equal((await it.next()).value?.length, FRAME);
+      // A size short of the record's makes a frame the last that is not: it fails, as does what follows.
+      for (const size of [sealed.length - 1, sealed.length - 5 - 16, CONTENT_HEADER + FRAME + 16]) {
+        await assert.rejects(
+          collect(openStream(reads(sealed, 4096), lookup, gcm, size)),
+          /cannot be authenticated/,
+          `stored size ${size}`,
+        );
+      }
+      const extended = Buffer.concat([sealed, Buffer.alloc(20)]);
+      await assert.rejects(
+        collect(openStream(reads(extended, 4096), lookup, gcm, sealed.length)),
+        /cannot be authenticated/,
+      );
     });
-    assert.equal(Buffer.concat(got).length, FRAME);
+
+    it('yields nothing of a frame before its tag is checked', async () => {
+      const sealed = sealInPieces(randomBytes(2 * FRAME), 2 * FRAME, SHIFT, gcm);
+      sealed[sealed.length - 1] = (sealed[sealed.length - 1] as number) ^ 1;
+      const got: Buffer[] = [];
+      await assert.rejects(async () => {
+        for await (const p of openStream([sealed], lookup, gcm)) got.push(p);
+      });
+      assert.equal(Buffer.concat(got).length, FRAME);
+    });
+
+    it('refuses another data key', async () => {
+      const other = { id: key.id, key: randomBytes(32) };
+      await assert.rejects(
+        openBuffer(sealBuffer(other, Buffer.from('x'), gcm), lookup, gcm),
+        /cannot be authenticated/,
+      );
+    });
+
+    it('seals texts', async () => {
+      const s = sealText(key, '"secret-value"', gcm);
+      assert.ok(s.startsWith('$sr1$') && !s.includes('secret'));
+      assert.equal(await openText(s, lookup, gcm), '"secret-value"');
+    });
+  });
+}
+
+describe('content cipher: native and node:crypto', { skip: !NATIVE_GCM && 'the native addon is not built' }, () => {
+  it('each opens what the other sealed, streamed and whole', async () => {
+    for (const [writer, reader] of [
+      [NATIVE_GCM, null],
+      [null, NATIVE_GCM],
+    ]) {
+      const plain = randomBytes(5 * FRAME + 3);
+      const streamed = sealInPieces(plain, 1000, SHIFT, writer);
+      const whole = sealBuffer(key, plain, writer);
+      assert.deepEqual(await collect(openStream(reads(streamed, 777), lookup, reader)), plain);
+      assert.deepEqual(await openBuffer(whole, lookup, reader), plain);
+    }
   });
 
-  it('refuses another data key', async () => {
-    const other = { id: key.id, key: randomBytes(32) };
-    await assert.rejects(openBuffer(sealBuffer(other, Buffer.from('x')), lookup), /cannot be authenticated/);
+  it('copies what it seals: a chunk may change once update returns, and released frames are reused', async () => {
+    const plain = randomBytes(6 * FRAME + 9);
+    const s = new ContentSealer(key, SHIFT, NATIVE_GCM);
+    const out: Buffer[] = [];
+    const frames = new Set<ArrayBufferLike>();
+    for (let o = 0; o < plain.length; o += 1500) {
+      const chunk = Buffer.from(plain.subarray(o, o + 1500));
+      const parts = s.update(chunk);
+      chunk.fill(0);
+      // What is handed back is written first (copied here), as a store does.
+      out.push(...parts.map((p) => Buffer.from(p)));
+      for (const p of parts) if (p.length > CONTENT_HEADER) frames.add(p.buffer);
+      s.release(parts);
+    }
+    out.push(...s.final());
+    const sealed = Buffer.concat(out);
+    assert.ok(frames.size < 6, `${frames.size} frame buffers for 6 frames`);
+    assert.deepEqual(await collect(openStream(reads(sealed, 4096), lookup, NATIVE_GCM)), plain);
   });
 
-  it('seals texts', async () => {
-    const s = sealText(key, '"secret-value"');
-    assert.ok(s.startsWith('$sr1$') && !s.includes('secret'));
-    assert.equal(await openText(s, lookup), '"secret-value"');
+  it('opens stored chunks in place and zeroes a frame that fails', async () => {
+    const plain = randomBytes(FRAME);
+    const stored = Buffer.from(sealInPieces(plain, FRAME, SHIFT, NATIVE_GCM));
+    stored[stored.length - 1] = (stored[stored.length - 1] as number) ^ 1;
+    await assert.rejects(collect(openStream([stored], lookup, NATIVE_GCM)), /cannot be authenticated/);
+    assert.ok(stored.subarray(CONTENT_HEADER, CONTENT_HEADER + FRAME).every((b) => b === 0));
   });
 });

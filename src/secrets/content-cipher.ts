@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac } from 'node:crypto';
 import { DomainError } from '../shared/errors.js';
 import { pooledRandomBytes } from '../shared/ids.js';
+import { nativeAddon } from '../shared/native-addon.js';
 
 /**
  * Stored content (state files, output values) encrypted with AES-256-GCM in frames, so a
@@ -18,11 +19,19 @@ import { pooledRandomBytes } from '../shared/ids.js';
  * holds 0 (empty content only) to 2^shift bytes.
  *
  * Frames are 1 MiB when written (shift 20); readers take any shift from 10 to 24 (content
- * written before was framed in 64 KiB). Neither side copies content: the sealer keeps
- * references to the chunks of the frame it has not sealed yet (a frame is sealed once a
- * byte after it arrives, so the last one is known to be last) and encrypts them piece by
- * piece; the opener does the same with stored chunks and hands out a frame's plaintext
- * pieces only after its tag checks. So a chunk handed to either must not change afterwards.
+ * written before was framed in 64 KiB). A frame is sealed once a byte after it arrives, so
+ * the last one is known to be last.
+ *
+ * With the native addon (native/aes-gcm.c) the cipher works in place and nothing is
+ * allocated per frame (decision 0051): the sealer copies the plaintext into a frame
+ * buffer, encrypts it there and hands that buffer out, and takes it back for the next
+ * frame once the caller has written it (`release`); the opener decrypts stored chunks where
+ * they are, so a stored chunk handed to it becomes plaintext and belongs to it. Without the
+ * addon node:crypto is used, which returns every update in a new buffer: the sealer keeps
+ * references to the chunks of the frame it has not sealed yet and encrypts them piece by
+ * piece, and the opener hands out new plaintext pieces. Either way a chunk handed to the
+ * sealer must not change until the frame holding it is sealed, and the opener hands out a
+ * frame's plaintext only after its tag checks.
  *
  * Plain content written before encryption existed never starts with the magic (a state
  * file is JSON text), which is how readers tell the two apart while the background job
@@ -37,6 +46,8 @@ const MAX_SHIFT = 24;
 const KEY_ID = 16;
 const SALT = 16;
 const TAG = 16;
+/** The tag after each frame. */
+export const CONTENT_TAG = TAG;
 export const CONTENT_HEADER = CONTENT_MAGIC.length + 2 + KEY_ID + SALT;
 const INFO_BLOCK = Buffer.concat([Buffer.from('strongroom content v1'), Buffer.from([1])]);
 
@@ -58,6 +69,8 @@ export interface ContentSealing {
   encrypt: boolean;
   current(): DataKey;
   lookup: DataKeyLookup;
+  /** The in-place cipher to use, null for node:crypto; when absent, NATIVE_GCM. */
+  native?: NativeGcm | null;
 }
 
 /** An error for content that cannot be authenticated; nothing of it is served. */
@@ -91,8 +104,32 @@ export function plainSizeOf(stored: number, head: Buffer): number {
   return n - frames * TAG;
 }
 
+/** AES-256-GCM in place and HKDF-SHA256 from the native addon (native/aes-gcm.c). */
+export interface NativeGcm {
+  seal(key: Buffer, nonce: Buffer, aad: Buffer, pieces: Buffer[], tag: Buffer): boolean;
+  /** 1 authentic, 0 not (the pieces are zeroed), -2 internal failure. */
+  open(key: Buffer, nonce: Buffer, aad: Buffer, pieces: Buffer[], tag: Buffer): number;
+  hkdf(key: Buffer, salt: Buffer, infoBlock: Buffer, out: Buffer): void;
+}
+/** Pieces one native call takes (native/aes-gcm.c); more are joined first. */
+const NATIVE_MAX_PIECES = 256;
+
+/**
+ * The native in-place cipher, or null when the addon is not built. Every function here
+ * takes the cipher to use (null: node:crypto) and defaults to this one; a server hands
+ * down its choice in ContentSealing.native (`native_crypto`).
+ */
+export const NATIVE_GCM: NativeGcm | null = (nativeAddon()?.aesGcm as NativeGcm | undefined) ?? null;
+
+/** The cipher a sealing asks for: its own choice, else the native one when built. */
+export function cipherOf(sealing: { native?: NativeGcm | null } | undefined): NativeGcm | null {
+  return sealing?.native === undefined ? NATIVE_GCM : sealing.native;
+}
+
 function nonce(index: number): Buffer {
-  const n = Buffer.alloc(12);
+  // From the shared pool (Buffer.alloc would make an ArrayBuffer per frame, and per small record).
+  const n = Buffer.allocUnsafe(12);
+  n.writeUInt32BE(0, 0);
   n.writeUInt32BE(Math.floor(index / 0x1_0000_0000), 4);
   n.writeUInt32BE(index >>> 0, 8);
   return n;
@@ -112,7 +149,12 @@ function aad(header: Buffer, index: number, final: boolean): Buffer {
  * one expand block), written out with two HMACs: half the CPU of `hkdfSync`, which a
  * 10 KB state pays on every write and read.
  */
-function subkey(dataKey: Buffer, salt: Buffer): Buffer {
+function subkey(dataKey: Buffer, salt: Buffer, gcm: NativeGcm | null): Buffer {
+  if (gcm) {
+    const out = Buffer.allocUnsafe(32);
+    gcm.hkdf(dataKey, salt, INFO_BLOCK, out);
+    return out;
+  }
   const prk = createHmac('sha256', salt).update(dataKey).digest();
   return createHmac('sha256', prk).update(INFO_BLOCK).digest();
 }
@@ -138,8 +180,12 @@ function takeFront(pieces: Buffer[], n: number): Buffer[] {
 
 /**
  * Seals a stream: `update` takes plaintext chunks and returns the ciphertext that is
- * ready (the header first), `final` the rest. Holds references to at most one frame of
- * plaintext; the caller must not change a chunk it handed over.
+ * ready (the header first), `final` the rest. Holds at most one frame of plaintext. With
+ * the native cipher the chunks are copied into a frame buffer (they may change or be
+ * reused once `update` returns) and a caller that is done with the ciphertext it got (it
+ * was written) may hand it back with `release`, so that a stream reuses a few frame
+ * buffers instead of allocating one per frame. Without it the caller must not change a
+ * chunk it handed over until the frame holding it is sealed.
  */
 export class ContentSealer {
   readonly #header: Buffer;
@@ -149,8 +195,16 @@ export class ContentSealer {
   #pendingLen = 0;
   #index = 0;
   #headerSent = false;
+  /** Native cipher: the frame being filled, and frame buffers handed back for reuse. */
+  #stage: Buffer | undefined;
+  #staged = 0;
+  readonly #spare: Buffer[] = [];
+  /** Frame buffers this sealer made (only streams make them; a small record needs none). */
+  #issued: WeakSet<ArrayBufferLike> | undefined;
+  readonly #gcm: NativeGcm | null;
 
-  constructor(dataKey: DataKey, shift = FRAME_SHIFT) {
+  constructor(dataKey: DataKey, shift = FRAME_SHIFT, gcm: NativeGcm | null = NATIVE_GCM) {
+    this.#gcm = gcm;
     if (!Number.isInteger(shift) || shift < MIN_SHIFT || shift > MAX_SHIFT) throw new Error(`frame shift ${shift}`);
     const salt = pooledRandomBytes(SALT);
     const header = Buffer.allocUnsafe(CONTENT_HEADER);
@@ -160,7 +214,7 @@ export class ContentSealer {
     dataKey.id.copy(header, 6);
     salt.copy(header, 6 + KEY_ID);
     this.#header = header;
-    this.#key = subkey(dataKey.key, salt);
+    this.#key = subkey(dataKey.key, salt, gcm);
     this.#frame = 2 ** shift;
   }
 
@@ -169,6 +223,10 @@ export class ContentSealer {
     if (!this.#headerSent) {
       out.push(this.#header);
       this.#headerSent = true;
+    }
+    if (this.#gcm) {
+      this.#stageNative(chunk, out);
+      return out;
     }
     const frame = this.#frame;
     let rest = chunk;
@@ -192,8 +250,58 @@ export class ContentSealer {
       out.push(this.#header);
       this.#headerSent = true;
     }
-    this.#seal(true, out);
+    if (this.#gcm) this.#sealStage(true, out);
+    else this.#seal(true, out);
     return out;
+  }
+
+  /** Whether this stream is sealed in place by the native cipher. */
+  get native(): boolean {
+    return this.#gcm !== null;
+  }
+
+  /** Ciphertext from `update` or `final` that the caller no longer needs (it was written). */
+  release(parts: Buffer[]): void {
+    for (const p of parts) {
+      if (this.#spare.length >= SPARE_FRAMES) return;
+      if (p.byteOffset === 0 && p.buffer.byteLength === this.#frame + TAG && this.#issued?.has(p.buffer)) {
+        this.#spare.push(Buffer.from(p.buffer, 0, this.#frame + TAG));
+      }
+    }
+  }
+
+  /** Copies a chunk into frame buffers, sealing each full one once a byte after it arrives. */
+  #stageNative(chunk: Buffer, out: Buffer[]): void {
+    const frame = this.#frame;
+    let at = 0;
+    while (at < chunk.length) {
+      if (this.#stage && this.#staged === frame) this.#sealStage(false, out);
+      if (!this.#stage) {
+        this.#stage = this.#spare.pop() ?? Buffer.allocUnsafeSlow(frame + TAG);
+        (this.#issued ??= new WeakSet()).add(this.#stage.buffer);
+        this.#staged = 0;
+      }
+      const n = chunk.copy(this.#stage, this.#staged, at, Math.min(chunk.length, at + frame - this.#staged));
+      this.#staged += n;
+      at += n;
+    }
+  }
+
+  /** Seals the frame buffer in place (native cipher) and hands it out with its tag. */
+  #sealStage(final: boolean, out: Buffer[]): void {
+    const n = this.#staged;
+    const stage = this.#stage ?? Buffer.allocUnsafe(TAG);
+    const index = this.#index++;
+    (this.#gcm as NativeGcm).seal(
+      this.#key,
+      nonce(index),
+      aad(this.#header, index, final),
+      [stage.subarray(0, n)],
+      stage.subarray(n, n + TAG),
+    );
+    out.push(stage.subarray(0, n + TAG));
+    this.#stage = undefined;
+    this.#staged = 0;
   }
 
   /** Seals the pending pieces as the next frame, piece by piece (no plaintext is copied). */
@@ -207,11 +315,42 @@ export class ContentSealer {
     this.#pending = [];
     this.#pendingLen = 0;
   }
+
+  /**
+   * Seals a whole buffer into one new buffer of exactly the stored size (native cipher):
+   * the header, then each frame copied in and encrypted where it lies, followed by its tag.
+   */
+  sealWhole(plain: Buffer): Buffer {
+    const frame = this.#frame;
+    const shift = Math.log2(frame);
+    const out = Buffer.allocUnsafe(sealedSize(plain.length, shift));
+    this.#header.copy(out, 0);
+    const frames = Math.max(1, Math.ceil(plain.length / frame));
+    let at = CONTENT_HEADER;
+    for (let i = 0; i < frames; i++) {
+      const n = plain.copy(out, at, i * frame, Math.min(plain.length, (i + 1) * frame));
+      const index = this.#index++;
+      (this.#gcm as NativeGcm).seal(
+        this.#key,
+        nonce(index),
+        aad(this.#header, index, i === frames - 1),
+        [out.subarray(at, at + n)],
+        out.subarray(at + n, at + n + TAG),
+      );
+      at += n + TAG;
+    }
+    this.#headerSent = true;
+    return out;
+  }
 }
 
+/** Frame buffers a sealer keeps for reuse: one being written, one sealed, one filling. */
+const SPARE_FRAMES = 3;
+
 /** Seals a whole small buffer (inline states, output values). */
-export function sealBuffer(dataKey: DataKey, plain: Buffer): Buffer {
-  const s = new ContentSealer(dataKey);
+export function sealBuffer(dataKey: DataKey, plain: Buffer, gcm: NativeGcm | null = NATIVE_GCM): Buffer {
+  const s = new ContentSealer(dataKey, FRAME_SHIFT, gcm);
+  if (s.native) return s.sealWhole(plain);
   const parts = s.update(plain);
   for (const p of s.final()) parts.push(p);
   return Buffer.concat(parts);
@@ -245,37 +384,62 @@ function parseHeader(head: Buffer): Parsed {
  * Opens the frames after a header: `push` takes stored chunks and returns the plaintext
  * of every frame that is complete and authentic (as pieces), `end` the last frame's.
  * Holds references to at most one frame and a chunk; nothing of a frame is returned
- * before its tag checks.
+ * before its tag checks. With the native cipher the chunks are decrypted in place (the
+ * pieces returned are parts of them), so they must be the opener's to change.
  */
 class FrameOpener {
   #pieces: Buffer[] = [];
   #len = 0;
   #index = 0;
   readonly #whole: number;
+  /** Stored bytes after the header not yet opened, when the record's size is known. */
+  #left: number | undefined;
+  #ended = false;
 
+  /**
+   * `bodySize`: the stored bytes after the header, when known (a file's size). A frame can
+   * then be opened as soon as it is complete, whether it is the last or not; a wrong size
+   * only makes a frame fail authentication (the final flag is in its associated data).
+   */
   constructor(
     private readonly p: Parsed,
     private readonly key: Buffer,
+    private readonly gcm: NativeGcm | null,
+    bodySize?: number,
   ) {
     this.#whole = p.frame + TAG;
+    this.#left = bodySize;
   }
 
   push(chunk: Buffer): Buffer[] {
     if (chunk.length > 0) {
+      if (this.#ended) throw undecryptable(`data after frame ${this.#index - 1}, the last`);
       this.#pieces.push(chunk);
       this.#len += chunk.length;
     }
     const out: Buffer[] = [];
-    // A frame is opened as not final only once a byte after it is there.
-    while (this.#len > this.#whole) {
-      this.#len -= this.#whole;
-      this.#open(takeFront(this.#pieces, this.#whole), this.#whole, false, out);
+    const whole = this.#whole;
+    // Without the size, a frame is opened as not final only once a byte after it is there.
+    for (;;) {
+      const left = this.#left;
+      const last = left !== undefined && left <= whole;
+      if (last ? this.#len < left : left !== undefined ? this.#len < whole : this.#len <= whole) break;
+      const n = last ? left : whole;
+      this.#len -= n;
+      if (left !== undefined) this.#left = left - n;
+      this.#open(takeFront(this.#pieces, n), n, last, out);
+      if (last) {
+        this.#ended = true;
+        if (this.#len > 0) throw undecryptable(`data after frame ${this.#index - 1}, the last`);
+        break;
+      }
     }
     return out;
   }
 
   end(): Buffer[] {
     const out: Buffer[] = [];
+    if (this.#ended) return out;
     const n = this.#len;
     this.#len = 0;
     this.#open(this.#pieces, n, true, out);
@@ -289,6 +453,14 @@ class FrameOpener {
     const body = takeFront(frame, n - TAG);
     // The tag may straddle two stored chunks (16 bytes, copied only then).
     const tag = frame.length === 1 ? (frame[0] as Buffer) : Buffer.concat(frame, TAG);
+    const gcm = this.gcm;
+    if (gcm) {
+      const pieces = body.length > NATIVE_MAX_PIECES ? [Buffer.concat(body)] : body;
+      const r = gcm.open(this.key, nonce(index), aad(this.p.header, index, final), pieces, tag);
+      if (r !== 1) throw undecryptable(`frame ${index} failed authentication`);
+      for (const b of pieces) if (b.length > 0) out.push(b);
+      return;
+    }
     const plain: Buffer[] = [];
     try {
       const d = createDecipheriv('aes-256-gcm', this.key, nonce(index));
@@ -310,12 +482,18 @@ export function sealedKeyId(head: Buffer): string | undefined {
 }
 
 /** Opens a whole small record; plain (not yet encrypted) content is returned as it is. */
-export async function openBuffer(stored: Buffer, lookup: DataKeyLookup): Promise<Buffer> {
+export async function openBuffer(
+  stored: Buffer,
+  lookup: DataKeyLookup,
+  gcm: NativeGcm | null = NATIVE_GCM,
+): Promise<Buffer> {
   if (!isSealedContent(stored)) return stored;
   if (stored.length < CONTENT_HEADER) throw undecryptable('header truncated');
   const p = parseHeader(stored);
-  const opener = new FrameOpener(p, subkey(await lookup(p.keyId), p.salt));
-  const parts = opener.push(stored.subarray(CONTENT_HEADER));
+  const opener = new FrameOpener(p, subkey(await lookup(p.keyId), p.salt, gcm), gcm);
+  // The native cipher opens in place: into a copy, as the stored buffer is the caller's.
+  const body = stored.subarray(CONTENT_HEADER);
+  const parts = opener.push(gcm ? Buffer.from(body) : body);
   for (const part of opener.end()) parts.push(part);
   return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
 }
@@ -323,10 +501,14 @@ export async function openBuffer(stored: Buffer, lookup: DataKeyLookup): Promise
 /**
  * Opens a stored stream frame by frame: no byte of a frame is yielded before its tag is
  * verified, and a stream that ends early fails. Plain content passes through unchanged.
+ * With `storedSize` (the whole record's, header included) each frame is opened as soon as
+ * its last byte is there, so a source that reads whole frames gets each back at once.
  */
 export async function* openStream(
   source: AsyncIterable<Buffer> | Iterable<Buffer>,
   lookup: DataKeyLookup,
+  gcm: NativeGcm | null = NATIVE_GCM,
+  storedSize?: number,
 ): AsyncGenerator<Buffer> {
   let head: Buffer[] = [];
   let headLen = 0;
@@ -355,7 +537,8 @@ export async function* openStream(
     if (headLen < CONTENT_HEADER) continue;
     const p = parseHeader(first);
     head = [];
-    opener = new FrameOpener(p, subkey(await lookup(p.keyId), p.salt));
+    const bodySize = storedSize === undefined ? undefined : storedSize - CONTENT_HEADER;
+    opener = new FrameOpener(p, subkey(await lookup(p.keyId), p.salt, gcm), gcm, bodySize);
     for (const out of opener.push(first.subarray(CONTENT_HEADER))) yield out;
   }
   if (plain) return;
@@ -376,14 +559,14 @@ export const noDataKeys: DataKeyLookup = (id) => Promise.reject(undecryptable(`n
 
 /** Seals a short text when the sealing says so (output values). */
 export function maybeSealText(sealing: ContentSealing | undefined, text: string): string {
-  return sealing?.encrypt ? sealText(sealing.current(), text) : text;
+  return sealing?.encrypt ? sealText(sealing.current(), text, cipherOf(sealing)) : text;
 }
 
 /** Seals output values and other short texts: `$sr1$` and the base64 of a sealed buffer. */
 export const SEALED_TEXT_PREFIX = '$sr1$';
 
-export function sealText(dataKey: DataKey, text: string): string {
-  return SEALED_TEXT_PREFIX + sealBuffer(dataKey, Buffer.from(text, 'utf8')).toString('base64');
+export function sealText(dataKey: DataKey, text: string, gcm: NativeGcm | null = NATIVE_GCM): string {
+  return SEALED_TEXT_PREFIX + sealBuffer(dataKey, Buffer.from(text, 'utf8'), gcm).toString('base64');
 }
 
 export function isSealedText(s: string): boolean {
@@ -391,9 +574,13 @@ export function isSealedText(s: string): boolean {
 }
 
 /** Opens a sealed text; a plain one (JSON written before encryption) is returned as it is. */
-export async function openText(stored: string, lookup: DataKeyLookup): Promise<string> {
+export async function openText(
+  stored: string,
+  lookup: DataKeyLookup,
+  gcm: NativeGcm | null = NATIVE_GCM,
+): Promise<string> {
   if (!isSealedText(stored)) return stored;
   const b = Buffer.from(stored.slice(SEALED_TEXT_PREFIX.length), 'base64');
   if (!isSealedContent(b)) throw undecryptable('sealed text malformed');
-  return (await openBuffer(b, lookup)).toString('utf8');
+  return (await openBuffer(b, lookup, gcm)).toString('utf8');
 }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { BlobStore } from '../../blob/blob-store.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
-import { isSealedContent, isSealedText, sealBuffer, sealText } from '../../secrets/content-cipher.js';
+import { cipherOf, isSealedContent, isSealedText, sealBuffer, sealText } from '../../secrets/content-cipher.js';
 import type { ContentSealing } from '../../secrets/content-cipher.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Metrics } from '../../shared/metrics.js';
@@ -130,7 +130,7 @@ export class StateEncryption {
       keys = rows.map((r) => r.sha256);
       for (const r of rows) {
         if (isSealedContent(r.data)) continue;
-        const s = sealBuffer(this.deps.sealing.current(), r.data);
+        const s = sealBuffer(this.deps.sealing.current(), r.data, cipherOf(this.deps.sealing));
         if (await this.deps.repo.sealInline(r.sha256, r.data, s)) sealed('inline');
       }
     } else if (p.phase === 'output') {
@@ -138,7 +138,13 @@ export class StateEncryption {
       keys = rows.map((r) => r.id);
       for (const r of rows) {
         if (isSealedText(r.value)) continue;
-        if (await this.deps.repo.sealOutput(r.id, r.value, sealText(this.deps.sealing.current(), r.value))) {
+        if (
+          await this.deps.repo.sealOutput(
+            r.id,
+            r.value,
+            sealText(this.deps.sealing.current(), r.value, cipherOf(this.deps.sealing)),
+          )
+        ) {
           sealed('output');
         }
       }

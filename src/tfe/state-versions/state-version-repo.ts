@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { RawJson } from '../../shared/raw-json.js';
-import { maybeSealText, noDataKeys, openBuffer, openText } from '../../secrets/content-cipher.js';
+import { cipherOf, maybeSealText, noDataKeys, openBuffer, openText } from '../../secrets/content-cipher.js';
 import type { ContentSealing, DataKeyLookup } from '../../secrets/content-cipher.js';
 import type { Database } from '../../db/schema.js';
 import { OneParamQuery, ParamQuery, RowInsert } from '../../db/one-param-query.js';
@@ -660,7 +660,7 @@ export class StateVersionRepo {
         sensitive: r.sensitive === 1,
         type: r.type,
         detailedType: json(r.detailed_type),
-        value: json(r.value === null ? null : await openText(r.value, this.#lookup)),
+        value: json(r.value === null ? null : await openText(r.value, this.#lookup, cipherOf(this.deps.sealing))),
       })),
     );
   }
@@ -732,7 +732,7 @@ export class StateVersionRepo {
       .executeTakeFirst();
     const d = r?.data;
     if (d === null || d === undefined) return undefined;
-    return openBuffer(Buffer.isBuffer(d) ? d : Buffer.from(d), this.#lookup);
+    return openBuffer(Buffer.isBuffer(d) ? d : Buffer.from(d), this.#lookup, cipherOf(this.deps.sealing));
   }
 
   /** After storing the bytes again: the blob is live. */

@@ -1,6 +1,6 @@
 import type { BlobStore } from '../../blob/blob-store.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
-import { sealBuffer } from '../../secrets/content-cipher.js';
+import { cipherOf, sealBuffer } from '../../secrets/content-cipher.js';
 import type { ContentSealing } from '../../secrets/content-cipher.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import { addSeconds } from '../../shared/clock.js';
@@ -537,7 +537,7 @@ function inlineContent(bytes: Buffer, sealing: ContentSealing | undefined): Vers
   return {
     sha256: createHash('sha256').update(bytes).digest('hex'),
     size: bytes.length,
-    inline: sealing?.encrypt ? sealBuffer(sealing.current(), bytes) : bytes,
+    inline: sealing?.encrypt ? sealBuffer(sealing.current(), bytes, cipherOf(sealing)) : bytes,
   };
 }
 
