@@ -184,7 +184,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
 
   // The audit trail of state reads and writes, token and team changes (docs/audit.md).
   const auditEvents = new AuditEventService({
-    repo: new AuditEventRepo({ db: core.db.kysely, writeTransaction: core.db.writeTransaction }),
+    repo: new AuditEventRepo({ db: core.db.kysely }),
     audit: core.audit,
     clock: core.clock,
     logger: core.logger.child({ component: 'tfe-audit' }),

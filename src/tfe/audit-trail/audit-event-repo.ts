@@ -5,23 +5,11 @@ import type { AuditEvent, AuditSubject, SubjectKind } from './audit-event.js';
 
 /** The audit trail's rows, and the lookups that place a request's subject in its organization. */
 export class AuditEventRepo {
-  constructor(
-    private readonly deps: {
-      db: Kysely<Database>;
-      /** Write-only transactions (Db.writeTransaction: on a SQLite file, the writer thread). */
-      writeTransaction: (fn: (tx: Kysely<Database>) => Promise<void>) => Promise<void>;
-    },
-  ) {}
+  constructor(private readonly deps: { db: Kysely<Database> }) {}
 
-  /**
-   * One statement for the events of a group, committed off the event loop: on a SQLite file
-   * the commit's fsync would otherwise stop every other request while it lasts.
-   */
   async insertMany(events: readonly AuditEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await this.deps.writeTransaction(async (tx) => {
-      await tx.insertInto('tfe_audit_events').values(events.map(toRow)).execute();
-    });
+    await this.deps.db.insertInto('tfe_audit_events').values(events.map(toRow)).execute();
   }
 
   /** An organization's events after `since`, oldest first, one page. */
