@@ -171,14 +171,14 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config: mountConfig, clock, native });
   const ca = new CaService({ issuers, clock });
   // Paginated LIST certs is registered before the authority routes so it is the one served.
-  const certSearch = new CertSearchRepo({ db, kind: core.db.kind, writeTransaction: core.db.writeTransaction });
+  const certSearch = new CertSearchRepo({ db, kind: core.db.kind, units: core.db.units });
   const certSearchIndex = new CertSearchIndex({
     repo: certSearch,
     log: core.logger.child({ component: 'pki-cert-search' }),
   });
   certSearchIndex.start();
   const certs = new CertService({
-    repo: new CertRepo({ db, writeTransaction: core.db.writeTransaction, kind: core.db.kind }),
+    repo: new CertRepo({ db, units: core.db.units }),
     clock,
     leases,
     search: certSearch,
@@ -231,7 +231,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   mounts.onDisable((m) => externalPolicy.purgeMount(m.id));
 
   // Revocation and CRLs. Revoking a certificate's lease revokes it exactly as `revoke` does.
-  const revocationRepo = new RevocationRepo({ db });
+  const revocationRepo = new RevocationRepo({ db, units: core.db.units });
   const crls = new CrlService({
     repo: revocationRepo,
     issuers,
@@ -263,7 +263,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   // ACME (RFC 8555) on every mount: issuance through the directory's role, sign-verbatim or external policy.
   const acmeLogger = core.logger.child({ component: 'pki-acme' });
   const acme = new AcmeService({
-    repo: new AcmeRepo({ db, lazySync: core.db.lazySyncTransaction }),
+    repo: new AcmeRepo({ db, units: core.db.units }),
     clock,
     secrets: core.secrets,
     mountConfig,

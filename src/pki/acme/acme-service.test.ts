@@ -78,7 +78,7 @@ for (const kind of dbKinds()) {
       const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config: mountConfig, clock });
       const jobs = new JobQueue({ db: t.db, clock });
       const leases = new LeaseService({ db, repo: new LeaseRepo({ db, kind: t.db.kind }), clock, jobs });
-      const certs = new CertService({ repo: new CertRepo({ db, kind: t.db.kind }), clock, leases });
+      const certs = new CertService({ repo: new CertRepo({ db, units: t.db.units }), clock, leases });
       const roles = new RoleService({ repo: new RoleRepo({ db }), issuers, clock });
       const issuance = new IssuanceService({ roles, issuers, certs, leases, clock });
       const privileged = new PrivilegedSigningService({ issuers, roles, certs, issuance, clock });
@@ -89,11 +89,11 @@ for (const kind of dbKinds()) {
         secrets,
         clock,
       });
-      const revocationRepo = new RevocationRepo({ db });
+      const revocationRepo = new RevocationRepo({ db, units: t.db.units });
       const crls = new CrlService({ repo: revocationRepo, issuers, jobs, clock, logger: pino({ level: 'silent' }) });
       const revocation = new RevocationService({ repo: revocationRepo, crls, issuers, certs, clock });
       return new AcmeService({
-        repo: new AcmeRepo({ db, lazySync: t.db.lazySyncTransaction }),
+        repo: new AcmeRepo({ db, units: t.db.units }),
         clock,
         secrets,
         mountConfig,

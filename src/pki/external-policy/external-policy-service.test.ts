@@ -96,7 +96,7 @@ for (const kind of dbKinds()) {
       const config = new MountConfigService({ repo: new MountConfigRepo({ db }), clock });
       const keys = new KeyService({ repo: new KeyRepo({ db }), config, secrets, clock });
       const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config, clock });
-      certs = new CertService({ repo: new CertRepo({ db }), clock });
+      certs = new CertService({ repo: new CertRepo({ db, units: t.db.units }), clock });
       repo = new ExternalPolicyRepo({ db });
       svc = new ExternalPolicyService({ repo, issuers, certs, secrets, clock, post });
       ca = new CaService({ issuers, clock });

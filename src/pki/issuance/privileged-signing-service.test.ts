@@ -89,7 +89,7 @@ for (const kind of dbKinds()) {
       const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config, clock });
       ca = new CaService({ issuers, clock });
       leases = new LeaseService({ db, repo: new LeaseRepo({ db }), clock, jobs: new JobQueue({ db: t.db, clock }) });
-      certs = new CertService({ repo: new CertRepo({ db }), clock, leases });
+      certs = new CertService({ repo: new CertRepo({ db, units: t.db.units }), clock, leases });
       roles = new RoleService({ repo: new RoleRepo({ db }), issuers, clock });
       const issuance = new IssuanceService({ roles, issuers, certs, leases, clock });
       service = new PrivilegedSigningService({ issuers, roles, certs, issuance, clock });

@@ -80,7 +80,7 @@ for (const kind of dbKinds()) {
 
     before(async () => {
       t = await createTestDb(kind);
-      certs = new CertService({ repo: new CertRepo({ db: t.db.kysely }), clock });
+      certs = new CertService({ repo: new CertRepo({ db: t.db.kysely, units: t.db.units }), clock });
       jobs = new JobQueue({ db: t.db, clock });
       rebuilds = [];
     });

@@ -1,27 +1,17 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { write } from '../../db/unit-of-work.js';
 import type { TfeAuditEventsTable } from '../../db/schema-audit.js';
 import type { AuditEvent, AuditSubject, SubjectKind } from './audit-event.js';
 
 /** The audit trail's rows, and the lookups that place a request's subject in its organization. */
 export class AuditEventRepo {
-  constructor(
-    private readonly deps: {
-      db: Kysely<Database>;
-      /** Write-only transactions (Db.writeTransaction: on a SQLite file, the writer thread). */
-      writeTransaction: (fn: (tx: Kysely<Database>) => Promise<void>) => Promise<void>;
-    },
-  ) {}
+  constructor(private readonly deps: { db: Kysely<Database> }) {}
 
-  /**
-   * One statement for the events of a group, committed off the event loop: on a SQLite file
-   * the commit's fsync would otherwise stop every other request while it lasts.
-   */
-  async insertMany(events: readonly AuditEvent[]): Promise<void> {
+  /** Inserts events in the caller's unit of work (write-only: nothing is read back). */
+  async insertMany(tx: Kysely<Database>, events: readonly AuditEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await this.deps.writeTransaction(async (tx) => {
-      await tx.insertInto('tfe_audit_events').values(events.map(toRow)).execute();
-    });
+    await write(tx, tx.insertInto('tfe_audit_events').values(events.map(toRow)));
   }
 
   /** An organization's events after `since`, oldest first, one page. */
