@@ -112,7 +112,7 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
     };
     const blobs: BlobStore =
       db.kind === 'postgres'
-        ? new DbBlobStore({ db: db.kysely, clock, sealing })
+        ? new DbBlobStore({ db: db.kysely, units: db.units, clock, sealing })
         : await FsBlobStore.open(join(config.dataDir, 'blobs'), clock, sealing, {
             clearTemp: opts.worker === undefined,
           });

@@ -2,15 +2,16 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { createTestDb, dbKinds } from '../../test/support/test-db.js';
 import type { TestDatabase } from '../../test/support/test-db.js';
 import { isUniqueViolation } from './constraint-errors.js';
 import { openDatabase } from './database.js';
 import type { Db } from './database.js';
 import { migrateToLatest } from './migrate.js';
+import type { Database } from './schema.js';
 import { ParamQuery, RowInsert, RowsInsert } from './one-param-query.js';
 import { WriteOnlyReadError, write } from './unit-of-work.js';
-import type { ReadWriteTx } from './unit-of-work.js';
 
 /** The databases the units run on: a SQLite file, SQLite in memory, and PostgreSQL when the run has it. */
 const targets: Array<{ name: string; open(): Promise<{ db: Db; url?: string; cleanup(): Promise<void> }> }> = [
@@ -41,7 +42,7 @@ for (const target of targets) {
 
     const value = async (key: string) =>
       (await db.kysely.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst())?.value;
-    const put = (tx: ReadWriteTx, key: string, v = '1') =>
+    const put = (tx: Kysely<Database>, key: string, v = '1') =>
       write(tx, tx.insertInto('settings').values({ key, value: v }));
 
     it('a read-write unit reads its own writes and resolves with its value once committed', async () => {
@@ -56,7 +57,7 @@ for (const target of targets) {
     });
 
     it('a read in a write-only unit throws at once, and the unit commits nothing', async () => {
-      const reads: Array<[string, (tx: ReadWriteTx) => Promise<unknown>]> = [
+      const reads: Array<[string, (tx: Kysely<Database>) => Promise<unknown>]> = [
         ['select', (tx) => tx.selectFrom('settings').selectAll().execute()],
         ['returning', (tx) => tx.insertInto('settings').values({ key: 'wo-r', value: '1' }).returning('key').execute()],
         ['raw select', (tx) => sql`select 1 as one`.execute(tx)],

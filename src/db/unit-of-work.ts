@@ -10,8 +10,8 @@
  *   after it returns: on a SQLite file on the writer thread (sqlite-writer.ts), elsewhere on
  *   a connection of the pool. Nothing in it can be read: a SELECT or RETURNING throws at
  *   once, and so does reading a statement's rows or affected row count, which are not known
- *   until the commit. Statements go in with `write(tx, query)`, compiled statements
- *   (compiled-statements in one-param-query.ts) and `sql\`…\`.execute(tx)`.
+ *   until the commit. Statements go in with `write(tx, query)`, the compiled statements of
+ *   one-param-query.ts (ParamQuery.run, RowInsert, RowsInsert) and `sql\`…\`.execute(tx)`.
  * - `group(...)`: a group commit of read-write units; `batches(...)`: a group commit of items
  *   whose writer opens the units itself (write-only for pure data). Both share BatchQueue.
  *
@@ -30,20 +30,18 @@ import {
   SqliteQueryCompiler,
   sql,
 } from 'kysely';
-import type { Compilable, DatabaseConnection, Driver, QueryResult, RootOperationNode } from 'kysely';
+import type { Compilable, DatabaseConnection, Driver, QueryResult, RootOperationNode, Transaction } from 'kysely';
 import { BatchQueue } from '../shared/batch-queue.js';
 import type { DatabaseKind } from './database.js';
 import type { Database } from './schema.js';
 import type { SqliteWriter, Statement } from './sqlite-writer.js';
 
 /** The transaction of a read-write unit. */
-export type ReadWriteTx = Kysely<Database>;
+export type ReadWriteTx = Transaction<Database>;
 
 declare const writeOnlyBrand: unique symbol;
 /** The transaction of a write-only unit: statements are recorded, nothing can be read. */
 export type WriteOnlyTx = Kysely<Database> & { readonly [writeOnlyBrand]: true };
-
-export type UnitMode = 'read-write' | 'write-only';
 
 /** A read attempted inside a write-only unit. */
 export class WriteOnlyReadError extends Error {
@@ -65,11 +63,6 @@ export async function write(tx: Kysely<Database>, query: Compilable<unknown>): P
 export const RECORD_STATEMENT = Symbol('strongroom.recordStatement');
 
 export type RecordStatement = (sql: string, parameters: readonly unknown[]) => void;
-
-/** Whether `ex` is the transaction of a write-only unit. */
-export function isWriteOnly(ex: Kysely<Database>): ex is WriteOnlyTx {
-  return RECORD_STATEMENT in ex;
-}
 
 export interface UnitsOfWorkDeps {
   kind: DatabaseKind;
@@ -331,7 +324,7 @@ class LazySync {
     private readonly walPath: string,
   ) {}
 
-  async transaction<T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
     const value = await this.kysely.connection().execute(async (conn) => {
       await sql`pragma synchronous = NORMAL`.execute(conn);
       try {

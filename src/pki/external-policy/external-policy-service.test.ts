@@ -93,7 +93,7 @@ for (const kind of dbKinds()) {
     before(async () => {
       t = await createTestDb(kind);
       const db = t.db.kysely;
-      const config = new MountConfigService({ repo: new MountConfigRepo({ db }), clock });
+      const config = new MountConfigService({ repo: new MountConfigRepo({ db, units: t.db.units }), clock });
       const keys = new KeyService({ repo: new KeyRepo({ db }), config, secrets, clock });
       const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config, clock });
       certs = new CertService({ repo: new CertRepo({ db, units: t.db.units }), clock });

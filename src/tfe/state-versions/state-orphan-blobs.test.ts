@@ -35,7 +35,7 @@ for (const kind of dbKinds()) {
       blobs =
         kind === 'sqlite'
           ? await FsBlobStore.open(join(tdb.dir, 'blobs'), clock)
-          : new DbBlobStore({ db: tdb.db.kysely, clock });
+          : new DbBlobStore({ db: tdb.db.kysely, units: tdb.db.units, clock });
       repos = stateRepos(tdb.db);
       maintenance = new StateMaintenance({
         repos,
