@@ -236,7 +236,7 @@ class Supervisor {
 async function announceOnce(url: string, config: Config): Promise<void> {
   const db = openDatabase({ url: config.databaseUrl, poolSize: 1 });
   try {
-    const repo = new AdminTokenRepo({ db: db.kysely, kind: db.kind });
+    const repo = new AdminTokenRepo({ db: db.kysely, units: db.units });
     await announce(url, config, new AdminTokenService({ repo, clock: systemClock }));
   } finally {
     await db.destroy();

@@ -112,7 +112,7 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
     };
     const blobs: BlobStore =
       db.kind === 'postgres'
-        ? new DbBlobStore({ db: db.kysely, clock, sealing })
+        ? new DbBlobStore({ db: db.kysely, units: db.units, clock, sealing })
         : await FsBlobStore.open(join(config.dataDir, 'blobs'), clock, sealing, {
             clearTemp: opts.worker === undefined,
           });
@@ -127,7 +127,7 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       keyFile: master.path,
       batch: config.masterKeyRotationBatch,
     });
-    const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely, kind: db.kind }), clock });
+    const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely, units: db.units }), clock });
     const audit = new AuditService({
       repo: new AuditRepo({ db: db.kysely }),
       secrets,

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import type { DatabaseKind } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import type { UnitsOfWork } from '../db/unit-of-work.js';
 
 export class AdminTokenRepo {
-  constructor(private readonly deps: { db: Kysely<Database>; kind: DatabaseKind }) {}
+  constructor(private readonly deps: { db: Kysely<Database>; units: UnitsOfWork }) {}
 
   /**
    * Runs `fn` in one transaction that no other maker of admin tokens runs beside: on
@@ -12,9 +12,10 @@ export class AdminTokenRepo {
    * moment waits), on SQLite the transaction takes the write lock when it begins.
    */
   async exclusively<T>(fn: (repo: AdminTokenRepo) => Promise<T>): Promise<T> {
-    return this.deps.db.transaction().execute(async (trx) => {
-      if (this.deps.kind === 'postgres') await sql`lock table admin_tokens in share row exclusive mode`.execute(trx);
-      return fn(new AdminTokenRepo({ db: trx, kind: this.deps.kind }));
+    return this.deps.units.readWrite(async (trx) => {
+      if (this.deps.units.kind === 'postgres')
+        await sql`lock table admin_tokens in share row exclusive mode`.execute(trx);
+      return fn(new AdminTokenRepo({ db: trx, units: this.deps.units }));
     });
   }
 

@@ -16,7 +16,7 @@ for (const kind of dbKinds()) {
     let tdb: TestDatabase;
     const clock = new ManualClock(new Date('2026-01-01T00:00:00Z'));
     const service = (db: Db) =>
-      new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely, kind: db.kind }), clock });
+      new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely, units: db.units }), clock });
 
     before(async () => {
       tdb = await createTestDb(kind);

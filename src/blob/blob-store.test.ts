@@ -210,7 +210,12 @@ for (const kind of dbKinds()) {
       contract(
         sealed ? 'contract, sealed' : 'contract',
         async () => {
-          const store = new DbBlobStore({ db: tdb.db.kysely, clock: systemClock, ...(sealed ? { sealing } : {}) });
+          const store = new DbBlobStore({
+            db: tdb.db.kysely,
+            units: tdb.db.units,
+            clock: systemClock,
+            ...(sealed ? { sealing } : {}),
+          });
           const visibleCount = async () => {
             const blobs = await tdb.db.kysely
               .selectFrom('blobs')

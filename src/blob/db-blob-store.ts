@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
+import type { UnitsOfWork } from '../db/unit-of-work.js';
 import { DomainError, notFound } from '../shared/errors.js';
 import type { Clock } from '../shared/clock.js';
 import { uuid } from '../shared/ids.js';
@@ -16,7 +17,9 @@ const CHUNK = 1024 * 1024;
  */
 export class DbBlobStore implements BlobStore {
   readonly kind = 'db' as const;
-  constructor(private readonly deps: { db: Kysely<Database>; clock: Clock; sealing?: BlobSealing }) {}
+  constructor(
+    private readonly deps: { db: Kysely<Database>; units: UnitsOfWork; clock: Clock; sealing?: BlobSealing },
+  ) {}
 
   async put(
     source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>,
@@ -24,7 +27,7 @@ export class DbBlobStore implements BlobStore {
   ): Promise<BlobInfo> {
     const uploadId = uuid();
     let result: BlobInfo | undefined;
-    await this.deps.db.transaction().execute(async (trx) => {
+    await this.deps.units.readWrite(async (trx) => {
       const info = await writeChunks(trx, uploadId, source, new StoredForm(this.deps.sealing), opts.maxSize);
       result = info;
       // A blob already stored keeps its chunks and gets a fresh time: the caller is about to
@@ -52,7 +55,7 @@ export class DbBlobStore implements BlobStore {
     const sealing = this.deps.sealing;
     if (!sealing || !isSha256(sha256)) return false;
     // One transaction: the new chunks replace the old ones (and the row points at them) or nothing changes.
-    return this.deps.db.transaction().execute(async (trx) => {
+    return this.deps.units.readWrite(async (trx) => {
       const row = await trx.selectFrom('blobs').select('upload_id').where('sha256', '=', sha256).executeTakeFirst();
       if (!row) return false;
       const first = await chunkAt(trx, row.upload_id, 0);
@@ -129,7 +132,7 @@ export class DbBlobStore implements BlobStore {
   }
 
   async delete(sha256: string): Promise<void> {
-    await this.deps.db.transaction().execute(async (trx) => {
+    await this.deps.units.readWrite(async (trx) => {
       const row = await trx.selectFrom('blobs').select('upload_id').where('sha256', '=', sha256).executeTakeFirst();
       if (!row) return;
       await trx.deleteFrom('blobs').where('sha256', '=', sha256).execute();

@@ -52,7 +52,7 @@ export async function runAdminTokenCommand(argv: string[], io: AdminTokenCliIo):
   try {
     await migrateToLatest(db);
     const service = new AdminTokenService({
-      repo: new AdminTokenRepo({ db: db.kysely, kind: db.kind }),
+      repo: new AdminTokenRepo({ db: db.kysely, units: db.units }),
       clock: systemClock,
     });
     switch (sub) {

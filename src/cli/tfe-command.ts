@@ -99,7 +99,7 @@ export async function runTfeCommand(argv: string[], io: TfeCliIo): Promise<numbe
   try {
     await migrateToLatest(db);
     const adminTokens = new AdminTokenService({
-      repo: new AdminTokenRepo({ db: db.kysely, kind: db.kind }),
+      repo: new AdminTokenRepo({ db: db.kysely, units: db.units }),
       clock: systemClock,
     });
     const tfe = buildTfeIdentityLayer({ db, clock: systemClock, adminTokens });

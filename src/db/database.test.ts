@@ -2,6 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.js';
 import { dbKinds, createTestDb } from '../../test/support/test-db.js';
 import type { TestDatabase } from '../../test/support/test-db.js';
 import { constraintViolation, isUniqueViolation } from './constraint-errors.js';
@@ -58,8 +60,8 @@ for (const kind of dbKinds()) {
       'lazy-sync transactions commit, report durability, and leave every other commit synchronous=FULL',
       { skip: kind !== 'sqlite' && 'SQLite only: lazy sync is a SQLite pragma' },
       async () => {
-        const lazy = tdb.db.lazySyncTransaction;
-        assert.ok(lazy, 'a SQLite file offers lazySyncTransaction');
+        assert.ok(tdb.db.units.lazySync, 'read-write units on a SQLite file fsync off the event loop');
+        const lazy = <T>(fn: (trx: Kysely<Database>) => Promise<T>) => tdb.db.units.readWrite(fn);
         const synchronous = async () =>
           Number((await sql<{ synchronous: number }>`pragma synchronous`.execute(tdb.db.kysely)).rows[0]?.synchronous);
         const FULL = 2;

@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { open } from 'node:fs/promises';
-import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -9,6 +7,7 @@ import type { Database } from './schema.js';
 import { PgChangeFeed } from './pg-change-feed.js';
 import { configureSqlite } from './sqlite-pragmas.js';
 import { SqliteWriter } from './sqlite-writer.js';
+import { UnitsOfWork } from './unit-of-work.js';
 import { ensurePrivateDir, ensurePrivateFile, tightenIfPresent } from '../shared/private-files.js';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
@@ -17,19 +16,10 @@ export interface Db {
   readonly kind: DatabaseKind;
   readonly kysely: Kysely<Database>;
   /**
-   * Runs a write-only transaction: `fn` may only write, and must not depend on what its
-   * statements return (they answer no rows on SQLite). On a SQLite file it runs on the
-   * writer thread (sqlite-writer.ts) so the commit's fsync does not block the event loop;
-   * elsewhere it is an ordinary transaction.
+   * Every write goes through a unit of work, whose mode is named at the call site:
+   * read-write, write-only, or grouped with concurrent units (unit-of-work.ts, decision 0050).
    */
-  writeTransaction(fn: (tx: Kysely<Database>) => Promise<void>): Promise<void>;
-  /**
-   * SQLite file only: runs `fn` as one transaction on the event-loop connection whose COMMIT
-   * writes the WAL without waiting for the disk, then fsyncs the WAL on the threadpool, and
-   * resolves with `fn`'s value once the commit is on disk. Meanwhile the event loop serves
-   * other requests (decision 0016).
-   */
-  readonly lazySyncTransaction?: <T>(fn: (trx: Kysely<Database>) => Promise<T>) => Promise<T>;
+  readonly units: UnitsOfWork;
   /**
    * A number that changes whenever another process commits: on SQLite any commit by another
    * connection to the database file (`data_version`); on PostgreSQL a commit by another node
@@ -73,7 +63,7 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
     return {
       kind: 'postgres',
       kysely,
-      writeTransaction: (fn) => kysely.transaction().execute(fn),
+      units: new UnitsOfWork({ kind: 'postgres', kysely }),
       externalChanges: () => feed.version(),
       destroy: async () => {
         await feed.close();
@@ -102,12 +92,15 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
     writer.start();
   }
   const dataVersion = sqlite.prepare('pragma data_version').pluck();
-  const lazy = inMemory ? undefined : lazySync(kysely, `${path}-wal`);
+  const units = new UnitsOfWork({
+    kind: 'sqlite',
+    kysely,
+    ...(writer ? { writer, walPath: `${path}-wal` } : {}),
+  });
   return {
     kind: 'sqlite',
     kysely,
-    writeTransaction: (fn) => (writer ? writer.transaction(fn) : kysely.transaction().execute(fn)),
-    ...(lazy ? { lazySyncTransaction: lazy.transaction } : {}),
+    units,
     externalChanges: () => dataVersion.get() as number,
     // Inside the connection's lock, so no transaction of ours is open on it.
     scrub: () =>
@@ -118,7 +111,7 @@ export function openDatabase(opts: OpenDatabaseOptions): Db {
       }),
     destroy: async () => {
       await writer?.close();
-      await lazy?.close();
+      await units.close();
       await kysely.destroy();
     },
   };
@@ -147,71 +140,6 @@ function withStatementCache(db: SqliteDatabase.Database, opts: { beginImmediate:
       return stmt;
     },
   };
-}
-
-/**
- * The commit runs with synchronous=NORMAL, which in WAL mode writes the transaction's frames
- * to the WAL without an fsync; the setting is switched inside the connection's lock, so no
- * other commit runs with it. fsync is per file, not per descriptor: once an fsync of the WAL
- * that began after the commit returns, the commit's frames (and the WAL header) are on disk,
- * which is what synchronous=FULL would have waited for inside COMMIT. Concurrent commits
- * share their fsyncs (see syncWal below).
- */
-function lazySync(kysely: Kysely<Database>, walPath: string) {
-  // One descriptor of the WAL for the life of the database: the event-loop connection keeps
-  // the WAL file in place (checkpoints reset it, they do not replace it). On an error the
-  // descriptor is dropped and the next sync opens a fresh one.
-  let wal: Promise<FileHandle> | null = null;
-  const fsyncWal = async (): Promise<void> => {
-    wal ??= open(walPath, 'r');
-    const handle = wal;
-    try {
-      await (await handle).sync();
-    } catch (err) {
-      if (wal === handle) wal = null;
-      void handle.then((h) => h.close()).catch(() => undefined);
-      throw err;
-    }
-  };
-  // Group commit of the fsyncs: commits made while an fsync runs share the next one, which
-  // begins after that fsync ends (so after each of those commits). Under concurrency this is
-  // one fsync per batch of commits instead of one per commit queued on the threadpool.
-  let running: Promise<void> | null = null;
-  let next: Promise<void> | null = null;
-  const syncWal = (): Promise<void> => {
-    if (!running) {
-      running = fsyncWal().finally(() => {
-        running = null;
-      });
-      return running;
-    }
-    next ??= running
-      .catch(() => undefined)
-      .then(() => {
-        next = null;
-        return syncWal();
-      });
-    return next;
-  };
-  const transaction = async <T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> => {
-    const value = await kysely.connection().execute(async (conn) => {
-      await sql`pragma synchronous = NORMAL`.execute(conn);
-      try {
-        return await conn.transaction().execute(fn);
-      } finally {
-        await sql`pragma synchronous = FULL`.execute(conn);
-      }
-    });
-    await syncWal();
-    return value;
-  };
-  const close = async (): Promise<void> => {
-    while (running || next) await (next ?? running)?.catch(() => undefined);
-    const handle = wal;
-    wal = null;
-    if (handle) await (await handle.catch(() => undefined))?.close();
-  };
-  return { transaction, close };
 }
 
 /** Resolves when the database answers a trivial query. */

@@ -1,7 +1,7 @@
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
 import { fixedChunks } from './fixed-chunks.js';
-import { RECORD_STATEMENT } from './sqlite-writer.js';
-import type { RecordStatement } from './sqlite-writer.js';
+import { RECORD_STATEMENT } from './unit-of-work.js';
+import type { RecordStatement } from './unit-of-work.js';
 
 /** What runs a compiled query: a Kysely instance or a transaction of any database type. */
 export interface QueryRunner {

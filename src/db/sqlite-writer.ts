@@ -1,15 +1,12 @@
 import { Worker } from 'node:worker_threads';
-import { Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
-import type { CompiledQuery, DatabaseConnection, Driver, QueryResult } from 'kysely';
-import type { Database } from './schema.js';
 
 /**
- * Write-only transactions on a thread of their own, for SQLite. better-sqlite3 runs
+ * Write-only units of work on a thread of their own, for SQLite. better-sqlite3 runs
  * every statement synchronously, so on the event loop a commit blocks the whole server
- * for its fsync (synchronous=FULL). Batched writes whose statements do not depend on
- * each other's results (the certificate group commit) are instead recorded on the event
- * loop with Kysely, as SQL text and parameters, and run by a worker thread with its own
- * connection, in one `BEGIN IMMEDIATE … COMMIT`. The promise resolves once the commit is
+ * for its fsync (synchronous=FULL). A write-only unit (UnitsOfWork.writeOnly in
+ * unit-of-work.ts) is instead recorded on the event loop with Kysely, as SQL text and
+ * parameters, and run by a worker thread with its own connection, in one
+ * `BEGIN IMMEDIATE … COMMIT`. The promise resolves once the commit is
  * durable, or rejects with the driver's error code (unique violations stay recognisable).
  *
  * The database has then two writers, which SQLite serialises with its write lock; the
@@ -46,17 +43,6 @@ export class SqliteWriter {
   #closed = false;
 
   constructor(private readonly path: string) {}
-
-  /**
-   * Records what `fn` writes (every query answers no rows) and runs it on the writer thread
-   * in one transaction. `fn` gets the recording Kysely itself: the thread's BEGIN … COMMIT
-   * is the transaction.
-   */
-  async transaction(fn: (tx: Kysely<Database>) => Promise<void>): Promise<void> {
-    const statements: Statement[] = [];
-    await fn(recorder(statements));
-    if (statements.length > 0) await this.run(statements);
-  }
 
   run(statements: Statement[]): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('the SQLite writer is closed'));
@@ -112,55 +98,4 @@ function runsOf(statements: readonly Statement[]): StatementRun[] {
     else runs.push((last = { sql: st.sql, parameters: [st.parameters] }));
   }
   return runs;
-}
-
-/**
- * Buffers copied into memory of their own: a Buffer is often a view into a larger
- * allocation (Node's 8 KB pool), and posting a view clones all of the memory behind it.
- */
-function exact(v: unknown): unknown {
-  return Buffer.isBuffer(v) && (v.byteOffset !== 0 || v.byteLength !== v.buffer.byteLength) ? new Uint8Array(v) : v;
-}
-
-/**
- * On a recording Kysely: records a compiled statement at once, without Kysely's executor
- * (RowsInsert uses it for the rows of a group commit).
- */
-export const RECORD_STATEMENT = Symbol('strongroom.recordStatement');
-
-export type RecordStatement = (sql: string, parameters: readonly unknown[]) => void;
-
-/** A Kysely whose queries are only recorded into `into`, with SQLite's SQL dialect. */
-function recorder(into: Statement[]): Kysely<Database> {
-  const connection: DatabaseConnection = {
-    executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
-      into.push({ sql: q.sql, parameters: q.parameters.map(exact) });
-      return Promise.resolve({ rows: [], numAffectedRows: 1n });
-    },
-    // eslint-disable-next-line require-yield
-    async *streamQuery() {
-      throw new Error('the SQLite writer records writes only');
-    },
-  };
-  const driver: Driver = {
-    init: async () => {},
-    acquireConnection: async () => connection,
-    beginTransaction: async () => {},
-    commitTransaction: async () => {},
-    rollbackTransaction: async () => {},
-    releaseConnection: async () => {},
-    destroy: async () => {},
-  };
-  const kysely = new Kysely<Database>({
-    dialect: {
-      createAdapter: () => new SqliteAdapter(),
-      createDriver: () => driver,
-      createIntrospector: (db) => new SqliteIntrospector(db),
-      createQueryCompiler: () => new SqliteQueryCompiler(),
-    },
-  });
-  const record: RecordStatement = (sql, parameters) => {
-    into.push({ sql, parameters: parameters.map(exact) });
-  };
-  return Object.assign(kysely, { [RECORD_STATEMENT]: record });
 }

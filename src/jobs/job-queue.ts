@@ -57,9 +57,24 @@ export class JobQueue {
    * Enqueues on the given executor (pass the caller's transaction). Returns the job id, or undefined when deduplicated.
    */
   async enqueue(executor: Executor, opts: EnqueueOptions): Promise<string | undefined> {
+    const row = this.#row(opts);
+    const id = row.id;
+    if (opts.dedupeKey === undefined) {
+      await this.#insert.run(executor, row);
+      return id;
+    }
+    // ON CONFLICT keeps a surrounding PostgreSQL transaction usable, unlike a caught error.
+    const res = await this.#insertUnlessQueued.run(executor, row).catch((err: unknown) => {
+      if (isUniqueViolation(err)) return { numAffectedRows: 0n };
+      throw err;
+    });
+    return Number(res.numAffectedRows ?? 0n) > 0 ? id : undefined;
+  }
+
+  #row(opts: EnqueueOptions) {
     const now = this.deps.clock.now().toISOString();
     const id = uuid();
-    const row = {
+    return {
       id,
       kind: opts.kind,
       payload: JSON.stringify(opts.payload ?? null),
@@ -74,16 +89,15 @@ export class JobQueue {
       created_at: now,
       updated_at: now,
     };
-    if (opts.dedupeKey === undefined) {
-      await this.#insert.run(executor, row);
-      return id;
-    }
-    // ON CONFLICT keeps a surrounding PostgreSQL transaction usable, unlike a caught error.
-    const res = await this.#insertUnlessQueued.run(executor, row).catch((err: unknown) => {
-      if (isUniqueViolation(err)) return { numAffectedRows: 0n };
-      throw err;
-    });
-    return Number(res.numAffectedRows ?? 0n) > 0 ? id : undefined;
+  }
+
+  /**
+   * Enqueues without reading anything back, so it also runs in a write-only unit of work
+   * (db/unit-of-work.ts): whether a job with the same dedupe key was queued already stays
+   * unknown. Needs a dedupe key (without one, use `enqueue`).
+   */
+  async enqueueUnlessQueued(executor: Executor, opts: EnqueueOptions & { dedupeKey: string }): Promise<void> {
+    await this.#insertUnlessQueued.run(executor, this.#row(opts));
   }
 
   /** Claims up to `limit` due jobs for `workerId`, including running jobs whose lease expired. */

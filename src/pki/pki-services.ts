@@ -122,10 +122,11 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
 
   // Plumbing shared by every module: mounts, leases, tokens, ACL policies.
   const leases = new LeaseService({ db, repo: new LeaseRepo({ db, kind: core.db.kind }), clock, jobs: core.jobs });
-  const mounts = new MountService({ db, repo: new MountRepo({ db }), clock, jobs: core.jobs });
+  const mounts = new MountService({ db, units: core.db.units, repo: new MountRepo({ db }), clock, jobs: core.jobs });
   mounts.onDisable((m) => leases.forgetMount(m.id));
   const tokens = new TokenService({
     db,
+    units: core.db.units,
     repo: new TokenRepo({ db }),
     clock,
     jobs: core.jobs,
@@ -134,7 +135,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   });
   const policies = new PolicyService({ repo: new PolicyRepo({ db }), clock });
   const quotas = new QuotaService({
-    repo: new QuotaRepo({ db }),
+    repo: new QuotaRepo({ db, units: core.db.units }),
     mounts,
     clock,
     logger: core.logger.child({ component: 'vault-quotas' }),
@@ -143,7 +144,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   });
 
   // Auth methods under auth/: logins end in a token of the token store.
-  const authMounts = new AuthMountService({ db, repo: new AuthMountRepo({ db }), clock, tokens });
+  const authMounts = new AuthMountService({ db, units: core.db.units, repo: new AuthMountRepo({ db }), clock, tokens });
   const authRoles = new AuthRoleRepo({ db });
   authMounts.onDisable((m) => authRoles.purgeMount(m.id));
   const authRoutes = {
@@ -166,19 +167,19 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   const mountRoutes = new RouteTable<PkiRoute>();
 
   // Keys, issuers and authority information (config/urls, config/cluster, CA fetches).
-  const mountConfig = new MountConfigService({ repo: new MountConfigRepo({ db }), clock });
+  const mountConfig = new MountConfigService({ repo: new MountConfigRepo({ db, units: core.db.units }), clock });
   const keys = new KeyService({ repo: new KeyRepo({ db }), config: mountConfig, secrets: core.secrets, clock });
   const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config: mountConfig, clock, native });
   const ca = new CaService({ issuers, clock });
   // Paginated LIST certs is registered before the authority routes so it is the one served.
-  const certSearch = new CertSearchRepo({ db, kind: core.db.kind, writeTransaction: core.db.writeTransaction });
+  const certSearch = new CertSearchRepo({ db, kind: core.db.kind, units: core.db.units });
   const certSearchIndex = new CertSearchIndex({
     repo: certSearch,
     log: core.logger.child({ component: 'pki-cert-search' }),
   });
   certSearchIndex.start();
   const certs = new CertService({
-    repo: new CertRepo({ db, writeTransaction: core.db.writeTransaction, kind: core.db.kind }),
+    repo: new CertRepo({ db, units: core.db.units }),
     clock,
     leases,
     search: certSearch,
@@ -208,7 +209,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     native,
   });
   keyPool.start();
-  const roles = new RoleService({ repo: new RoleRepo({ db }), issuers, clock });
+  const roles = new RoleService({ repo: new RoleRepo({ db, units: core.db.units }), issuers, clock });
   const issuance = new IssuanceService({ roles, issuers, certs, leases, clock, keyPool });
   mountRoutes.addAll([...roleRoutes(roles), ...issuanceRoutes(issuance)]);
   // sign-intermediate, sign-self-issued and sign-verbatim: no role policy, trusted operators only.
@@ -231,7 +232,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   mounts.onDisable((m) => externalPolicy.purgeMount(m.id));
 
   // Revocation and CRLs. Revoking a certificate's lease revokes it exactly as `revoke` does.
-  const revocationRepo = new RevocationRepo({ db });
+  const revocationRepo = new RevocationRepo({ db, units: core.db.units });
   const crls = new CrlService({
     repo: revocationRepo,
     issuers,
@@ -263,7 +264,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   // ACME (RFC 8555) on every mount: issuance through the directory's role, sign-verbatim or external policy.
   const acmeLogger = core.logger.child({ component: 'pki-acme' });
   const acme = new AcmeService({
-    repo: new AcmeRepo({ db, lazySync: core.db.lazySyncTransaction }),
+    repo: new AcmeRepo({ db, units: core.db.units }),
     clock,
     secrets: core.secrets,
     mountConfig,
@@ -282,7 +283,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
 
   // Tidy: removes expired certificates, revocation entries, issuers and metadata as a job.
   const tidy = new TidyService({
-    repo: new TidyRepo({ db }),
+    repo: new TidyRepo({ db, units: core.db.units }),
     certs,
     issuers,
     jobs: core.jobs,

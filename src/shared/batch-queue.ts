@@ -2,6 +2,8 @@
  * Group commit: items pushed while a write is running are written together by the next
  * one. Alone, an item is written at once (after the current tick, so requests already
  * running can join it); under concurrency the cost of a commit is shared by many items.
+ * Writes reach it through the unit-of-work API (UnitsOfWork.batches and .group in
+ * db/unit-of-work.ts); OCSP groups its status reads with it directly.
  *
  * `inFlight` writes may run at once (default one: SQLite has one writer). PostgreSQL
  * overlaps concurrent commits itself, so there a few writes in flight keep the event loop

@@ -29,7 +29,8 @@ import { StateEncryptionRepo } from './state-versions/state-encryption-repo.js';
 import { STATE_MAINTENANCE_JOB, StateMaintenance } from './state-versions/state-maintenance.js';
 import { registerStateUploadRoutes } from './state-versions/state-upload-routes.js';
 import { StateUploadService } from './state-versions/state-upload-service.js';
-import { StateVersionRepo } from './state-versions/state-version-repo.js';
+import { stateRepos } from './state-versions/state-repos.js';
+import type { StateRepos } from './state-versions/state-repos.js';
 import { registerStateVersionRoutes } from './state-versions/state-version-routes.js';
 import { EXTRACT_STATE_JOB, STATE_BLOB_GC_JOB, StateVersionService } from './state-versions/state-version-service.js';
 import { enqueueMissingExtractions } from './state-versions/extraction-backfill.js';
@@ -38,7 +39,6 @@ import { LoginRepo } from './login/login-repo.js';
 import { LoginService } from './login/login-service.js';
 import { registerLoginApprovalRoutes, registerLoginTokenRoute } from './login/login-routes.js';
 import { StateDiffService } from './state-versions/state-diff-service.js';
-import { StateVersionOutputRepo } from './state-version-outputs/state-version-output-repo.js';
 import { registerStateVersionOutputRoutes } from './state-version-outputs/state-version-output-routes.js';
 import { StateVersionOutputService } from './state-version-outputs/state-version-output-service.js';
 import { AuditEventRepo } from './audit-trail/audit-event-repo.js';
@@ -70,8 +70,8 @@ export interface TfeServices {
   workspaces: WorkspaceService;
   teamAccess: TeamAccessService;
   stateVersions: StateVersionService;
-  /** The state versions' SQL, whose writes the current-version cache follows. */
-  stateRepo: StateVersionRepo;
+  /** The state tables' repositories and units of work, whose writes the current-version cache follows. */
+  stateRepos: StateRepos;
   /** Called after requests that committed jobs (state finalized); deps.ts points it at this node's worker. */
   onJobsEnqueued(listener: () => void): void;
 }
@@ -116,13 +116,8 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     maintenanceIntervalSeconds: config.stateMaintenanceIntervalSeconds,
     inlineMaxSize: config.stateInlineMaxSize,
   };
-  const stateRepo = new StateVersionRepo({
-    db: db.kysely,
-    batchCommits: db.kind === 'sqlite',
-    lazySync: db.lazySyncTransaction,
-    sealing: core.sealing,
-  });
-  const stateCore = { repo: stateRepo, blobs: core.blobs, jobs: core.jobs, clock, settings: stateSettings };
+  const repos = stateRepos(db, core.sealing);
+  const stateCore = { repos, blobs: core.blobs, jobs: core.jobs, clock, settings: stateSettings };
   // The current version is kept in memory where other writers are seen (decisions 0014 and 0048): every commit of
   // another SQLite connection, every change another PostgreSQL node notifies. With several workers on one SQLite file,
   // each read first asks whether another one committed (decision 0047).
@@ -145,7 +140,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     logger: core.logger.child({ component: 'tfe-state' }),
   });
   const stateOutputs = new StateVersionOutputService({
-    repo: new StateVersionOutputRepo({ db: db.kysely, lookup: core.sealing.lookup }),
+    repo: repos.outputs,
     versions: stateVersions,
     workspaces,
   });
@@ -185,6 +180,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
   // The audit trail of state reads and writes, token and team changes (docs/audit.md).
   const auditEvents = new AuditEventService({
     repo: new AuditEventRepo({ db: core.db.kysely }),
+    units: core.db.units,
     audit: core.audit,
     clock: core.clock,
     logger: core.logger.child({ component: 'tfe-audit' }),
@@ -202,7 +198,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     workspaces,
     teamAccess,
     stateVersions,
-    stateRepo,
+    stateRepos: repos,
     async registerRoutes(app) {
       registerApiHeadersAndPing(app);
       registerAuthHook(app, identity);
@@ -236,7 +232,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
       await registerLoginTokenRoute(app, { login });
       nudgeAfterStateWrite(app);
       app.addHook('onReady', async () => {
-        const n = await enqueueMissingExtractions({ repo: stateRepo, jobs: core.jobs });
+        const n = await enqueueMissingExtractions({ repos, jobs: core.jobs });
         if (n > 0) core.logger.info({ enqueued: n }, 'enqueued extraction of state versions finalized without it');
         jobsEnqueued();
       });
@@ -246,7 +242,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
     // Blobs stored by writes whose version never committed (a crash, a failed commit).
     housekeepingTasks: [(signal) => stateMaintenance.collectOrphanBlobs(signal), () => stateEncryption.schedule()],
     jobHandlers: {
-      [EXTRACT_STATE_JOB]: extractStateJob({ repo: stateRepo, blobs: core.blobs }),
+      [EXTRACT_STATE_JOB]: extractStateJob({ repos, blobs: core.blobs }),
       [ENCRYPT_STATE_JOB]: (_payload, ctx) => stateEncryption.run(ctx.signal),
       [STATE_BLOB_GC_JOB]: async (_payload, ctx) => {
         await stateMaintenance.collectBlobs(ctx.signal);

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describeWithServer } from '../support/test-server.js';
 import type { TestServer } from '../support/test-server.js';
-import { StateVersionRepo } from '../../src/tfe/state-versions/state-version-repo.js';
+import { stateRepos } from '../../src/tfe/state-versions/state-repos.js';
 import { enqueueMissingExtractions } from '../../src/tfe/state-versions/extraction-backfill.js';
 import {
   assertError,
@@ -334,13 +334,13 @@ describeWithServer('state extraction and outputs over HTTP', { config: { stateAl
       .set({ resources_processed: 0, resources: null, modules: null, providers: null, billable_rum_count: null })
       .where('id', '=', sv.id)
       .execute();
-    const repo = new StateVersionRepo({ db });
-    assert.equal(await enqueueMissingExtractions({ repo, jobs: srv.deps.core.jobs }), 1);
-    assert.equal(await enqueueMissingExtractions({ repo, jobs: srv.deps.core.jobs }), 0, 'deduplicated while queued');
+    const repos = stateRepos(srv.deps.core.db);
+    assert.equal(await enqueueMissingExtractions({ repos, jobs: srv.deps.core.jobs }), 1);
+    assert.equal(await enqueueMissingExtractions({ repos, jobs: srv.deps.core.jobs }), 0, 'deduplicated while queued');
     assert.equal(await srv.deps.worker.runUntilIdle(), 1);
     const a = (await call(srv, 'GET', `/api/v2/state-versions/${sv.id}`)).json.data.attributes;
     assert.equal(a['resources-processed'], true);
     assert.equal(a['billable-rum-count'], 3);
-    assert.equal(await enqueueMissingExtractions({ repo, jobs: srv.deps.core.jobs }), 0);
+    assert.equal(await enqueueMissingExtractions({ repos, jobs: srv.deps.core.jobs }), 0);
   });
 });

@@ -57,7 +57,7 @@ for (const kind of dbKinds()) {
         db,
         clock: systemClock,
         adminTokens: new AdminTokenService({
-          repo: new AdminTokenRepo({ db: db.kysely, kind: db.kind }),
+          repo: new AdminTokenRepo({ db: db.kysely, units: db.units }),
           clock: systemClock,
         }),
       });

@@ -109,10 +109,10 @@ describeWithServer('current state version reads stay fresh', (srv, kind) => {
     assert.equal((await currentData(srv, f.wsId)).attributes['resources-processed'], false);
     // What the extraction job does: the write reports its change, then commits. On PostgreSQL a request on another
     // connection of the pool reads the row as it was in between (on SQLite it waits for the commit).
-    const repo = srv.deps.tfe.stateRepo;
+    const repos = srv.deps.tfe.stateRepos;
     let between: Res | undefined;
-    await repo.transaction(async (trx) => {
-      await repo.markProcessed(trx, v1.id);
+    await repos.units.readWrite(async (trx) => {
+      await repos.versions.markProcessed(trx, v1.id);
       if (kind === 'postgres') between = await current(srv, f.wsId);
     });
     if (kind === 'postgres') assert.equal(between?.json.data.attributes['resources-processed'], false);

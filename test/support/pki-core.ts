@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
-import type { Database } from '../../src/db/schema.js';
+import type { Db } from '../../src/db/database.js';
 import { MountConfigRepo } from '../../src/pki/config/mount-config-repo.js';
 import { MountConfigService } from '../../src/pki/config/mount-config-service.js';
 import type { RootRequest } from '../../src/pki/issuers/ca-request.js';
@@ -22,8 +21,9 @@ export interface PkiCore {
 }
 
 /** PkiCore over a migrated database; `secrets` defaults to a fresh random master key. */
-export function pkiCore(db: Kysely<Database>, clock: Clock, secrets = new SecretBox(randomBytes(32))): PkiCore {
-  const config = new MountConfigService({ repo: new MountConfigRepo({ db }), clock });
+export function pkiCore(database: Db, clock: Clock, secrets = new SecretBox(randomBytes(32))): PkiCore {
+  const db = database.kysely;
+  const config = new MountConfigService({ repo: new MountConfigRepo({ db, units: database.units }), clock });
   const keys = new KeyService({ repo: new KeyRepo({ db }), config, secrets, clock });
   const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config, clock });
   return { config, keys, issuers, ca: new CaService({ issuers, clock }), secrets };

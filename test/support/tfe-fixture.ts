@@ -47,7 +47,7 @@ export async function createTfeFixture(kind: DatabaseKind): Promise<TfeFixture> 
   const tdb = await createTestDb(kind);
   const clock = new ManualClock('2026-03-01T10:00:00.000Z');
   const db = tdb.db;
-  const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely, kind: db.kind }), clock });
+  const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely, units: db.units }), clock });
   await adminTokens.ensureFixed(FIXTURE_ADMIN_TOKEN);
   const repo = new IdentityRepo({ db: db.kysely });
   const tokenCache = new TokenActorCache({ clock });

@@ -14,7 +14,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { SecretBox } from '../../secrets/secret-box.js';
-import { BatchQueue } from '../../shared/batch-queue.js';
+import type { BatchQueue } from '../../shared/batch-queue.js';
 import type { MountConfigService } from '../config/mount-config-service.js';
 import { mintNonce, readNonce } from './acme-jws.js';
 import type { AcmeRepo } from './acme-repo.js';
@@ -50,9 +50,11 @@ interface PendingNonce {
 export class SharedNonces implements NonceStore {
   readonly #keys = new Map<string, Promise<Buffer>>();
   /** Used nonces are recorded in batches: concurrent requests share one transaction. */
-  readonly #batches = new BatchQueue<PendingNonce>((batch) => this.#record(batch), 1000);
+  readonly #batches: BatchQueue<PendingNonce>;
 
-  constructor(private readonly deps: { repo: AcmeRepo; secrets: SecretBox; mountConfig: MountConfigService }) {}
+  constructor(private readonly deps: { repo: AcmeRepo; secrets: SecretBox; mountConfig: MountConfigService }) {
+    this.#batches = deps.repo.units.batches<PendingNonce>((batch) => this.#record(batch), { maxBatch: 1000 });
+  }
 
   /** The mount's key, made by whichever node needs it first and shared through the database. */
   #key(mountId: string): Promise<Buffer> {

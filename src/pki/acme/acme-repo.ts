@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Kysely, Transaction } from 'kysely';
-import type { Db } from '../../db/database.js';
 import { ParamQuery } from '../../db/one-param-query.js';
+import { write } from '../../db/unit-of-work.js';
+import type { UnitsOfWork } from '../../db/unit-of-work.js';
 import type { Database } from '../../db/schema.js';
 import type { PkiAcmeAuthorizationsTable, PkiAcmeOrdersTable } from '../../db/schema-pki-acme.js';
 import type {
@@ -37,21 +38,24 @@ export interface StoredEab {
 /** All SQL of the ACME server. */
 export class AcmeRepo {
   readonly #db: Kysely<Database>;
-  readonly #tx: <T>(fn: (tx: Executor) => Promise<T>) => Promise<T>;
+  readonly #units: UnitsOfWork;
 
-  constructor(deps: { db: Kysely<Database>; lazySync?: Db['lazySyncTransaction'] }) {
+  constructor(deps: { db: Kysely<Database>; units: UnitsOfWork }) {
     this.#db = deps.db;
-    // On a SQLite file the commit's fsync runs on the threadpool (decision 0016).
-    this.#tx = deps.lazySync ?? ((fn) => deps.db.transaction().execute(fn));
+    this.#units = deps.units;
   }
 
   get executor(): Executor {
     return this.#db;
   }
 
-  /** One transaction, durable when it resolves. */
+  get units(): UnitsOfWork {
+    return this.#units;
+  }
+
+  /** One read-write unit of work, durable when it resolves (on a SQLite file, fsynced off the event loop). */
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
-    return this.#tx(fn);
+    return this.#units.readWrite(fn);
   }
 
   // The statements every ACME request runs, compiled once.
@@ -253,6 +257,32 @@ export class AcmeRepo {
       .where('status', 'in', [...from])
       .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
+  }
+
+  /**
+   * The processing order becomes valid with its certificate, reading nothing: it runs in the
+   * certificate's write-only unit (decision 0045).
+   */
+  async recordOrderValid(
+    tx: Executor,
+    id: string,
+    at: Date,
+    cert: { serial: string; notAfter: Date; chain: string },
+  ): Promise<void> {
+    await write(
+      tx,
+      tx
+        .updateTable('pki_acme_orders')
+        .set({
+          status: 'valid',
+          updated_at: iso(at),
+          cert_serial: cert.serial,
+          cert_not_after: iso(cert.notAfter),
+          cert_chain: cert.chain,
+        })
+        .where('id', '=', id)
+        .where('status', '=', 'processing'),
+    );
   }
 
   /**

@@ -73,13 +73,13 @@ for (const kind of dbKinds()) {
     /** The service as the composition root builds it, on this test's database. */
     const build = (nonceScope: 'shared' | 'process' = 'shared'): AcmeService => {
       const db = t.db.kysely;
-      const mountConfig = new MountConfigService({ repo: new MountConfigRepo({ db }), clock });
+      const mountConfig = new MountConfigService({ repo: new MountConfigRepo({ db, units: t.db.units }), clock });
       const keys = new KeyService({ repo: new KeyRepo({ db }), config: mountConfig, secrets, clock });
       const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config: mountConfig, clock });
       const jobs = new JobQueue({ db: t.db, clock });
       const leases = new LeaseService({ db, repo: new LeaseRepo({ db, kind: t.db.kind }), clock, jobs });
-      const certs = new CertService({ repo: new CertRepo({ db, kind: t.db.kind }), clock, leases });
-      const roles = new RoleService({ repo: new RoleRepo({ db }), issuers, clock });
+      const certs = new CertService({ repo: new CertRepo({ db, units: t.db.units }), clock, leases });
+      const roles = new RoleService({ repo: new RoleRepo({ db, units: t.db.units }), issuers, clock });
       const issuance = new IssuanceService({ roles, issuers, certs, leases, clock });
       const privileged = new PrivilegedSigningService({ issuers, roles, certs, issuance, clock });
       const externalPolicy = new ExternalPolicyService({
@@ -89,11 +89,11 @@ for (const kind of dbKinds()) {
         secrets,
         clock,
       });
-      const revocationRepo = new RevocationRepo({ db });
+      const revocationRepo = new RevocationRepo({ db, units: t.db.units });
       const crls = new CrlService({ repo: revocationRepo, issuers, jobs, clock, logger: pino({ level: 'silent' }) });
       const revocation = new RevocationService({ repo: revocationRepo, crls, issuers, certs, clock });
       return new AcmeService({
-        repo: new AcmeRepo({ db, lazySync: t.db.lazySyncTransaction }),
+        repo: new AcmeRepo({ db, units: t.db.units }),
         clock,
         secrets,
         mountConfig,
@@ -128,7 +128,7 @@ for (const kind of dbKinds()) {
     before(async () => {
       t = await createTestDb(kind);
       acme = build();
-      const mc = new MountConfigService({ repo: new MountConfigRepo({ db: t.db.kysely }), clock });
+      const mc = new MountConfigService({ repo: new MountConfigRepo({ db: t.db.kysely, units: t.db.units }), clock });
       await mc.updateCluster(mount.id, { path: 'https://ca.example/v1/pki' });
       await acme.updateConfig(mount.id, { enabled: true });
       dir = await acme.directory(mount, { issuerRef: undefined, role: undefined });

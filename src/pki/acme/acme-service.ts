@@ -487,9 +487,7 @@ export class AcmeService {
       };
       cert = issued;
       const at = this.deps.clock.now();
-      return async (tx) => {
-        await repo.moveOrder(tx, id, ['processing'], 'valid', at, { cert: issued });
-      };
+      return (tx) => repo.recordOrderValid(tx, id, at, issued);
     };
     let result: IssueResult;
     try {

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { UnitsOfWork } from '../../db/unit-of-work.js';
 import type { Clock } from '../../shared/clock.js';
 import { cidrsAllow } from '../../shared/cidr.js';
 import { forbidden, notFound } from '../../shared/errors.js';
@@ -54,7 +55,13 @@ export class AuthMountService {
   readonly #logins = new Gate(LOGIN_CONCURRENCY);
 
   constructor(
-    private readonly deps: { db: Kysely<Database>; repo: AuthMountRepo; clock: Clock; tokens: TokenService },
+    private readonly deps: {
+      db: Kysely<Database>;
+      units: UnitsOfWork;
+      repo: AuthMountRepo;
+      clock: Clock;
+      tokens: TokenService;
+    },
   ) {}
 
   /** Registers what removes a method's data when its mount is disabled. */
@@ -119,7 +126,7 @@ export class AuthMountService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.deps.db.transaction().execute(async (trx) => {
+    await this.deps.units.readWrite(async (trx) => {
       assertNoAuthPathConflict(
         path,
         (await this.deps.repo.list(trx)).map((m) => m.path),

@@ -1,7 +1,7 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import { isUniqueViolation } from '../../db/constraint-errors.js';
 import { fixedChunks } from '../../db/fixed-chunks.js';
-import type { DatabaseKind } from '../../db/database.js';
+import type { UnitsOfWork, WriteOnlyTx } from '../../db/unit-of-work.js';
 import type { Database } from '../../db/schema.js';
 import { RowsInsert } from '../../db/one-param-query.js';
 import { certificateSearchNames } from '../crypto/cert-parser.js';
@@ -31,20 +31,19 @@ export class CertRepo {
       'role',
     ],
     (rows) => this.deps.db.insertInto('pki_certs').values(rows),
-    () => this.deps.kind !== 'sqlite',
+    () => this.deps.units.kind !== 'sqlite',
   );
   readonly #insertMetadata = new RowsInsert<Insertable<PkiCertMetadataTable>>(
     ['mount_id', 'serial', 'issuer_id', 'role', 'not_after', 'metadata'],
     (rows) => this.deps.db.insertInto('pki_cert_metadata').values(rows),
-    () => this.deps.kind !== 'sqlite',
+    () => this.deps.units.kind !== 'sqlite',
   );
 
   constructor(
     private readonly deps: {
       db: Kysely<Database>;
-      writeTransaction?: (fn: (tx: Executor) => Promise<void>) => Promise<void>;
-      /** The database behind `db`: how rows are grouped into INSERTs (RowsInsert). */
-      kind?: DatabaseKind;
+      /** The units of work of `db`; its kind decides how rows are grouped into INSERTs (RowsInsert). */
+      units: UnitsOfWork;
     },
   ) {}
 
@@ -52,18 +51,22 @@ export class CertRepo {
     return this.deps.db;
   }
 
-  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
-    return this.deps.db.transaction().execute(fn);
+  get units(): UnitsOfWork {
+    return this.deps.units;
+  }
+
+  /** A read-write unit of work. */
+  readWrite<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+    return this.deps.units.readWrite(fn);
   }
 
   /**
-   * A transaction that only writes (Db.writeTransaction: on SQLite, off the event loop).
-   * What `fn`'s statements return must not matter; a unique violation becomes a conflict.
+   * A write-only unit of work (on a SQLite file, committed on the writer thread); a unique
+   * violation becomes a conflict.
    */
-  async writeTransaction(fn: (tx: Executor) => Promise<void>): Promise<void> {
-    if (!this.deps.writeTransaction) return this.transaction(fn);
+  async writeOnly(fn: (tx: WriteOnlyTx) => Promise<void>): Promise<void> {
     try {
-      await this.deps.writeTransaction(fn);
+      await this.deps.units.writeOnly(fn);
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('a certificate with this serial already exists in this mount');
       throw err;

@@ -50,7 +50,7 @@ for (const kind of dbKinds()) {
     let index: CertSearchIndex;
     before(async () => {
       t = await createTestDb(kind);
-      repo = new CertSearchRepo({ db: t.db.kysely, kind, writeTransaction: t.db.writeTransaction });
+      repo = new CertSearchRepo({ db: t.db.kysely, kind, units: t.db.units });
       index = new CertSearchIndex({ repo });
     });
     after(async () => {

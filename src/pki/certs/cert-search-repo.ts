@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { DatabaseKind } from '../../db/database.js';
+import type { UnitsOfWork } from '../../db/unit-of-work.js';
 import type { Database } from '../../db/schema.js';
 import type { CertSearchHit, CertSearchQuery, NamePlan } from './cert-search.js';
 
@@ -19,8 +20,8 @@ export class CertSearchRepo {
     private readonly deps: {
       db: Kysely<Database>;
       kind: DatabaseKind;
-      /** Write-only transactions (Db.writeTransaction: on SQLite, the writer thread). */
-      writeTransaction: (fn: (tx: Kysely<Database>) => Promise<void>) => Promise<void>;
+      /** Units of work of `db` (the index is written in write-only units: on SQLite, the writer thread). */
+      units: UnitsOfWork;
     },
   ) {}
 
@@ -39,7 +40,7 @@ export class CertSearchRepo {
 
   /** Adds the rows in the next `span` rowids above the mark to the trigram index and moves the mark past them. */
   async indexNext(span: number): Promise<void> {
-    await this.deps.writeTransaction(async (tx) => {
+    await this.deps.units.writeOnly(async (tx) => {
       await sql`INSERT INTO pki_certs_names_fts (rowid, names)
         SELECT rowid, names FROM pki_certs
         WHERE rowid > (SELECT indexed_rowid FROM pki_cert_search_mark)

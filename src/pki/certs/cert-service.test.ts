@@ -37,7 +37,7 @@ for (const kind of dbKinds()) {
     const clock = new ManualClock(new Date('2030-06-01T00:00:00Z'));
     before(async () => {
       t = await createTestDb(kind);
-      certs = new CertService({ repo: new CertRepo({ db: t.db.kysely }), clock });
+      certs = new CertService({ repo: new CertRepo({ db: t.db.kysely, units: t.db.units }), clock });
     });
     after(async () => t?.cleanup());
 

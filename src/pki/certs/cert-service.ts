@@ -1,4 +1,5 @@
-import { BatchQueue } from '../../shared/batch-queue.js';
+import type { BatchQueue } from '../../shared/batch-queue.js';
+import type { WriteOnlyTx } from '../../db/unit-of-work.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Lease } from '../sys/lease.js';
 import type { CertMetadata, IssuedCertificate } from './cert.js';
@@ -58,11 +59,14 @@ export class CertService {
       searchIndex?: CertSearchIndex;
       /** An issuer reference (`default`, a name or an id) to its id; throws not_found. */
       resolveIssuer?: (mountId: string, ref: string) => Promise<string>;
-      /** Group commits that may run at once (BatchQueue): one on SQLite, a few on PostgreSQL. */
+      /** Group commits that may run at once (UnitsOfWork.batches): one on SQLite, a few on PostgreSQL. */
       commitsInFlight?: number;
     },
   ) {
-    this.#batches = new BatchQueue<Pending>((batch) => this.#write(batch), MAX_BATCH, deps.commitsInFlight ?? 1);
+    this.#batches = deps.repo.units.batches<Pending>((batch) => this.#write(batch), {
+      maxBatch: MAX_BATCH,
+      inFlight: deps.commitsInFlight ?? 1,
+    });
   }
 
   /**
@@ -144,10 +148,10 @@ export class CertService {
         for (const p of batch) if (p.writes) await p.writes(tx);
         for (const p of batch) if (p.also) await p.also(tx);
       };
-      // Pure data goes to the write-only transaction (off the event loop on SQLite); an
-      // `also` callback may read, so a batch with one runs as an ordinary transaction.
-      if (also) await this.deps.repo.transaction(work);
-      else await this.deps.repo.writeTransaction(work);
+      // Pure data goes to a write-only unit (off the event loop on SQLite); an `also`
+      // callback may read, so a batch with one is a read-write unit.
+      if (also) await this.deps.repo.readWrite(work);
+      else await this.deps.repo.writeOnly(work as (tx: WriteOnlyTx) => Promise<void>);
       for (const p of batch) p.resolve();
       this.deps.searchIndex?.stored(certs.length);
     } catch (err) {

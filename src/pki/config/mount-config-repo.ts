@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { UnitsOfWork } from '../../db/unit-of-work.js';
 
 export type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -10,8 +11,10 @@ export type SettingName =
 /** Per-mount settings, one JSON value per row so each can be written on its own. */
 export class MountConfigRepo {
   readonly #db: Kysely<Database>;
-  constructor(deps: { db: Kysely<Database> }) {
+  readonly #units: UnitsOfWork;
+  constructor(deps: { db: Kysely<Database>; units: UnitsOfWork }) {
     this.#db = deps.db;
+    this.#units = deps.units;
   }
 
   /** The executor outside any transaction. */
@@ -19,8 +22,9 @@ export class MountConfigRepo {
     return this.#db;
   }
 
+  /** A read-write unit of work. */
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
-    return this.#db.transaction().execute(fn);
+    return this.#units.readWrite(fn);
   }
 
   async get(ex: Executor, mountId: string, name: SettingName): Promise<unknown> {

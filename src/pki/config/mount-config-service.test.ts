@@ -17,7 +17,7 @@ for (const kind of dbKinds()) {
     const mountId = () => `cfg-${++n}`;
     before(async () => {
       t = await createTestDb(kind);
-      config = new MountConfigService({ repo: new MountConfigRepo({ db: t.db.kysely }), clock });
+      config = new MountConfigService({ repo: new MountConfigRepo({ db: t.db.kysely, units: t.db.units }), clock });
       config.onChange((m) => changed.push(m));
     });
     after(async () => t?.cleanup());

@@ -93,10 +93,10 @@ for (const kind of dbKinds()) {
     before(async () => {
       t = await createTestDb(kind);
       const db = t.db.kysely;
-      const config = new MountConfigService({ repo: new MountConfigRepo({ db }), clock });
+      const config = new MountConfigService({ repo: new MountConfigRepo({ db, units: t.db.units }), clock });
       const keys = new KeyService({ repo: new KeyRepo({ db }), config, secrets, clock });
       const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config, clock });
-      certs = new CertService({ repo: new CertRepo({ db }), clock });
+      certs = new CertService({ repo: new CertRepo({ db, units: t.db.units }), clock });
       repo = new ExternalPolicyRepo({ db });
       svc = new ExternalPolicyService({ repo, issuers, certs, secrets, clock, post });
       ca = new CaService({ issuers, clock });

@@ -79,7 +79,7 @@ for (const kind of dbKinds()) {
     before(async () => {
       t = await createTestDb(kind);
       const db = t.db.kysely;
-      const config = new MountConfigService({ repo: new MountConfigRepo({ db }), clock });
+      const config = new MountConfigService({ repo: new MountConfigRepo({ db, units: t.db.units }), clock });
       const keys = new KeyService({
         repo: new KeyRepo({ db }),
         config,
@@ -89,8 +89,8 @@ for (const kind of dbKinds()) {
       const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config, clock });
       ca = new CaService({ issuers, clock });
       leases = new LeaseService({ db, repo: new LeaseRepo({ db }), clock, jobs: new JobQueue({ db: t.db, clock }) });
-      certs = new CertService({ repo: new CertRepo({ db }), clock, leases });
-      roles = new RoleService({ repo: new RoleRepo({ db }), issuers, clock });
+      certs = new CertService({ repo: new CertRepo({ db, units: t.db.units }), clock, leases });
+      roles = new RoleService({ repo: new RoleRepo({ db, units: t.db.units }), issuers, clock });
       const issuance = new IssuanceService({ roles, issuers, certs, leases, clock });
       service = new PrivilegedSigningService({ issuers, roles, certs, issuance, clock });
     });

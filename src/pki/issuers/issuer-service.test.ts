@@ -47,7 +47,7 @@ for (const kind of dbKinds()) {
     before(async () => {
       t = await createTestDb(kind);
       const db = t.db.kysely;
-      config = new MountConfigService({ repo: new MountConfigRepo({ db }), clock });
+      config = new MountConfigService({ repo: new MountConfigRepo({ db, units: t.db.units }), clock });
       const keys = new KeyService({ repo: new KeyRepo({ db }), config, secrets, clock });
       issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config, clock });
       ca = new CaService({ issuers, clock });

@@ -37,7 +37,7 @@ for (const kind of dbKinds()) {
     const mountId = () => `keys-${++n}`;
     before(async () => {
       t = await createTestDb(kind);
-      core = pkiCore(t.db.kysely, clock);
+      core = pkiCore(t.db, clock);
     });
     after(async () => t?.cleanup());
 
@@ -63,11 +63,11 @@ for (const kind of dbKinds()) {
     it('reads a stored private key back through a second service on the same database (another node)', async () => {
       const m = mountId();
       const made = await core.keys.generate(m, { keyType: 'ec', keyBits: 384, keyName: '' });
-      const other = pkiCore(t.db.kysely, clock, core.secrets);
+      const other = pkiCore(t.db, clock, core.secrets);
       const read = await other.keys.privateKey(m, made.key.id);
       assertSignsFor(read, spkiDer(made.privateKey));
       // Another master key cannot open it.
-      const stranger = pkiCore(t.db.kysely, clock);
+      const stranger = pkiCore(t.db, clock);
       await assert.rejects(stranger.keys.privateKey(m, made.key.id));
       await assert.rejects(core.keys.privateKey(m, '00000000-0000-4000-8000-000000000000'), { kind: 'not_found' });
     });

@@ -17,6 +17,7 @@ for (const kind of dbKinds()) {
     const node = () =>
       new MountService({
         db: t.db.kysely,
+        units: t.db.units,
         repo: new MountRepo({ db: t.db.kysely }),
         clock,
         jobs: new JobQueue({ db: t.db, clock }),

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { UnitsOfWork } from '../../db/unit-of-work.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
 import type { Clock } from '../../shared/clock.js';
 import { addSeconds } from '../../shared/clock.js';
@@ -55,7 +56,9 @@ export class MountService {
   private readonly hooks: MountDisableHook[] = [];
   private cache: { at: number; mounts: Mount[] } | undefined;
 
-  constructor(private readonly deps: { db: Kysely<Database>; repo: MountRepo; clock: Clock; jobs: JobQueue }) {}
+  constructor(
+    private readonly deps: { db: Kysely<Database>; units: UnitsOfWork; repo: MountRepo; clock: Clock; jobs: JobQueue },
+  ) {}
 
   /** Registers a hook run when a mount is disabled (before its purge is considered done). */
   onDisable(hook: MountDisableHook): void {
@@ -131,7 +134,7 @@ export class MountService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.deps.db.transaction().execute(async (trx) => {
+    await this.deps.units.readWrite(async (trx) => {
       assertNoPathConflict(
         path,
         (await this.deps.repo.list(trx)).map((m) => m.path),
@@ -170,7 +173,7 @@ export class MountService {
     const mount = await this.deps.repo.findByPath(path);
     if (!mount) return;
     const info = toMountInfo(mount);
-    await this.deps.db.transaction().execute(async (trx) => {
+    await this.deps.units.readWrite(async (trx) => {
       if (!(await this.deps.repo.delete(mount.id, trx))) return;
       await this.deps.jobs.enqueue(trx, {
         kind: MOUNT_PURGE_JOB,

@@ -97,13 +97,13 @@ for (const kind of dbKinds()) {
     before(async () => {
       t = await createTestDb(kind);
       const db = t.db.kysely;
-      core = pkiCore(db, clock);
+      core = pkiCore(t.db, clock);
       const jobs = new JobQueue({ db: t.db, clock });
       const leases = new LeaseService({ db, repo: new LeaseRepo({ db, kind: t.db.kind }), clock, jobs });
-      const certs = new CertService({ repo: new CertRepo({ db, kind: t.db.kind }), clock, leases });
-      const roles = new RoleService({ repo: new RoleRepo({ db }), issuers: core.issuers, clock });
+      const certs = new CertService({ repo: new CertRepo({ db, units: t.db.units }), clock, leases });
+      const roles = new RoleService({ repo: new RoleRepo({ db, units: t.db.units }), issuers: core.issuers, clock });
       issuance = new IssuanceService({ roles, issuers: core.issuers, certs, leases, clock });
-      const revocationRepo = new RevocationRepo({ db });
+      const revocationRepo = new RevocationRepo({ db, units: t.db.units });
       crls = new CrlService({
         repo: revocationRepo,
         issuers: core.issuers,

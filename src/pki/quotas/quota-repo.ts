@@ -1,13 +1,14 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { UnitsOfWork } from '../../db/unit-of-work.js';
 import { DEFAULT_QUOTA_CONFIG } from './quota.js';
 import type { QuotaConfig, RateLimitQuota } from './quota.js';
 
 const CONFIG_KEY = 'vault.quotas.config';
 
 export class QuotaRepo {
-  constructor(private readonly deps: { db: Kysely<Database> }) {}
+  constructor(private readonly deps: { db: Kysely<Database>; units: UnitsOfWork }) {}
 
   async list(): Promise<RateLimitQuota[]> {
     const rows = await this.deps.db.selectFrom('vault_quotas').selectAll().orderBy('name').execute();
@@ -69,7 +70,7 @@ export class QuotaRepo {
     entries: readonly { quota: string; client: string; windowStart: number; delta: number }[],
   ): Promise<{ quota: string; client: string; windowStart: number; total: number }[]> {
     if (entries.length === 0) return [];
-    return this.deps.db.transaction().execute(async (tx) => {
+    return this.deps.units.readWrite(async (tx) => {
       const out: { quota: string; client: string; windowStart: number; total: number }[] = [];
       for (const e of entries) {
         const row = await tx

@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { fixedChunks } from '../../db/fixed-chunks.js';
 import { ParamQuery } from '../../db/one-param-query.js';
 import type { Database } from '../../db/schema.js';
+import type { UnitsOfWork } from '../../db/unit-of-work.js';
 import { DEFAULT_CRL_CONFIG } from './revocation.js';
 import type { CrlConfig, CrlKind, StoredCrl } from './revocation.js';
 
@@ -28,14 +29,19 @@ const CRL_SETTING = 'crl';
  * its revocation are one row), the stored CRLs (pki_crls) and config/crl (pki_settings).
  */
 export class RevocationRepo {
-  constructor(private readonly deps: { db: Kysely<Database> }) {}
+  constructor(private readonly deps: { db: Kysely<Database>; units: UnitsOfWork }) {}
 
   get executor(): Executor {
     return this.deps.db;
   }
 
+  get units(): UnitsOfWork {
+    return this.deps.units;
+  }
+
+  /** A read-write unit of work. */
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
-    return this.deps.db.transaction().execute(fn);
+    return this.deps.units.readWrite(fn);
   }
 
   /** Compiled once: OCSP reads it on every request. */

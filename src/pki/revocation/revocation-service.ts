@@ -1,4 +1,4 @@
-import { BatchQueue } from '../../shared/batch-queue.js';
+import type { BatchQueue } from '../../shared/batch-queue.js';
 import type { Clock } from '../../shared/clock.js';
 import { invalid, isDomainError } from '../../shared/errors.js';
 import type { CertService } from '../certs/cert-service.js';
@@ -58,7 +58,7 @@ const ISSUER_CACHE_MS = 1000;
 export class RevocationService {
   readonly #listeners: RevokedListener[] = [];
   readonly #issuerCache = new Map<string, { at: number; issuers: PkiIssuer[] }>();
-  readonly #batches = new BatchQueue<Pending>((batch) => this.#write(batch), MAX_BATCH);
+  readonly #batches: BatchQueue<Pending>;
 
   constructor(
     private readonly deps: {
@@ -69,6 +69,7 @@ export class RevocationService {
       clock: Clock;
     },
   ) {
+    this.#batches = deps.repo.units.batches<Pending>((batch) => this.#write(batch), { maxBatch: MAX_BATCH });
     deps.issuers.onIssuersChanged((mountId) => {
       this.#issuerCache.delete(mountId);
       deps.crls.rebuildInBackground(mountId);

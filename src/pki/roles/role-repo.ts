@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { UnitsOfWork } from '../../db/unit-of-work.js';
 import type { PkiRole } from './role.js';
 
 export type Executor = Kysely<Database> | Transaction<Database>;
@@ -12,14 +13,15 @@ export interface StoredRole {
 
 /** SQL of the roles table. */
 export class RoleRepo {
-  constructor(private readonly deps: { db: Kysely<Database> }) {}
+  constructor(private readonly deps: { db: Kysely<Database>; units: UnitsOfWork }) {}
 
   get executor(): Executor {
     return this.deps.db;
   }
 
+  /** A read-write unit of work. */
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
-    return this.deps.db.transaction().execute(fn);
+    return this.deps.units.readWrite(fn);
   }
 
   async find(ex: Executor, mountId: string, name: string): Promise<StoredRole | undefined> {

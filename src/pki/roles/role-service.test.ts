@@ -24,10 +24,11 @@ for (const kind of dbKinds()) {
     let n = 0;
     const mountId = () => `roles-${++n}`;
     /** Another node on the same database, with its own role cache. */
-    const otherNode = () => new RoleService({ repo: new RoleRepo({ db: t.db.kysely }), issuers: core.issuers, clock });
+    const otherNode = () =>
+      new RoleService({ repo: new RoleRepo({ db: t.db.kysely, units: t.db.units }), issuers: core.issuers, clock });
     before(async () => {
       t = await createTestDb(kind);
-      core = pkiCore(t.db.kysely, clock);
+      core = pkiCore(t.db, clock);
       roles = otherNode();
     });
     after(async () => t?.cleanup());

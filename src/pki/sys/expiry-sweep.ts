@@ -24,7 +24,7 @@ export async function scheduleExpirySweep(
   expiresAt: Date,
 ): Promise<void> {
   const bucket = expiryBucket(expiresAt);
-  await jobs.enqueue(ex, {
+  await jobs.enqueueUnlessQueued(ex, {
     kind: EXPIRY_SWEEP_JOB,
     runAt: new Date((bucket * BUCKET_SECONDS + 1) * 1000),
     dedupeKey: `${EXPIRY_SWEEP_JOB}:${bucket}`,

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { UnitsOfWork } from '../../db/unit-of-work.js';
 import type { PkiTidyTable } from '../../db/schema-pki-tidy.js';
 import { defaultAutoTidyConfig, zeroCounts } from './tidy.js';
 import type { AutoTidyConfig, TidyCounts, TidyParams, TidyState, TidyStatus } from './tidy.js';
@@ -32,14 +33,15 @@ function toConfig(json: string | null): AutoTidyConfig {
 
 /** SQL of the per-mount tidy row (pki_tidy): auto-tidy configuration and run status. */
 export class TidyRepo {
-  constructor(private readonly deps: { db: Kysely<Database> }) {}
+  constructor(private readonly deps: { db: Kysely<Database>; units: UnitsOfWork }) {}
 
   get executor(): Executor {
     return this.deps.db;
   }
 
+  /** A read-write unit of work. */
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
-    return this.deps.db.transaction().execute(fn);
+    return this.deps.units.readWrite(fn);
   }
 
   async ensureRow(ex: Executor, mountId: string, now: Date): Promise<void> {

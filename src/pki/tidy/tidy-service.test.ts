@@ -28,7 +28,7 @@ for (const kind of dbKinds()) {
     const clock = new ManualClock('2031-01-01T00:00:00.000Z');
     const tidyService = (batchSize: number) => {
       const db = t.db.kysely;
-      const config = new MountConfigService({ repo: new MountConfigRepo({ db }), clock });
+      const config = new MountConfigService({ repo: new MountConfigRepo({ db, units: t.db.units }), clock });
       const keys = new KeyService({
         repo: new KeyRepo({ db }),
         config,
@@ -37,7 +37,7 @@ for (const kind of dbKinds()) {
       });
       const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config, clock });
       return new TidyService({
-        repo: new TidyRepo({ db }),
+        repo: new TidyRepo({ db, units: t.db.units }),
         certs,
         issuers,
         jobs,
@@ -80,7 +80,7 @@ for (const kind of dbKinds()) {
 
     before(async () => {
       t = await createTestDb(kind);
-      certs = new CertService({ repo: new CertRepo({ db: t.db.kysely }), clock });
+      certs = new CertService({ repo: new CertRepo({ db: t.db.kysely, units: t.db.units }), clock });
       jobs = new JobQueue({ db: t.db, clock });
       rebuilds = [];
     });

@@ -46,6 +46,7 @@ for (const kind of dbKinds()) {
       const leases = new LeaseService({ db, repo: new LeaseRepo({ db }), clock, jobs });
       tokens = new TokenService({
         db,
+        units: tdb.db.units,
         repo: new TokenRepo({ db }),
         clock,
         jobs,

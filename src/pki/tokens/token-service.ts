@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { UnitsOfWork } from '../../db/unit-of-work.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
 import type { Clock } from '../../shared/clock.js';
 import { invalid } from '../../shared/errors.js';
@@ -74,6 +75,7 @@ export class TokenService {
   constructor(
     private readonly deps: {
       db: Kysely<Database>;
+      units: UnitsOfWork;
       repo: TokenRepo;
       clock: Clock;
       jobs: JobQueue;
@@ -232,7 +234,7 @@ export class TokenService {
   }
 
   async #insert(entry: TokenEntry): Promise<void> {
-    await this.deps.db.transaction().execute(async (trx) => {
+    await this.deps.units.readWrite(async (trx) => {
       await this.deps.repo.insert(entry, trx);
       if (entry.expiresAt) await scheduleExpirySweep(this.deps.jobs, trx, entry.expiresAt);
     });
@@ -242,7 +244,7 @@ export class TokenService {
     this.#forgetAll();
     const now = this.deps.clock.now();
     const plan = planRenewal(entry, increment, now);
-    await this.deps.db.transaction().execute(async (trx) => {
+    await this.deps.units.readWrite(async (trx) => {
       if (!(await this.deps.repo.updateExpiry(entry.accessor, plan.expiresAt, now, trx)))
         throw invalid('invalid token');
       if (plan.expiresAt) await scheduleExpirySweep(this.deps.jobs, trx, plan.expiresAt);

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { write } from '../../db/unit-of-work.js';
 import type { TfeAuditEventsTable } from '../../db/schema-audit.js';
 import type { AuditEvent, AuditSubject, SubjectKind } from './audit-event.js';
 
@@ -7,9 +8,10 @@ import type { AuditEvent, AuditSubject, SubjectKind } from './audit-event.js';
 export class AuditEventRepo {
   constructor(private readonly deps: { db: Kysely<Database> }) {}
 
-  async insertMany(events: readonly AuditEvent[]): Promise<void> {
+  /** Inserts events in the caller's unit of work (nothing is read back). */
+  async insertMany(tx: Kysely<Database>, events: readonly AuditEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await this.deps.db.insertInto('tfe_audit_events').values(events.map(toRow)).execute();
+    await write(tx, tx.insertInto('tfe_audit_events').values(events.map(toRow)));
   }
 
   /** An organization's events after `since`, oldest first, one page. */

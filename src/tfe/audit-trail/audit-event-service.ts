@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import type { AuditService } from '../../audit/audit-service.js';
+import type { UnitsOfWork } from '../../db/unit-of-work.js';
+import type { BatchQueue } from '../../shared/batch-queue.js';
 import type { Clock } from '../../shared/clock.js';
 import { notFound } from '../../shared/errors.js';
 import { uuid } from '../../shared/ids.js';
@@ -13,19 +15,36 @@ const SUBJECT_CACHE_SIZE = 10_000;
 
 export type NewAuditEvent = Omit<AuditEvent, 'id' | 'timestamp'>;
 
+interface Pending {
+  event: AuditEvent;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+/** Most events one commit carries. */
+const MAX_BATCH = 1000;
+
 /**
  * The state service's audit trail. Events are recorded before the answer is sent: the rows
- * of requests answered together are inserted by one statement (group commit), and each
+ * of requests answered together are inserted by one write-only unit (group commit), and each
  * event is also written to the audit devices. Reading is HCP's audit-trail API, for
  * organization tokens only.
  */
 export class AuditEventService {
   private subjects = new Map<string, AuditSubject>();
-  private pending: AuditEvent[] = [];
-  private waiters: Array<{ resolve(): void; reject(err: unknown): void }> = [];
-  private scheduled = false;
+  readonly #batches: BatchQueue<Pending>;
 
-  constructor(private readonly deps: { repo: AuditEventRepo; audit: AuditService; clock: Clock; logger: Logger }) {}
+  constructor(
+    private readonly deps: {
+      repo: AuditEventRepo;
+      units: UnitsOfWork;
+      audit: AuditService;
+      clock: Clock;
+      logger: Logger;
+    },
+  ) {
+    this.#batches = deps.units.batches<Pending>((batch) => this.#write(batch), { maxBatch: MAX_BATCH });
+  }
 
   /** The organization and workspace of a request's subject (cached: they never change). */
   async subjectOf(kind: SubjectKind, ref: string): Promise<AuditSubject | undefined> {
@@ -59,27 +78,26 @@ export class AuditEventService {
         this.deps.logger.error({ err, requestId: event.requestId }, 'no audit device could record a state event');
       });
     if (!event.organizationId) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push(event);
-      this.waiters.push({ resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => void this.flush());
-      }
-    });
+    return new Promise<void>((resolve, reject) => this.#batches.push({ event, resolve, reject }));
   }
 
-  private async flush(): Promise<void> {
-    this.scheduled = false;
-    const events = this.pending;
-    const waiters = this.waiters;
-    this.pending = [];
-    this.waiters = [];
+  /**
+   * One unit for the events of requests answered together. Read-write rather than write-only:
+   * on a SQLite file the one insert stays on the event loop with its fsync on the threadpool,
+   * which measured cheaper than handing the rows to the writer thread (state-current: 49
+   * against 66 µs of server CPU per read).
+   */
+  async #write(batch: Pending[]): Promise<void> {
     try {
-      await this.deps.repo.insertMany(events);
-      for (const w of waiters) w.resolve();
+      await this.deps.units.readWrite((tx) =>
+        this.deps.repo.insertMany(
+          tx,
+          batch.map((p) => p.event),
+        ),
+      );
+      for (const p of batch) p.resolve();
     } catch (err) {
-      for (const w of waiters) w.reject(err);
+      for (const p of batch) p.reject(err);
     }
   }
 

@@ -46,7 +46,7 @@ export class TokenService {
     const secret = generateTokenSecret();
     const token: AuthToken = { ...base, id: tfeId('at'), createdAt: this.deps.clock.now(), lastUsedAt: null };
     // Regenerating a singleton token revokes the old one; a concurrent regeneration gets a conflict.
-    await this.deps.db.kysely.transaction().execute(async (trx) => {
+    await this.deps.db.units.readWrite(async (trx) => {
       if (replaceSingleton)
         await this.deps.repo.deleteSingletonTokens(replaceSingleton.kind, replaceSingleton.ownerId, trx);
       await this.deps.repo.insertToken(token, hashToken(secret), trx);

@@ -109,7 +109,7 @@ export class OrganizationService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.deps.db.kysely.transaction().execute(async (trx) => {
+    await this.deps.db.units.readWrite(async (trx) => {
       await this.deps.repo.insert(org, trx);
       await this.deps.identity.createOwnersTeam(trx, org.id, actor);
       for (const hook of this.createHooks) await hook(trx, org);
@@ -139,7 +139,7 @@ export class OrganizationService {
   /** Deletes the organization with its teams, tokens, workspaces and their state. */
   async delete(actor: Actor, name: string): Promise<void> {
     const { organization } = await this.authorize(actor, name, 'destroy');
-    await this.deps.db.kysely.transaction().execute(async (trx) => {
+    await this.deps.db.units.readWrite(async (trx) => {
       for (const hook of this.deleteHooks) await hook(trx, organization.id);
       await this.deps.repo.delete(organization.id, trx);
     });

@@ -4,12 +4,12 @@ import type { Page, PageRequest } from '../pagination.js';
 import { pageOffset } from '../pagination.js';
 import type { StateVersionService } from '../state-versions/state-version-service.js';
 import type { WorkspaceService } from '../workspaces/workspace-service.js';
-import type { StateVersionOutputRepo } from './state-version-output-repo.js';
+import type { StateOutputRepo } from '../state-versions/state-output-repo.js';
 import { assertBackingDataNotDeleted, presentOutput } from './state-version-output.js';
 import type { StateVersionOutput } from './state-version-output.js';
 
 export interface StateVersionOutputServiceDeps {
-  repo: StateVersionOutputRepo;
+  repo: StateOutputRepo;
   versions: StateVersionService;
   workspaces: WorkspaceService;
 }

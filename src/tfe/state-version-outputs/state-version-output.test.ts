@@ -6,7 +6,7 @@ import { startTestServer } from '../../../test/support/test-server.js';
 import type { TestServer } from '../../../test/support/test-server.js';
 import { DomainError } from '../../shared/errors.js';
 import type { Actor } from '../identity/actor.js';
-import { StateVersionOutputRepo } from './state-version-output-repo.js';
+import { StateOutputRepo } from '../state-versions/state-output-repo.js';
 import { OUTPUTS_NOT_READY_MESSAGE, StateVersionOutputService } from './state-version-output-service.js';
 import { presentOutput } from './state-version-output.js';
 import type { OutputView, StateVersionOutput } from './state-version-output.js';
@@ -69,7 +69,7 @@ for (const kind of dbKinds()) {
       assert.ok(actor);
       admin = actor;
       outputs = new StateVersionOutputService({
-        repo: new StateVersionOutputRepo({ db: srv.deps.core.db.kysely, lookup: srv.deps.core.sealing.lookup }),
+        repo: new StateOutputRepo({ db: srv.deps.core.db.kysely, sealing: srv.deps.core.sealing }),
         versions: t.stateVersions,
         workspaces: t.workspaces,
       });

@@ -2,11 +2,11 @@ import type { BlobStore } from '../../blob/blob-store.js';
 import { extractInWorker } from './extract-worker.js';
 import { openStateContent } from './state-content.js';
 import { extractState } from './state-extract.js';
-import type { StateVersionRepo } from './state-version-repo.js';
+import type { StateRepos } from './state-repos.js';
 import { toNewOutputs } from './state-version-service.js';
 
 export interface ExtractStateJobDeps {
-  repo: StateVersionRepo;
+  repos: StateRepos;
   blobs: BlobStore;
 }
 
@@ -25,23 +25,23 @@ export function extractStateJob(deps: ExtractStateJobDeps) {
   return async (payload: unknown, ctx: { signal: AbortSignal }): Promise<void> => {
     const id = (payload as { stateVersionId?: unknown } | null)?.stateVersionId;
     if (typeof id !== 'string') return;
-    const db = deps.repo.db;
-    const v = await deps.repo.findById(db, id);
+    const db = deps.repos.versions.db;
+    const v = await deps.repos.versions.findById(db, id);
     if (!v || v.stateSha256 === null || v.resourcesProcessed) return;
     // Starting a thread costs more than reading a small state; those are read here (a few ms).
-    const source = await openStateContent(deps.repo, deps.blobs, v.stateSha256);
+    const source = await openStateContent(deps.repos.blobs, deps.blobs, v.stateSha256);
     const result =
       v.size !== null && v.size <= INLINE_EXTRACT_MAX_BYTES
         ? await extractState(source, { signal: ctx.signal })
         : await extractInWorker(source, { signal: ctx.signal });
     if (!result.ok) {
       // Unreadable content is final: record why and stop, rather than retrying forever.
-      await deps.repo.markProcessed(db, id, result.error);
+      await deps.repos.versions.markProcessed(db, id, result.error);
       return;
     }
     const x = result.value;
-    await deps.repo.transaction(async (trx) => {
-      const saved = await deps.repo.saveExtract(trx, id, {
+    await deps.repos.units.readWrite(async (trx) => {
+      const saved = await deps.repos.versions.saveExtract(trx, id, {
         size: x.size,
         stateFormatVersion: x.stateVersion,
         terraformVersion: x.terraformVersion,
@@ -51,7 +51,8 @@ export function extractStateJob(deps: ExtractStateJobDeps) {
       });
       // Permanently deleted while it was being read: its outputs must not come back.
       if (!saved) return;
-      if (!(await deps.repo.hasOutputs(trx, id))) await deps.repo.insertOutputs(trx, v, toNewOutputs(x.outputs));
+      if (!(await deps.repos.outputs.hasOutputs(trx, id)))
+        await deps.repos.outputs.replace(trx, v, toNewOutputs(x.outputs));
     });
   };
 }

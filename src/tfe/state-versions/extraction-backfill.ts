@@ -1,5 +1,5 @@
 import type { EnqueueOptions, JobQueue } from '../../jobs/job-queue.js';
-import type { StateVersionRepo } from './state-version-repo.js';
+import type { StateRepos } from './state-repos.js';
 import { EXTRACT_STATE_JOB } from './state-version-service.js';
 
 /** The extraction job of one version; the dedupe key keeps one queued job per version across nodes. */
@@ -14,15 +14,15 @@ export function extractionJob(stateVersionId: string): EnqueueOptions {
  * Returns the number of jobs enqueued.
  */
 export async function enqueueMissingExtractions(
-  deps: { repo: StateVersionRepo; jobs: JobQueue },
+  deps: { repos: StateRepos; jobs: JobQueue },
   batch = 500,
 ): Promise<number> {
   let after = '';
   let enqueued = 0;
   for (;;) {
-    const ids = await deps.repo.unprocessedIds(deps.repo.db, after, batch);
+    const ids = await deps.repos.versions.unprocessedIds(deps.repos.versions.db, after, batch);
     if (ids.length === 0) return enqueued;
-    await deps.repo.transaction(async (trx) => {
+    await deps.repos.units.readWrite(async (trx) => {
       for (const id of ids) if ((await deps.jobs.enqueue(trx, extractionJob(id))) !== undefined) enqueued++;
     });
     after = ids[ids.length - 1] as string;

@@ -1,6 +1,6 @@
 import { BlobDigest } from '../../blob/blob-store.js';
 import type { BlobInfo, BlobStore } from '../../blob/blob-store.js';
-import type { StateVersionRepo } from './state-version-repo.js';
+import type { StateBlobRepo } from './state-blob-repo.js';
 
 /**
  * Chunks the writer may hand over before it waits for the reader. Waiting for the reader
@@ -115,7 +115,7 @@ export async function storeCheckedUpload<T>(
  * states sent at creation, see StateVersionService.create), otherwise from the blob store.
  */
 export async function openStateContent(
-  repo: StateVersionRepo,
+  repo: StateBlobRepo,
   blobs: BlobStore,
   sha256: string,
 ): Promise<AsyncIterable<Buffer>> {

@@ -2,12 +2,12 @@ import type { BlobStore } from '../../blob/blob-store.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Logger } from 'pino';
-import type { StateVersionRepo } from './state-version-repo.js';
+import type { StateRepos } from './state-repos.js';
 
 export const STATE_MAINTENANCE_JOB = 'tfe.state-maintenance';
 
 export interface StateMaintenanceDeps {
-  repo: StateVersionRepo;
+  repos: StateRepos;
   blobs: BlobStore;
   jobs: JobQueue;
   clock: Clock;
@@ -50,14 +50,14 @@ export class StateMaintenance {
   /** Runs the three steps; each works in batches so no transaction grows large. */
   async run(signal?: AbortSignal): Promise<MaintenanceReport> {
     const now = this.deps.clock.now();
-    const { repo, settings } = this.deps;
+    const { repos, settings } = this.deps;
     let purged = 0;
     for (;;) {
       signal?.throwIfAborted();
-      const due = await repo.softDeletedDue(repo.db, now, settings.softDeletePurgeDays, BATCH);
+      const due = await repos.versions.softDeletedDue(repos.versions.db, now, settings.softDeletePurgeDays, BATCH);
       let moved = 0;
       for (const v of due) {
-        const ok = await repo.transaction((trx) => repo.purgeBackingData(trx, v.id));
+        const ok = await repos.units.readWrite((trx) => repos.versions.purgeBackingData(trx, v.id));
         if (ok) moved++;
       }
       purged += moved;
@@ -77,11 +77,11 @@ export class StateMaintenance {
    * where the previous one ended, so protected old versions are read once per run.
    */
   private async expire(now: Date, signal?: AbortSignal): Promise<number> {
-    const { repo, settings } = this.deps;
+    const { repos, settings } = this.deps;
     if (settings.retentionMaxAgeDays <= 0) return 0;
     let before = new Date(now.getTime() - settings.retentionMaxAgeDays * 86_400_000);
     if (settings.retentionKeepLatest > 0) {
-      const floor = await repo.nthNewestStateCreatedAt(repo.db, settings.retentionKeepLatest);
+      const floor = await repos.versions.nthNewestStateCreatedAt(repos.versions.db, settings.retentionKeepLatest);
       if (!floor) return 0;
       if (floor < before) before = floor;
     }
@@ -89,10 +89,10 @@ export class StateMaintenance {
     let from: Date | null = null;
     for (;;) {
       signal?.throwIfAborted();
-      const batch = await repo.retentionCandidates(repo.db, before, from, BATCH);
+      const batch = await repos.versions.retentionCandidates(repos.versions.db, before, from, BATCH);
       if (batch.length === 0) break;
-      const n = await repo.transaction((trx) =>
-        repo.deleteUnprotected(
+      const n = await repos.units.readWrite((trx) =>
+        repos.versions.deleteUnprotected(
           trx,
           batch.map((c) => c.id),
         ),
@@ -107,18 +107,18 @@ export class StateMaintenance {
 
   /** Removes blobs that no state version references. */
   async collectBlobs(signal?: AbortSignal): Promise<number> {
-    const { repo } = this.deps;
+    const { repos } = this.deps;
     let deleted = 0;
     for (;;) {
       signal?.throwIfAborted();
-      const shas = await repo.unreferencedBlobs(repo.db, BATCH);
+      const shas = await repos.blobs.unreferencedBlobs(repos.versions.db, BATCH);
       let progress = 0;
       for (const sha of shas) {
         try {
-          const done = await repo.transaction(async (trx) => {
-            if (!(await repo.markBlobDeleting(trx, sha, this.deps.clock.now()))) return false;
+          const done = await repos.units.readWrite(async (trx) => {
+            if (!(await repos.blobs.markBlobDeleting(trx, sha, this.deps.clock.now()))) return false;
             // Checked after taking the row: a writer that touched it has committed by now.
-            if (await repo.blobReferenced(trx, sha)) throw new StillReferenced();
+            if (await repos.blobs.blobReferenced(trx, sha)) throw new StillReferenced();
             await this.deps.blobs.delete(sha);
             return true;
           });
@@ -143,21 +143,21 @@ export class StateMaintenance {
    * mid-write). Returns how many blobs it removed.
    */
   async collectOrphanBlobs(signal?: AbortSignal): Promise<number> {
-    const { repo, blobs, clock } = this.deps;
+    const { repos, blobs, clock } = this.deps;
     const cutoff = new Date(clock.now().getTime() - ORPHAN_MIN_AGE_MS);
     let removed = 0;
     let batch: Array<{ sha256: string; size: number }> = [];
     const sweep = async () => {
-      const live = await repo.liveBlobs(
-        repo.db,
+      const live = await repos.blobs.liveBlobs(
+        repos.versions.db,
         batch.map((b) => b.sha256),
       );
       for (const b of batch) {
         if (live.has(b.sha256)) continue;
-        const done = await repo
-          .transaction(async (trx) => {
-            if (!(await repo.claimOrphanBlob(trx, b.sha256, b.size, clock.now()))) return false;
-            if (await repo.blobReferenced(trx, b.sha256)) throw new StillReferenced();
+        const done = await repos.units
+          .readWrite(async (trx) => {
+            if (!(await repos.blobs.claimOrphanBlob(trx, b.sha256, b.size, clock.now()))) return false;
+            if (await repos.blobs.blobReferenced(trx, b.sha256)) throw new StillReferenced();
             await blobs.delete(b.sha256);
             return true;
           })
@@ -186,7 +186,7 @@ export class StateMaintenance {
   async scheduleNext(): Promise<void> {
     const every = Math.max(60, this.deps.settings.maintenanceIntervalSeconds) * 1000;
     const at = new Date((Math.floor(this.deps.clock.now().getTime() / every) + 1) * every);
-    await this.deps.jobs.enqueue(this.deps.repo.db, {
+    await this.deps.jobs.enqueue(this.deps.repos.versions.db, {
       kind: STATE_MAINTENANCE_JOB,
       runAt: at,
       dedupeKey: `${STATE_MAINTENANCE_JOB}@${at.toISOString()}`,

@@ -11,7 +11,8 @@ import { JobQueue } from '../../jobs/job-queue.js';
 import { ManualClock } from '../../shared/clock.js';
 import { createLogger } from '../../shared/log.js';
 import { StateMaintenance } from './state-maintenance.js';
-import { StateVersionRepo } from './state-version-repo.js';
+import { stateRepos } from './state-repos.js';
+import type { StateRepos } from './state-repos.js';
 
 /** ManualClock.advance takes seconds. */
 const MINUTE = 60;
@@ -26,7 +27,7 @@ for (const kind of dbKinds()) {
     let tdb: TestDatabase;
     let clock: ManualClock;
     let blobs: BlobStore;
-    let repo: StateVersionRepo;
+    let repos: StateRepos;
     let maintenance: StateMaintenance;
     before(async () => {
       tdb = await createTestDb(kind);
@@ -34,10 +35,10 @@ for (const kind of dbKinds()) {
       blobs =
         kind === 'sqlite'
           ? await FsBlobStore.open(join(tdb.dir, 'blobs'), clock)
-          : new DbBlobStore({ db: tdb.db.kysely, clock });
-      repo = new StateVersionRepo({ db: tdb.db.kysely });
+          : new DbBlobStore({ db: tdb.db.kysely, units: tdb.db.units, clock });
+      repos = stateRepos(tdb.db);
       maintenance = new StateMaintenance({
-        repo,
+        repos,
         blobs,
         jobs: new JobQueue({ db: tdb.db, clock }),
         clock,
@@ -57,7 +58,7 @@ for (const kind of dbKinds()) {
     it('removes blobs without a live row once older than an hour, and nothing else', async () => {
       const orphan = await put('orphan: its version never committed');
       const registered = await put('registered: its version committed');
-      await repo.transaction((trx) => repo.touchBlob(trx, registered.sha256, registered.size, clock.now()));
+      await repos.units.readWrite((trx) => repos.blobs.touchBlob(trx, registered.sha256, registered.size, clock.now()));
 
       clock.advance(59 * MINUTE);
       assert.equal(await maintenance.collectOrphanBlobs(), 0, 'younger than an hour: kept');
@@ -69,7 +70,7 @@ for (const kind of dbKinds()) {
       assert.deepEqual(await blobs.stat(registered.sha256), { size: registered.size });
       // The removal left a tombstone: a writer that now registers the same content stores it again.
       assert.equal(
-        await repo.transaction((trx) => repo.touchBlob(trx, orphan.sha256, orphan.size, clock.now())),
+        await repos.units.readWrite((trx) => repos.blobs.touchBlob(trx, orphan.sha256, orphan.size, clock.now())),
         false,
       );
       assert.equal(await maintenance.collectOrphanBlobs(), 0, 'a second pass finds nothing');

@@ -7,7 +7,8 @@ import type { Actor } from '../identity/actor.js';
 import type { BlobInfo } from '../../blob/blob-store.js';
 import type { UploadAdmission } from '../../blob/upload-admission.js';
 import { digestStream, openStateContent, storeCheckedUpload } from './state-content.js';
-import type { Executor, StateVersionRepo } from './state-version-repo.js';
+import type { Executor } from './state-version-repo.js';
+import type { StateRepos } from './state-repos.js';
 import { extractionJob } from './extraction-backfill.js';
 import { inspectInWorker } from './extract-worker.js';
 import { checkJsonStream, inspectStateStream } from './state-file.js';
@@ -17,7 +18,7 @@ import { acceptStateContent, assertBackingDataNotDeleted } from './state-version
 import type { StateContentRules, StateVersion } from './state-version.js';
 
 export interface StateUploadServiceDeps {
-  repo: StateVersionRepo;
+  repos: StateRepos;
   versions: StateVersionService;
   blobs: BlobStore;
   jobs: JobQueue;
@@ -58,7 +59,7 @@ export class StateUploadService {
    * Content-Length, when the client sent one.
    */
   async upload(token: string, body: AsyncIterable<Buffer>, declaredSize?: number): Promise<UploadResult> {
-    const found = await this.deps.repo.findByUploadTokenHash(this.deps.repo.db, hashToken(token));
+    const found = await this.deps.repos.versions.findByUploadTokenHash(this.deps.repos.versions.db, hashToken(token));
     if (!found) throw notFound('upload URL not found');
     const { version: v, target } = found;
     if (v.uploadExpiresAt === null || v.uploadExpiresAt.getTime() <= this.deps.clock.now().getTime()) {
@@ -91,7 +92,7 @@ export class StateUploadService {
       });
       return this.inTransaction(blob.sha256, async (trx) => {
         await this.deps.versions.useBlobs(trx, [blob], false);
-        if (!(await this.deps.repo.setJsonState(trx, v.id, blob.sha256)))
+        if (!(await this.deps.repos.versions.setJsonState(trx, v.id, blob.sha256)))
           throw conflict('JSON state was already uploaded for this state version');
         return { stateVersionId: v.id, target, stored: true };
       });
@@ -114,9 +115,9 @@ export class StateUploadService {
       // The head row is taken first, as creates take it: a create that discards this version
       // either commits before (then the finalize below finds it discarded and all is undone) or
       // waits until this commit and then supersedes a finalized, current version.
-      await this.deps.repo.setCurrent(trx, v.workspaceId, v.id);
+      await this.deps.repos.versions.setCurrent(trx, v.workspaceId, v.id);
       await this.deps.versions.useBlobs(trx, [blob], false);
-      const ok = await this.deps.repo.finalizeUpload(trx, v.id, {
+      const ok = await this.deps.repos.versions.finalizeUpload(trx, v.id, {
         sha256: blob.sha256,
         size: blob.size,
         stateFormatVersion: accepted.formatVersion ?? 0,
@@ -140,7 +141,7 @@ export class StateUploadService {
           : `state version ${id} has no JSON state`,
       );
     const stat = target === 'state' ? v.size : null;
-    return { size: stat, body: await openStateContent(this.deps.repo, this.deps.blobs, sha) };
+    return { size: stat, body: await openStateContent(this.deps.repos.blobs, this.deps.blobs, sha) };
   }
 
   /**
@@ -176,8 +177,8 @@ export class StateUploadService {
 
   /** Content that will not be referenced: hand it to the collector. */
   private async forget(sha256: string, size: number): Promise<void> {
-    await this.deps.repo.transaction(async (trx) => {
-      await this.deps.repo.touchBlob(trx, sha256, size, this.deps.clock.now());
+    await this.deps.repos.units.readWrite(async (trx) => {
+      await this.deps.repos.blobs.touchBlob(trx, sha256, size, this.deps.clock.now());
       await this.deps.jobs.enqueue(trx, { kind: STATE_BLOB_GC_JOB, dedupeKey: STATE_BLOB_GC_JOB });
     });
   }
@@ -188,7 +189,7 @@ export class StateUploadService {
    */
   private async inTransaction<T>(sha256: string, fn: (trx: Executor) => Promise<T>): Promise<T> {
     try {
-      return await this.deps.repo.batched(fn);
+      return await this.deps.repos.commits.readWrite(fn);
     } catch (err) {
       if (err instanceof BlobCollectedError) {
         throw new DomainError(

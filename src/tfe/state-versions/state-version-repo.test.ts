@@ -2,6 +2,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDb, dbKinds } from '../../../test/support/test-db.js';
 import type { TestDatabase } from '../../../test/support/test-db.js';
+import type { UnitGroup } from '../../db/unit-of-work.js';
+import { StateBlobRepo } from './state-blob-repo.js';
+import { StateChanges } from './state-changes.js';
+import { StateOutputRepo } from './state-output-repo.js';
 import { StateVersionRepo } from './state-version-repo.js';
 import type { Executor } from './state-version-repo.js';
 
@@ -56,12 +60,22 @@ async function append(
 
 for (const kind of dbKinds()) {
   for (const batchCommits of [false, true]) {
-    describe(`StateVersionRepo (${batchCommits ? 'batched commits' : 'one transaction each'}) [${kind}]`, () => {
+    describe(`state repositories (${batchCommits ? 'group commits' : 'one transaction each'}) [${kind}]`, () => {
       let t: TestDatabase;
       let repo: StateVersionRepo;
+      let outputs: StateOutputRepo;
+      let blobs: StateBlobRepo;
+      let changes: StateChanges;
+      let commits: UnitGroup;
+      const transaction = <T>(fn: (trx: Executor) => Promise<T>) =>
+        changes.reportingAfter(() => t.db.units.readWrite(fn));
       before(async () => {
         t = await createTestDb(kind);
-        repo = new StateVersionRepo({ db: t.db.kysely, batchCommits });
+        changes = new StateChanges();
+        outputs = new StateOutputRepo({ db: t.db.kysely, changes });
+        repo = new StateVersionRepo({ db: t.db.kysely, outputs, changes });
+        blobs = new StateBlobRepo({ db: t.db.kysely });
+        commits = t.db.units.group({ maxBatch: 256, grouped: batchCommits });
       });
       after(async () => t.cleanup());
 
@@ -69,7 +83,7 @@ for (const kind of dbKinds()) {
         const ws = 'ws-batch';
         const results = await Promise.allSettled(
           ['a', 'b', 'c', 'd'].map((name) =>
-            repo.batched(async (trx) => {
+            commits.readWrite(async (trx) => {
               const seq = await append(repo, trx, ws, `sv-${name}`);
               if (name === 'b') throw new Error('refused');
               return seq;
@@ -101,7 +115,7 @@ for (const kind of dbKinds()) {
       it('reads the current version with its output ids in position order', async () => {
         const ws = 'ws-current-outputs';
         assert.equal(await repo.findCurrentWithOutputIds(repo.db, ws), undefined);
-        await repo.batched((trx) => append(repo, trx, ws, 'sv-co1'));
+        await commits.readWrite((trx) => append(repo, trx, ws, 'sv-co1'));
         const none = await repo.findCurrentWithOutputIds(repo.db, ws);
         assert.equal(none?.version.id, 'sv-co1');
         assert.deepEqual(none?.outputIds, []);
@@ -113,8 +127,8 @@ for (const kind of dbKinds()) {
           detailedType: 'string',
           value: name,
         });
-        await repo.batched((trx) =>
-          repo.insertOutputs(trx, { id: 'sv-co1', workspaceId: ws }, [
+        await commits.readWrite((trx) =>
+          outputs.replace(trx, { id: 'sv-co1', workspaceId: ws }, [
             out('wsout-z', 'first'),
             out('wsout-a', 'second'),
             out('wsout-m', 'third'),
@@ -123,13 +137,13 @@ for (const kind of dbKinds()) {
         const found = await repo.findCurrentWithOutputIds(repo.db, ws);
         assert.deepEqual(found?.outputIds, ['wsout-z', 'wsout-a', 'wsout-m']);
         assert.deepEqual(found?.version, await repo.findCurrent(repo.db, ws));
-        assert.deepEqual(found?.outputIds, (await repo.outputIds(repo.db, ['sv-co1'])).get('sv-co1'));
+        assert.deepEqual(found?.outputIds, (await outputs.outputIds(repo.db, ['sv-co1'])).get('sv-co1'));
       });
 
       it('lists by position ranges, and by index after retention left holes', async () => {
         const ws = 'ws-list';
         for (let i = 1; i <= 7; i++)
-          await repo.batched((trx) => append(repo, trx, ws, `sv-l${i}`, i % 2 === 0 ? 'discarded' : 'finalized'));
+          await commits.readWrite((trx) => append(repo, trx, ws, `sv-l${i}`, i % 2 === 0 ? 'discarded' : 'finalized'));
         const ids = async (statuses?: Array<'finalized' | 'discarded'>, limit = 3, offset = 0) =>
           (await repo.list(repo.db, ws, statuses, limit, offset)).items.map((v) => v.id);
         assert.deepEqual(await ids(undefined, 3, 0), ['sv-l7', 'sv-l6', 'sv-l5']);
@@ -138,7 +152,7 @@ for (const kind of dbKinds()) {
         assert.deepEqual(await ids(['discarded'], 2, 1), ['sv-l4', 'sv-l2']);
         assert.equal((await repo.list(repo.db, ws, ['finalized'], 20, 0)).total, 4);
         assert.equal(
-          await repo.transaction((trx) => repo.deleteVersions(trx, ['sv-l2', 'sv-l5', 'sv-l7'])),
+          await transaction((trx) => repo.deleteVersions(trx, ['sv-l2', 'sv-l5', 'sv-l7'])),
           2,
           'the current version stays',
         );
@@ -155,63 +169,63 @@ for (const kind of dbKinds()) {
       it('a tombstoned blob is reported to writers until it is revived', async () => {
         const sha = (kind === 'sqlite' ? 'a' : 'b').repeat(63) + (batchCommits ? '1' : '0');
         const now = new Date('2026-01-01T00:00:00Z');
-        assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, 5, now)), true);
-        assert.deepEqual(await repo.unreferencedBlobs(repo.db, 1000).then((l) => l.includes(sha)), true);
-        assert.equal(await repo.transaction((trx) => repo.markBlobDeleting(trx, sha, now)), true);
+        assert.equal(await transaction((trx) => blobs.touchBlob(trx, sha, 5, now)), true);
+        assert.deepEqual(await blobs.unreferencedBlobs(repo.db, 1000).then((l) => l.includes(sha)), true);
+        assert.equal(await transaction((trx) => blobs.markBlobDeleting(trx, sha, now)), true);
         assert.equal(
-          await repo.transaction((trx) => repo.markBlobDeleting(trx, sha, now)),
+          await transaction((trx) => blobs.markBlobDeleting(trx, sha, now)),
           false,
           'only one collector wins',
         );
-        assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, 5, now)), false);
-        await repo.transaction((trx) => repo.reviveBlob(trx, sha, 5, now));
-        assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, 5, now)), true);
+        assert.equal(await transaction((trx) => blobs.touchBlob(trx, sha, 5, now)), false);
+        await transaction((trx) => blobs.reviveBlob(trx, sha, 5, now));
+        assert.equal(await transaction((trx) => blobs.touchBlob(trx, sha, 5, now)), true);
       });
 
       it('keeps inline bytes until the collector marks the blob, and revives a tombstone with new bytes', async () => {
         const sha = (kind === 'sqlite' ? 'c' : 'd').repeat(63) + (batchCommits ? '1' : '0');
         const now = new Date('2026-01-01T00:00:00Z');
         const bytes = Buffer.from('{"version":4}');
-        assert.equal(await repo.inlineBlob(repo.db, sha), undefined);
-        await repo.batched((trx) => repo.putInlineBlob(trx, sha, bytes.length, bytes, now));
-        assert.ok((await repo.inlineBlob(repo.db, sha))?.equals(bytes));
+        assert.equal(await blobs.inlineBlob(repo.db, sha), undefined);
+        await commits.readWrite((trx) => blobs.putInlineBlob(trx, sha, bytes.length, bytes, now));
+        assert.ok((await blobs.inlineBlob(repo.db, sha))?.equals(bytes));
         assert.equal(
-          await repo.transaction((trx) => repo.touchBlob(trx, sha, bytes.length, now)),
+          await transaction((trx) => blobs.touchBlob(trx, sha, bytes.length, now)),
           true,
           'a live inline blob is shared',
         );
-        assert.equal(await repo.transaction((trx) => repo.markBlobDeleting(trx, sha, now)), true);
-        assert.equal(await repo.inlineBlob(repo.db, sha), undefined);
+        assert.equal(await transaction((trx) => blobs.markBlobDeleting(trx, sha, now)), true);
+        assert.equal(await blobs.inlineBlob(repo.db, sha), undefined);
         assert.equal(
-          await repo.transaction((trx) => repo.touchBlob(trx, sha, bytes.length, now)),
+          await transaction((trx) => blobs.touchBlob(trx, sha, bytes.length, now)),
           false,
           'a tombstone is reported',
         );
-        await repo.batched((trx) => repo.putInlineBlob(trx, sha, bytes.length, bytes, now));
-        assert.ok((await repo.inlineBlob(repo.db, sha))?.equals(bytes));
-        assert.equal(await repo.transaction((trx) => repo.touchBlob(trx, sha, bytes.length, now)), true);
+        await commits.readWrite((trx) => blobs.putInlineBlob(trx, sha, bytes.length, bytes, now));
+        assert.ok((await blobs.inlineBlob(repo.db, sha))?.equals(bytes));
+        assert.equal(await transaction((trx) => blobs.touchBlob(trx, sha, bytes.length, now)), true);
       });
 
       it('reports the workspaces each write touches', async () => {
         const seen: string[] = [];
-        repo.onChange((ids) => seen.push(...ids));
+        changes.onChange((ids) => seen.push(...ids));
         const ws = `ws-changes-${batchCommits ? 'b' : 't'}`;
-        await repo.batched((trx) => append(repo, trx, ws, `sv-ch1-${batchCommits}`));
+        await commits.readWrite((trx) => append(repo, trx, ws, `sv-ch1-${batchCommits}`));
         assert.ok(seen.length > 0 && seen.every((id) => id === ws));
         const writes: Array<(trx: Executor) => Promise<unknown>> = [
           (trx: Executor) => repo.markProcessed(trx, `sv-ch1-${batchCommits}`),
-          (trx: Executor) => repo.insertOutputs(trx, { id: `sv-ch1-${batchCommits}`, workspaceId: ws }, []),
+          (trx: Executor) => outputs.replace(trx, { id: `sv-ch1-${batchCommits}`, workspaceId: ws }, []),
           (trx: Executor) => repo.transition(trx, `sv-ch1-${batchCommits}`, 'finalized', 'backing_data_soft_deleted'),
           (trx: Executor) => repo.deleteWorkspaces(trx, [ws]),
         ];
         // Once as the write is made (before the commit), and once more after the transaction ended.
         let inside = false;
         const when: string[] = [];
-        repo.onChange(() => when.push(inside ? 'before commit' : 'after'));
+        changes.onChange(() => when.push(inside ? 'before commit' : 'after'));
         for (const write of writes) {
           seen.length = 0;
           when.length = 0;
-          await repo.transaction(async (trx) => {
+          await transaction(async (trx) => {
             inside = true;
             await write(trx);
             inside = false;

@@ -1,21 +1,19 @@
 import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
-import type { Db } from '../../db/database.js';
 import { RawJson } from '../../shared/raw-json.js';
-import { cipherOf, maybeSealText, noDataKeys, openBuffer, openText } from '../../secrets/content-cipher.js';
-import type { ContentSealing, DataKeyLookup } from '../../secrets/content-cipher.js';
 import type { Database } from '../../db/schema.js';
 import { OneParamQuery, ParamQuery, RowInsert } from '../../db/one-param-query.js';
 import type { TfeStateVersionsTable } from '../../db/schema-tfe-state.js';
+import type { StateChanges } from './state-changes.js';
+import type { StateOutputRepo } from './state-output-repo.js';
 import type { ExtractJson } from './state-extract.js';
-import type { StateClaims, StateVersion, StateVersionOutput, StateVersionStatus } from './state-version.js';
+import type { StateClaims, StateVersion, StateVersionStatus } from './state-version.js';
 
 /** A database handle or the caller's transaction (a Transaction is a Kysely). */
 export type Executor = Kysely<Database>;
 
 export type StateVersionRow = Selectable<TfeStateVersionsTable>;
 
-const json = (s: string | null): unknown => (s === null ? null : (JSON.parse(s) as unknown));
 const raw = (s: string | null): RawJson | null => (s === null ? null : new RawJson(s));
 
 export function toStateVersion(r: StateVersionRow): StateVersion {
@@ -66,152 +64,30 @@ export interface ExtractedFields {
   billableRumCount: number | null;
 }
 
-export interface NewOutput {
-  id: string;
-  name: string;
-  sensitive: boolean;
-  type: string;
-  detailedType: unknown;
-  value: unknown;
-}
+export type { NewOutput } from './state-output-repo.js';
 
-interface BatchItem {
-  fn: (trx: Executor) => Promise<unknown>;
-  resolve: (v: unknown) => void;
-  reject: (err: unknown) => void;
-}
-
-const MAX_BATCH = 256;
-
-/** Told which workspaces' versions, outputs or head a write touched (before its commit, and again once committed). */
-export type StateChangeListener = (workspaceIds: readonly string[]) => void;
-
-/** All SQL of the state versions module. */
+/**
+ * All SQL of `tfe_state_versions` and `tfe_state_heads` (a workspace's history position,
+ * version count and current version). Outputs are StateOutputRepo's, blobs StateBlobRepo's;
+ * a version's deletion removes its outputs through StateOutputRepo.
+ */
 export class StateVersionRepo {
-  #queue: BatchItem[] = [];
-  #flushing = false;
-  #listeners: StateChangeListener[] = [];
-  /** The changes reported while transactions this repo opened were running; `#logStart` numbers the first. */
-  #log: Array<readonly string[]> = [];
-  #logStart = 0;
-  #open = 0;
-
-  /**
-   * `batchCommits`: group concurrent write transactions into one commit (SQLite; see `batched`).
-   * `lazySync`: run that commit with its fsync off the event loop (Db.lazySyncTransaction).
-   */
   constructor(
     private readonly deps: {
       db: Kysely<Database>;
-      batchCommits?: boolean;
-      lazySync?: Db['lazySyncTransaction'];
-      /** Output values are sealed with it, and stored content opened (secrets/content-cipher.ts). */
-      sealing?: ContentSealing;
+      /** Removes the outputs of versions deleted or purged here. */
+      outputs: StateOutputRepo;
+      /** Told which workspaces' versions or head a write touched. */
+      changes?: StateChanges;
     },
   ) {}
-
-  get #lookup(): DataKeyLookup {
-    return this.deps.sealing?.lookup ?? noDataKeys;
-  }
 
   get db(): Kysely<Database> {
     return this.deps.db;
   }
 
-  /**
-   * Every method that writes state versions, their outputs or a workspace's head calls
-   * the listeners with the workspaces it touched, so in-process caches of what these
-   * tables hold cannot miss a write made through this repo. The call comes before the
-   * commit, so that no answer read after the commit is kept from before it; a transaction
-   * opened here (`transaction`, `batched`) calls them again once it has ended, for what a
-   * reader on another connection (PostgreSQL's pool) read between the first call and the
-   * commit, and kept (RecentCache refuses only values read before a call).
-   */
-  onChange(listener: StateChangeListener): void {
-    this.#listeners.push(listener);
-  }
-
   #changed(workspaceIds: readonly string[]): void {
-    if (workspaceIds.length === 0) return;
-    for (const l of this.#listeners) l(workspaceIds);
-    if (this.#open > 0) this.#log.push(workspaceIds);
-  }
-
-  /** Runs a transaction; the workspaces reported while it ran are reported again once it has ended. */
-  async #reportingAfter<T>(run: () => Promise<T>): Promise<T> {
-    const from = this.#logStart + this.#log.length;
-    this.#open++;
-    try {
-      return await run();
-    } finally {
-      this.#open--;
-      const touched = new Set(this.#log.slice(from - this.#logStart).flat());
-      if (this.#open === 0) {
-        this.#logStart += this.#log.length;
-        this.#log = [];
-      }
-      if (touched.size > 0) for (const l of this.#listeners) l([...touched]);
-    }
-  }
-
-  transaction<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
-    return this.#reportingAfter(() => this.deps.db.transaction().execute(fn));
-  }
-
-  /**
-   * A short write transaction whose commit may be shared with concurrent callers.
-   * SQLite has one writer and a durable commit costs an fsync that blocks the process,
-   * so one commit per request caps the write rate at the disk's fsync rate. Callers
-   * that arrive while a commit is being prepared join the next batch: each runs inside
-   * its own savepoint (a failure undoes only its own writes) and every caller is
-   * answered after the single durable COMMIT. On PostgreSQL each call is its own
-   * transaction (the server groups commits itself).
-   */
-  batched<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
-    if (!this.deps.batchCommits) return this.transaction(fn);
-    return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.#flushing) {
-        this.#flushing = true;
-        setImmediate(() => void this.#flush());
-      }
-    });
-  }
-
-  async #flush(): Promise<void> {
-    const batch = this.#queue.splice(0, MAX_BATCH);
-    const results: Array<{ ok: true; value: unknown } | { ok: false; err: unknown }> = [];
-    const run = async (trx: Executor): Promise<void> => {
-      for (const item of batch) {
-        await sql`savepoint batch_item`.execute(trx);
-        try {
-          const value = await item.fn(trx);
-          await sql`release savepoint batch_item`.execute(trx);
-          results.push({ ok: true, value });
-        } catch (err) {
-          await sql`rollback to savepoint batch_item`.execute(trx);
-          await sql`release savepoint batch_item`.execute(trx);
-          results.push({ ok: false, err });
-        }
-      }
-    };
-    let failure: { err: unknown } | null = null;
-    try {
-      const lazySync = this.deps.lazySync;
-      if (lazySync) await this.#reportingAfter(() => lazySync(run));
-      else await this.transaction(run);
-    } catch (err) {
-      failure = { err };
-    }
-    // One commit in flight at a time: callers that arrived during this one's fsync form the next batch.
-    if (this.#queue.length > 0) setImmediate(() => void this.#flush());
-    else this.#flushing = false;
-    batch.forEach((item, i) => {
-      const r = results[i];
-      if (failure) item.reject(failure.err);
-      else if (r?.ok) item.resolve(r.value);
-      else item.reject(r?.err);
-    });
+    this.deps.changes?.changed(workspaceIds);
   }
 
   async findById(ex: Executor, id: string): Promise<StateVersion | undefined> {
@@ -316,8 +192,7 @@ export class StateVersionRepo {
   async deleteWorkspaces(trx: Executor, workspaceIds: string[]): Promise<boolean> {
     if (workspaceIds.length === 0) return false;
     this.#changed(workspaceIds);
-    const ids = trx.selectFrom('tfe_state_versions').select('id').where('workspace_id', 'in', workspaceIds);
-    await trx.deleteFrom('tfe_state_version_outputs').where('state_version_id', 'in', ids).execute();
+    await this.deps.outputs.deleteOfWorkspaces(trx, workspaceIds);
     const res = await trx.deleteFrom('tfe_state_versions').where('workspace_id', 'in', workspaceIds).executeTakeFirst();
     await trx.deleteFrom('tfe_state_heads').where('workspace_id', 'in', workspaceIds).execute();
     return Number(res.numDeletedRows) > 0;
@@ -512,7 +387,7 @@ export class StateVersionRepo {
       state_sha256: null,
       json_sha256: null,
     });
-    if (moved) await trx.deleteFrom('tfe_state_version_outputs').where('state_version_id', '=', id).execute();
+    if (moved) await this.deps.outputs.deleteOfVersions(trx, [id]);
     return moved;
   }
 
@@ -589,229 +464,6 @@ export class StateVersionRepo {
       .limit(1)
       .executeTakeFirst();
     return r?.status === 'pending';
-  }
-
-  async insertOutputs(
-    trx: Executor,
-    version: { id: string; workspaceId: string },
-    outputs: NewOutput[],
-  ): Promise<void> {
-    const stateVersionId = version.id;
-    this.#changed([version.workspaceId]);
-    await trx.deleteFrom('tfe_state_version_outputs').where('state_version_id', '=', stateVersionId).execute();
-    if (outputs.length === 0) return;
-    await trx
-      .insertInto('tfe_state_version_outputs')
-      .values(
-        outputs.map((o, i) => ({
-          id: o.id,
-          state_version_id: stateVersionId,
-          position: i,
-          name: o.name,
-          sensitive: o.sensitive ? 1 : 0,
-          type: o.type,
-          detailed_type:
-            o.detailedType === null || o.detailedType === undefined ? null : JSON.stringify(o.detailedType),
-          value: maybeSealText(this.deps.sealing, JSON.stringify(o.value ?? null)),
-        })),
-      )
-      .execute();
-  }
-
-  async hasOutputs(ex: Executor, stateVersionId: string): Promise<boolean> {
-    const r = await ex
-      .selectFrom('tfe_state_version_outputs')
-      .select('id')
-      .where('state_version_id', '=', stateVersionId)
-      .limit(1)
-      .executeTakeFirst();
-    return r !== undefined;
-  }
-
-  /** Output ids per state version, in file order. */
-  async outputIds(ex: Executor, stateVersionIds: string[]): Promise<Map<string, string[]>> {
-    const out = new Map<string, string[]>(stateVersionIds.map((id) => [id, []]));
-    if (stateVersionIds.length === 0) return out;
-    const rows = await ex
-      .selectFrom('tfe_state_version_outputs')
-      .select(['id', 'state_version_id'])
-      .where('state_version_id', 'in', stateVersionIds)
-      .orderBy('state_version_id')
-      .orderBy('position')
-      .execute();
-    for (const r of rows) out.get(r.state_version_id)?.push(r.id);
-    return out;
-  }
-
-  async outputs(ex: Executor, stateVersionIds: string[]): Promise<StateVersionOutput[]> {
-    if (stateVersionIds.length === 0) return [];
-    const rows = await ex
-      .selectFrom('tfe_state_version_outputs')
-      .selectAll()
-      .where('state_version_id', 'in', stateVersionIds)
-      .orderBy('state_version_id')
-      .orderBy('position')
-      .execute();
-    return Promise.all(
-      rows.map(async (r) => ({
-        id: r.id,
-        stateVersionId: r.state_version_id,
-        name: r.name,
-        sensitive: r.sensitive === 1,
-        type: r.type,
-        detailedType: json(r.detailed_type),
-        value: json(r.value === null ? null : await openText(r.value, this.#lookup, cipherOf(this.deps.sealing))),
-      })),
-    );
-  }
-
-  // ---- blob references -------------------------------------------------------
-
-  /**
-   * Records that a version is about to reference the blob. Returns false when the blob
-   * row is a tombstone: the collector removed the bytes, so the caller must store them
-   * again and call `reviveBlob`. On PostgreSQL the upsert holds the row until commit,
-   * so the collector (which locks the row before checking references) waits for us.
-   */
-  async touchBlob(trx: Executor, sha256: string, size: number, now: Date): Promise<boolean> {
-    return this.upsertBlobRowIf(trx, sha256, size, now, 0);
-  }
-
-  /** Inserts the blob's row in state `deleting`, or touches the one there if it is in that state; false otherwise. */
-  private async upsertBlobRowIf(
-    trx: Executor,
-    sha256: string,
-    size: number,
-    now: Date,
-    deleting: 0 | 1,
-  ): Promise<boolean> {
-    const r = await trx
-      .insertInto('tfe_state_blobs')
-      .values({ sha256, size, deleting, updated_at: now.toISOString() })
-      .onConflict((oc) =>
-        oc
-          .column('sha256')
-          .doUpdateSet((eb) => ({ updated_at: eb.ref('excluded.updated_at') }))
-          .where('tfe_state_blobs.deleting', '=', deleting),
-      )
-      .returning('sha256')
-      .executeTakeFirst();
-    return r !== undefined;
-  }
-
-  /**
-   * Stores a small blob's bytes in its row (written in the transaction of the version
-   * that references it). Always succeeds: a tombstone is revived with these bytes, and a
-   * live row is touched (its bytes, inline or in the blob store, are the same content).
-   */
-  async putInlineBlob(trx: Executor, sha256: string, size: number, data: Buffer, now: Date): Promise<void> {
-    await this.putInlineBlobQuery.run(trx, sha256, size, now.toISOString(), data);
-  }
-
-  private readonly putInlineBlobQuery = new ParamQuery(
-    (sha256: string, size: number, updatedAt: string, data: Buffer) =>
-      this.deps.db
-        .insertInto('tfe_state_blobs')
-        .values({ sha256, size, deleting: sql<number>`0`, updated_at: updatedAt, data })
-        .onConflict((oc) =>
-          oc.column('sha256').doUpdateSet((eb) => ({
-            deleting: sql<number>`0`,
-            updated_at: eb.ref('excluded.updated_at'),
-            data: eb.ref('excluded.data'),
-          })),
-        ),
-  );
-
-  /** The bytes (opened) of a live blob stored inline; undefined when they are in the blob store (or gone). */
-  async inlineBlob(ex: Executor, sha256: string): Promise<Buffer | undefined> {
-    const r = await ex
-      .selectFrom('tfe_state_blobs')
-      .select('data')
-      .where('sha256', '=', sha256)
-      .where('deleting', '=', 0)
-      .executeTakeFirst();
-    const d = r?.data;
-    if (d === null || d === undefined) return undefined;
-    return openBuffer(Buffer.isBuffer(d) ? d : Buffer.from(d), this.#lookup, cipherOf(this.deps.sealing));
-  }
-
-  /** After storing the bytes again: the blob is live. */
-  async reviveBlob(trx: Executor, sha256: string, size: number, now: Date): Promise<void> {
-    await trx
-      .insertInto('tfe_state_blobs')
-      .values({ sha256, size, deleting: 0, updated_at: now.toISOString() })
-      .onConflict((oc) => oc.column('sha256').doUpdateSet({ deleting: 0, updated_at: now.toISOString() }))
-      .execute();
-  }
-
-  /** Blobs no version references (tombstones excluded). */
-  async unreferencedBlobs(ex: Executor, limit: number): Promise<string[]> {
-    const rows = await ex
-      .selectFrom('tfe_state_blobs as b')
-      .select('b.sha256')
-      .where('b.deleting', '=', 0)
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('tfe_state_versions as v')
-              .select('v.id')
-              .where((w) =>
-                w.or([w('v.state_sha256', '=', w.ref('b.sha256')), w('v.json_sha256', '=', w.ref('b.sha256'))]),
-              ),
-          ),
-        ),
-      )
-      .limit(limit)
-      .execute();
-    return rows.map((r) => r.sha256);
-  }
-
-  /**
-   * Locks the blob row by marking it deleted (inline bytes go with it, unless the
-   * transaction rolls back); false when another collector got there first.
-   */
-  async markBlobDeleting(trx: Executor, sha256: string, now: Date): Promise<boolean> {
-    const res = await trx
-      .updateTable('tfe_state_blobs')
-      .set({ deleting: 1, updated_at: now.toISOString(), data: null })
-      .where('sha256', '=', sha256)
-      .where('deleting', '=', 0)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) > 0;
-  }
-
-  /** Of these blobs, the ones with a live row (referenced, or about to be, by a version). */
-  async liveBlobs(ex: Executor, sha256s: string[]): Promise<Set<string>> {
-    if (sha256s.length === 0) return new Set();
-    const rows = await ex
-      .selectFrom('tfe_state_blobs')
-      .select('sha256')
-      .where('sha256', 'in', sha256s)
-      .where('deleting', '=', 0)
-      .execute();
-    return new Set(rows.map((r) => r.sha256));
-  }
-
-  /**
-   * Takes a stored blob that has no live row for removal, as `markBlobDeleting` takes a
-   * row: writes a tombstone (or keeps the one there). False when a live row exists by now:
-   * a writer registered the blob meanwhile. On PostgreSQL a writer that upserts the row
-   * afterwards waits for this transaction and then finds the tombstone, so it stores the
-   * bytes again (BlobCollectedError).
-   */
-  async claimOrphanBlob(trx: Executor, sha256: string, size: number, now: Date): Promise<boolean> {
-    return this.upsertBlobRowIf(trx, sha256, size, now, 1);
-  }
-
-  async blobReferenced(ex: Executor, sha256: string): Promise<boolean> {
-    const r = await ex
-      .selectFrom('tfe_state_versions')
-      .select('id')
-      .where((eb) => eb.or([eb('state_sha256', '=', sha256), eb('json_sha256', '=', sha256)]))
-      .limit(1)
-      .executeTakeFirst();
-    return r !== undefined;
   }
 
   // ---- maintenance -----------------------------------------------------------
@@ -920,7 +572,7 @@ export class StateVersionRepo {
     const perWorkspace = new Map<string, number>();
     for (const o of owners) perWorkspace.set(o.workspace_id, (perWorkspace.get(o.workspace_id) ?? 0) + 1);
     this.#changed([...perWorkspace.keys()]);
-    await trx.deleteFrom('tfe_state_version_outputs').where('state_version_id', 'in', del).execute();
+    await this.deps.outputs.deleteOfVersions(trx, del);
     const res = await trx.deleteFrom('tfe_state_versions').where('id', 'in', del).executeTakeFirst();
     for (const [workspaceId, n] of perWorkspace) {
       await trx

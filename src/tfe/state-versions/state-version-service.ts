@@ -14,7 +14,8 @@ import type { WorkspaceService } from '../workspaces/workspace-service.js';
 import type { Workspace } from '../workspaces/workspace.js';
 import { inspectStateFile, parseJsonStateOutputs } from './state-file.js';
 import type { StateOutput } from './state-file.js';
-import type { Executor, NewOutput, StateVersionRepo } from './state-version-repo.js';
+import type { Executor, NewOutput } from './state-version-repo.js';
+import type { StateRepos } from './state-repos.js';
 import {
   acceptStateContent,
   backingDataTransition,
@@ -65,7 +66,7 @@ export interface VersionContent {
 }
 
 export interface StateVersionServiceDeps {
-  repo: StateVersionRepo;
+  repos: StateRepos;
   workspaces: WorkspaceService;
   blobs: BlobStore;
   jobs: JobQueue;
@@ -76,7 +77,7 @@ export interface StateVersionServiceDeps {
   settings: StateVersionSettings;
   /**
    * Keep each workspace's current version in memory (see `currentWithOutputIds`). Only
-   * where every write goes through this process's repo or moves `externalChanges`: SQLite's
+   * where every write goes through this process's repos or moves `externalChanges`: SQLite's
    * `data_version`, PostgreSQL's change notifications from other nodes (Db.externalChanges).
    */
   currentVersionCache?: { externalChanges?: () => number; externalCheckMs?: number };
@@ -153,8 +154,8 @@ export class StateVersionService {
         externalChanges: deps.currentVersionCache.externalChanges,
         externalCheckMs: deps.currentVersionCache.externalCheckMs,
       });
-      // Every write to a workspace's versions, outputs or head goes through the repo, which reports it here.
-      deps.repo.onChange((workspaceIds) => {
+      // Every write to a workspace's versions, outputs or head goes through the repos, which report it here.
+      deps.repos.changes.onChange((workspaceIds) => {
         for (const id of workspaceIds) cache.delete(id);
       });
       this.currentCache = cache;
@@ -220,13 +221,14 @@ export class StateVersionService {
 
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.deps.repo.batched(async (trx) => {
-          const { seq, currentId } = await this.deps.repo.advanceHead(trx, ws.id);
-          const current = currentId && !input.force ? await this.deps.repo.claimsOf(trx, currentId) : undefined;
+        return await this.deps.repos.commits.readWrite(async (trx) => {
+          const { seq, currentId } = await this.deps.repos.versions.advanceHead(trx, ws.id);
+          const current =
+            currentId && !input.force ? await this.deps.repos.versions.claimsOf(trx, currentId) : undefined;
           checkAgainstCurrent(current ?? null, claims, input.force);
           await this.useBlobs(trx, infos, attempt > 0);
           const [stateInfo, jsonInfo] = infos;
-          const created = await this.deps.repo.insert(trx, {
+          const created = await this.deps.repos.versions.insert(trx, {
             id,
             workspace_id: ws.id,
             seq,
@@ -261,9 +263,9 @@ export class StateVersionService {
           });
           // A pending version supersedes older pending ones at once but becomes current only
           // when its upload finalizes it (StateUploadService.upload): current is the newest finalized.
-          if (pending) await this.deps.repo.discardPending(trx, ws.id, id);
+          if (pending) await this.deps.repos.versions.discardPending(trx, ws.id, id);
           else await this.makeCurrent(trx, ws.id, id);
-          if (outputs) await this.deps.repo.insertOutputs(trx, { id, workspaceId: ws.id }, outputs);
+          if (outputs) await this.deps.repos.outputs.replace(trx, { id, workspaceId: ws.id }, outputs);
           if (!pending) await this.deps.jobs.enqueue(trx, extractionJob(id));
           // Making it current changes nothing in its row.
           return { version: created, outputIds: outputs?.map((o) => o.id) ?? [] };
@@ -278,7 +280,7 @@ export class StateVersionService {
   /** Roll back (PATCH /workspaces/:id/state-versions): a copy of an older version becomes current. */
   async rollback(actor: Actor, workspaceId: string, targetId: string): Promise<StateVersion> {
     const ws = await this.writableWorkspace(actor, workspaceId);
-    const target = await this.deps.repo.findById(this.deps.repo.db, targetId);
+    const target = await this.deps.repos.versions.findById(this.deps.repos.versions.db, targetId);
     if (!target || target.workspaceId !== ws.id) {
       throw notFound(
         `state version ${targetId} not found in this workspace`,
@@ -293,12 +295,12 @@ export class StateVersionService {
     }
     const id = tfeId('sv');
     const now = this.deps.clock.now();
-    return this.deps.repo.batched(async (trx) => {
-      const { seq } = await this.deps.repo.advanceHead(trx, ws.id);
+    return this.deps.repos.commits.readWrite(async (trx) => {
+      const { seq } = await this.deps.repos.versions.advanceHead(trx, ws.id);
       // Re-read inside the transaction: the target may have been soft deleted meanwhile.
-      const t = await this.deps.repo.findById(trx, target.id);
+      const t = await this.deps.repos.versions.findById(trx, target.id);
       if (!t || t.status !== 'finalized') throw conflict('the state version to roll back to is no longer finalized');
-      await this.deps.repo.insert(trx, {
+      await this.deps.repos.versions.insert(trx, {
         id,
         workspace_id: ws.id,
         seq,
@@ -331,21 +333,21 @@ export class StateVersionService {
         purge_after: null,
         created_at: now.toISOString(),
       });
-      const outputs = await this.deps.repo.outputs(trx, [t.id]);
-      await this.deps.repo.insertOutputs(
+      const outputs = await this.deps.repos.outputs.outputs(trx, [t.id]);
+      await this.deps.repos.outputs.replace(
         trx,
         { id, workspaceId: ws.id },
         outputs.map((o) => ({ ...o, id: tfeId('wsout') })),
       );
       await this.makeCurrent(trx, ws.id, id);
       if (!t.resourcesProcessed) await this.deps.jobs.enqueue(trx, extractionJob(id));
-      return (await this.deps.repo.findById(trx, id)) as StateVersion;
+      return (await this.deps.repos.versions.findById(trx, id)) as StateVersion;
     });
   }
 
   /** Show a state version (404 when missing or not readable by the actor). */
   async get(actor: Actor, id: string): Promise<StateVersion> {
-    const v = await this.deps.repo.findById(this.deps.repo.db, id);
+    const v = await this.deps.repos.versions.findById(this.deps.repos.versions.db, id);
     if (!v) throw notFound(`state version ${id} not found`);
     await this.deps.workspaces.authorize(actor, v.workspaceId, 'read-state-versions').catch((err: unknown) => {
       throw isNotFoundLike(err) ? notFound(`state version ${id} not found`) : err;
@@ -356,7 +358,7 @@ export class StateVersionService {
   /** The workspace's current state version (404 when there is none). */
   async current(actor: Actor, workspaceId: string): Promise<StateVersion> {
     const ws = await this.deps.workspaces.authorize(actor, workspaceId, 'read-state-versions');
-    const v = await this.deps.repo.findCurrent(this.deps.repo.db, ws.id);
+    const v = await this.deps.repos.versions.findCurrent(this.deps.repos.versions.db, ws.id);
     if (!v) throw notFound(`workspace ${workspaceId} has no current state version`);
     return v;
   }
@@ -365,7 +367,7 @@ export class StateVersionService {
    * current() with the ids of its outputs (the hot read of `GET …/current-state-version`).
    * The permission answer may be a couple of seconds old (WorkspaceService.authorizedId).
    * With the current-version cache (SQLite) the answer comes from memory until a write
-   * through the repo touches the workspace, or another process commits to the database;
+   * through the repos touches the workspace, or another process commits to the database;
    * the same object is returned while it stays valid, so callers may memoize what they
    * derive from it by identity. Versions that still show an upload URL are not kept:
    * their document changes when the URL expires.
@@ -376,7 +378,7 @@ export class StateVersionService {
     const hit = cache?.get(wsId);
     if (hit) return hit;
     const since = cache?.epoch() ?? 0;
-    const found = await this.deps.repo.findCurrentWithOutputIds(this.deps.repo.db, wsId);
+    const found = await this.deps.repos.versions.findCurrentWithOutputIds(this.deps.repos.versions.db, wsId);
     if (!found) throw notFound(`workspace ${workspaceId} has no current state version`);
     if (cache && !this.hasLiveUploadUrl(found.version)) cache.set(wsId, Object.freeze(found), since);
     return found;
@@ -389,8 +391,8 @@ export class StateVersionService {
   ): Promise<Page<StateVersion>> {
     const view = await this.deps.workspaces.getByName(actor, q.organization, q.workspace);
     const ws = await this.deps.workspaces.authorize(actor, view.workspace.id, 'read-state-versions');
-    const { items, total } = await this.deps.repo.list(
-      this.deps.repo.db,
+    const { items, total } = await this.deps.repos.versions.list(
+      this.deps.repos.versions.db,
       ws.id,
       q.statuses,
       q.page.size,
@@ -406,15 +408,15 @@ export class StateVersionService {
     action: BackingDataAction,
     deleteOlderThanNDays?: number,
   ): Promise<StateVersion> {
-    const v = await this.deps.repo.findById(this.deps.repo.db, id);
+    const v = await this.deps.repos.versions.findById(this.deps.repos.versions.db, id);
     if (!v) throw notFound(`state version ${id} not found`);
     await this.deps.workspaces.authorize(actor, v.workspaceId, 'organization-owner').catch((err: unknown) => {
       throw isNotFoundLike(err) ? notFound(`state version ${id} not found`) : err;
     });
     const now = this.deps.clock.now();
-    return this.deps.repo.transaction(async (trx) => {
-      const fresh = (await this.deps.repo.findById(trx, id)) as StateVersion;
-      const isCurrent = (await this.deps.repo.currentId(trx, fresh.workspaceId)) === id;
+    return this.deps.repos.units.readWrite(async (trx) => {
+      const fresh = (await this.deps.repos.versions.findById(trx, id)) as StateVersion;
+      const isCurrent = (await this.deps.repos.versions.currentId(trx, fresh.workspaceId)) === id;
       const to = backingDataTransition(action, fresh.status, isCurrent);
       if (to === fresh.status) return fresh;
       const extra =
@@ -430,21 +432,21 @@ export class StateVersionService {
           : { soft_deleted_at: null, delete_older_than_n_days: null, purge_after: null };
       const moved =
         to === 'backing_data_permanently_deleted'
-          ? await this.deps.repo.purgeBackingData(trx, id)
-          : await this.deps.repo.transition(trx, id, fresh.status, to, extra);
+          ? await this.deps.repos.versions.purgeBackingData(trx, id)
+          : await this.deps.repos.versions.transition(trx, id, fresh.status, to, extra);
       if (!moved) {
         throw conflict('the state version changed meanwhile; try again');
       }
       if (to === 'backing_data_permanently_deleted') {
         await this.deps.jobs.enqueue(trx, { kind: STATE_BLOB_GC_JOB, dedupeKey: STATE_BLOB_GC_JOB });
       }
-      return (await this.deps.repo.findById(trx, id)) as StateVersion;
+      return (await this.deps.repos.versions.findById(trx, id)) as StateVersion;
     });
   }
 
   /** For the workspace unlock rule: the newest version is still waiting for its upload. */
   async latestIsPending(workspaceId: string): Promise<boolean> {
-    return this.deps.repo.latestIsPending(this.deps.repo.db, workspaceId);
+    return this.deps.repos.versions.latestIsPending(this.deps.repos.versions.db, workspaceId);
   }
 
   private hasLiveUploadUrl(v: StateVersion): boolean {
@@ -465,21 +467,21 @@ export class StateVersionService {
 
   /** Output ids per version, for the `outputs` relationship; none while the backing data is deleted. */
   async outputIds(versions: StateVersion[]): Promise<Map<string, string[]>> {
-    return this.deps.repo.outputIds(this.deps.repo.db, readableIds(versions));
+    return this.deps.repos.outputs.outputIds(this.deps.repos.versions.db, readableIds(versions));
   }
 
   /** The outputs of these versions (`include=outputs`), leaving out those whose backing data is deleted. */
   async outputs(versions: StateVersion[]): Promise<StateVersionOutput[]> {
-    return this.deps.repo.outputs(this.deps.repo.db, readableIds(versions));
+    return this.deps.repos.outputs.outputs(this.deps.repos.versions.db, readableIds(versions));
   }
 
   /** The bytes of stored content (inline in the database or in the blob store). */
   async content(sha256: string): Promise<AsyncIterable<Buffer>> {
-    return openStateContent(this.deps.repo, this.deps.blobs, sha256);
+    return openStateContent(this.deps.repos.blobs, this.deps.blobs, sha256);
   }
 
   async versionsById(ids: string[]): Promise<StateVersion[]> {
-    return this.deps.repo.findManyByIds(this.deps.repo.db, ids);
+    return this.deps.repos.versions.findManyByIds(this.deps.repos.versions.db, ids);
   }
 
   private async writableWorkspace(actor: Actor, workspaceId: string): Promise<Workspace> {
@@ -490,18 +492,18 @@ export class StateVersionService {
 
   /** The new (finalized) version becomes current; pending versions it supersedes are discarded. */
   private async makeCurrent(trx: Executor, workspaceId: string, id: string): Promise<void> {
-    await this.deps.repo.discardPending(trx, workspaceId, id);
-    await this.deps.repo.setCurrent(trx, workspaceId, id);
+    await this.deps.repos.versions.discardPending(trx, workspaceId, id);
+    await this.deps.repos.versions.setCurrent(trx, workspaceId, id);
   }
 
   /** Current version id per workspace (for the workspaces' `current-state-version` relationship). */
   async currentIds(workspaceIds: string[]): Promise<Map<string, string>> {
-    return this.deps.repo.currentIds(this.deps.repo.db, workspaceIds);
+    return this.deps.repos.versions.currentIds(this.deps.repos.versions.db, workspaceIds);
   }
 
   /** Inside the transaction that deletes workspaces: their state versions go too; blobs are collected later. */
   async onWorkspacesDeleted(trx: Executor, workspaceIds: string[]): Promise<void> {
-    if (await this.deps.repo.deleteWorkspaces(trx, workspaceIds)) {
+    if (await this.deps.repos.versions.deleteWorkspaces(trx, workspaceIds)) {
       await this.deps.jobs.enqueue(trx, { kind: STATE_BLOB_GC_JOB, dedupeKey: STATE_BLOB_GC_JOB });
     }
   }
@@ -518,11 +520,11 @@ export class StateVersionService {
     const now = this.deps.clock.now();
     for (const info of infos) {
       if (!info) continue;
-      if (info.inline) await this.deps.repo.putInlineBlob(trx, info.sha256, info.size, info.inline, now);
-      else if (revive) await this.deps.repo.reviveBlob(trx, info.sha256, info.size, now);
-      else if (!(await this.deps.repo.touchBlob(trx, info.sha256, info.size, now))) {
+      if (info.inline) await this.deps.repos.blobs.putInlineBlob(trx, info.sha256, info.size, info.inline, now);
+      else if (revive) await this.deps.repos.blobs.reviveBlob(trx, info.sha256, info.size, now);
+      else if (!(await this.deps.repos.blobs.touchBlob(trx, info.sha256, info.size, now))) {
         if (!(await this.deps.blobs.stat(info.sha256))) throw new BlobCollectedError(info.sha256);
-        await this.deps.repo.reviveBlob(trx, info.sha256, info.size, now);
+        await this.deps.repos.blobs.reviveBlob(trx, info.sha256, info.size, now);
       }
     }
   }

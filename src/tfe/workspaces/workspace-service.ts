@@ -321,7 +321,7 @@ export class WorkspaceService {
   /** Deletes the workspace and (through the state versions hook) its state. */
   async delete(actor: Actor, ref: WorkspaceRef): Promise<void> {
     const { ws } = await this.load(actor, ref, 'admin');
-    await this.deps.db.kysely.transaction().execute(async (trx) => {
+    await this.deps.db.units.readWrite(async (trx) => {
       if (this.hooks.onWorkspacesDeleted) await this.hooks.onWorkspacesDeleted(trx, [ws.id]);
       await this.deps.repo.delete(ws.id, trx);
     });

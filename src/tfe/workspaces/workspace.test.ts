@@ -270,7 +270,7 @@ for (const kind of dbKinds()) {
           db: db2,
           clock: f.clock,
           adminTokens: new AdminTokenService({
-            repo: new AdminTokenRepo({ db: db2.kysely, kind: db2.kind }),
+            repo: new AdminTokenRepo({ db: db2.kysely, units: db2.units }),
             clock: f.clock,
           }),
         });
