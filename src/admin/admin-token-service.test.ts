@@ -46,6 +46,21 @@ for (const kind of dbKinds()) {
       await tokens.revoke(shown[0]!);
     });
 
+    it('is honoured by a request made the moment it is shown, before its commit has ended', async () => {
+      const tokens = service(tdb.db);
+      let check: Promise<boolean> | undefined;
+      let token = '';
+      await tokens.ensureInitial((t) => {
+        token = t ?? '';
+        // A script that reads the banner and calls at once: the answer waits for the commit.
+        check = tokens.isAdmin(token);
+      });
+      assert.match(token, TOKEN);
+      assert.equal(await check, true);
+      assert.equal(await tokens.isAdmin('sr.not-the-one'), false);
+      await tokens.revoke(token);
+    });
+
     // Several nodes share PostgreSQL only: a SQLite data directory serves one server (main.ts).
     if (kind === 'postgres')
       it('is shown by exactly one of several nodes starting at once on a fresh database', async () => {

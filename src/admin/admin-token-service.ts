@@ -19,6 +19,12 @@ export interface AdminTokenSummary {
  * are made on the server's machine (`strongroom admin-token create`). Only hashes are kept.
  */
 export class AdminTokenService {
+  /**
+   * The initial token between being shown and being committed: a client that read it from the
+   * banner and uses it at once is answered after the commit, not refused before it.
+   */
+  #shown: { hash: string; committed: Promise<unknown> } | undefined;
+
   constructor(private readonly deps: { repo: AdminTokenRepo; clock: Clock }) {}
 
   /**
@@ -31,12 +37,21 @@ export class AdminTokenService {
    * fails after `show`, this rejects: the token shown is not valid.
    */
   async ensureInitial(show: (token: string | undefined) => void): Promise<void> {
-    await this.deps.repo.exclusively(async (repo) => {
-      if ((await repo.count()) > 0) return show(undefined);
-      const token = newAdminToken();
-      await repo.insert(hashToken(token), this.deps.clock.now());
-      show(token);
-    });
+    let committed!: () => void;
+    const done = new Promise<void>((resolve) => (committed = resolve));
+    try {
+      await this.deps.repo.exclusively(async (repo) => {
+        if ((await repo.count()) > 0) return show(undefined);
+        const token = newAdminToken();
+        const hash = hashToken(token);
+        await repo.insert(hash, this.deps.clock.now());
+        this.#shown = { hash, committed: done };
+        show(token);
+      });
+    } finally {
+      committed();
+      this.#shown = undefined;
+    }
   }
 
   /** Makes one more admin token (the recovery path when the printed one is lost); returned once, kept as a hash. */
@@ -78,7 +93,10 @@ export class AdminTokenService {
 
   async isAdmin(token: string): Promise<boolean> {
     if (!token) return false;
-    return this.deps.repo.exists(hashToken(token));
+    const hash = hashToken(token);
+    const shown = this.#shown;
+    if (shown && shown.hash === hash) await shown.committed;
+    return this.deps.repo.exists(hash);
   }
 }
 
