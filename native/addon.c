@@ -14,5 +14,6 @@ NAPI_MODULE_INIT() {
   if (!ecdsa_export(env, exports)) return NULL;
   threads_export(env, exports);
   aes_gcm_export(env, exports);
+  audit_hmac_export(env, exports);
   return exports;
 }

@@ -13,6 +13,9 @@ int ecdsa_export(napi_env env, napi_value exports);
 /* aes-gcm.c: AES-256-GCM in place and HKDF-SHA256 for stored content (exports.aesGcm). */
 void aes_gcm_export(napi_env env, napi_value exports);
 
+/* audit-hmac.c: HMAC-SHA256 of audit entry values under a device's salt (exports.auditHmac). */
+void audit_hmac_export(napi_env env, napi_value exports);
+
 /* threads.c: scheduling policy of this process's threads. */
 void threads_export(napi_env env, napi_value exports);
 

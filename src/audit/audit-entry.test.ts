@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { auditHasher, auditHmac, elideList, formatEntry, hashStrings } from './audit-entry.js';
+import { auditHasher, auditHmac, elideList, formatEntry, hashedJson, saltedHmac } from './audit-entry.js';
 import type { AuditAuth, VaultAuditRecord } from './audit-entry.js';
 
 const SALT = '3f0a9c1e-2b7d-4c55-9e1a-0d2f6b8c7a41';
@@ -18,22 +18,53 @@ const AUTH: AuditAuth = {
 const expected = (v: string) => `hmac-sha256:${createHmac('sha256', SALT).update(v).digest('hex')}`;
 
 describe('audit entries', () => {
-  it('hashes as HMAC-SHA256 keyed by the salt, on the fast path and the plain one alike', () => {
-    const h = auditHasher(SALT);
-    for (const v of ['root', 'a.example.com', 'é€😀 unicode', 'x'.repeat(10_000), '-----BEGIN CERTIFICATE-----\n']) {
-      assert.equal(h(v), expected(v));
-      assert.equal(h(v), expected(v), 'remembered values hash the same');
+  it('hashes as HMAC-SHA256 keyed by the salt, through the addon, the one-shot digests and a Hmac alike', () => {
+    const paths = [auditHasher(SALT), auditHasher(SALT, null), saltedHmac(SALT), saltedHmac(SALT, null)];
+    const values = ['root', 'a.example.com', 'é€😀 unicode', '\ud800 lone', 'x'.repeat(10_000), 'y'.repeat(20_000)];
+    for (const v of [...values, '-----BEGIN CERTIFICATE-----\n']) {
+      for (const h of paths) {
+        assert.equal(h(v), expected(v));
+        assert.equal(h(v), expected(v), 'remembered values hash the same');
+        assert.equal(h(v), expected(v));
+      }
       assert.equal(auditHmac(SALT, v), expected(v));
     }
-    assert.equal(h(''), '');
-    // A salt that is not short ASCII takes the plain path.
+    assert.equal(paths[0]!(''), '');
+    // A salt longer than a block takes the plain path.
     const long = 'k'.repeat(100);
     assert.equal(auditHasher(long)('v'), `hmac-sha256:${createHmac('sha256', long).update('v').digest('hex')}`);
   });
 
-  it('hashes every string at any depth, never keys, numbers or booleans', () => {
-    const out = hashStrings({ a: 'x', n: 1, b: true, z: null, list: ['y', 2, { deep: 'z' }] }, (s) => `H(${s})`);
-    assert.deepEqual(out, { a: 'H(x)', n: 1, b: true, z: null, list: ['H(y)', 2, { deep: 'H(z)' }] });
+  it('hashes every string at any depth, never keys, numbers or booleans, in JSON text', () => {
+    const H = (s: string) => (s === '' ? '' : `H-${s.length}`);
+    const value = {
+      a: 'x',
+      n: 1.5,
+      b: true,
+      z: null,
+      list: ['y', 2, { deep: 'zz' }, undefined],
+      gone: undefined,
+      inf: Infinity,
+      empty: '',
+      bytes: Buffer.from('hi'),
+      when: new Date('2026-01-01T00:00:00Z'),
+      'odd "key"': false,
+    };
+    const text = hashedJson(value, H);
+    assert.deepEqual(JSON.parse(text), {
+      a: 'H-1',
+      n: 1.5,
+      b: true,
+      z: null,
+      list: ['H-1', 2, { deep: 'H-2' }, null],
+      inf: null,
+      empty: '',
+      bytes: 'H-4',
+      when: 'H-24',
+      'odd "key"': false,
+    });
+    // The same key order and layout as JSON.stringify.
+    assert.equal(hashedJson({ b: 'x', a: [1, 'y'] }, H), JSON.stringify({ b: 'H-1', a: [1, 'H-1'] }));
   });
 
   it('elides list answers to counts', () => {

@@ -1,4 +1,5 @@
 import * as nodeCrypto from 'node:crypto';
+import { nativeAddon } from '../shared/native-addon.js';
 
 /**
  * Vault's JSON audit entries, built from what the /v1 pipeline knows of a request and
@@ -17,6 +18,11 @@ export interface AuditAuth {
   tokenType: string;
   tokenTtl: number;
   tokenIssueTime?: string;
+  /**
+   * Stands for this caller while its token check is remembered (the cached answer): the
+   * block's text is then made once per device and reused, as long as the token is the same.
+   */
+  key?: object;
 }
 
 export interface AuditRequestInfo {
@@ -77,6 +83,8 @@ export interface EntryFormat {
   hmacAccessor: boolean;
   elideListResponses: boolean;
   prefix: string;
+  /** The auth blocks' texts by AuditAuth.key (authText). */
+  authTexts?: WeakMap<object, { token: string; text: string }>;
 }
 
 /** Node's one-shot digest (Node 20.12+), which costs a fraction of a Hmac object per call. */
@@ -108,55 +116,110 @@ function fingerprint(v: string): number {
   return (Math.imul(h, 31) + v.charCodeAt(n - 1)) | 0;
 }
 
+/** The addon's HMAC (native/audit-hmac.c), when it is built. */
+interface NativeHmac {
+  hmacState(key: Buffer): Buffer;
+  hmacHex(state: Buffer, value: string): string;
+}
+const NATIVE_HMAC = (nativeAddon()?.['auditHmac'] as NativeHmac | undefined) ?? null;
+
 /**
- * The HMAC of a device, fast: RFC 2104 written out over two one-shot digests (the salt is
- * ASCII and shorter than a block, so its padded forms are ASCII strings too), and values seen
- * again remembered, since entries repeat the token and most answers repeat the CA chain.
- * Values seen once (a CSR, a certificate) are not kept: holding thousands of them would only
- * make the garbage collector copy them.
+ * Vault's HMAC of one value under `salt`, by the fastest means at hand: the addon, which
+ * hashes the salt's pads once; else RFC 2104 written out over two one-shot digests (the salt
+ * is ASCII and shorter than a block, so its padded forms are ASCII strings too); else a Hmac
+ * object per value.
  */
-export function auditHasher(salt: string): (value: string) => string {
+export function saltedHmac(salt: string, native: NativeHmac | null = NATIVE_HMAC): (value: string) => string {
+  const key = Buffer.from(salt, 'utf8');
+  if (native && key.length <= 64) {
+    const state = native.hmacState(key);
+    return (v) => native.hmacHex(state, v);
+  }
   const ascii = /^[\x20-\x7e]{0,64}$/.test(salt);
-  if (!oneShot || !ascii) return (v) => (v === '' ? v : auditHmac(salt, v));
-  const key = Buffer.alloc(64);
-  key.write(salt, 'latin1');
-  const ipad = Buffer.from(key.map((b) => b ^ 0x36)).toString('latin1');
+  if (!oneShot || !ascii) return (v) => auditHmac(salt, v);
+  const padded = Buffer.alloc(64);
+  padded.write(salt, 'latin1');
+  const ipad = Buffer.from(padded.map((b) => b ^ 0x36)).toString('latin1');
   const outer = Buffer.alloc(96);
-  key.forEach((b, i) => (outer[i] = b ^ 0x5c));
+  padded.forEach((b, i) => (outer[i] = b ^ 0x5c));
   const digest = oneShot;
+  return (v) => {
+    (digest('sha256', ipad + v, 'buffer') as Buffer).copy(outer, 64);
+    return `hmac-sha256:${digest('sha256', outer, 'hex') as string}`;
+  };
+}
+
+/**
+ * The hasher of a device: saltedHmac, with values seen again remembered, since entries repeat
+ * the token and most answers repeat the CA chain. Values seen once (a CSR, a certificate) are
+ * hashed without a lookup and not kept: holding thousands of them would only make the garbage
+ * collector copy them. The empty string stays empty.
+ */
+export function auditHasher(salt: string, native: NativeHmac | null = NATIVE_HMAC): (value: string) => string {
+  const hmac = saltedHmac(salt, native);
   let memo = new Map<string, string>();
   let seen = new Set<number>();
   return (v) => {
     if (v === '') return v;
+    if (v.length > MEMO_MAX_LENGTH) return hmac(v);
+    const fp = fingerprint(v);
+    if (!seen.has(fp)) {
+      if (seen.size >= SEEN_ENTRIES) seen = new Set();
+      seen.add(fp);
+      return hmac(v);
+    }
     const hit = memo.get(v);
     if (hit !== undefined) return hit;
-    (digest('sha256', ipad + v, 'buffer') as Buffer).copy(outer, 64);
-    const h = `hmac-sha256:${digest('sha256', outer, 'hex') as string}`;
-    if (v.length <= MEMO_MAX_LENGTH) {
-      const fp = fingerprint(v);
-      if (seen.has(fp)) {
-        if (memo.size >= MEMO_ENTRIES) memo = new Map();
-        memo.set(v, h);
-      } else {
-        if (seen.size >= SEEN_ENTRIES) seen = new Set();
-        seen.add(fp);
-      }
-    }
+    const h = hmac(v);
+    if (memo.size >= MEMO_ENTRIES) memo = new Map();
+    memo.set(v, h);
     return h;
   };
 }
 
-/** A copy of `value` with every string (at any depth) replaced by `hash(string)`. */
-export function hashStrings(value: unknown, hash: (s: string) => string): unknown {
-  if (typeof value === 'string') return hash(value);
-  if (Array.isArray(value)) return value.map((v) => hashStrings(v, hash));
-  if (value !== null && typeof value === 'object') {
-    if (Buffer.isBuffer(value)) return hash(value.toString('base64'));
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = hashStrings(v, hash);
-    return out;
+/**
+ * The JSON text of `value` with every string (at any depth, keys aside; Buffers as base64)
+ * replaced by `hash(string)`, made in one pass without a hashed copy. `hash` must
+ * give text that needs no escaping in a JSON string (a device's hasher: "hmac-sha256:<hex>",
+ * or '' for ''). Values JSON leaves out (undefined, functions) are left out, or null in arrays,
+ * as JSON.stringify does; objects with toJSON (dates, stored JSON text) give what it returns.
+ */
+export function hashedJson(value: unknown, hash: (s: string) => string): string {
+  switch (typeof value) {
+    case 'string':
+      return `"${hash(value)}"`;
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object':
+      break;
+    default:
+      return JSON.stringify(value) ?? 'null';
   }
-  return value;
+  if (value === null) return 'null';
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      out += (i === 0 ? '' : ',') + (omitted(v) ? 'null' : hashedJson(v, hash));
+    }
+    return `${out}]`;
+  }
+  if (Buffer.isBuffer(value)) return `"${hash(value.toString('base64'))}"`;
+  const toJSON = (value as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON === 'function') return hashedJson(toJSON.call(value), hash);
+  let out = '{';
+  for (const k of Object.keys(value)) {
+    const v: unknown = (value as Record<string, unknown>)[k];
+    if (omitted(v)) continue;
+    out += `${out.length === 1 ? '' : ','}${JSON.stringify(k)}:${hashedJson(v, hash)}`;
+  }
+  return `${out}}`;
+}
+
+function omitted(v: unknown): boolean {
+  return v === undefined || typeof v === 'function' || typeof v === 'symbol';
 }
 
 /** elide_list_responses: `keys` becomes its length, `key_info` its number of entries. */
@@ -175,14 +238,9 @@ export function formatEntry(record: AuditRecord, f: EntryFormat): string {
   if (record.type === 'state') {
     return f.prefix + JSON.stringify({ time: record.time.toISOString(), type: 'state', event: record.event });
   }
-  const h = f.logRaw ? (s: string) => s : f.hash;
-  const ha = f.hmacAccessor ? h : (s: string) => s;
   let parts = record.memo?.get(f);
   if (!parts) {
-    parts = {
-      auth: record.auth ? JSON.stringify(authBlock(record.auth, h, ha)) : 'null',
-      request: JSON.stringify(requestBlock(record.request, f, h, ha)),
-    };
+    parts = { auth: authText(record.auth, f), request: requestText(record.request, f) };
     record.memo?.set(f, parts);
   }
   // Vault's key order: time, type, auth, request, response, error.
@@ -190,71 +248,65 @@ export function formatEntry(record: AuditRecord, f: EntryFormat): string {
     `${f.prefix}{"time":"${record.time.toISOString()}","type":"${record.type}",` +
     `"auth":${parts.auth},"request":${parts.request}`;
   const res = record.response;
-  if (res) line += `,"response":${JSON.stringify(responseBlock(record, res, f, h, ha))}`;
+  if (res) line += `,"response":${responseText(record, res, f)}`;
   return `${line},"error":${JSON.stringify(record.error)}}`;
 }
 
-function requestBlock(
-  r: AuditRequestInfo,
-  f: EntryFormat,
-  h: (s: string) => string,
-  ha: (s: string) => string,
-): Record<string, unknown> {
-  return {
-    id: r.id,
-    client_id: '',
-    operation: r.operation,
-    mount_point: r.mountPoint,
-    mount_type: r.mountType,
-    mount_accessor: r.mountAccessor,
-    client_token: h(r.clientToken),
-    client_token_accessor: ha(r.clientTokenAccessor),
-    namespace: { id: 'root' },
-    path: r.path,
-    data: f.logRaw ? r.data : hashStrings(r.data, h),
-    remote_address: r.remoteAddress,
-    remote_port: r.remotePort,
-  };
+/** Data as a device writes it: its strings hashed, or as it is under log_raw. */
+function dataText(data: unknown, f: EntryFormat): string {
+  return f.logRaw ? (JSON.stringify(data) ?? 'null') : hashedJson(data, f.hash);
 }
 
-function responseBlock(
-  record: VaultAuditRecord,
-  res: AuditResponseInfo,
-  f: EntryFormat,
-  h: (s: string) => string,
-  ha: (s: string) => string,
-): Record<string, unknown> {
+/** A secret field (token, accessor) as a device writes it. */
+function secretText(value: string, f: EntryFormat, isAccessor = false): string {
+  return f.logRaw || (isAccessor && !f.hmacAccessor) ? JSON.stringify(value) : `"${f.hash(value)}"`;
+}
+
+function requestText(r: AuditRequestInfo, f: EntryFormat): string {
+  const q = JSON.stringify;
+  return (
+    `{"id":${q(r.id)},"client_id":"","operation":${q(r.operation)},"mount_point":${q(r.mountPoint)},` +
+    `"mount_type":${q(r.mountType)},"mount_accessor":${q(r.mountAccessor)},` +
+    `"client_token":${secretText(r.clientToken, f)},` +
+    `"client_token_accessor":${secretText(r.clientTokenAccessor, f, true)},"namespace":{"id":"root"},` +
+    `"path":${q(r.path)},"data":${dataText(r.data, f)},"remote_address":${q(r.remoteAddress)},` +
+    `"remote_port":${r.remotePort}}`
+  );
+}
+
+function responseText(record: VaultAuditRecord, res: AuditResponseInfo, f: EntryFormat): string {
   const r = record.request;
+  const q = JSON.stringify;
   const data = record.isList && f.elideListResponses ? elideList(res.data) : res.data;
-  const out: Record<string, unknown> = {
-    mount_point: r.mountPoint,
-    mount_type: r.mountType,
-    mount_accessor: r.mountAccessor,
-    status_code: res.status,
-    data: f.logRaw ? data : hashStrings(data, h),
-  };
-  if (res.warnings && res.warnings.length > 0) out['warnings'] = res.warnings;
+  let out =
+    `{"mount_point":${q(r.mountPoint)},"mount_type":${q(r.mountType)},"mount_accessor":${q(r.mountAccessor)},` +
+    `"status_code":${res.status},"data":${dataText(data, f)}`;
+  if (res.warnings && res.warnings.length > 0) out += `,"warnings":${q(res.warnings)}`;
   if (res.auth) {
     const a = { ...res.auth };
+    const h = f.logRaw ? (s: string) => s : f.hash;
     if (typeof a['client_token'] === 'string') a['client_token'] = h(a['client_token']);
-    if (typeof a['accessor'] === 'string') a['accessor'] = ha(a['accessor']);
-    out['auth'] = a;
+    if (typeof a['accessor'] === 'string') a['accessor'] = f.hmacAccessor ? h(a['accessor']) : a['accessor'];
+    out += `,"auth":${q(a)}`;
   }
-  return out;
+  return `${out}}`;
 }
 
-function authBlock(a: AuditAuth, h: (s: string) => string, ha: (s: string) => string): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    client_token: h(a.clientToken),
-    accessor: ha(a.accessor),
-    display_name: a.displayName,
-    policies: a.policies,
-    token_policies: a.tokenPolicies,
-    metadata: a.metadata,
-    entity_id: '',
-    token_type: a.tokenType,
-    token_ttl: a.tokenTtl,
-  };
-  if (a.tokenIssueTime) out['token_issue_time'] = a.tokenIssueTime;
-  return out;
+/**
+ * The auth block's text. The same caller (`auth.key`, the token check's cached answer) gives
+ * the same text, so it is made once per device and caller while that answer is cached.
+ */
+function authText(a: AuditAuth | null, f: EntryFormat): string {
+  if (!a) return 'null';
+  const cached = a.key ? f.authTexts?.get(a.key) : undefined;
+  if (cached && cached.token === a.clientToken) return cached.text;
+  const q = JSON.stringify;
+  let text =
+    `{"client_token":${secretText(a.clientToken, f)},"accessor":${secretText(a.accessor, f, true)},` +
+    `"display_name":${q(a.displayName)},"policies":${q(a.policies)},"token_policies":${q(a.tokenPolicies)},` +
+    `"metadata":${q(a.metadata)},"entity_id":"","token_type":${q(a.tokenType)},"token_ttl":${a.tokenTtl}`;
+  if (a.tokenIssueTime) text += `,"token_issue_time":${q(a.tokenIssueTime)}`;
+  text += '}';
+  if (a.key) (f.authTexts ??= new WeakMap()).set(a.key, { token: a.clientToken, text });
+  return text;
 }

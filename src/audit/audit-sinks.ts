@@ -34,10 +34,15 @@ class Group {
   }
 }
 
+/** The least time between the starts of two writes of one device (see schedule). */
+const WRITE_GAP_MS = 1;
+
 abstract class BatchingSink implements AuditSink {
   private group: Group | undefined;
   private scheduled = false;
   private flushing: Promise<void> | undefined;
+  /** When the last write began (performance.now()). */
+  private lastWrite = Number.NEGATIVE_INFINITY;
 
   write(line: string): Promise<void> {
     let g = this.group;
@@ -51,16 +56,22 @@ abstract class BatchingSink implements AuditSink {
 
   /**
    * After the I/O callbacks of the current turn (setImmediate), so that every request read
-   * in this turn shares one write; a write under way takes the next group when it ends.
+   * in this turn shares one write; but never sooner than WRITE_GAP_MS after the previous
+   * write began, so that under load a write carries the entries of every request of that
+   * time (a request then waits at most that long, and an idle server not at all). A write
+   * under way takes the next group when it ends.
    */
   private schedule(): void {
     if (this.scheduled || this.flushing) return;
     this.scheduled = true;
-    setImmediate(this.flush);
+    const wait = this.lastWrite + WRITE_GAP_MS - performance.now();
+    if (wait > 0) setTimeout(this.flush, wait);
+    else setImmediate(this.flush);
   }
 
   private readonly flush = (): void => {
     this.scheduled = false;
+    this.lastWrite = performance.now();
     const g = this.group;
     if (!g || this.flushing) return;
     this.group = undefined;

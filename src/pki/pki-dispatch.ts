@@ -12,6 +12,7 @@ import type { SystemRequestContext, SystemResult, SystemRoute } from './sys/syst
 import type { Authenticated, TokenService } from './tokens/token-service.js';
 import type { AuditService } from '../audit/audit-service.js';
 import { VaultAuditTrail } from './sys/vault-audit-trail.js';
+import type { TrailTarget } from './sys/vault-audit-trail.js';
 import { classifyError } from '../http/error-kind.js';
 import { vaultError, vaultResponse, vaultResponseJson, vaultStatusFor } from './vault-envelope.js';
 import type { AuthMount } from './auth/auth-mount.js';
@@ -261,6 +262,33 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
   app.route({ method: [...METHODS], url: '/', handler });
 }
 
+/** Where a request goes, as audit entries name it: mount point, type and accessor. */
+type TrailMount = Pick<TrailTarget, 'mountPoint' | 'mountType' | 'mountAccessor'>;
+
+const SYS_MOUNT: TrailMount = { mountPoint: 'sys/', mountType: 'system', mountAccessor: 'system' };
+const TOKEN_MOUNT: TrailMount = { mountPoint: 'auth/token/', mountType: 'token', mountAccessor: 'auth_token' };
+const NO_MOUNT: TrailMount = { mountPoint: '', mountType: '', mountAccessor: '' };
+/** Made once per Mount or AuthMount object (a tune replaces the object). */
+const trailMounts = new WeakMap<Mount | AuthMount, TrailMount>();
+
+function trailMount(target: Target, path: string): TrailMount {
+  if (target.kind === 'mount' || target.kind === 'auth') {
+    const m = target.mount;
+    let t = trailMounts.get(m);
+    if (!t) {
+      t =
+        target.kind === 'mount'
+          ? { mountPoint: `${m.path}/`, mountType: m.type, mountAccessor: mountAccessor(target.mount) }
+          : { mountPoint: `auth/${m.path}/`, mountType: m.type, mountAccessor: authMountAccessor(target.mount) };
+      trailMounts.set(m, t);
+    }
+    return t;
+  }
+  if (target.kind === 'system')
+    return path === 'auth/token' || path.startsWith('auth/token/') ? TOKEN_MOUNT : SYS_MOUNT;
+  return NO_MOUNT;
+}
+
 /** The mount a request goes to, as audit entries name it. */
 function trailTarget(
   target: Target,
@@ -268,23 +296,17 @@ function trailTarget(
   operation: VaultOperation,
   data: unknown,
   isList: boolean,
-): Parameters<VaultAuditTrail['resolved']>[0] {
-  const base = { operation, path, data, isList };
-  if (target.kind === 'mount') {
-    const m = target.mount;
-    return { ...base, mountPoint: `${m.path}/`, mountType: m.type, mountAccessor: mountAccessor(m) };
-  }
-  if (target.kind === 'auth') {
-    const m = target.mount;
-    return { ...base, mountPoint: `auth/${m.path}/`, mountType: m.type, mountAccessor: authMountAccessor(m) };
-  }
-  if (target.kind === 'system') {
-    const token = path === 'auth/token' || path.startsWith('auth/token/');
-    return token
-      ? { ...base, mountPoint: 'auth/token/', mountType: 'token', mountAccessor: 'auth_token' }
-      : { ...base, mountPoint: 'sys/', mountType: 'system', mountAccessor: 'system' };
-  }
-  return { ...base, mountPoint: '', mountType: '', mountAccessor: '' };
+): TrailTarget {
+  const m = trailMount(target, path);
+  return {
+    operation,
+    path,
+    data,
+    isList,
+    mountPoint: m.mountPoint,
+    mountType: m.mountType,
+    mountAccessor: m.mountAccessor,
+  };
 }
 
 /** `auth/<mount>/…` other than the built-in token store. */

@@ -126,6 +126,7 @@ export class VaultAuditTrail {
       tokenType: 'service',
       tokenTtl: e?.ttl ?? 0,
       ...(e ? { tokenIssueTime: e.createdAt.toISOString() } : {}),
+      key: a,
     };
   }
 
