@@ -19,6 +19,19 @@ async function withLog(fn: (path: string) => Promise<void>): Promise<void> {
 
 /** The file device's grouped writes, on real files (and /dev/full for a full disk). */
 describe('audit file sink', () => {
+  it('writes batches of any size and any text exactly, each line once and in order', () =>
+    withLog(async (path) => {
+      const sink = new FileSink(path, 0o600);
+      // Small, then larger than the reused encoding buffer (it grows), then larger than its
+      // largest size (a buffer of its own), with text of one, two, three and four UTF-8 bytes.
+      const batches = [10, 3_000, 60_000].map((n, b) =>
+        Array.from({ length: n }, (_, i) => `b${b} ${i} é€😀 ${'x'.repeat(i % 97)}`),
+      );
+      for (const batch of batches) await Promise.all(batch.map((l) => sink.write(l)));
+      await sink.close();
+      assert.deepEqual(lines(path), batches.flat());
+    }));
+
   it('writes the lines of one turn together, after it, and each writer learns when its line is written', () =>
     withLog(async (path) => {
       const sink = new FileSink(path, 0o600);

@@ -114,6 +114,30 @@ function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
 
+/** Where batches of file lines are encoded: one buffer, reused, grown up to LINE_BUFFER_MAX. */
+let lineBuffer = Buffer.allocUnsafe(256 * 1024);
+const LINE_BUFFER_MAX = 4 * 1024 * 1024;
+
+/**
+ * The lines, each followed by a newline, as UTF-8: in the shared line buffer (valid until the
+ * next call; file writes are synchronous, so nothing uses it meanwhile), or in a buffer of
+ * their own when they could exceed its largest size.
+ */
+function encodeLines(lines: string[]): Buffer {
+  // At most 3 bytes of UTF-8 per UTF-16 unit, and a newline each.
+  let bound = lines.length;
+  for (const line of lines) bound += line.length * 3;
+  if (bound > LINE_BUFFER_MAX) return Buffer.from(lines.join('\n') + '\n');
+  if (bound > lineBuffer.length)
+    lineBuffer = Buffer.allocUnsafe(Math.min(LINE_BUFFER_MAX, 2 ** Math.ceil(Math.log2(bound))));
+  let off = 0;
+  for (const line of lines) {
+    off += lineBuffer.write(line, off, 'utf8');
+    lineBuffer[off++] = 0x0a;
+  }
+  return lineBuffer.subarray(0, off);
+}
+
 /** A file opened for appending; a failed write closes it so that the next batch opens it again. */
 export class FileSink extends BatchingSink {
   private fd = -1;
@@ -133,7 +157,7 @@ export class FileSink extends BatchingSink {
 
   protected writeBatch(lines: string[]): void {
     if (this.fd < 0) this.open();
-    const buf = Buffer.from(lines.join('\n') + '\n');
+    const buf = encodeLines(lines);
     try {
       let off = 0;
       while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
