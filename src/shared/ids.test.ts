@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { isTfeIdOf, pooledRandomBytes, randomBase58, tfeId, timeOrderedBase58 } from './ids.js';
+import { isTfeIdOf, pooledRandomBytes, randomBase58, tfeId, timeOrderedBase58, timeOrderedUuid } from './ids.js';
 
 describe('isTfeIdOf', () => {
   const cases: Array<[string, string, boolean]> = [
@@ -51,5 +51,24 @@ describe('random ids', () => {
     assert.deepEqual([...ids].sort(), ids);
     assert.notEqual(timeOrderedBase58(t0, 16), timeOrderedBase58(t0, 16));
     assert.equal(timeOrderedBase58(t0, 16).slice(0, 8), timeOrderedBase58(t0, 4).slice(0, 8));
+  });
+});
+
+describe('timeOrderedUuid', () => {
+  it('makes version 7 UUIDs that sort in the order they were made, within a millisecond too', () => {
+    const t = Date.UTC(2026, 0, 1);
+    // 5,000 ids in two milliseconds: more than the 4,096 sequence values of one.
+    const ids = [
+      ...Array.from({ length: 3000 }, () => timeOrderedUuid(t)),
+      ...Array.from({ length: 2000 }, () => timeOrderedUuid(t + 1)),
+    ];
+    for (const id of ids) assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.deepEqual([...ids].sort(), ids);
+    assert.equal(new Set(ids).size, ids.length);
+    // The first 48 bits are the milliseconds.
+    assert.equal(parseInt(ids[0]!.replace('-', '').slice(0, 12), 16), t);
+    // A clock that steps back does not break the order.
+    const after = timeOrderedUuid(t - 60_000);
+    assert.ok(after > ids[ids.length - 1]!);
   });
 });

@@ -4,7 +4,7 @@ import type { UnitsOfWork } from '../../db/unit-of-work.js';
 import type { BatchQueue } from '../../shared/batch-queue.js';
 import type { Clock } from '../../shared/clock.js';
 import { notFound } from '../../shared/errors.js';
-import { uuid } from '../../shared/ids.js';
+import { timeOrderedUuid, uuid } from '../../shared/ids.js';
 import type { Actor } from '../identity/actor.js';
 import { hcpAuditEntry } from './audit-event.js';
 import type { AuditEvent, AuditSubject, SubjectKind } from './audit-event.js';
@@ -71,12 +71,16 @@ export class AuditEventService {
    * record, and `admit` already refused requests no device could record).
    */
   record(input: NewAuditEvent): Promise<void> {
-    const event: AuditEvent = { id: uuid(), timestamp: this.deps.clock.now(), ...input };
-    this.deps.audit
-      .log({ type: 'state', time: event.timestamp, event: { phase: 'response', ...hcpAuditEntry(event) } })
-      .catch((err: unknown) => {
-        this.deps.logger.error({ err, requestId: event.requestId }, 'no audit device could record a state event');
-      });
+    const timestamp = this.deps.clock.now();
+    const event: AuditEvent = { id: timeOrderedUuid(timestamp.getTime()), timestamp, ...input };
+    // The devices' entry is made only when there may be devices (null: the table is read again first).
+    if (this.deps.audit.enabledNow() !== false) {
+      this.deps.audit
+        .log({ type: 'state', time: event.timestamp, event: { phase: 'response', ...hcpAuditEntry(event) } })
+        .catch((err: unknown) => {
+          this.deps.logger.error({ err, requestId: event.requestId }, 'no audit device could record a state event');
+        });
+    }
     if (!event.organizationId) return Promise.resolve();
     return new Promise<void>((resolve, reject) => this.#batches.push({ event, resolve, reject }));
   }
