@@ -6,7 +6,7 @@ import { RowInsert } from '../db/one-param-query.js';
 import type { Database, JobsTable } from '../db/schema.js';
 import type { Clock } from '../shared/clock.js';
 import { addSeconds } from '../shared/clock.js';
-import { uuid } from '../shared/ids.js';
+import { timeOrderedUuid } from '../shared/ids.js';
 
 export interface Job {
   id: string;
@@ -72,8 +72,10 @@ export class JobQueue {
   }
 
   #row(opts: EnqueueOptions) {
-    const now = this.deps.clock.now().toISOString();
-    const id = uuid();
+    const at = this.deps.clock.now();
+    const now = at.toISOString();
+    // Time-ordered: a job row is appended to the key's index, not written to a random page of it.
+    const id = timeOrderedUuid(at.getTime());
     return {
       id,
       kind: opts.kind,
