@@ -171,9 +171,10 @@ function aad(header: Buffer, index: number, final: boolean): Buffer {
 }
 
 /**
- * HKDF-SHA256(data key, salt, "strongroom content v1") to 32 bytes (RFC 5869: one extract,
- * one expand block), written out with two HMACs: half the CPU of `hkdfSync`, which a
- * 10 KB state pays on every write and read.
+ * HKDF-SHA256(data key, salt, info) to 32 bytes (RFC 5869: one extract, one expand block),
+ * written out with two HMACs: half the CPU of `hkdfSync`. The info is "strongroom content
+ * v1" for the subkey of each stream (format 1), "strongroom record v2" for a data key's
+ * record key (format 2).
  */
 function subkey(dataKey: Buffer, salt: Buffer, gcm: NativeGcm | null, info = INFO_BLOCK): Buffer {
   if (gcm) {
