@@ -245,15 +245,27 @@ static int record_args(napi_env env, napi_callback_info info, int enc, unsigned 
   return 1;
 }
 
-static napi_value SealRecord(napi_env env, napi_callback_info info) {
+/* Runs a record call (enc 1 seals, 0 opens) into *r; 0 with an exception pending when its arguments are wrong. */
+static int record_call(napi_env env, napi_callback_info info, int enc, int *r) {
   unsigned char *key, *rec, *plain;
   size_t body;
-  if (!record_args(env, info, 1, &key, &rec, &plain, &body)) {
-    napi_throw_type_error(env, NULL, "expected (key, plain, out), out 50 bytes longer than plain");
-    return NULL;
+  if (!record_args(env, info, enc, &key, &rec, &plain, &body)) {
+    napi_throw_type_error(env, NULL,
+                          enc ? "expected (key, plain, out), out 50 bytes longer than plain"
+                              : "expected (key, stored, out), out 50 bytes shorter than stored");
+    return 0;
   }
-  int r = run_record(key, rec, body, plain, rec + RECORD_HEADER, 1);
+  *r = enc ? run_record(key, rec, body, plain, rec + RECORD_HEADER, 1)
+           : run_record(key, rec, body, rec + RECORD_HEADER, plain, 0);
   ERR_clear_error();
+  /* Nothing of a record that does not authenticate is left readable. */
+  if (!enc && *r != 1) OPENSSL_cleanse(plain, body);
+  return 1;
+}
+
+static napi_value SealRecord(napi_env env, napi_callback_info info) {
+  int r = 0;
+  if (!record_call(env, info, 1, &r)) return NULL;
   if (r != 1) {
     napi_throw_error(env, NULL, "AES-GCM sealing failed");
     return NULL;
@@ -264,15 +276,8 @@ static napi_value SealRecord(napi_env env, napi_callback_info info) {
 }
 
 static napi_value OpenRecord(napi_env env, napi_callback_info info) {
-  unsigned char *key, *rec, *plain;
-  size_t body;
-  if (!record_args(env, info, 0, &key, &rec, &plain, &body)) {
-    napi_throw_type_error(env, NULL, "expected (key, stored, out), out 50 bytes shorter than stored");
-    return NULL;
-  }
-  int r = run_record(key, rec, body, rec + RECORD_HEADER, plain, 0);
-  ERR_clear_error();
-  if (r != 1) OPENSSL_cleanse(plain, body);
+  int r = 0;
+  if (!record_call(env, info, 0, &r)) return NULL;
   napi_value out;
   napi_create_int32(env, r == 1 ? 1 : r == 0 ? 0 : -2, &out);
   return out;

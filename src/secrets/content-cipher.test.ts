@@ -267,6 +267,13 @@ describe('content cipher: native and node:crypto', { skip: !NATIVE_GCM && 'the n
     await assert.rejects(openBuffer(forged, both, NATIVE_GCM), /cannot be authenticated/);
   });
 
+  it('refuses record buffers of the wrong sizes', () => {
+    const gcm = NATIVE_GCM as NonNullable<typeof NATIVE_GCM>;
+    assert.throws(() => gcm.sealRecord(key.key, Buffer.alloc(5), Buffer.alloc(RECORD_HEADER + 5 + 15)), /expected/);
+    assert.throws(() => gcm.openRecord(key.key, Buffer.alloc(RECORD_HEADER + 15), Buffer.alloc(0)), /expected/);
+    assert.throws(() => gcm.sealRecord(key.key.subarray(1), Buffer.alloc(5), Buffer.alloc(RECORD_HEADER + 21)));
+  });
+
   it('copies what it seals: a chunk may change once update returns, and released frames are reused', async () => {
     const plain = randomBytes(6 * FRAME + 9);
     const s = new ContentSealer(key, SHIFT, NATIVE_GCM);
