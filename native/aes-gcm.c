@@ -14,7 +14,18 @@
  *                                       0 not authentic (pieces zeroed), -2 internal failure
  * hkdf(key, salt, infoBlock, out)    -> HKDF-SHA256 with one expand block (the info with its
  *                                       counter byte 1 appended) into out (32 bytes)
+ * sealRecord(key, plain, out)        -> encrypts plain into a record sealed whole (format 2):
+ *                                       out = header (34 bytes, written by the caller, its
+ *                                       last 12 the nonce and all of it the associated data)
+ *                                       | ciphertext | tag, of exactly plain's length + 50
+ * openRecord(key, stored, out)       -> 1 authentic (out holds the plaintext), 0 not (out
+ *                                       zeroed), -2 internal failure; stored is such a
+ *                                       record, out its length - 50
  * key: 32 bytes; nonce: 12 bytes; tag: 16 bytes.
+ *
+ * Each thread keeps one cipher context. It is set up once, and a call with the key of the
+ * call before only sets the nonce, so records sealed or opened one after another under one
+ * key pay the AES key schedule and the GHASH set-up once (decision 0052).
  */
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include "addon.h"
@@ -29,13 +40,56 @@
 #define NONCE 12
 #define TAG 16
 #define MAX_PIECES 256
+/* A record sealed whole: magic (4) | format (1) | 0 (1) | data key id (16) | nonce (12). */
+#define RECORD_HEADER 34
+#define RECORD_NONCE 22
 
-/* One context per thread, re-initialised with each frame's key and nonce. */
+/* One context per thread; whether it holds the cipher yet, and the key it was last given. */
 static __thread EVP_CIPHER_CTX *thread_ctx;
+static __thread int thread_ready;
+static __thread unsigned char thread_key[KEY];
 
-static EVP_CIPHER_CTX *context(void) {
+/* The thread's context, set to key and nonce for enc (1) or dec (0); NULL on failure. */
+static EVP_CIPHER_CTX *begin(const unsigned char *key, const unsigned char *nonce, int enc) {
   if (thread_ctx == NULL) thread_ctx = EVP_CIPHER_CTX_new();
-  return thread_ctx;
+  EVP_CIPHER_CTX *ctx = thread_ctx;
+  if (ctx == NULL) return NULL;
+  if (!thread_ready) {
+    /* The first call fetches the cipher; later ones pass NULL and keep it. */
+    if (EVP_CipherInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, nonce, enc) != 1) return NULL;
+    memcpy(thread_key, key, KEY);
+    thread_ready = 1;
+    return ctx;
+  }
+  int same = CRYPTO_memcmp(thread_key, key, KEY) == 0;
+  if (EVP_CipherInit_ex(ctx, NULL, NULL, same ? NULL : key, nonce, enc) != 1) {
+    thread_ready = 0;
+    return NULL;
+  }
+  if (!same) memcpy(thread_key, key, KEY);
+  return ctx;
+}
+
+/* Runs len bytes from in to out (which may be in itself) through the started cipher. */
+static int update(EVP_CIPHER_CTX *ctx, unsigned char *out, const unsigned char *in, size_t len) {
+  size_t done = 0;
+  int n = 0;
+  while (done < len) {
+    int step = len - done > (1u << 30) ? (1 << 30) : (int)(len - done);
+    if (EVP_CipherUpdate(ctx, out + done, &n, in + done, step) != 1 || n != step) return 0;
+    done += (size_t)step;
+  }
+  return 1;
+}
+
+/* Ends the cipher: for sealing writes the tag, for opening checks it. 1 ok, 0 not authentic, -1 failure. */
+static int finish(EVP_CIPHER_CTX *ctx, unsigned char *tag, int enc) {
+  unsigned char rest[16];
+  int len = 0;
+  if (!enc && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, TAG, tag) != 1) return -1;
+  if (EVP_CipherFinal_ex(ctx, rest, &len) != 1) return enc ? -1 : 0;
+  if (enc && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, TAG, tag) != 1) return -1;
+  return 1;
 }
 
 typedef struct {
@@ -91,24 +145,24 @@ static int frame_args(napi_env env, napi_callback_info info, FrameArgs *a) {
 
 /* Runs the frame through the cipher in place; 1 on success (for opening: authentic). */
 static int run_frame(FrameArgs *a, int enc) {
-  EVP_CIPHER_CTX *ctx = context();
+  EVP_CIPHER_CTX *ctx = begin(a->key, a->nonce, enc);
   int len = 0;
-  if (ctx == NULL || EVP_CipherInit_ex(ctx, EVP_aes_256_gcm(), NULL, a->key, a->nonce, enc) != 1) return -1;
+  if (ctx == NULL) return -1;
   if (a->aad_len > 0 && EVP_CipherUpdate(ctx, NULL, &len, a->aad, (int)a->aad_len) != 1) return -1;
-  for (size_t i = 0; i < a->count; i++) {
-    Piece *p = &a->pieces[i];
-    size_t done = 0;
-    while (done < p->len) {
-      int step = p->len - done > (1u << 30) ? (1 << 30) : (int)(p->len - done);
-      if (EVP_CipherUpdate(ctx, p->data + done, &len, p->data + done, step) != 1 || len != step) return -1;
-      done += (size_t)step;
-    }
-  }
-  if (!enc && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, TAG, a->tag) != 1) return -1;
-  unsigned char rest[16];
-  if (EVP_CipherFinal_ex(ctx, rest, &len) != 1) return enc ? -1 : 0;
-  if (enc && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, TAG, a->tag) != 1) return -1;
-  return 1;
+  for (size_t i = 0; i < a->count; i++)
+    if (!update(ctx, a->pieces[i].data, a->pieces[i].data, a->pieces[i].len)) return -1;
+  return finish(ctx, a->tag, enc);
+}
+
+/* Seals (enc 1: in = plaintext, rec = the record) or opens (enc 0: rec = the record, out = plaintext) a record. */
+static int run_record(const unsigned char *key, unsigned char *rec, size_t body, const unsigned char *in,
+                      unsigned char *out, int enc) {
+  EVP_CIPHER_CTX *ctx = begin(key, rec + RECORD_NONCE, enc);
+  int len = 0;
+  if (ctx == NULL) return -1;
+  if (EVP_CipherUpdate(ctx, NULL, &len, rec, RECORD_HEADER) != 1) return -1;
+  if (!update(ctx, out, in, body)) return -1;
+  return finish(ctx, rec + RECORD_HEADER + body, enc);
 }
 
 /* Runs one frame call; NULL with an exception pending when its arguments are wrong. */
@@ -173,11 +227,69 @@ static napi_value Hkdf(napi_env env, napi_callback_info info) {
   return r;
 }
 
+/* (key, a, b): checks the sizes of a record call; sets the record, the plaintext and the body length. */
+static int record_args(napi_env env, napi_callback_info info, int enc, unsigned char **key, unsigned char **rec,
+                       unsigned char **plain, size_t *body) {
+  napi_value argv[3];
+  size_t argc = 3, a_len = 0, b_len = 0;
+  unsigned char *a, *b;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 3 || !sized(env, argv[0], KEY, key) ||
+      !buffer_of(env, argv[1], &a, &a_len) || !buffer_of(env, argv[2], &b, &b_len))
+    return 0;
+  /* Sealing: a = plaintext, b = record; opening: a = record, b = plaintext. */
+  size_t plain_len = enc ? a_len : b_len, rec_len = enc ? b_len : a_len;
+  if (rec_len < RECORD_HEADER + TAG || rec_len - RECORD_HEADER - TAG != plain_len) return 0;
+  *rec = enc ? b : a;
+  *plain = enc ? a : b;
+  *body = plain_len;
+  return 1;
+}
+
+/* Runs a record call (enc 1 seals, 0 opens) into *r; 0 with an exception pending when its arguments are wrong. */
+static int record_call(napi_env env, napi_callback_info info, int enc, int *r) {
+  unsigned char *key, *rec, *plain;
+  size_t body;
+  if (!record_args(env, info, enc, &key, &rec, &plain, &body)) {
+    napi_throw_type_error(env, NULL,
+                          enc ? "expected (key, plain, out), out 50 bytes longer than plain"
+                              : "expected (key, stored, out), out 50 bytes shorter than stored");
+    return 0;
+  }
+  *r = enc ? run_record(key, rec, body, plain, rec + RECORD_HEADER, 1)
+           : run_record(key, rec, body, rec + RECORD_HEADER, plain, 0);
+  ERR_clear_error();
+  /* Nothing of a record that does not authenticate is left readable. */
+  if (!enc && *r != 1) OPENSSL_cleanse(plain, body);
+  return 1;
+}
+
+static napi_value SealRecord(napi_env env, napi_callback_info info) {
+  int r = 0;
+  if (!record_call(env, info, 1, &r)) return NULL;
+  if (r != 1) {
+    napi_throw_error(env, NULL, "AES-GCM sealing failed");
+    return NULL;
+  }
+  napi_value out;
+  napi_get_undefined(env, &out);
+  return out;
+}
+
+static napi_value OpenRecord(napi_env env, napi_callback_info info) {
+  int r = 0;
+  if (!record_call(env, info, 0, &r)) return NULL;
+  napi_value out;
+  napi_create_int32(env, r == 1 ? 1 : r == 0 ? 0 : -2, &out);
+  return out;
+}
+
 void aes_gcm_export(napi_env env, napi_value exports) {
   napi_value gcm;
   napi_create_object(env, &gcm);
   export_function(env, gcm, "seal", Seal);
   export_function(env, gcm, "open", Open);
   export_function(env, gcm, "hkdf", Hkdf);
+  export_function(env, gcm, "sealRecord", SealRecord);
+  export_function(env, gcm, "openRecord", OpenRecord);
   napi_set_named_property(env, exports, "aesGcm", gcm);
 }

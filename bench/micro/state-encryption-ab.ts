@@ -7,7 +7,7 @@
  * its garbage collector's time per operation (from /metrics).
  *
  *   npx tsc -p . && node dist/bench/micro/state-encryption-ab.js <inline|current|download|upload>
- *     [slices per server] [--before=DIR] [--db=postgres] [--cpu-prof=DIR] [--aa]
+ *     [slices per server] [--before=DIR] [--db=postgres] [--cpu-prof=DIR] [--aa] [--off-first]
  *
  * inline: 10 KB inline creates, 32 connections, half-second slices. current: reads of the
  * current version, likewise. download: three 50 MB downloads per slice, one connection.
@@ -221,7 +221,10 @@ if (before) {
 const targets: Target[] = [];
 try {
   for (const [label, start] of builds) {
-    for (const on of [true, false]) {
+    // --off-first: each build's server without encryption is started first. Two alike servers
+    // differ by a few percent by the order they were started in (--aa shows how much), so a
+    // comparison is run in both orders.
+    for (const on of process.argv.includes('--off-first') ? [false, true] : [true, false]) {
       // --aa: both servers without encryption, to see how far two alike servers differ.
       const plain = !on || process.argv.includes('--aa');
       const extraArgs = ['--job-worker', 'false', ...(plain ? ['--state-encryption=false'] : [])];
@@ -298,8 +301,9 @@ try {
     );
   }
   for (let i = 0; i + 1 < targets.length; i += 2) {
-    const on = targets[i] as Target;
-    const off = targets[i + 1] as Target;
+    const [on, off] = (targets[i] as Target).name.endsWith(' on')
+      ? [targets[i] as Target, targets[i + 1] as Target]
+      : [targets[i + 1] as Target, targets[i] as Target];
     console.log(`${on.name.replace(' on', '')}: on/off ${(per(on) / per(off)).toFixed(3)}`);
   }
   console.log(`load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);

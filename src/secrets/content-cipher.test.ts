@@ -13,6 +13,7 @@ import {
   sealedSize,
   sealText,
   NATIVE_GCM,
+  RECORD_HEADER,
 } from './content-cipher.js';
 import type { NativeGcm } from './content-cipher.js';
 
@@ -66,7 +67,7 @@ for (const gcm of NATIVE_GCM ? [NATIVE_GCM, null] : [null]) {
 
     it('writes frames of 1 MiB and still reads the 64 KiB frames of earlier records', async () => {
       const plain = randomBytes(3 * (1 << 20) + 100);
-      const sealed = sealBuffer(key, plain, gcm);
+      const sealed = sealInPieces(plain, 1 << 16, FRAME_SHIFT, gcm);
       assert.equal(FRAME_SHIFT, 20);
       assert.equal(sealed.length, sealedSize(plain.length));
       assert.equal(sealed.length, CONTENT_HEADER + plain.length + 4 * 16);
@@ -76,6 +77,69 @@ for (const gcm of NATIVE_GCM ? [NATIVE_GCM, null] : [null]) {
       assert.equal(plainSizeOf(earlier.length, earlier), plain.length);
       assert.deepEqual(await openBuffer(earlier, lookup, gcm), plain);
       assert.deepEqual(await collect(openStream(reads(earlier, 1 << 20), lookup, gcm)), plain);
+    });
+
+    it('seals a whole record in one piece (format 2) of its size and 50 bytes, whatever its size', async () => {
+      for (const size of [0, 1, 10_240, 3 * (1 << 20) + 100]) {
+        const plain = randomBytes(size);
+        const sealed = sealBuffer(key, plain, gcm);
+        assert.equal(sealed[4], 2);
+        assert.equal(sealed.length, RECORD_HEADER + size + 16);
+        const before = Buffer.from(sealed);
+        assert.deepEqual(await openBuffer(sealed, lookup, gcm), plain);
+        assert.deepEqual(sealed, before, 'the stored buffer is left as it is');
+      }
+    });
+
+    it('detects any change to a record sealed whole: header, ciphertext, tag, length', async () => {
+      const sealed = sealBuffer(key, Buffer.from('{"version":4,"password":"hunter2"}'), gcm);
+      const at = (i: number) => {
+        const b = Buffer.from(sealed);
+        b[i] = (b[i] as number) ^ 1;
+        return b;
+      };
+      const cases: Record<string, Buffer> = {
+        'reserved byte': at(5),
+        nonce: at(RECORD_HEADER - 1),
+        ciphertext: at(RECORD_HEADER + 3),
+        tag: at(sealed.length - 1),
+        truncated: sealed.subarray(0, sealed.length - 1),
+        'header and tag only': Buffer.concat([sealed.subarray(0, RECORD_HEADER), sealed.subarray(-16)]),
+        'header only': sealed.subarray(0, RECORD_HEADER),
+        extended: Buffer.concat([sealed, Buffer.alloc(1)]),
+        'key id': at(6),
+      };
+      for (const [name, bad] of Object.entries(cases)) {
+        await assert.rejects(
+          openBuffer(bad, async () => key.key, gcm),
+          /cannot be authenticated/,
+          name,
+        );
+      }
+    });
+
+    it('reads records sealed whole in frames (format 1) by earlier versions', async () => {
+      // Written by the format 1 sealBuffer and sealText, under the data key below.
+      const old = { id: Buffer.from('000102030405060708090a0b0c0d0e0f', 'hex'), key: Buffer.alloc(32, 7) };
+      const oldLookup = async (id: Buffer) => {
+        assert.deepEqual(id, old.id);
+        return old.key;
+      };
+      const record = Buffer.from(
+        'AFNSRQEUAAECAwQFBgcICQoLDA0OD0FUqTOEr5ALQSfrhzGqY3RpFKfPxcTV6rXza+Zd45z6xHwDh1QMMd/3+6mgK3ArR911cCIWNXejDj' +
+          'tJAmwicl5SSi/LkGCivDhFUc6EBm/A4rbpthYY348i6XDwdg==',
+        'base64',
+      );
+      assert.equal(record[4], 1);
+      assert.equal(
+        (await openBuffer(record, oldLookup, gcm)).toString(),
+        '{"version":4,"serial":1,"outputs":{"pw":{"value":"hunter2"}}}',
+      );
+      const text = '$sr1$AFNSRQEUAAECAwQFBgcICQoLDA0OD1Gwzxp9GeeVb147VzfUGZAAXESjcqWjTuPtdjZ4/dCJ9Bwtf2pWMRE=';
+      assert.equal(await openText(text, oldLookup, gcm), '"s3cret"');
+      // And what the stream sealer writes today, whole.
+      const plain = randomBytes(5000);
+      assert.deepEqual(await openBuffer(sealInPieces(plain, 1000, FRAME_SHIFT, gcm), lookup, gcm), plain);
     });
 
     it('never stores the plaintext and uses a fresh salt each time', () => {
@@ -182,7 +246,32 @@ describe('content cipher: native and node:crypto', { skip: !NATIVE_GCM && 'the n
       const whole = sealBuffer(key, plain, writer);
       assert.deepEqual(await collect(openStream(reads(streamed, 777), lookup, reader)), plain);
       assert.deepEqual(await openBuffer(whole, lookup, reader), plain);
+      assert.deepEqual(await openBuffer(sealInPieces(plain, 1000, FRAME_SHIFT, writer), lookup, reader), plain);
     }
+  });
+
+  it('keeps one key set up between records and changes it when the key changes', async () => {
+    // The native cipher skips the key schedule when a call has the key of the call before.
+    const other = { id: randomBytes(16), key: randomBytes(32) };
+    const both = async (id: Buffer) => (id.equals(key.id) ? key.key : other.key);
+    const plain = Buffer.from('{"a":1}');
+    const sealed: Buffer[] = [];
+    for (let i = 0; i < 6; i++) {
+      sealed.push(sealBuffer(i % 3 === 2 ? other : key, plain, NATIVE_GCM));
+      sealed.push(sealInPieces(plain, 3, SHIFT, NATIVE_GCM));
+    }
+    for (const s of [...sealed].reverse()) assert.deepEqual(await openBuffer(s, both, NATIVE_GCM), plain);
+    for (const s of sealed) assert.deepEqual(await openBuffer(s, both, null), plain);
+    const forged = Buffer.from(sealed[0] as Buffer);
+    forged.set(other.id, 6);
+    await assert.rejects(openBuffer(forged, both, NATIVE_GCM), /cannot be authenticated/);
+  });
+
+  it('refuses record buffers of the wrong sizes', () => {
+    const gcm = NATIVE_GCM as NonNullable<typeof NATIVE_GCM>;
+    assert.throws(() => gcm.sealRecord(key.key, Buffer.alloc(5), Buffer.alloc(RECORD_HEADER + 5 + 15)), /expected/);
+    assert.throws(() => gcm.openRecord(key.key, Buffer.alloc(RECORD_HEADER + 15), Buffer.alloc(0)), /expected/);
+    assert.throws(() => gcm.sealRecord(key.key.subarray(1), Buffer.alloc(5), Buffer.alloc(RECORD_HEADER + 21)));
   });
 
   it('copies what it seals: a chunk may change once update returns, and released frames are reused', async () => {

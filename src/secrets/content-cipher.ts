@@ -1,17 +1,18 @@
 import { createCipheriv, createDecipheriv, createHmac } from 'node:crypto';
 import { DomainError } from '../shared/errors.js';
-import { pooledRandomBytes } from '../shared/ids.js';
+import { pooledRandomBytes, pooledRandomInto } from '../shared/ids.js';
 import { nativeAddon } from '../shared/native-addon.js';
 
 /**
- * Stored content (state files, output values) encrypted with AES-256-GCM in frames, so a
- * stream of any length is sealed and opened with bounded memory.
+ * Stored content (state files, output values) encrypted with AES-256-GCM. Two formats,
+ * told apart by the byte after the magic:
  *
- * Layout: header | frame 0 | frame 1 | … where
+ * Format 1, streams in frames (blob stores), so content of any length is sealed and opened
+ * with bounded memory:
  *   header = magic "\0SRE" (4) | format 1 (1) | frame shift (1) | data key id (16) | salt (16)
- *   frame  = ciphertext of up to 2^shift plaintext bytes | tag (16)
+ *   then frame 0 | frame 1 | … where frame = ciphertext of up to 2^shift plaintext bytes | tag (16)
  *
- * Each stored record gets a fresh random salt, and its frames are encrypted under
+ * Each stream gets a fresh random salt, and its frames are encrypted under
  * HKDF-SHA256(data key, salt), so nonces can be the frame index without ever repeating
  * under one key. Every frame's associated data is the header, the frame index and a
  * final flag: a reordered, dropped, truncated or extended frame fails authentication,
@@ -21,6 +22,13 @@ import { nativeAddon } from '../shared/native-addon.js';
  * Frames are 1 MiB when written (shift 20); readers take any shift from 10 to 24 (content
  * written before was framed in 64 KiB). A frame is sealed once a byte after it arrives, so
  * the last one is known to be last.
+ *
+ * Format 2, records sealed whole (inline states, output values; decision 0052):
+ *   magic (4) | format 2 (1) | 0 (1) | data key id (16) | nonce (12) | ciphertext | tag (16)
+ * under the data key's record key (HKDF-SHA256 of the data key with its own label, derived
+ * once per data key and kept), with a random nonce and the 34-byte header as associated
+ * data. A small record thus pays no key derivation of its own. Records written whole
+ * before were in format 1 and read as before.
  *
  * With the native addon (native/aes-gcm.c) the cipher works in place and nothing is
  * allocated per frame (decision 0051): the sealer copies the plaintext into a frame
@@ -39,6 +47,8 @@ import { nativeAddon } from '../shared/native-addon.js';
  */
 export const CONTENT_MAGIC = Buffer.from([0x00, 0x53, 0x52, 0x45]);
 const FORMAT = 1;
+/** A record sealed whole (sealBuffer); see RECORD_HEADER. */
+const FORMAT_RECORD = 2;
 /** The frame size of what is written: 1 MiB (per-frame costs are paid 16 times less than at 64 KiB). */
 export const FRAME_SHIFT = 20;
 const MIN_SHIFT = 10;
@@ -50,6 +60,13 @@ const TAG = 16;
 export const CONTENT_TAG = TAG;
 export const CONTENT_HEADER = CONTENT_MAGIC.length + 2 + KEY_ID + SALT;
 const INFO_BLOCK = Buffer.concat([Buffer.from('strongroom content v1'), Buffer.from([1])]);
+const NONCE = 12;
+/** Format 2: magic, format, a zero byte, the data key id (at 6, as in format 1), the nonce (native/aes-gcm.c). */
+const RECORD_NONCE = CONTENT_MAGIC.length + 2 + KEY_ID;
+export const RECORD_HEADER = RECORD_NONCE + NONCE;
+/** HKDF info and salt of the record key (format 2): another label than the streams' subkeys. */
+const RECORD_INFO_BLOCK = Buffer.concat([Buffer.from('strongroom record v2'), Buffer.from([1])]);
+const RECORD_SALT = Buffer.alloc(32);
 
 /** A data key: its id (stored in every header it sealed) and the 32 key bytes. */
 export interface DataKey {
@@ -110,6 +127,10 @@ export interface NativeGcm {
   /** 1 authentic, 0 not (the pieces are zeroed), -2 internal failure. */
   open(key: Buffer, nonce: Buffer, aad: Buffer, pieces: Buffer[], tag: Buffer): number;
   hkdf(key: Buffer, salt: Buffer, infoBlock: Buffer, out: Buffer): void;
+  /** Format 2: `out` holds the header; the ciphertext and tag of `plain` are written behind it. */
+  sealRecord(key: Buffer, plain: Buffer, out: Buffer): void;
+  /** Format 2: 1 authentic (`out` holds the plaintext), 0 not (`out` zeroed), -2 internal failure. */
+  openRecord(key: Buffer, stored: Buffer, out: Buffer): number;
 }
 /** Pieces one native call takes (native/aes-gcm.c); more are joined first. */
 const NATIVE_MAX_PIECES = 256;
@@ -119,7 +140,12 @@ const NATIVE_MAX_PIECES = 256;
  * takes the cipher to use (null: node:crypto) and defaults to this one; a server hands
  * down its choice in ContentSealing.native (`native_crypto`).
  */
-export const NATIVE_GCM: NativeGcm | null = (nativeAddon()?.aesGcm as NativeGcm | undefined) ?? null;
+export const NATIVE_GCM: NativeGcm | null = complete(nativeAddon()?.aesGcm as NativeGcm | undefined);
+
+/** The addon's cipher when it has every function (an addon built from older sources may not). */
+function complete(gcm: NativeGcm | undefined): NativeGcm | null {
+  return gcm && typeof gcm.sealRecord === 'function' && typeof gcm.openRecord === 'function' ? gcm : null;
+}
 
 /** The cipher a sealing asks for: its own choice, else the native one when built. */
 export function cipherOf(sealing: { native?: NativeGcm | null } | undefined): NativeGcm | null {
@@ -145,18 +171,32 @@ function aad(header: Buffer, index: number, final: boolean): Buffer {
 }
 
 /**
- * HKDF-SHA256(data key, salt, "strongroom content v1") to 32 bytes (RFC 5869: one extract,
- * one expand block), written out with two HMACs: half the CPU of `hkdfSync`, which a
- * 10 KB state pays on every write and read.
+ * HKDF-SHA256(data key, salt, info) to 32 bytes (RFC 5869: one extract, one expand block),
+ * written out with two HMACs: half the CPU of `hkdfSync`. The info is "strongroom content
+ * v1" for the subkey of each stream (format 1), "strongroom record v2" for a data key's
+ * record key (format 2).
  */
-function subkey(dataKey: Buffer, salt: Buffer, gcm: NativeGcm | null): Buffer {
+function subkey(dataKey: Buffer, salt: Buffer, gcm: NativeGcm | null, info = INFO_BLOCK): Buffer {
   if (gcm) {
     const out = Buffer.allocUnsafe(32);
-    gcm.hkdf(dataKey, salt, INFO_BLOCK, out);
+    gcm.hkdf(dataKey, salt, info, out);
     return out;
   }
   const prk = createHmac('sha256', salt).update(dataKey).digest();
-  return createHmac('sha256', prk).update(INFO_BLOCK).digest();
+  return createHmac('sha256', prk).update(info).digest();
+}
+
+/** Record keys (format 2) by data key: derived on first use, then kept as long as the data key. */
+const recordKeys = new WeakMap<Buffer, Buffer>();
+
+/** The key of records sealed whole under a data key: HKDF-SHA256(data key, zeros, "strongroom record v2"). */
+function recordKey(dataKey: Buffer, gcm: NativeGcm | null): Buffer {
+  let k = recordKeys.get(dataKey);
+  if (!k) {
+    k = subkey(dataKey, RECORD_SALT, gcm, RECORD_INFO_BLOCK);
+    recordKeys.set(dataKey, k);
+  }
+  return k;
 }
 
 /** Takes `n` bytes off the front of `pieces` (which hold more than `n`), as references. */
@@ -255,11 +295,6 @@ export class ContentSealer {
     return out;
   }
 
-  /** Whether this stream is sealed in place by the native cipher. */
-  get native(): boolean {
-    return this.#gcm !== null;
-  }
-
   /** Ciphertext from `update` or `final` that the caller no longer needs (it was written). */
   release(parts: Buffer[]): void {
     for (const p of parts) {
@@ -315,45 +350,61 @@ export class ContentSealer {
     this.#pending = [];
     this.#pendingLen = 0;
   }
-
-  /**
-   * Seals a whole buffer into one new buffer of exactly the stored size (native cipher):
-   * the header, then each frame copied in and encrypted where it lies, followed by its tag.
-   */
-  sealWhole(plain: Buffer): Buffer {
-    const frame = this.#frame;
-    const shift = Math.log2(frame);
-    const out = Buffer.allocUnsafe(sealedSize(plain.length, shift));
-    this.#header.copy(out, 0);
-    const frames = Math.max(1, Math.ceil(plain.length / frame));
-    let at = CONTENT_HEADER;
-    for (let i = 0; i < frames; i++) {
-      const n = plain.copy(out, at, i * frame, Math.min(plain.length, (i + 1) * frame));
-      const index = this.#index++;
-      (this.#gcm as NativeGcm).seal(
-        this.#key,
-        nonce(index),
-        aad(this.#header, index, i === frames - 1),
-        [out.subarray(at, at + n)],
-        out.subarray(at + n, at + n + TAG),
-      );
-      at += n + TAG;
-    }
-    this.#headerSent = true;
-    return out;
-  }
 }
 
 /** Frame buffers a sealer keeps for reuse: one being written, one sealed, one filling. */
 const SPARE_FRAMES = 3;
 
-/** Seals a whole small buffer (inline states, output values). */
+/**
+ * Seals a whole buffer (inline states, output values) as one record (format 2) in one new
+ * buffer of exactly the stored size. The nonce is random: a data key seals at most
+ * DATA_KEY_USES records (the ring makes a new one then), far below the 2^32 that random
+ * 96-bit nonces allow under one key.
+ */
 export function sealBuffer(dataKey: DataKey, plain: Buffer, gcm: NativeGcm | null = NATIVE_GCM): Buffer {
-  const s = new ContentSealer(dataKey, FRAME_SHIFT, gcm);
-  if (s.native) return s.sealWhole(plain);
-  const parts = s.update(plain);
-  for (const p of s.final()) parts.push(p);
-  return Buffer.concat(parts);
+  const key = recordKey(dataKey.key, gcm);
+  const n = plain.length;
+  const out = Buffer.allocUnsafe(RECORD_HEADER + n + TAG);
+  CONTENT_MAGIC.copy(out, 0);
+  out[4] = FORMAT_RECORD;
+  out[5] = 0;
+  dataKey.id.copy(out, 6);
+  pooledRandomInto(out, RECORD_NONCE, NONCE);
+  if (gcm) {
+    gcm.sealRecord(key, plain, out);
+    return out;
+  }
+  const c = createCipheriv('aes-256-gcm', key, out.subarray(RECORD_NONCE, RECORD_HEADER));
+  c.setAAD(out.subarray(0, RECORD_HEADER));
+  c.update(plain).copy(out, RECORD_HEADER);
+  c.final();
+  c.getAuthTag().copy(out, RECORD_HEADER + n);
+  return out;
+}
+
+/** Opens a record sealed whole (format 2) into a new buffer; the stored one is left as it is. */
+async function openRecord(stored: Buffer, lookup: DataKeyLookup, gcm: NativeGcm | null): Promise<Buffer> {
+  if (stored.length < RECORD_HEADER + TAG) throw undecryptable('record truncated');
+  if (stored[5] !== 0) throw undecryptable(`unknown format ${FORMAT_RECORD}/${stored[5]}`);
+  const key = recordKey(await lookup(stored.subarray(6, RECORD_NONCE)), gcm);
+  const n = stored.length - RECORD_HEADER - TAG;
+  if (gcm) {
+    const out = Buffer.allocUnsafe(n);
+    if (gcm.openRecord(key, stored, out) !== 1) throw undecryptable('record failed authentication');
+    return out;
+  }
+  let plain: Buffer | undefined;
+  try {
+    const d = createDecipheriv('aes-256-gcm', key, stored.subarray(RECORD_NONCE, RECORD_HEADER));
+    d.setAAD(stored.subarray(0, RECORD_HEADER));
+    d.setAuthTag(stored.subarray(RECORD_HEADER + n));
+    plain = d.update(stored.subarray(RECORD_HEADER, RECORD_HEADER + n));
+    d.final();
+    return plain;
+  } catch (err) {
+    plain?.fill(0);
+    throw undecryptable('record failed authentication', err);
+  }
 }
 
 interface Parsed {
@@ -476,18 +527,24 @@ class FrameOpener {
   }
 }
 
-/** The data key id a sealed record names (hex), or undefined for plain content. */
+/** The data key id a sealed record names (hex, at the same place in both formats), or undefined for plain content. */
 export function sealedKeyId(head: Buffer): string | undefined {
-  return isSealedContent(head) && head.length >= CONTENT_HEADER ? parseHeader(head).keyId.toString('hex') : undefined;
+  return isSealedContent(head) && head.length >= RECORD_NONCE
+    ? head.subarray(6, RECORD_NONCE).toString('hex')
+    : undefined;
 }
 
-/** Opens a whole small record; plain (not yet encrypted) content is returned as it is. */
+/**
+ * Opens a whole record, sealed whole (format 2) or in frames (format 1: streams, and
+ * records written whole before format 2); plain (not yet encrypted) content is returned as it is.
+ */
 export async function openBuffer(
   stored: Buffer,
   lookup: DataKeyLookup,
   gcm: NativeGcm | null = NATIVE_GCM,
 ): Promise<Buffer> {
   if (!isSealedContent(stored)) return stored;
+  if (stored[4] === FORMAT_RECORD) return openRecord(stored, lookup, gcm);
   if (stored.length < CONTENT_HEADER) throw undecryptable('header truncated');
   const p = parseHeader(stored);
   const opener = new FrameOpener(p, subkey(await lookup(p.keyId), p.salt, gcm), gcm);

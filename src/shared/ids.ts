@@ -14,14 +14,21 @@ let poolAt = POOL.length;
 /** `n` fresh random bytes in a Buffer of their own. */
 export function pooledRandomBytes(n: number): Buffer {
   if (n > 512) return randomBytes(n);
+  const out = Buffer.allocUnsafe(n);
+  pooledRandomInto(out, 0, n);
+  return out;
+}
+
+/** Writes `n` (at most 512) fresh random bytes into `target` at `offset`, from the same pool. */
+export function pooledRandomInto(target: Buffer, offset: number, n: number): void {
+  if (n > 512) throw new RangeError(`pooledRandomInto: ${n} bytes`);
   if (poolAt + n > POOL.length) {
     randomFillSync(POOL);
     poolAt = 0;
   }
-  const out = Buffer.from(POOL.subarray(poolAt, poolAt + n));
+  POOL.copy(target, offset, poolAt, poolAt + n);
   POOL.fill(0, poolAt, poolAt + n);
   poolAt += n;
-  return out;
 }
 
 /** Random base58 string of the given length (rejection sampling keeps it uniform). */

@@ -58,6 +58,11 @@ export class StateBlobRepo {
    * Stores a small blob's bytes in its row (written in the transaction of the version
    * that references it). Always succeeds: a tombstone is revived with these bytes, and a
    * live row is touched (its bytes, inline or in the blob store, are the same content).
+   * A live row keeps the bytes it holds when they are in the same form as the new ones
+   * (both sealed, or both plain: the first bytes tell, see secrets/content-cipher.ts):
+   * sealing the same content twice gives different bytes (a fresh salt), and rewriting
+   * them cost a row update of its whole payload (every overflow page journaled and
+   * written again), where plain bytes, being equal, left the pages as they were.
    */
   async putInlineBlob(trx: Executor, sha256: string, size: number, data: Buffer, now: Date): Promise<void> {
     await this.putInlineBlobQuery.run(trx, sha256, size, now.toISOString(), data);
@@ -72,7 +77,9 @@ export class StateBlobRepo {
           oc.column('sha256').doUpdateSet((eb) => ({
             deleting: sql<number>`0`,
             updated_at: eb.ref('excluded.updated_at'),
-            data: eb.ref('excluded.data'),
+            data: sql<Buffer | null>`case when tfe_state_blobs.deleting = 0
+              and substr(tfe_state_blobs.data, 1, 4) = substr(excluded.data, 1, 4)
+              then tfe_state_blobs.data else excluded.data end`,
           })),
         ),
   );

@@ -1,8 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { createTestDb, dbKinds } from '../../../test/support/test-db.js';
 import type { TestDatabase } from '../../../test/support/test-db.js';
 import type { UnitGroup } from '../../db/unit-of-work.js';
+import { sealBuffer } from '../../secrets/content-cipher.js';
 import { StateBlobRepo } from './state-blob-repo.js';
 import { StateChanges } from './state-changes.js';
 import { StateOutputRepo } from './state-output-repo.js';
@@ -204,6 +206,42 @@ for (const kind of dbKinds()) {
         await commits.readWrite((trx) => blobs.putInlineBlob(trx, sha, bytes.length, bytes, now));
         assert.ok((await blobs.inlineBlob(repo.db, sha))?.equals(bytes));
         assert.equal(await transaction((trx) => blobs.touchBlob(trx, sha, bytes.length, now)), true);
+      });
+
+      it('keeps sealed inline bytes when the same content is stored again, and seals plain ones', async () => {
+        const sha = (kind === 'sqlite' ? 'e' : 'f').repeat(63) + (batchCommits ? '1' : '0');
+        const now = new Date('2026-01-01T00:00:00Z');
+        const key = { id: randomBytes(16), key: randomBytes(32) };
+        const sealed = new StateBlobRepo({
+          db: t.db.kysely,
+          sealing: { encrypt: true, current: () => key, lookup: () => Promise.resolve(key.key) },
+        });
+        const stored = async () =>
+          Buffer.from(
+            (
+              await t.db.kysely
+                .selectFrom('tfe_state_blobs')
+                .select('data')
+                .where('sha256', '=', sha)
+                .executeTakeFirstOrThrow()
+            ).data as Buffer,
+          );
+        const plain = Buffer.from('{"version":4,"serial":7}');
+        const put = (data: Buffer) =>
+          commits.readWrite((trx) => sealed.putInlineBlob(trx, sha, plain.length, data, now));
+        await put(plain);
+        const first = sealBuffer(key, plain);
+        await put(first);
+        assert.deepEqual(await stored(), first, 'plain bytes are replaced by sealed ones');
+        await put(sealBuffer(key, plain));
+        assert.deepEqual(await stored(), first, 'sealed bytes stay: the same content, sealed again, is not rewritten');
+        assert.deepEqual(await sealed.inlineBlob(repo.db, sha), plain);
+        await transaction((trx) => sealed.markBlobDeleting(trx, sha, now));
+        const again = sealBuffer(key, plain);
+        await put(again);
+        assert.deepEqual(await stored(), again, 'a tombstone takes the new bytes');
+        await put(plain);
+        assert.deepEqual(await stored(), plain, 'plain bytes (encryption off) replace sealed ones, as before');
       });
 
       it('reports the workspaces each write touches', async () => {
