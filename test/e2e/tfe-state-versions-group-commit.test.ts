@@ -216,9 +216,8 @@ describeWithServer('state versions: creates that share a commit', (srv, kind) =>
       }
       assert.fail('the creates never shared a transaction');
     } finally {
-      await sql`drop trigger if exists test_refuse${sql.raw(kind === 'postgres' ? ' on tfe_state_versions' : '')}`.execute(
-        db,
-      );
+      const on = kind === 'postgres' ? ' on tfe_state_versions' : '';
+      await sql`drop trigger if exists test_refuse${sql.raw(on)}`.execute(db);
     }
   });
 });
