@@ -30,7 +30,8 @@ export interface StateRepos {
   /**
    * Creates and uploads: short read-write units that share commits with concurrent ones on
    * SQLite (one writer, one fsync per commit); each its own transaction on PostgreSQL,
-   * which groups commits itself (decisions 0015, 0016, 0050).
+   * which groups commits itself (decisions 0015, 0016, 0050), except the creates of
+   * `createGroups`.
    */
   commits: UnitGroup;
   /**
