@@ -302,7 +302,8 @@ export class StateVersionService {
     const current = currentId && !c.force ? await this.deps.repos.versions.claimsOf(trx, currentId) : undefined;
     checkAgainstCurrent(current ?? null, c.claims, c.force);
     await this.useBlobs(trx, c.infos, revive);
-    const created = await this.deps.repos.versions.insert(trx, { ...c.row, seq });
+    c.row.seq = seq;
+    const created = await this.deps.repos.versions.insert(trx, c.row);
     // A pending version supersedes older pending ones at once but becomes current only
     // when its upload finalizes it (StateUploadService.upload): current is the newest finalized.
     const pending = c.row.status === 'pending';
