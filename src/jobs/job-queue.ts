@@ -102,6 +102,19 @@ export class JobQueue {
     await this.#insertUnlessQueued.run(executor, this.#row(opts));
   }
 
+  /**
+   * Enqueues several jobs in one statement, without reading anything back; a job whose
+   * dedupe key is queued already is left out.
+   */
+  async enqueueMany(executor: Executor, jobs: readonly EnqueueOptions[]): Promise<void> {
+    if (jobs.length === 0) return;
+    await executor
+      .insertInto('jobs')
+      .values(jobs.map((j) => this.#row(j)))
+      .onConflict((oc) => oc.column('dedupe_key').doNothing())
+      .execute();
+  }
+
   /** Claims up to `limit` due jobs for `workerId`, including running jobs whose lease expired. */
   async claim(workerId: string, limit: number, leaseSeconds: number): Promise<Job[]> {
     const now = this.deps.clock.now();

@@ -84,6 +84,36 @@ export class StateBlobRepo {
         ),
   );
 
+  /**
+   * putInlineBlob for many blobs in one statement (PostgreSQL's group of creates): each
+   * content once, in hash order, so that concurrent groups take the rows in one order.
+   */
+  async putInlineBlobs(
+    trx: Executor,
+    blobs: ReadonlyArray<{ sha256: string; size: number; data: Buffer }>,
+    now: Date,
+  ): Promise<void> {
+    if (blobs.length === 0) return;
+    const bySha = new Map(blobs.map((b) => [b.sha256, b]));
+    const updatedAt = now.toISOString();
+    await trx
+      .insertInto('tfe_state_blobs')
+      .values(
+        [...bySha.keys()].sort().map((sha256) => {
+          const b = bySha.get(sha256)!;
+          return { sha256, size: b.size, deleting: 0, updated_at: updatedAt, data: b.data };
+        }),
+      )
+      .onConflict((oc) =>
+        oc.column('sha256').doUpdateSet((eb) => ({
+          deleting: sql<number>`0`,
+          updated_at: eb.ref('excluded.updated_at'),
+          data: eb.ref('excluded.data'),
+        })),
+      )
+      .execute();
+  }
+
   /** The bytes (opened) of a live blob stored inline; undefined when they are in the blob store (or gone). */
   async inlineBlob(ex: Executor, sha256: string): Promise<Buffer | undefined> {
     const r = await ex

@@ -55,26 +55,31 @@ export class StateOutputRepo {
 
   /** Replaces the outputs of a version with these, in this order. */
   async replace(trx: Executor, version: { id: string; workspaceId: string }, outputs: NewOutput[]): Promise<void> {
-    const stateVersionId = version.id;
     this.deps.changes?.changed([version.workspaceId]);
-    await trx.deleteFrom('tfe_state_version_outputs').where('state_version_id', '=', stateVersionId).execute();
-    if (outputs.length === 0) return;
-    await trx
-      .insertInto('tfe_state_version_outputs')
-      .values(
-        outputs.map((o, i) => ({
-          id: o.id,
-          state_version_id: stateVersionId,
-          position: i,
-          name: o.name,
-          sensitive: o.sensitive ? 1 : 0,
-          type: o.type,
-          detailed_type:
-            o.detailedType === null || o.detailedType === undefined ? null : JSON.stringify(o.detailedType),
-          value: maybeSealText(this.deps.sealing, JSON.stringify(o.value ?? null)),
-        })),
-      )
-      .execute();
+    await trx.deleteFrom('tfe_state_version_outputs').where('state_version_id', '=', version.id).execute();
+    await this.insertNew(trx, [{ version, outputs }]);
+  }
+
+  /** The outputs of versions that have none yet (new ones), in one statement. */
+  async insertNew(
+    trx: Executor,
+    of: ReadonlyArray<{ version: { id: string; workspaceId: string }; outputs: readonly NewOutput[] }>,
+  ): Promise<void> {
+    const rows = of.flatMap(({ version, outputs }) =>
+      outputs.map((o, i) => ({
+        id: o.id,
+        state_version_id: version.id,
+        position: i,
+        name: o.name,
+        sensitive: o.sensitive ? 1 : 0,
+        type: o.type,
+        detailed_type: o.detailedType === null || o.detailedType === undefined ? null : JSON.stringify(o.detailedType),
+        value: maybeSealText(this.deps.sealing, JSON.stringify(o.value ?? null)),
+      })),
+    );
+    if (rows.length === 0) return;
+    this.deps.changes?.changed([...new Set(of.map((o) => o.version.workspaceId))]);
+    await trx.insertInto('tfe_state_version_outputs').values(rows).execute();
   }
 
   /** Deletes the outputs of these versions (the caller, which deletes or purges them, reports the change). */

@@ -66,6 +66,12 @@ export interface ExtractedFields {
 
 export type { NewOutput } from './state-output-repo.js';
 
+/** A workspace's head as lockHeads took it: its last history position and its current version's claims. */
+export interface LockedHead {
+  seq: number;
+  current: StateClaims | null;
+}
+
 /**
  * All SQL of `tfe_state_versions` and `tfe_state_heads` (a workspace's history position,
  * version count and current version). Outputs are StateOutputRepo's, blobs StateBlobRepo's;
@@ -246,6 +252,85 @@ export class StateVersionRepo {
   private readonly insertVersion = new RowInsert((row: TfeStateVersionsTable) =>
     this.deps.db.insertInto('tfe_state_versions').values(row),
   );
+
+  /**
+   * PostgreSQL, for a group of creates in one transaction: takes the heads of these
+   * workspaces (creating those that have none, at position 0), held until the transaction
+   * ends and taken in id order so that concurrent groups cannot deadlock, and returns each
+   * one's position and current version's claims. One statement, two after waiting for a head.
+   */
+  async lockHeads(trx: Executor, workspaceIds: readonly string[]): Promise<Map<string, LockedHead>> {
+    this.#changed(workspaceIds);
+    const ids = [...workspaceIds].sort();
+    const r = await sql<{
+      workspace_id: string;
+      head_seq: number;
+      current_id: string | null;
+      serial: number | null;
+      md5: string | null;
+      lineage: string | null;
+    }>`with h as (
+        insert into tfe_state_heads (workspace_id, current_id, head_seq, version_count)
+        select w, null, 0, 0 from unnest(${ids}::text[]) with ordinality as u(w, n) order by n
+        on conflict (workspace_id) do update set head_seq = tfe_state_heads.head_seq
+        returning workspace_id, head_seq, current_id)
+      select h.workspace_id, h.head_seq, h.current_id, v.serial, v.md5, v.lineage
+      from h left join tfe_state_versions v on v.id = h.current_id`.execute(trx);
+    // The join reads with the statement's snapshot, taken before the heads were locked: a
+    // version made current by a transaction that committed while this one waited for a head
+    // is not seen there. Such versions are read again (a new snapshot).
+    const unseen = r.rows.filter((row) => row.current_id !== null && row.md5 === null).map((row) => row.current_id!);
+    const late = new Map<string, StateClaims>();
+    if (unseen.length > 0) {
+      const rows = await trx
+        .selectFrom('tfe_state_versions')
+        .select(['id', 'serial', 'md5', 'lineage'])
+        .where('id', 'in', unseen)
+        .execute();
+      for (const v of rows) late.set(v.id, { serial: Number(v.serial), md5: v.md5, lineage: v.lineage });
+    }
+    const out = new Map<string, LockedHead>();
+    for (const row of r.rows) {
+      const seen = row.md5 === null ? null : { serial: Number(row.serial), md5: row.md5, lineage: row.lineage };
+      out.set(row.workspace_id, {
+        seq: Number(row.head_seq),
+        current: row.current_id === null ? null : (seen ?? late.get(row.current_id) ?? null),
+      });
+    }
+    return out;
+  }
+
+  /**
+   * PostgreSQL, after lockHeads: inserts finalized versions (their `seq` taken from the
+   * locked heads), discards the pending versions of their workspaces, and moves each head
+   * to its workspace's last version here, which becomes current. Three statements.
+   */
+  async insertCurrent(trx: Executor, rows: readonly TfeStateVersionsTable[]): Promise<void> {
+    if (rows.length === 0) return;
+    const heads = new Map<string, { seq: number; added: number; currentId: string }>();
+    for (const row of rows) {
+      const h = heads.get(row.workspace_id);
+      heads.set(row.workspace_id, { seq: row.seq, added: (h?.added ?? 0) + 1, currentId: row.id });
+    }
+    const ws = [...heads.keys()];
+    this.#changed(ws);
+    await trx
+      .updateTable('tfe_state_versions')
+      .set({ status: sql.lit('discarded') })
+      .where('workspace_id', 'in', ws)
+      .where('status', '=', sql.lit('pending'))
+      .execute();
+    await trx
+      .insertInto('tfe_state_versions')
+      .values([...rows])
+      .execute();
+    const hs = [...heads.values()];
+    await sql`update tfe_state_heads as h
+      set head_seq = u.seq, version_count = h.version_count + u.added, current_id = u.current_id
+      from unnest(${ws}::text[], ${hs.map((h) => h.seq)}::int[], ${hs.map((h) => h.added)}::int[],
+        ${hs.map((h) => h.currentId)}::text[]) as u(workspace_id, seq, added, current_id)
+      where h.workspace_id = u.workspace_id`.execute(trx);
+  }
 
   /** Pending versions of the workspace other than `exceptId` become discarded (they were superseded before upload). */
   async discardPending(trx: Executor, workspaceId: string, exceptId: string): Promise<void> {

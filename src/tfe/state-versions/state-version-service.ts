@@ -14,7 +14,11 @@ import type { WorkspaceService } from '../workspaces/workspace-service.js';
 import type { Workspace } from '../workspaces/workspace.js';
 import { inspectStateFile, parseJsonStateOutputs } from './state-file.js';
 import type { StateOutput } from './state-file.js';
+import { toStateVersion } from './state-version-repo.js';
 import type { Executor, NewOutput } from './state-version-repo.js';
+import type { TfeStateVersionsTable } from '../../db/schema-tfe-state.js';
+import type { ReadWriteTx } from '../../db/unit-of-work.js';
+import type { BatchQueue } from '../../shared/batch-queue.js';
 import type { StateRepos } from './state-repos.js';
 import {
   acceptStateContent,
@@ -104,6 +108,26 @@ export interface CreateStateVersionInput {
   runId: string | null;
 }
 
+/** A create after validation, with everything its transaction writes except its history position. */
+interface PreparedCreate {
+  row: TfeStateVersionsTable;
+  claims: StateClaims;
+  force: boolean;
+  infos: Array<VersionContent | undefined>;
+  outputs: NewOutput[] | undefined;
+}
+
+interface CreatedVersion {
+  version: StateVersion;
+  outputIds: string[];
+}
+
+interface QueuedCreate {
+  create: PreparedCreate;
+  resolve(v: CreatedVersion): void;
+  reject(err: unknown): void;
+}
+
 /** Thrown inside a write transaction when a blob it needs was collected meanwhile. */
 export class BlobCollectedError extends Error {
   constructor(readonly sha256: string) {
@@ -140,12 +164,16 @@ export function toNewOutputs(outputs: StateOutput[]): NewOutput[] {
  * outside any transaction), then one short transaction that takes the workspace's next
  * history position (which queues concurrent writers of that workspace), checks the
  * serial against the current version, inserts, moves the current pointer and enqueues
- * the extraction job.
+ * the extraction job. On PostgreSQL the finalized creates with inline content that arrive
+ * together share one such transaction, a few statements for all (decision 0053).
  */
 export class StateVersionService {
   private readonly currentCache: RecentCache<CurrentStateVersion> | null = null;
+  private readonly createQueue: BatchQueue<QueuedCreate> | null = null;
 
   constructor(private readonly deps: StateVersionServiceDeps) {
+    const grouping = deps.repos.createGroups;
+    if (grouping) this.createQueue = grouping.batches((batch) => this.commitCreates(batch), grouping.options);
     if (deps.currentVersionCache) {
       const cache = new RecentCache<CurrentStateVersion>({
         clock: deps.clock,
@@ -213,68 +241,172 @@ export class StateVersionService {
               : this.deps.blobs.put(once(b)),
         ),
       );
-    let infos = await put();
+    const infos = await put();
     const id = tfeId('sv');
     const now = this.deps.clock.now();
     const pending = state === undefined;
     const tokens = pending ? { state: randomToken(32), json: randomToken(32) } : undefined;
-
+    const [stateInfo, jsonInfo] = infos;
+    const row: TfeStateVersionsTable = {
+      id,
+      workspace_id: ws.id,
+      seq: 0,
+      serial: claims.serial,
+      lineage: claims.lineage,
+      md5: claims.md5,
+      status: pending ? 'pending' : 'finalized',
+      size: stateInfo?.size ?? null,
+      state_format_version: state?.formatVersion ?? null,
+      terraform_version: state?.terraformVersion ?? null,
+      state_sha256: stateInfo?.sha256 ?? null,
+      json_sha256: jsonInfo?.sha256 ?? null,
+      upload_token_hash: tokens ? hashToken(tokens.state) : null,
+      upload_token_sealed: tokens ? this.deps.secrets.seal(tokens.state, sealContext(id, 'state')) : null,
+      json_upload_token_hash: tokens && !jsonInfo ? hashToken(tokens.json) : null,
+      json_upload_token_sealed:
+        tokens && !jsonInfo ? this.deps.secrets.seal(tokens.json, sealContext(id, 'json')) : null,
+      upload_expires_at: tokens ? addSeconds(now, this.deps.settings.uploadUrlTtlSeconds).toISOString() : null,
+      resources_processed: 0,
+      resources: null,
+      modules: null,
+      providers: null,
+      billable_rum_count: null,
+      created_by_kind: creatorOf(actor)?.kind ?? null,
+      created_by_id: creatorOf(actor)?.id ?? null,
+      run_id: input.runId,
+      rollback_of_id: null,
+      delete_older_than_n_days: null,
+      soft_deleted_at: null,
+      purge_after: null,
+      created_at: now.toISOString(),
+    };
+    const create: PreparedCreate = { row, claims, force: input.force, infos, outputs };
+    // Finalized versions whose content is all inline share a transaction with concurrent ones (PostgreSQL).
+    if (this.createQueue && !pending && infos.every((i) => i === undefined || i.inline !== undefined)) {
+      return new Promise((resolve, reject) => this.createQueue?.push({ create, resolve, reject }));
+    }
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.deps.repos.commits.readWrite(async (trx) => {
-          const { seq, currentId } = await this.deps.repos.versions.advanceHead(trx, ws.id);
-          const current =
-            currentId && !input.force ? await this.deps.repos.versions.claimsOf(trx, currentId) : undefined;
-          checkAgainstCurrent(current ?? null, claims, input.force);
-          await this.useBlobs(trx, infos, attempt > 0);
-          const [stateInfo, jsonInfo] = infos;
-          const created = await this.deps.repos.versions.insert(trx, {
-            id,
-            workspace_id: ws.id,
-            seq,
-            serial: claims.serial,
-            lineage: claims.lineage,
-            md5: claims.md5,
-            status: pending ? 'pending' : 'finalized',
-            size: stateInfo?.size ?? null,
-            state_format_version: state?.formatVersion ?? null,
-            terraform_version: state?.terraformVersion ?? null,
-            state_sha256: stateInfo?.sha256 ?? null,
-            json_sha256: jsonInfo?.sha256 ?? null,
-            upload_token_hash: tokens ? hashToken(tokens.state) : null,
-            upload_token_sealed: tokens ? this.deps.secrets.seal(tokens.state, sealContext(id, 'state')) : null,
-            json_upload_token_hash: tokens && !jsonInfo ? hashToken(tokens.json) : null,
-            json_upload_token_sealed:
-              tokens && !jsonInfo ? this.deps.secrets.seal(tokens.json, sealContext(id, 'json')) : null,
-            upload_expires_at: tokens ? addSeconds(now, this.deps.settings.uploadUrlTtlSeconds).toISOString() : null,
-            resources_processed: 0,
-            resources: null,
-            modules: null,
-            providers: null,
-            billable_rum_count: null,
-            created_by_kind: creatorOf(actor)?.kind ?? null,
-            created_by_id: creatorOf(actor)?.id ?? null,
-            run_id: input.runId,
-            rollback_of_id: null,
-            delete_older_than_n_days: null,
-            soft_deleted_at: null,
-            purge_after: null,
-            created_at: now.toISOString(),
-          });
-          // A pending version supersedes older pending ones at once but becomes current only
-          // when its upload finalizes it (StateUploadService.upload): current is the newest finalized.
-          if (pending) await this.deps.repos.versions.discardPending(trx, ws.id, id);
-          else await this.makeCurrent(trx, ws.id, id);
-          if (outputs) await this.deps.repos.outputs.replace(trx, { id, workspaceId: ws.id }, outputs);
-          if (!pending) await this.deps.jobs.enqueue(trx, extractionJob(id));
-          // Making it current changes nothing in its row.
-          return { version: created, outputIds: outputs?.map((o) => o.id) ?? [] };
-        });
+        return await this.deps.repos.commits.readWrite((trx) => this.createIn(trx, create, attempt > 0));
       } catch (err) {
         if (!(err instanceof BlobCollectedError) || attempt >= 2) throw err;
-        infos = await put();
+        create.infos = await put();
       }
     }
+  }
+
+  /** One create in a transaction of its own (or a savepoint of a group commit on SQLite). */
+  private async createIn(trx: ReadWriteTx, c: PreparedCreate, revive: boolean): Promise<CreatedVersion> {
+    const workspaceId = c.row.workspace_id;
+    const { seq, currentId } = await this.deps.repos.versions.advanceHead(trx, workspaceId);
+    const current = currentId && !c.force ? await this.deps.repos.versions.claimsOf(trx, currentId) : undefined;
+    checkAgainstCurrent(current ?? null, c.claims, c.force);
+    await this.useBlobs(trx, c.infos, revive);
+    c.row.seq = seq;
+    const created = await this.deps.repos.versions.insert(trx, c.row);
+    // A pending version supersedes older pending ones at once but becomes current only
+    // when its upload finalizes it (StateUploadService.upload): current is the newest finalized.
+    const pending = c.row.status === 'pending';
+    if (pending) await this.deps.repos.versions.discardPending(trx, workspaceId, c.row.id);
+    else await this.makeCurrent(trx, workspaceId, c.row.id);
+    if (c.outputs) await this.deps.repos.outputs.replace(trx, { id: c.row.id, workspaceId }, c.outputs);
+    if (!pending) await this.deps.jobs.enqueue(trx, extractionJob(c.row.id));
+    // Making it current changes nothing in its row.
+    return { version: created, outputIds: c.outputs?.map((o) => o.id) ?? [] };
+  }
+
+  /**
+   * PostgreSQL's group commit of creates (decision 0053): the finalized creates with inline
+   * content that arrived together are written by one transaction in a few statements, each
+   * checked on its own against its workspace's current version (or the create before it
+   * in the group). A create that fails its check answers its error and writes nothing;
+   * the others go on. When the transaction itself fails, each create is tried again in a
+   * transaction of its own, so one create's fault never fails the others.
+   */
+  private async commitCreates(batch: QueuedCreate[]): Promise<void> {
+    const outcomes: Array<{ ok: true; value: CreatedVersion } | { ok: false; err: unknown }> = [];
+    try {
+      await this.deps.repos.units.readWrite(async (trx) => {
+        outcomes.length = 0;
+        await this.writeCreates(trx, batch, outcomes);
+      });
+    } catch {
+      await this.createEachAlone(batch);
+      return;
+    }
+    batch.forEach((q, i) => {
+      const o = outcomes[i]!;
+      if (o.ok) q.resolve(o.value);
+      else q.reject(o.err);
+    });
+  }
+
+  private async writeCreates(
+    trx: ReadWriteTx,
+    batch: QueuedCreate[],
+    outcomes: Array<{ ok: true; value: CreatedVersion } | { ok: false; err: unknown }>,
+  ): Promise<void> {
+    const { versions, blobs, outputs } = this.deps.repos;
+    const heads = await versions.lockHeads(trx, [...new Set(batch.map((q) => q.create.row.workspace_id))]);
+    const accepted: PreparedCreate[] = [];
+    for (const { create: c } of batch) {
+      const head = heads.get(c.row.workspace_id)!;
+      try {
+        checkAgainstCurrent(c.force ? null : head.current, c.claims, c.force);
+      } catch (err) {
+        outcomes.push({ ok: false, err });
+        continue;
+      }
+      head.seq++;
+      head.current = c.claims;
+      const row = { ...c.row, seq: head.seq };
+      accepted.push({ ...c, row });
+      outcomes.push({
+        ok: true,
+        value: {
+          version: toStateVersion({ ...row, processing_error: null }),
+          outputIds: c.outputs?.map((o) => o.id) ?? [],
+        },
+      });
+    }
+    if (accepted.length === 0) return;
+    const inline = accepted.flatMap((c) =>
+      c.infos.flatMap((i) => (i?.inline ? [{ sha256: i.sha256, size: i.size, data: i.inline }] : [])),
+    );
+    await blobs.putInlineBlobs(trx, inline, this.deps.clock.now());
+    await versions.insertCurrent(
+      trx,
+      accepted.map((c) => c.row),
+    );
+    await outputs.insertNew(
+      trx,
+      accepted.flatMap((c) =>
+        c.outputs ? [{ version: { id: c.row.id, workspaceId: c.row.workspace_id }, outputs: c.outputs }] : [],
+      ),
+    );
+    await this.deps.jobs.enqueueMany(
+      trx,
+      accepted.map((c) => extractionJob(c.row.id)),
+    );
+  }
+
+  /** After a failed group transaction: each create in its own, in order within a workspace. */
+  private async createEachAlone(batch: QueuedCreate[]): Promise<void> {
+    const byWorkspace = new Map<string, QueuedCreate[]>();
+    for (const q of batch) {
+      const list = byWorkspace.get(q.create.row.workspace_id) ?? [];
+      list.push(q);
+      byWorkspace.set(q.create.row.workspace_id, list);
+    }
+    await Promise.all(
+      [...byWorkspace.values()].map(async (list) => {
+        for (const q of list) {
+          await this.deps.repos.commits
+            .readWrite((trx) => this.createIn(trx, q.create, false))
+            .then(q.resolve, q.reject);
+        }
+      }),
+    );
   }
 
   /** Roll back (PATCH /workspaces/:id/state-versions): a copy of an older version becomes current. */
