@@ -1,30 +1,23 @@
 /**
- * Certificate serial numbers (reference 16.11): positive, non-zero, 20 bytes in DER, with
- * 104 random bits after a time prefix (new ones always exactly 20; imported or parsed ones
- * may be shorter); stored as
+ * Certificate serial numbers (reference 16.11): random, positive, non-zero, 20 bytes in
+ * DER (new ones always exactly 20; imported or parsed ones may be shorter); stored as
  * lowercase hex of the minimal big-endian bytes, shown with `:` separators, accepted with
  * `:` or `-`.
  */
 import { DomainError } from '../../shared/errors.js';
 import { pooledRandomBytes } from '../../shared/ids.js';
 
-/** The first byte of every new serial: positive, non-zero, and the same, so serials sort by time. */
-const SERIAL_LEAD = 0x40;
-
 /**
- * Exactly 20 bytes: 0x40, the milliseconds since 1970 in 6 bytes, then 13 random bytes (104
- * bits from the CSPRNG, where the CA/Browser Forum asks for at least 64). The DER INTEGER is
- * positive and exactly 20 octets (it lies in [2^158, 2^159), a subset of Vault's range), and
- * serials made one after another sort in that order, so stored certificates are appended to
- * the serial index instead of landing on a random page of it, which costs a page write per
- * certificate on SQLite and a full-page image per page on PostgreSQL.
+ * Exactly 20 random bytes: the top bit is cleared, so the DER INTEGER stays positive and
+ * within 20 octets, and a zero first byte is drawn again, so the serial never shrinks
+ * (always 40 hex digits; it lies in [2^152, 2^159), a subset of Vault's range).
  */
-export function randomSerial(now = Date.now()): Buffer {
-  const b = Buffer.allocUnsafe(20);
-  b[0] = SERIAL_LEAD;
-  b.writeUIntBE(Math.max(0, Math.min(now, 2 ** 48 - 1)), 1, 6);
-  pooledRandomBytes(13).copy(b, 7);
-  return b;
+export function randomSerial(): Buffer {
+  for (;;) {
+    const b = pooledRandomBytes(20);
+    b[0]! &= 0x7f;
+    if (b[0] !== 0) return b;
+  }
 }
 
 /** Drops leading zero bytes (keeping at least one byte). */
