@@ -257,9 +257,14 @@ function dataText(data: unknown, f: EntryFormat): string {
   return f.logRaw ? (JSON.stringify(data) ?? 'null') : hashedJson(data, f.hash);
 }
 
-/** A secret field (token, accessor) as a device writes it. */
+/** Whether a device writes this secret field (token, accessor) as it is rather than hashed. */
+function writtenRaw(f: EntryFormat, isAccessor: boolean): boolean {
+  return f.logRaw || (isAccessor && !f.hmacAccessor);
+}
+
+/** A secret field (token, accessor) as a device writes it, as JSON text. */
 function secretText(value: string, f: EntryFormat, isAccessor = false): string {
-  return f.logRaw || (isAccessor && !f.hmacAccessor) ? JSON.stringify(value) : `"${f.hash(value)}"`;
+  return writtenRaw(f, isAccessor) ? JSON.stringify(value) : `"${f.hash(value)}"`;
 }
 
 function requestText(r: AuditRequestInfo, f: EntryFormat): string {
@@ -284,9 +289,8 @@ function responseText(record: VaultAuditRecord, res: AuditResponseInfo, f: Entry
   if (res.warnings && res.warnings.length > 0) out += `,"warnings":${q(res.warnings)}`;
   if (res.auth) {
     const a = { ...res.auth };
-    const h = f.logRaw ? (s: string) => s : f.hash;
-    if (typeof a['client_token'] === 'string') a['client_token'] = h(a['client_token']);
-    if (typeof a['accessor'] === 'string') a['accessor'] = f.hmacAccessor ? h(a['accessor']) : a['accessor'];
+    if (typeof a['client_token'] === 'string' && !writtenRaw(f, false)) a['client_token'] = f.hash(a['client_token']);
+    if (typeof a['accessor'] === 'string' && !writtenRaw(f, true)) a['accessor'] = f.hash(a['accessor']);
     out += `,"auth":${q(a)}`;
   }
   return `${out}}`;

@@ -9,6 +9,18 @@ import type { ContentSealing } from '../../secrets/content-cipher.js';
 type Executor = Kysely<Database>;
 
 /**
+ * The bytes a live inline blob keeps when the same content is stored again: its own when
+ * they are in the same form as the new ones (both sealed, or both plain: the first bytes
+ * tell, see secrets/content-cipher.ts). Sealing the same content twice gives different bytes
+ * (a fresh nonce), and rewriting them cost a row update of its whole payload (every overflow
+ * page journaled and written again), where plain bytes, being equal, left the pages as they
+ * were. A tombstone takes the new bytes.
+ */
+const KEPT_OR_NEW_DATA = sql<Buffer | null>`case when tfe_state_blobs.deleting = 0
+  and substr(tfe_state_blobs.data, 1, 4) = substr(excluded.data, 1, 4)
+  then tfe_state_blobs.data else excluded.data end`;
+
+/**
  * All SQL of `tfe_state_blobs`: one row per stored state content (by SHA-256), live or a
  * tombstone (`deleting`), with small contents' bytes inline. What references a blob is a
  * version's `state_sha256` or `json_sha256`; the collector asks here whether any does
@@ -57,12 +69,8 @@ export class StateBlobRepo {
   /**
    * Stores a small blob's bytes in its row (written in the transaction of the version
    * that references it). Always succeeds: a tombstone is revived with these bytes, and a
-   * live row is touched (its bytes, inline or in the blob store, are the same content).
-   * A live row keeps the bytes it holds when they are in the same form as the new ones
-   * (both sealed, or both plain: the first bytes tell, see secrets/content-cipher.ts):
-   * sealing the same content twice gives different bytes (a fresh salt), and rewriting
-   * them cost a row update of its whole payload (every overflow page journaled and
-   * written again), where plain bytes, being equal, left the pages as they were.
+   * live row is touched (its bytes, inline or in the blob store, are the same content),
+   * keeping the bytes it holds when they are in the same form (KEPT_OR_NEW_DATA).
    */
   async putInlineBlob(trx: Executor, sha256: string, size: number, data: Buffer, now: Date): Promise<void> {
     await this.putInlineBlobQuery.run(trx, sha256, size, now.toISOString(), data);
@@ -77,9 +85,7 @@ export class StateBlobRepo {
           oc.column('sha256').doUpdateSet((eb) => ({
             deleting: sql<number>`0`,
             updated_at: eb.ref('excluded.updated_at'),
-            data: sql<Buffer | null>`case when tfe_state_blobs.deleting = 0
-              and substr(tfe_state_blobs.data, 1, 4) = substr(excluded.data, 1, 4)
-              then tfe_state_blobs.data else excluded.data end`,
+            data: KEPT_OR_NEW_DATA,
           })),
         ),
   );
@@ -108,7 +114,7 @@ export class StateBlobRepo {
         oc.column('sha256').doUpdateSet((eb) => ({
           deleting: sql<number>`0`,
           updated_at: eb.ref('excluded.updated_at'),
-          data: eb.ref('excluded.data'),
+          data: KEPT_OR_NEW_DATA,
         })),
       )
       .execute();
