@@ -15,5 +15,6 @@ NAPI_MODULE_INIT() {
   threads_export(env, exports);
   aes_gcm_export(env, exports);
   audit_hmac_export(env, exports);
+  blob_writer_export(env, exports);
   return exports;
 }

@@ -50,7 +50,7 @@ static __thread int thread_ready;
 static __thread unsigned char thread_key[KEY];
 
 /* The thread's context, set to key and nonce for enc (1) or dec (0); NULL on failure. */
-static EVP_CIPHER_CTX *begin(const unsigned char *key, const unsigned char *nonce, int enc) {
+EVP_CIPHER_CTX *gcm_begin(const unsigned char *key, const unsigned char *nonce, int enc) {
   if (thread_ctx == NULL) thread_ctx = EVP_CIPHER_CTX_new();
   EVP_CIPHER_CTX *ctx = thread_ctx;
   if (ctx == NULL) return NULL;
@@ -71,7 +71,7 @@ static EVP_CIPHER_CTX *begin(const unsigned char *key, const unsigned char *nonc
 }
 
 /* Runs len bytes from in to out (which may be in itself) through the started cipher. */
-static int update(EVP_CIPHER_CTX *ctx, unsigned char *out, const unsigned char *in, size_t len) {
+int gcm_update(EVP_CIPHER_CTX *ctx, unsigned char *out, const unsigned char *in, size_t len) {
   size_t done = 0;
   int n = 0;
   while (done < len) {
@@ -83,7 +83,7 @@ static int update(EVP_CIPHER_CTX *ctx, unsigned char *out, const unsigned char *
 }
 
 /* Ends the cipher: for sealing writes the tag, for opening checks it. 1 ok, 0 not authentic, -1 failure. */
-static int finish(EVP_CIPHER_CTX *ctx, unsigned char *tag, int enc) {
+int gcm_finish(EVP_CIPHER_CTX *ctx, unsigned char *tag, int enc) {
   unsigned char rest[16];
   int len = 0;
   if (!enc && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, TAG, tag) != 1) return -1;
@@ -145,24 +145,24 @@ static int frame_args(napi_env env, napi_callback_info info, FrameArgs *a) {
 
 /* Runs the frame through the cipher in place; 1 on success (for opening: authentic). */
 static int run_frame(FrameArgs *a, int enc) {
-  EVP_CIPHER_CTX *ctx = begin(a->key, a->nonce, enc);
+  EVP_CIPHER_CTX *ctx = gcm_begin(a->key, a->nonce, enc);
   int len = 0;
   if (ctx == NULL) return -1;
   if (a->aad_len > 0 && EVP_CipherUpdate(ctx, NULL, &len, a->aad, (int)a->aad_len) != 1) return -1;
   for (size_t i = 0; i < a->count; i++)
-    if (!update(ctx, a->pieces[i].data, a->pieces[i].data, a->pieces[i].len)) return -1;
-  return finish(ctx, a->tag, enc);
+    if (!gcm_update(ctx, a->pieces[i].data, a->pieces[i].data, a->pieces[i].len)) return -1;
+  return gcm_finish(ctx, a->tag, enc);
 }
 
 /* Seals (enc 1: in = plaintext, rec = the record) or opens (enc 0: rec = the record, out = plaintext) a record. */
 static int run_record(const unsigned char *key, unsigned char *rec, size_t body, const unsigned char *in,
                       unsigned char *out, int enc) {
-  EVP_CIPHER_CTX *ctx = begin(key, rec + RECORD_NONCE, enc);
+  EVP_CIPHER_CTX *ctx = gcm_begin(key, rec + RECORD_NONCE, enc);
   int len = 0;
   if (ctx == NULL) return -1;
   if (EVP_CipherUpdate(ctx, NULL, &len, rec, RECORD_HEADER) != 1) return -1;
-  if (!update(ctx, out, in, body)) return -1;
-  return finish(ctx, rec + RECORD_HEADER + body, enc);
+  if (!gcm_update(ctx, out, in, body)) return -1;
+  return gcm_finish(ctx, rec + RECORD_HEADER + body, enc);
 }
 
 /* Runs one frame call; NULL with an exception pending when its arguments are wrong. */

@@ -1,7 +1,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import v8 from 'node:v8';
@@ -11,12 +20,13 @@ import type { TestDatabase } from '../../test/support/test-db.js';
 import { systemClock } from '../shared/clock.js';
 import type { DomainError } from '../shared/errors.js';
 import { uuid } from '../shared/ids.js';
-import { ContentSealer, CONTENT_HEADER } from '../secrets/content-cipher.js';
+import { ContentSealer, CONTENT_HEADER, FRAME_SHIFT, sealedSize } from '../secrets/content-cipher.js';
 import type { DataKey } from '../secrets/content-cipher.js';
 import { readSmallBlob } from './blob-store.js';
 import type { BlobSealing, BlobStore } from './blob-store.js';
 import { DbBlobStore } from './db-blob-store.js';
 import { FsBlobStore } from './fs-blob-store.js';
+import { writeOffTheEventLoop, writesOffTheEventLoop } from './threaded-write.js';
 
 /** `mb` MiB of deterministic bytes in 256 KiB chunks, hashed as they are produced. */
 function generated(mb: number, seed: number): { source: AsyncIterable<Buffer>; digest: () => string } {
@@ -177,12 +187,20 @@ function contract(name: string, open: () => Promise<OpenedStore>, bigMb: number,
   });
 }
 
-for (const sealed of [false, true]) {
+// With the addon, writes hash and seal on the threadpool; `native: null` keeps them on the event loop.
+const fsVariants: Array<[label: string, sealing: BlobSealing | undefined, bigMb: number]> = [
+  ['', undefined, 256],
+  [', sealed', sealing, 64],
+  [', node:crypto', { ...sealing, encrypt: false, native: null }, 64],
+  [', sealed, node:crypto', { ...sealing, native: null }, 64],
+];
+for (const [label, storeSealing, bigMb] of fsVariants) {
+  const sealed = storeSealing?.encrypt === true;
   contract(
-    `filesystem blob store${sealed ? ', sealed' : ''}`,
+    `filesystem blob store${label}`,
     async () => {
       const dir = mkdtempSync(join(tmpdir(), 'blobs-'));
-      const store = await FsBlobStore.open(dir, systemClock, sealed ? sealing : undefined);
+      const store = await FsBlobStore.open(dir, systemClock, storeSealing);
       const visibleCount = async () => {
         assert.deepEqual(readdirSync(join(dir, 'tmp')), [], 'no temporary file is left behind');
         return readdirSync(join(dir, 'sha256')).reduce(
@@ -196,7 +214,7 @@ for (const sealed of [false, true]) {
       };
       return { store, visibleCount, plant };
     },
-    sealed ? 64 : 256,
+    bigMb,
     sealed,
   );
 }
@@ -246,3 +264,109 @@ for (const kind of dbKinds()) {
       );
   });
 }
+
+/** The same key, sealed and opened with node:crypto on the event loop. */
+const onTheEventLoop: BlobSealing = { ...sealing, native: null };
+const FRAME = 2 ** FRAME_SHIFT;
+
+/** `buf` in pieces of `size` bytes (no copy). */
+function pieces(buf: Buffer, size: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (let o = 0; o < buf.length; o += size) out.push(buf.subarray(o, o + size));
+  return out;
+}
+
+const built = writesOffTheEventLoop(undefined);
+
+describe('blob writes off the event loop', { skip: !built && 'the native addon is not built' }, () => {
+  it('is used with the addon, unless the server uses node:crypto (native_crypto off)', () => {
+    assert.equal(writesOffTheEventLoop(sealing), true);
+    assert.equal(writesOffTheEventLoop({ ...sealing, encrypt: false }), true);
+    assert.equal(writesOffTheEventLoop(onTheEventLoop), false);
+  });
+
+  it('stores what node:crypto opens, and opens what node:crypto stored, for sizes around a frame', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'threaded-'));
+    const threaded = await FsBlobStore.open(dir, systemClock, sealing);
+    const plain = await FsBlobStore.open(dir, systemClock, onTheEventLoop);
+    const sizes = [0, 1, 4095, FRAME - 1, FRAME, FRAME + 1, 3 * FRAME, 3 * FRAME + 17];
+    for (const [i, size] of sizes.entries()) {
+      const content = randomBytes(size);
+      const md5 = createHash('md5').update(content).digest('hex');
+      const sha256 = createHash('sha256').update(content).digest('hex');
+      // Odd piece sizes, so frames end inside pieces; a single piece for some.
+      const [writer, reader] = i % 2 === 0 ? [threaded, plain] : [plain, threaded];
+      const info = await writer.put(i % 3 === 0 ? [content] : pieces(content, 65_521));
+      assert.deepEqual(info, { sha256, md5, size }, `size ${size}`);
+      const file = join(dir, 'sha256', sha256.slice(0, 2), sha256);
+      assert.equal(statSync(file).size, sealedSize(size), `stored size of ${size} bytes`);
+      assert.deepEqual(await readSmallBlob(reader, sha256), content, `read back, ${size} bytes`);
+      assert.deepEqual(await readSmallBlob(writer, sha256), content);
+      await writer.delete(sha256);
+    }
+  });
+
+  it('writes plain content as it is, with its digests, in pieces of any size', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'threaded-'));
+    const content = randomBytes(2 * FRAME + 333);
+    const file = join(dir, 'out');
+    const fd = openSync(file, 'w');
+    try {
+      const info = await writeOffTheEventLoop(fd, [...pieces(content, 1000), 'tail'], undefined);
+      const whole = Buffer.concat([content, Buffer.from('tail')]);
+      assert.deepEqual(info, {
+        sha256: createHash('sha256').update(whole).digest('hex'),
+        md5: createHash('md5').update(whole).digest('hex'),
+        size: whole.length,
+      });
+      assert.deepEqual(readFileSync(file), whole);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it('seals a fresh header and frames for each write of the same content', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'threaded-'));
+    const content = randomBytes(FRAME + 5);
+    const stored: Buffer[] = [];
+    for (let i = 0; i < 2; i++) {
+      const file = join(dir, `out${i}`);
+      const fd = openSync(file, 'w');
+      try {
+        await writeOffTheEventLoop(fd, [content], sealing);
+      } finally {
+        closeSync(fd);
+      }
+      stored.push(readFileSync(file));
+    }
+    const [a, b] = stored as [Buffer, Buffer];
+    assert.equal(a.length, sealedSize(content.length));
+    assert.notDeepEqual(a.subarray(0, CONTENT_HEADER), b.subarray(0, CONTENT_HEADER), 'each write has its own salt');
+    assert.equal(a.indexOf(content.subarray(0, 64)), -1, 'no plaintext is stored');
+  });
+
+  it('refuses content over the limit, and reports a failed write with its errno name', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'threaded-'));
+    const store = await FsBlobStore.open(dir, systemClock, sealing);
+    await assert.rejects(
+      store.put(pieces(randomBytes(3 * FRAME), 100_000), { maxSize: 2 * FRAME }),
+      /exceeds the limit/,
+    );
+    assert.deepEqual(readdirSync(join(dir, 'tmp')), [], 'nothing is left behind');
+    // A file opened for reading refuses the write; every batch has ended when the call settles.
+    const file = join(dir, 'read-only');
+    writeFileSync(file, '');
+    const fd = openSync(file, 'r');
+    try {
+      for (const s of [undefined, sealing]) {
+        await assert.rejects(writeOffTheEventLoop(fd, pieces(randomBytes(3 * FRAME), 100_000), s), (err: unknown) => {
+          assert.equal((err as NodeJS.ErrnoException).code, 'EBADF');
+          assert.match(String(err), /EBADF/);
+          return true;
+        });
+      }
+    } finally {
+      closeSync(fd);
+    }
+  });
+});

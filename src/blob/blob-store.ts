@@ -106,10 +106,7 @@ export class BlobDigest {
   constructor(private readonly maxSize: number = Number.MAX_SAFE_INTEGER) {}
 
   update(chunk: Buffer): void {
-    this.size += chunk.length;
-    if (this.size > this.maxSize) {
-      throw new DomainError('too_large', `content exceeds the limit of ${this.maxSize} bytes`);
-    }
+    this.size = countBytes(this.size, chunk.length, this.maxSize);
     this.#sha.update(chunk);
     this.#md5.update(chunk);
   }
@@ -117,6 +114,13 @@ export class BlobDigest {
   finish(): BlobInfo {
     return { sha256: this.#sha.digest('hex'), md5: this.#md5.digest('hex'), size: this.size };
   }
+}
+
+/** `size` bytes so far and `more` now: the new count, or too_large past `maxSize`. */
+export function countBytes(size: number, more: number, maxSize: number): number {
+  const n = size + more;
+  if (n > maxSize) throw new DomainError('too_large', `content exceeds the limit of ${maxSize} bytes`);
+  return n;
 }
 
 export function toBuffer(chunk: Buffer | Uint8Array | string): Buffer {

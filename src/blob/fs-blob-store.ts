@@ -10,6 +10,7 @@ import { PRIVATE_DIR_MODE, ensurePrivateDir } from '../shared/private-files.js';
 import { CONTENT_HEADER, CONTENT_MAGIC, CONTENT_TAG, isSealedContent, plainSizeOf } from '../secrets/content-cipher.js';
 import { BlobDigest, isSha256, openStored, StoredForm, toBuffer } from './blob-store.js';
 import type { BlobInfo, BlobSealing, BlobStore, PutOptions } from './blob-store.js';
+import { writeOffTheEventLoop, writesOffTheEventLoop } from './threaded-write.js';
 
 /**
  * Blobs as files under `<dir>/sha256/ab/<hash>`. A write goes to `<dir>/tmp`, is
@@ -52,7 +53,7 @@ export class FsBlobStore implements BlobStore {
     source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>,
     opts: PutOptions = {},
   ): Promise<BlobInfo> {
-    const { tmp, info } = await this.writeTemp(source, new StoredForm(this.sealing), opts.maxSize);
+    const { tmp, info } = await this.writeTemp(source, this.sealing, opts.maxSize);
     const final = this.pathOf(info.sha256);
     const now = this.clock.now();
     const existing = await stat(final).catch(() => undefined);
@@ -73,56 +74,25 @@ export class FsBlobStore implements BlobStore {
   /** Writes the stored form of `source` to a fsynced temporary file. */
   private async writeTemp(
     source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>,
-    form: StoredForm,
+    sealing: BlobSealing | undefined,
     maxSize: number | undefined,
   ): Promise<{ tmp: string; info: BlobInfo }> {
     const tmp = join(this.dir, 'tmp', `${randomBytes(12).toString('hex')}.part`);
-    const digest = new BlobDigest(maxSize);
     const fh = await open(tmp, 'wx', 0o600);
-    // Chunks are gathered into writes of about WRITE_SIZE, and one write is in flight
-    // while the next chunks arrive and are hashed, so disk, hashing and network overlap.
-    let gathered: Buffer[] = [];
-    let gatheredLen = 0;
-    let inflight: Promise<void> | undefined;
-    const flush = async () => {
-      if (inflight) await inflight;
-      inflight = undefined;
-      if (gatheredLen === 0) return;
-      // Handed to the kernel as they are (one writev), unless they are many small ones.
-      const parts = gathered;
-      const bufs = parts.length > MAX_PIECES ? [Buffer.concat(parts, gatheredLen)] : parts;
-      gathered = [];
-      gatheredLen = 0;
-      // Once written, the sealer may fill its frame buffers again.
-      inflight = writeAll(fh, bufs).then(() => form.release(parts));
-      // Marked handled now; the failure still surfaces at the next await of `inflight`.
-      inflight.catch(() => {});
-    };
-    const gather = (parts: Buffer[]) => {
-      for (const out of parts) {
-        gathered.push(out);
-        gatheredLen += out.length;
-      }
-    };
+    let info: BlobInfo;
     try {
-      for await (const raw of source) {
-        const chunk = toBuffer(raw);
-        digest.update(chunk);
-        gather(form.update(chunk));
-        if (gatheredLen >= WRITE_SIZE) await flush();
-      }
-      gather(form.final());
-      await flush();
-      await inflight;
+      // With the addon, hashing, sealing and writing run on the threadpool (decision 0054).
+      info = writesOffTheEventLoop(sealing)
+        ? await writeOffTheEventLoop(fh.fd, source, sealing, maxSize)
+        : await writeOnTheEventLoop(fh, source, new StoredForm(sealing), maxSize);
       await fh.sync();
     } catch (err) {
-      await inflight?.catch(() => {});
       await fh.close().catch(() => {});
       await unlink(tmp).catch(() => {});
       throw err;
     }
     await fh.close();
-    return { tmp, info: digest.finish() };
+    return { tmp, info };
   }
 
   async sealStored(sha256: string): Promise<boolean> {
@@ -132,7 +102,7 @@ export class FsBlobStore implements BlobStore {
     if (!before || (await this.isSealed(path))) return false;
     const { tmp, info } = await this.writeTemp(
       createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>,
-      new StoredForm({ ...this.sealing, encrypt: true }),
+      { ...this.sealing, encrypt: true },
       undefined,
     );
     if (info.sha256 !== sha256) {
@@ -249,6 +219,58 @@ const SEALED_HEAD = CONTENT_MAGIC.length + 2;
 async function* withHead(head: Buffer, rest: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
   yield head;
   yield* rest;
+}
+
+/**
+ * Writes the stored form of `source` to `fh`, hashing and sealing on the event loop (without
+ * the addon). Chunks are gathered into writes of about WRITE_SIZE, and one write is in
+ * flight while the next chunks arrive and are hashed, so disk, hashing and network overlap.
+ * Every write has ended when this settles.
+ */
+async function writeOnTheEventLoop(
+  fh: FileHandle,
+  source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>,
+  form: StoredForm,
+  maxSize: number | undefined,
+): Promise<BlobInfo> {
+  const digest = new BlobDigest(maxSize);
+  let gathered: Buffer[] = [];
+  let gatheredLen = 0;
+  let inflight: Promise<void> | undefined;
+  const flush = async () => {
+    if (inflight) await inflight;
+    inflight = undefined;
+    if (gatheredLen === 0) return;
+    // Handed to the kernel as they are (one writev), unless they are many small ones.
+    const parts = gathered;
+    const bufs = parts.length > MAX_PIECES ? [Buffer.concat(parts, gatheredLen)] : parts;
+    gathered = [];
+    gatheredLen = 0;
+    // Once written, the sealer may fill its frame buffers again.
+    inflight = writeAll(fh, bufs).then(() => form.release(parts));
+    // Marked handled now; the failure still surfaces at the next await of `inflight`.
+    inflight.catch(() => {});
+  };
+  const gather = (parts: Buffer[]) => {
+    for (const out of parts) {
+      gathered.push(out);
+      gatheredLen += out.length;
+    }
+  };
+  try {
+    for await (const raw of source) {
+      const chunk = toBuffer(raw);
+      digest.update(chunk);
+      gather(form.update(chunk));
+      if (gatheredLen >= WRITE_SIZE) await flush();
+    }
+    gather(form.final());
+    await flush();
+    await inflight;
+  } finally {
+    await inflight?.catch(() => {});
+  }
+  return digest.finish();
 }
 
 async function writeAll(fh: FileHandle, bufs: Buffer[]): Promise<void> {

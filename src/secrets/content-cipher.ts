@@ -227,13 +227,53 @@ function takeFront(pieces: Buffer[], n: number): Buffer[] {
  * buffers instead of allocating one per frame. Without it the caller must not change a
  * chunk it handed over until the frame holding it is sealed.
  */
+/**
+ * The frames of one sealed stream (format 1): its header with a fresh salt, the subkey
+ * derived from it, and each frame's nonce and associated data in turn. ContentSealer seals
+ * with it on the caller's thread; blob stores also hand its frames to the native writer
+ * (blob/threaded-write.ts), which seals them on the threadpool.
+ */
+export class FramePlan {
+  readonly header: Buffer;
+  readonly key: Buffer;
+  /** Plaintext bytes per frame (every frame but the last is full). */
+  readonly frame: number;
+  #index = 0;
+
+  constructor(dataKey: DataKey, shift = FRAME_SHIFT, gcm: NativeGcm | null = NATIVE_GCM) {
+    if (!Number.isInteger(shift) || shift < MIN_SHIFT || shift > MAX_SHIFT) throw new Error(`frame shift ${shift}`);
+    const salt = pooledRandomBytes(SALT);
+    const header = Buffer.allocUnsafe(CONTENT_HEADER);
+    CONTENT_MAGIC.copy(header, 0);
+    header[4] = FORMAT;
+    header[5] = shift;
+    dataKey.id.copy(header, 6);
+    salt.copy(header, 6 + KEY_ID);
+    this.header = header;
+    this.key = subkey(dataKey.key, salt, gcm);
+    this.frame = 2 ** shift;
+  }
+
+  /** The next frame's nonce and associated data (`final`: it is the last frame). */
+  next(final: boolean): { nonce: Buffer; aad: Buffer } {
+    const index = this.#index++;
+    return { nonce: nonce(index), aad: aad(this.header, index, final) };
+  }
+
+  /** The next frame's nonce followed by its associated data, in one buffer (native/blob-writer.c). */
+  nextJoined(final: boolean): Buffer {
+    const { nonce: n, aad: a } = this.next(final);
+    return Buffer.concat([n, a], n.length + a.length);
+  }
+}
+
 export class ContentSealer {
+  readonly #plan: FramePlan;
   readonly #header: Buffer;
   readonly #key: Buffer;
   readonly #frame: number;
   #pending: Buffer[] = [];
   #pendingLen = 0;
-  #index = 0;
   #headerSent = false;
   /** Native cipher: the frame being filled, and frame buffers handed back for reuse. */
   #stage: Buffer | undefined;
@@ -245,17 +285,10 @@ export class ContentSealer {
 
   constructor(dataKey: DataKey, shift = FRAME_SHIFT, gcm: NativeGcm | null = NATIVE_GCM) {
     this.#gcm = gcm;
-    if (!Number.isInteger(shift) || shift < MIN_SHIFT || shift > MAX_SHIFT) throw new Error(`frame shift ${shift}`);
-    const salt = pooledRandomBytes(SALT);
-    const header = Buffer.allocUnsafe(CONTENT_HEADER);
-    CONTENT_MAGIC.copy(header, 0);
-    header[4] = FORMAT;
-    header[5] = shift;
-    dataKey.id.copy(header, 6);
-    salt.copy(header, 6 + KEY_ID);
-    this.#header = header;
-    this.#key = subkey(dataKey.key, salt, gcm);
-    this.#frame = 2 ** shift;
+    this.#plan = new FramePlan(dataKey, shift, gcm);
+    this.#header = this.#plan.header;
+    this.#key = this.#plan.key;
+    this.#frame = this.#plan.frame;
   }
 
   update(chunk: Buffer): Buffer[] {
@@ -326,14 +359,8 @@ export class ContentSealer {
   #sealStage(final: boolean, out: Buffer[]): void {
     const n = this.#staged;
     const stage = this.#stage ?? Buffer.allocUnsafe(TAG);
-    const index = this.#index++;
-    (this.#gcm as NativeGcm).seal(
-      this.#key,
-      nonce(index),
-      aad(this.#header, index, final),
-      [stage.subarray(0, n)],
-      stage.subarray(n, n + TAG),
-    );
+    const { nonce: iv, aad: data } = this.#plan.next(final);
+    (this.#gcm as NativeGcm).seal(this.#key, iv, data, [stage.subarray(0, n)], stage.subarray(n, n + TAG));
     out.push(stage.subarray(0, n + TAG));
     this.#stage = undefined;
     this.#staged = 0;
@@ -341,9 +368,9 @@ export class ContentSealer {
 
   /** Seals the pending pieces as the next frame, piece by piece (no plaintext is copied). */
   #seal(final: boolean, out: Buffer[]): void {
-    const c = createCipheriv('aes-256-gcm', this.#key, nonce(this.#index));
-    c.setAAD(aad(this.#header, this.#index, final));
-    this.#index++;
+    const { nonce: iv, aad: data } = this.#plan.next(final);
+    const c = createCipheriv('aes-256-gcm', this.#key, iv);
+    c.setAAD(data);
     for (const p of this.#pending) out.push(c.update(p));
     c.final();
     out.push(c.getAuthTag());
