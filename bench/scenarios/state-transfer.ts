@@ -51,8 +51,9 @@ function uploadScenario(
     defaultConnections: concurrency,
     notes:
       'Each upload goes to a fresh pending version (created beforehand, not timed) with content of its own (the ' +
-      'serial differs), so every PUT is a real first upload. Strongroom streams the body into the blob store while ' +
-      'computing MD5 and SHA-256 and checking that the whole document is a valid state (uploads of 4 MB or more on ' +
+      'serial differs), so every PUT is a real first upload. Strongroom streams the body into the blob store (MD5, ' +
+      'SHA-256, sealing and writes in batches on the threadpool with the native addon) while checking that the ' +
+      'whole document is a valid state (uploads of 4 MB or more on ' +
       'a worker thread kept between uploads, smaller ones on the event loop), fsyncs the file and its directory, ' +
       'compares the MD5 with the one given at create and finalizes the version in a transaction. The bare ' +
       'Node.js peer does the ' +
