@@ -5,11 +5,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { docsMarkdown, keptSections, printResult, summaryLines } from './lib/report.js';
+import { useLoadGenerator } from './lib/load.js';
 import { ProcessGroup } from './lib/processes.js';
 import { startStrongroom } from './lib/strongroom.js';
 import type { Strongroom } from './lib/strongroom.js';
 import { Skip } from './lib/types.js';
 import type { RunContext, RunOptions, Scenario, ScenarioResult } from './lib/types.js';
+import { wrkAvailable } from './lib/wrk.js';
 import { SCENARIOS } from './scenarios/all-scenarios.js';
 
 const USAGE = `Usage: npm run bench -- <scenario>|all|list [options]
@@ -30,6 +32,9 @@ Options:
   --server-cpus LIST  run every server and peer on these cores only (taskset -c LIST, e.g. 0 or 0-1), so that
                       the load generator keeps the others: start the harness itself with taskset on the rest,
                       e.g. taskset -c 1 node dist/bench/bench.js pki-sign-p256 --server-cpus 0
+  --load-generator autocannon|wrk  what loads the servers (default autocannon); wrk (C, one thread) costs the
+                      machine far less per request, so the latencies and their tail are the servers'; scenarios
+                      whose requests wrk cannot express (a body made per request) stay on autocannon
   --server-arg ARG    pass ARG to every Strongroom server started (repeatable),
                       e.g. --server-arg=--batch-background-threads=false
   --write-docs        rewrite docs/benchmarks.md from the results
@@ -56,6 +61,7 @@ function parse(argv: string[]): { names: string[]; opts: RunOptions; json?: stri
       'server-arg': { type: 'string', multiple: true },
       workers: { type: 'string' },
       'server-cpus': { type: 'string' },
+      'load-generator': { type: 'string' },
       'write-docs': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -84,6 +90,7 @@ function parse(argv: string[]): { names: string[]; opts: RunOptions; json?: stri
     postgresUrl: values['postgres-url'] ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     cpuProfileDir: values['cpu-prof'] ?? null,
     serverCpus: values['server-cpus'] ?? null,
+    loadGenerator: loadGeneratorOf(values['load-generator']),
     serverArgs: [
       ...(values.workers === undefined ? [] : ['--workers', String(Math.round(num(values.workers, 'workers', 1, 1)))]),
       ...(values['server-arg'] ?? []),
@@ -101,8 +108,16 @@ function parse(argv: string[]): { names: string[]; opts: RunOptions; json?: stri
   return { names: [...new Set(names)], opts, json: values.json, writeDocs: values['write-docs'] === true };
 }
 
+function loadGeneratorOf(v: string | undefined): 'autocannon' | 'wrk' {
+  if (v === undefined || v === 'autocannon') return 'autocannon';
+  if (v !== 'wrk') throw new Error(`--load-generator: expected autocannon or wrk, got "${v}"`);
+  if (!wrkAvailable()) throw new Error('--load-generator wrk: wrk is not installed (apt-get install wrk)');
+  return 'wrk';
+}
+
 async function main(): Promise<number> {
   const { names, opts, json, writeDocs } = parse(process.argv.slice(2));
+  useLoadGenerator(opts.loadGenerator);
   const tmpDir = mkdtempSync(join(tmpdir(), 'strongroom-bench-'));
   const serverGroup = new ProcessGroup(opts.serverCpus);
   // One server per scenario: fresh storage, no job backlog from an earlier scenario, and a peak RSS of its own.

@@ -65,6 +65,19 @@ describe('benchmark harness smoke run', () => {
     },
   );
 
+  it('loads with wrk where it can, and reports the mean and the p99.9 it measured', { timeout: 120_000 }, async () => {
+    const { code, results, output } = await runBench(['pki-sign-p256', '--load-generator', 'wrk'], 'wrk');
+    assert.equal(code, 0, output.slice(-4000));
+    const ours = results[0]?.rows.find((r) => r.kind === 'strongroom');
+    assert.ok(ours, output.slice(-4000));
+    for (const m of ours.rounds) {
+      assert.ok(m.requests > 0, 'wrk counted answered requests');
+      // wrk's histogram is in microseconds (autocannon's whole milliseconds cannot give a mean like this).
+      assert.ok(Number.isFinite(m.meanMs) && (m.meanMs as number) > 0, `mean ${m.meanMs}`);
+      assert.ok((m.p999Ms as number) >= m.p99Ms && m.p99Ms >= m.p50Ms, `percentiles ${JSON.stringify(m)}`);
+    }
+  });
+
   const pgUrl = process.env.TEST_DATABASE_URL;
   it(
     'runs a state scenario against PostgreSQL [postgres]',

@@ -1,13 +1,50 @@
 import http from 'node:http';
 import autocannon from 'autocannon';
-import type { AutocannonOptions, AutocannonResult } from 'autocannon';
+import type { AutocannonOptions, AutocannonRequest, AutocannonResult } from 'autocannon';
 import type { Measurement } from './types.js';
+import { runWrk } from './wrk.js';
+import type { WrkLoad } from './wrk.js';
+
+let generator: 'autocannon' | 'wrk' = 'autocannon';
+
+/** The load generator of runAutocannon's runs that wrk can express (`--load-generator`). */
+export function useLoadGenerator(g: 'autocannon' | 'wrk'): void {
+  generator = g;
+}
+
+/** A request that sends `bodies` in turn (autocannon's setupRequest; wrk reads `rotatingBodies`). */
+export function rotating(bodies: string[], base: AutocannonRequest): AutocannonRequest {
+  let i = 0;
+  const req = { ...base, setupRequest: (r: AutocannonRequest) => ({ ...r, body: bodies[i++ % bodies.length] }) };
+  return Object.assign(req, { rotatingBodies: bodies });
+}
+
+/** The same load for wrk, when it can be said there: one fixed or rotating request, no rate or count. */
+function asWrkLoad(opts: AutocannonOptions & { seconds: number }): WrkLoad | null {
+  if (opts.overallRate !== undefined || opts.amount !== undefined || (opts.requests?.length ?? 0) > 1) return null;
+  const req = opts.requests?.[0] as (AutocannonRequest & { rotatingBodies?: string[] }) | undefined;
+  if (req?.setupRequest && !req.rotatingBodies) return null;
+  const body = req?.body ?? opts.body;
+  if (body !== undefined && typeof body !== 'string') return null;
+  const url = new URL(opts.url as string);
+  if (req?.path) url.pathname = req.path;
+  return {
+    url: url.href,
+    connections: opts.connections ?? 10,
+    seconds: opts.seconds,
+    method: req?.method ?? opts.method,
+    headers: { ...(opts.headers as Record<string, string>), ...(req?.headers as Record<string, string>) },
+    bodies: req?.rotatingBodies ?? (body === undefined ? undefined : [body]),
+  };
+}
 
 /** Runs autocannon for `seconds` (or until `amount` requests) and reduces the result to a Measurement. */
 export async function runAutocannon(
   opts: AutocannonOptions & { seconds: number; signal?: AbortSignal },
 ): Promise<Measurement> {
   const { seconds, signal, ...rest } = opts;
+  const wrkLoad = generator === 'wrk' ? asWrkLoad(opts) : null;
+  if (wrkLoad) return runWrk(wrkLoad);
   const started = performance.now();
   const result = await new Promise<AutocannonResult>((resolve, reject) => {
     const inst = autocannon({ timeout: 30, excludeErrorStats: true, ...rest, duration: seconds }, (err, res) => {

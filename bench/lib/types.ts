@@ -13,6 +13,8 @@ export interface Measurement {
   requests: number;
   failures: number;
   seconds: number;
+  /** Set when wrk made the load (--load-generator wrk); autocannon otherwise. */
+  loadGenerator?: 'wrk';
   /** The error of the last failed request, when the load generator knows it. */
   lastFailure?: string;
 }
@@ -70,6 +72,8 @@ export interface RunOptions {
   serverCpus: string | null;
   /** Extra arguments for every Strongroom server started (--server-arg). */
   serverArgs: string[];
+  /** What loads the servers where it can (--load-generator). */
+  loadGenerator: 'autocannon' | 'wrk';
 }
 
 /** What a scenario gets to work with. Everything it starts goes through `group`. */

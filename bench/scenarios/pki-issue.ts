@@ -1,11 +1,10 @@
 import { generateKeyPair } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AutocannonRequest } from 'autocannon';
 import { generateCsrs } from '../generators/csr.js';
 import { api, authHeaders } from '../lib/api.js';
 import { compareRounds, ratiosOf } from '../lib/compare.js';
 import type { Contender } from '../lib/compare.js';
-import { percentile, runAutocannon } from '../lib/load.js';
+import { percentile, rotating, runAutocannon } from '../lib/load.js';
 import { cfsslCall, startCfssl } from '../lib/pki-peers.js';
 import { LEAF_TTL, PKI_MOUNT, ROLE_EC, ROLE_RSA, benchPki, signCsr } from '../lib/pki.js';
 import type { Strongroom } from '../lib/strongroom.js';
@@ -13,11 +12,6 @@ import { Skip } from '../lib/types.js';
 import type { ContenderRow, RunContext, Scenario } from '../lib/types.js';
 
 const CN = 'leaf.bench.test';
-
-function rotating(bodies: string[], base: AutocannonRequest): AutocannonRequest {
-  let i = 0;
-  return { ...base, setupRequest: (req) => ({ ...req, body: bodies[i++ % bodies.length] as string }) };
-}
 
 /** Adds the cfssl contender, or notes why it is missing. */
 async function withCfssl(
