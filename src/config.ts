@@ -307,8 +307,9 @@ export const SETTINGS: readonly SettingDef[] = [
     env: 'STRONGROOM_NATIVE_CRYPTO',
     description:
       'Use the native addon that `npm ci` builds (native/) for ECDSA on the certificate hot paths (CSR checks, ' +
-      'P-256/P-384/P-521 signatures) and for the AES-256-GCM of stored state content, done in place. Without the ' +
-      'addon, or when false, node:crypto does the same work more slowly.',
+      'P-256/P-384/P-521 signatures), for the AES-256-GCM of stored state content, done in place, and for the ' +
+      'MD5, SHA-256, sealing and writes of state uploads to the file blob store, done on the threadpool. Without ' +
+      'the addon, or when false, node:crypto does the same work on the event loop, more slowly.',
     default: 'true',
     boolean: true,
   },
