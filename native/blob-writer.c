@@ -8,7 +8,9 @@
  *
  * create()               -> a writer: MD5 and SHA-256 under way
  * run(writer, fd, batch) -> Promise<undefined>; rejects with an Error whose `code` is the
- *                           errno's name (ENOSPC, EIO, ...) when the write fails
+ *                           errno's name (ENOSPC, EIO, ...) when the write fails. With fd -1
+ *                           nothing is written: the caller stores `write` itself (the
+ *                           PostgreSQL blob store's rows)
  *   batch = [hash, key, frames, outs, plain, write], all arrays of Buffers but key:
  *     hash   the plaintext to add to the digests, in order
  *     key    the frames' AES-256 key (32 bytes), or null when nothing is sealed
@@ -17,6 +19,7 @@
  *            frame takes length - 16 bytes of plaintext
  *     plain  the frames' plaintext, in order, taken frame after frame by those lengths
  *     write  what is written to the file at its current offset, in order, after sealing
+ *            (with fd -1 left to the caller)
  *   The batch is held (a reference) until the promise settles: its buffers must not change
  *   meanwhile. One batch of a writer runs at a time; the caller waits for each.
  * digest(writer)         -> [md5 (16 bytes), sha256 (32 bytes)]; the writer is then spent
@@ -216,7 +219,7 @@ static void execute(napi_env env, void *p) {
     job->failed_cipher = 1;
     return;
   }
-  job->failed_errno = write_spans(job->fd, &job->write);
+  if (job->fd >= 0) job->failed_errno = write_spans(job->fd, &job->write);
 }
 
 static void complete(napi_env env, napi_status status, void *p) {
@@ -255,7 +258,7 @@ static napi_value Run(napi_env env, napi_callback_info info) {
   bool is_array = false;
   uint32_t n = 0;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 3 ||
-      (w = writer_of(env, argv[0])) == NULL || napi_get_value_int32(env, argv[1], &fd) != napi_ok || fd < 0 ||
+      (w = writer_of(env, argv[0])) == NULL || napi_get_value_int32(env, argv[1], &fd) != napi_ok || fd < -1 ||
       napi_is_array(env, argv[2], &is_array) != napi_ok || !is_array ||
       napi_get_array_length(env, argv[2], &n) != napi_ok || n != BATCH_PARTS) {
     napi_throw_type_error(env, NULL, "expected (writer, fd, [hash, key, frames, outs, plain, write])");

@@ -224,15 +224,20 @@ for (const kind of dbKinds()) {
   describe(`database blob store [${kind}]`, () => {
     before(async () => (tdb = await createTestDb(kind)));
     after(async () => tdb.cleanup());
-    for (const sealed of [false, true])
+    const dbVariants: Array<[label: string, sealing: BlobSealing | undefined, bigMb: number]> = [
+      ['contract', undefined, 64],
+      ['contract, sealed', sealing, 16],
+      ['contract, sealed, node:crypto', { ...sealing, native: null }, 16],
+    ];
+    for (const [label, storeSealing, bigMb] of dbVariants)
       contract(
-        sealed ? 'contract, sealed' : 'contract',
+        label,
         async () => {
           const store = new DbBlobStore({
             db: tdb.db.kysely,
             units: tdb.db.units,
             clock: systemClock,
-            ...(sealed ? { sealing } : {}),
+            ...(storeSealing ? { sealing: storeSealing } : {}),
           });
           const visibleCount = async () => {
             const blobs = await tdb.db.kysely
@@ -259,8 +264,8 @@ for (const kind of dbKinds()) {
           };
           return { store, visibleCount, plant };
         },
-        sealed ? 16 : 64,
-        sealed,
+        bigMb,
+        storeSealing?.encrypt === true,
       );
   });
 }

@@ -7,6 +7,7 @@ import { uuid } from '../shared/ids.js';
 import { isSealedContent } from '../secrets/content-cipher.js';
 import { BlobDigest, isSha256, openStored, StoredForm, toBuffer } from './blob-store.js';
 import type { BlobInfo, BlobSealing, BlobStore, PutOptions } from './blob-store.js';
+import { writeOffTheEventLoop, writesOffTheEventLoop } from './threaded-write.js';
 
 const CHUNK = 1024 * 1024;
 
@@ -28,7 +29,7 @@ export class DbBlobStore implements BlobStore {
     const uploadId = uuid();
     let result: BlobInfo | undefined;
     await this.deps.units.readWrite(async (trx) => {
-      const info = await writeChunks(trx, uploadId, source, new StoredForm(this.deps.sealing), opts.maxSize);
+      const info = await writeChunks(trx, uploadId, source, this.deps.sealing, opts.maxSize);
       result = info;
       // A blob already stored keeps its chunks and gets a fresh time: the caller is about to
       // refer to it, so it must not look like an old unreferenced one (writtenBefore).
@@ -65,7 +66,7 @@ export class DbBlobStore implements BlobStore {
         trx,
         uploadId,
         chunksOf(trx, row.upload_id),
-        new StoredForm({ ...sealing, encrypt: true }),
+        { ...sealing, encrypt: true },
         undefined,
       );
       // Damaged plain content stays as it is (sealing it would vouch for it).
@@ -177,15 +178,17 @@ async function* chunksOf(ex: Executor, uploadId: string): AsyncGenerator<Buffer>
   }
 }
 
-/** Writes the stored form of `source` as the chunks of `uploadId`; returns what the plaintext was. */
+/**
+ * Writes the stored form of `source` as the chunks of `uploadId`; returns what the plaintext
+ * was. With the addon, the hashing and sealing run on the threadpool (decision 0054).
+ */
 async function writeChunks(
   trx: Transaction<Database>,
   uploadId: string,
   source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>,
-  form: StoredForm,
+  sealing: BlobSealing | undefined,
   maxSize: number | undefined,
 ): Promise<BlobInfo> {
-  const digest = new BlobDigest(maxSize);
   let seq = 0;
   let pending: Buffer[] = [];
   let pendingLen = 0;
@@ -206,6 +209,20 @@ async function writeChunks(
       if (pendingLen === CHUNK) await flush();
     }
   };
+  if (writesOffTheEventLoop(sealing)) {
+    const info = await writeOffTheEventLoop(
+      async (parts) => {
+        for (const p of parts) await add(p);
+      },
+      source,
+      sealing,
+      maxSize,
+    );
+    await flush();
+    return info;
+  }
+  const digest = new BlobDigest(maxSize);
+  const form = new StoredForm(sealing);
   for await (const raw of source) {
     const chunk = toBuffer(raw);
     digest.update(chunk);

@@ -30,9 +30,12 @@ export function writesOffTheEventLoop(sealing: BlobSealing | undefined): boolean
   return NATIVE !== null && (sealing === undefined || !sealing.encrypt || cipherOf(sealing) !== null);
 }
 
+/** Stores the parts of a batch (the PostgreSQL blob store's rows); they may be reused once it resolves. */
+export type StoreParts = (parts: Buffer[]) => Promise<void>;
+
 /**
- * Writes the stored form of `source` to the open file `fd` at its current offset and
- * returns the content's digests (decision 0054). The event loop only cuts the stream into
+ * Writes the stored form of `source` to the open file `fd` at its current offset, or hands
+ * it to `store` batch by batch, in order, and returns the content's digests (decision 0054). The event loop only cuts the stream into
  * batches of about a frame; each batch is hashed (MD5, SHA-256), sealed when `sealing`
  * encrypts, and written on the threadpool while the next one is gathered. One batch runs
  * at a time, so memory stays at about three frames. Every batch has ended, written or
@@ -40,7 +43,7 @@ export function writesOffTheEventLoop(sealing: BlobSealing | undefined): boolean
  * once handed over. Only when writesOffTheEventLoop(sealing).
  */
 export async function writeOffTheEventLoop(
-  fd: number,
+  target: number | StoreParts,
   source: AsyncIterable<Buffer | Uint8Array | string> | Iterable<Buffer | Uint8Array | string>,
   sealing: BlobSealing | undefined,
   maxSize = Number.MAX_SAFE_INTEGER,
@@ -48,7 +51,7 @@ export async function writeOffTheEventLoop(
   const native = NATIVE as NativeBlobWriter;
   const w = new Batches(
     native,
-    fd,
+    target,
     sealing?.encrypt ? new FramePlan(sealing.current(), undefined, cipherOf(sealing)) : undefined,
   );
   try {
@@ -83,7 +86,7 @@ class Batches {
 
   constructor(
     private readonly native: NativeBlobWriter,
-    private readonly fd: number,
+    private readonly target: number | StoreParts,
     private readonly plan: FramePlan | undefined,
   ) {
     this.writer = native.create();
@@ -153,10 +156,17 @@ class Batches {
 
   #start(batch: Parameters<NativeBlobWriter['run']>[2], outs: Buffer[]): void {
     const frameBytes = (this.plan?.frame ?? 0) + CONTENT_TAG;
-    this.running = this.native.run(this.writer, this.fd, batch).then(() => {
-      // Written: the frame buffers serve again.
-      for (const o of outs) if (o.length === frameBytes && this.#spare.length < SPARE_FRAMES) this.#spare.push(o);
-    });
+    const target = this.target;
+    const run = this.native.run(this.writer, typeof target === 'number' ? target : -1, batch);
+    if (typeof target === 'number') {
+      this.running = run.then(() => {
+        // Written: the frame buffers serve again.
+        for (const o of outs) if (o.length === frameBytes && this.#spare.length < SPARE_FRAMES) this.#spare.push(o);
+      });
+    } else {
+      // The store may keep views of the parts (rows not yet full), so its frame buffers are not reused.
+      this.running = run.then(() => target(batch[5]));
+    }
     // Marked handled now; a failure still surfaces where `running` is awaited.
     this.running.catch(() => {});
   }
