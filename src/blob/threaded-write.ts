@@ -34,13 +34,14 @@ export function writesOffTheEventLoop(sealing: BlobSealing | undefined): boolean
 export type StoreParts = (parts: Buffer[]) => Promise<void>;
 
 /**
- * Writes the stored form of `source` to the open file `fd` at its current offset, or hands
- * it to `store` batch by batch, in order, and returns the content's digests (decision 0054). The event loop only cuts the stream into
- * batches of about a frame; each batch is hashed (MD5, SHA-256), sealed when `sealing`
- * encrypts, and written on the threadpool while the next one is gathered. One batch runs
- * at a time, so memory stays at about three frames. Every batch has ended, written or
- * failed, when this settles: the caller may close the file then. Chunks must not change
- * once handed over. Only when writesOffTheEventLoop(sealing).
+ * Writes the stored form of `source` to `target`, an open file (at its current offset) or a
+ * StoreParts that takes it batch by batch in order, and returns the content's digests
+ * (decision 0054). The event loop only cuts the stream into batches of about a frame; each
+ * batch is hashed (MD5, SHA-256), sealed when `sealing` encrypts, and written on the
+ * threadpool while the next one is gathered. One batch runs at a time, so memory stays at
+ * about three frames. Every batch has ended, written or failed, when this settles: the
+ * caller may close the file then. Chunks must not change once handed over. Only when
+ * writesOffTheEventLoop(sealing).
  */
 export async function writeOffTheEventLoop(
   target: number | StoreParts,
