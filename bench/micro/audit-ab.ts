@@ -5,9 +5,11 @@
  * each server's CPU time per request (from /proc: the whole process, and its event-loop
  * thread) and its request rate. With `--before=DIR` (the `dist` directory of another build,
  * e.g. of the main branch), that build's servers, with and without the device, run in the
- * same slices, to compare a change against what it replaces.
+ * same slices, to compare a change against what it replaces. With `--autocannon` the load comes
+ * from autocannon (as in `bench.js pki-sign-p256`) rather than from `fetch`, which costs the client
+ * far less CPU per request, so that the servers' request rates weigh more than the client's.
  *
- *   npx tsc -p . && node dist/bench/micro/audit-ab.js [seconds] [connections] [--before=DIR]
+ *   npx tsc -p . && node dist/bench/micro/audit-ab.js [seconds] [connections] [--before=DIR] [--autocannon]
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,9 +18,11 @@ import { pathToFileURL } from 'node:url';
 import { spawnServer } from '../../test/support/spawn-server.js';
 import type { SpawnedServer } from '../../test/support/spawn-server.js';
 import { generateCsrs } from '../generators/csr.js';
+import { runAutocannon } from '../lib/load.js';
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const before = process.argv.find((a) => a.startsWith('--before='))?.slice('--before='.length);
+const useAutocannon = process.argv.includes('--autocannon');
 const seconds = Number(args[0] ?? 20);
 const connections = Number(args[1] ?? 32);
 const dir = mkdtempSync(join(tmpdir(), 'audit-ab-'));
@@ -51,6 +55,48 @@ async function setUp(s: SpawnedServer): Promise<void> {
   await call(s.url, 'POST', 'pki/roles/web', { allow_any_name: true, key_type: 'ec', no_store: false });
 }
 
+/** Half a second of signs from `connections` fetch loops; how many were answered. */
+async function sliceByFetch(t: Target, csrs: Array<{ pem: string; commonName: string }>): Promise<number> {
+  const stop = Date.now() + 500;
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: connections }, async (_, c) => {
+      while (Date.now() < stop) {
+        const csr = csrs[(n + c) % csrs.length]!;
+        const r = await call(t.server.url, 'POST', 'pki/sign/web', {
+          csr: csr.pem,
+          common_name: csr.commonName,
+          ttl: '1h',
+        });
+        await r.arrayBuffer();
+        if (r.status !== 200) throw new Error(`${t.name}: ${r.status}`);
+        n++;
+      }
+    }),
+  );
+  return n;
+}
+
+/** Half a second of signs from autocannon with `connections` connections; how many were answered. */
+async function sliceByAutocannon(t: Target, bodies: string[]): Promise<number> {
+  let i = 0;
+  const m = await runAutocannon({
+    url: t.server.url,
+    connections,
+    seconds: 0.5,
+    requests: [
+      {
+        method: 'POST',
+        path: '/v1/pki/sign/web',
+        headers: { 'x-vault-token': 'root', 'content-type': 'application/json' },
+        setupRequest: (req) => ({ ...req, body: bodies[i++ % bodies.length] }),
+      },
+    ],
+  });
+  if (m.failures > 0) throw new Error(`${t.name}: ${m.failures} failed requests`);
+  return m.requests;
+}
+
 type Spawn = typeof spawnServer;
 const builds: Array<[string, Spawn]> = [['', spawnServer]];
 if (before) {
@@ -74,6 +120,7 @@ for (const [label, spawn] of builds) {
 }
 try {
   const csrs = await generateCsrs({ count: 64, keyType: 'ec-p256' });
+  const bodies = csrs.map((c) => JSON.stringify({ csr: c.pem, common_name: c.commonName, ttl: '1h' }));
   for (const t of targets) await setUp(t.server);
   const end = Date.now() + seconds * 1000;
   for (let round = 0; round < WARMUP_ROUNDS || Date.now() < end; round++) {
@@ -83,23 +130,7 @@ try {
       const pid = t.server.child.pid as number;
       const cpu0 = processCpuMs(pid);
       const loop0 = cpuMs(pid);
-      const stop = Date.now() + 500;
-      let n = 0;
-      await Promise.all(
-        Array.from({ length: connections }, async (_, c) => {
-          while (Date.now() < stop) {
-            const csr = csrs[(n + c) % csrs.length]!;
-            const r = await call(t.server.url, 'POST', 'pki/sign/web', {
-              csr: csr.pem,
-              common_name: csr.commonName,
-              ttl: '1h',
-            });
-            await r.arrayBuffer();
-            if (r.status !== 200) throw new Error(`${t.name}: ${r.status}`);
-            n++;
-          }
-        }),
-      );
+      const n = useAutocannon ? await sliceByAutocannon(t, bodies) : await sliceByFetch(t, csrs);
       if (round < WARMUP_ROUNDS) continue;
       t.n += n;
       t.cpu += processCpuMs(pid) - cpu0;

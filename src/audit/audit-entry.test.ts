@@ -162,4 +162,48 @@ describe('audit entries', () => {
     }
     assert.equal(memo.size, devices.length, 'one text per device');
   });
+
+  it('writes names as JSON.stringify does, also when they recur, and each entry its own time', () => {
+    const f = { hash: auditHasher(SALT), logRaw: false, hmacAccessor: true, elideListResponses: false, prefix: '' };
+    const odd = 'é "x"\n\u2028\\';
+    const times = [
+      '2026-01-01T00:00:00.000Z',
+      '2026-01-01T00:00:00.000Z',
+      '2026-01-01T00:00:00.001Z',
+      '2026-01-01T00:00:00.000Z',
+    ];
+    for (const time of times) {
+      const line = formatEntry(
+        {
+          type: 'request',
+          time: new Date(time),
+          auth: AUTH,
+          request: {
+            id: 'req-3',
+            operation: 'update',
+            mountPoint: `${odd}/`,
+            mountType: 'pki',
+            mountAccessor: odd,
+            path: `${odd}/sign`,
+            data: { [odd]: 'v' },
+            remoteAddress: '127.0.0.1',
+            remotePort: 1,
+            clientToken: 'tok',
+            clientTokenAccessor: 'acc',
+          },
+          error: odd,
+          isList: false,
+        },
+        f,
+      );
+      const e = JSON.parse(line);
+      assert.equal(e.time, time);
+      assert.equal(e.request.mount_point, `${odd}/`);
+      assert.equal(e.request.mount_accessor, odd);
+      assert.equal(e.request.path, `${odd}/sign`);
+      assert.deepEqual(Object.keys(e.request.data), [odd]);
+      assert.equal(e.error, odd);
+      assert.ok(line.includes(`"path":${JSON.stringify(`${odd}/sign`)}`));
+    }
+  });
 });

@@ -65,7 +65,15 @@ export interface VaultAuditRecord {
 }
 
 /** The `auth` and `request` text of a request's entries, per device format. */
-export type EntryMemo = Map<EntryFormat, { auth: string; request: string }>;
+export type EntryMemo = Map<EntryFormat, EntryParts>;
+
+/** The texts both entries of a request repeat. */
+interface EntryParts {
+  auth: string;
+  request: string;
+  /** The mount's fields (mountText), which the response starts with. */
+  mount: string;
+}
 
 /** An event of the state service (create, download, lock...), written to every device as is. */
 export interface StateAuditRecord {
@@ -177,6 +185,23 @@ export function auditHasher(salt: string, native: NativeHmac | null = NATIVE_HMA
   };
 }
 
+/** Short strings that recur in entries (keys, mount and path names), with their JSON text. */
+let quotedTexts = new Map<string, string>();
+const QUOTED_ENTRIES = 1024;
+const QUOTED_MAX_LENGTH = 256;
+
+/** `JSON.stringify(s)` of a string, remembered when short: most recur in every entry. */
+function quoted(s: string): string {
+  if (s.length > QUOTED_MAX_LENGTH) return JSON.stringify(s);
+  let text = quotedTexts.get(s);
+  if (text === undefined) {
+    text = JSON.stringify(s);
+    if (quotedTexts.size >= QUOTED_ENTRIES) quotedTexts = new Map();
+    quotedTexts.set(s, text);
+  }
+  return text;
+}
+
 /**
  * The JSON text of `value` with every string (at any depth, keys aside; Buffers as base64)
  * replaced by `hash(string)`, made in one pass without a hashed copy. `hash` must
@@ -213,7 +238,7 @@ export function hashedJson(value: unknown, hash: (s: string) => string): string 
   for (const k of Object.keys(value)) {
     const v: unknown = (value as Record<string, unknown>)[k];
     if (omitted(v)) continue;
-    out += `${out.length === 1 ? '' : ','}${JSON.stringify(k)}:${hashedJson(v, hash)}`;
+    out += `${out.length === 1 ? '' : ','}${quoted(k)}:${hashedJson(v, hash)}`;
   }
   return `${out}}`;
 }
@@ -233,6 +258,20 @@ export function elideList(data: unknown): unknown {
   return out;
 }
 
+/** The last time stamp written, and its text: the entries of one millisecond share it. */
+let lastTime = Number.NaN;
+let lastTimeText = '';
+
+/** `time.toISOString()`, made once per millisecond. */
+function isoTime(time: Date): string {
+  const ms = time.getTime();
+  if (ms !== lastTime) {
+    lastTimeText = time.toISOString();
+    lastTime = ms;
+  }
+  return lastTimeText;
+}
+
 /** One line (without newline) of a device's log. */
 export function formatEntry(record: AuditRecord, f: EntryFormat): string {
   if (record.type === 'state') {
@@ -240,16 +279,17 @@ export function formatEntry(record: AuditRecord, f: EntryFormat): string {
   }
   let parts = record.memo?.get(f);
   if (!parts) {
-    parts = { auth: authText(record.auth, f), request: requestText(record.request, f) };
+    const mount = mountText(record.request);
+    parts = { auth: authText(record.auth, f), request: requestText(record.request, mount, f), mount };
     record.memo?.set(f, parts);
   }
   // Vault's key order: time, type, auth, request, response, error.
   let line =
-    `${f.prefix}{"time":"${record.time.toISOString()}","type":"${record.type}",` +
+    `${f.prefix}{"time":"${isoTime(record.time)}","type":"${record.type}",` +
     `"auth":${parts.auth},"request":${parts.request}`;
   const res = record.response;
-  if (res) line += `,"response":${responseText(record, res, f)}`;
-  return `${line},"error":${JSON.stringify(record.error)}}`;
+  if (res) line += `,"response":${responseText(record, res, parts.mount, f)}`;
+  return `${line},"error":${quoted(record.error)}}`;
 }
 
 /** Data as a device writes it: its strings hashed, or as it is under log_raw. */
@@ -267,25 +307,28 @@ function secretText(value: string, f: EntryFormat, isAccessor = false): string {
   return writtenRaw(f, isAccessor) ? JSON.stringify(value) : `"${f.hash(value)}"`;
 }
 
-function requestText(r: AuditRequestInfo, f: EntryFormat): string {
-  const q = JSON.stringify;
+/** `"mount_point":…,"mount_type":…,"mount_accessor":…`, which both entries of a request carry. */
+function mountText(r: AuditRequestInfo): string {
   return (
-    `{"id":${q(r.id)},"client_id":"","operation":${q(r.operation)},"mount_point":${q(r.mountPoint)},` +
-    `"mount_type":${q(r.mountType)},"mount_accessor":${q(r.mountAccessor)},` +
+    `"mount_point":${quoted(r.mountPoint)},"mount_type":${quoted(r.mountType)},` +
+    `"mount_accessor":${quoted(r.mountAccessor)}`
+  );
+}
+
+function requestText(r: AuditRequestInfo, mount: string, f: EntryFormat): string {
+  return (
+    `{"id":${JSON.stringify(r.id)},"client_id":"","operation":${quoted(r.operation)},${mount},` +
     `"client_token":${secretText(r.clientToken, f)},` +
     `"client_token_accessor":${secretText(r.clientTokenAccessor, f, true)},"namespace":{"id":"root"},` +
-    `"path":${q(r.path)},"data":${dataText(r.data, f)},"remote_address":${q(r.remoteAddress)},` +
+    `"path":${quoted(r.path)},"data":${dataText(r.data, f)},"remote_address":${quoted(r.remoteAddress)},` +
     `"remote_port":${r.remotePort}}`
   );
 }
 
-function responseText(record: VaultAuditRecord, res: AuditResponseInfo, f: EntryFormat): string {
-  const r = record.request;
+function responseText(record: VaultAuditRecord, res: AuditResponseInfo, mount: string, f: EntryFormat): string {
   const q = JSON.stringify;
   const data = record.isList && f.elideListResponses ? elideList(res.data) : res.data;
-  let out =
-    `{"mount_point":${q(r.mountPoint)},"mount_type":${q(r.mountType)},"mount_accessor":${q(r.mountAccessor)},` +
-    `"status_code":${res.status},"data":${dataText(data, f)}`;
+  let out = `{${mount},"status_code":${res.status},"data":${dataText(data, f)}`;
   if (res.warnings && res.warnings.length > 0) out += `,"warnings":${q(res.warnings)}`;
   if (res.auth) {
     const a = { ...res.auth };

@@ -168,22 +168,35 @@ export class AuditService {
 
   /**
    * Writes the entry to every device; resolves once at least one wrote it (or when no device
-   * is enabled), throws AuditUnavailableError when none could.
+   * is enabled), rejects with AuditUnavailableError when none could. Not async: the common
+   * case (the table cached, one device) hands back the device's promise with one step added.
    */
-  async log(record: AuditRecord): Promise<void> {
-    if (this.enabledNow() === null) await this.reload();
-    if (this.running.size === 0) return;
-    if (this.running.size === 1) {
-      // One device (the common case): its own outcome decides.
-      const r = this.running.values().next().value as RunningDevice;
-      try {
-        await this.writeTo(r, record);
-      } catch (err) {
-        throw new AuditUnavailableError([this.failed(r, err)]);
-      }
-      this.wrote(r);
-      return;
+  log(record: AuditRecord): Promise<void> {
+    if (this.enabledNow() === null) return this.reload().then(() => this.logLoaded(record));
+    return this.logLoaded(record);
+  }
+
+  private logLoaded(record: AuditRecord): Promise<void> {
+    if (this.running.size === 0) return Promise.resolve();
+    if (this.running.size > 1) return this.logToAll(record);
+    // One device (the common case): its own outcome decides.
+    const r = this.running.values().next().value as RunningDevice;
+    const unavailable = (err: unknown): AuditUnavailableError => new AuditUnavailableError([this.failed(r, err)]);
+    let written: Promise<void>;
+    try {
+      written = this.writeTo(r, record);
+    } catch (err) {
+      return Promise.reject(unavailable(err));
     }
+    return written.then(
+      () => this.wrote(r),
+      (err: unknown) => {
+        throw unavailable(err);
+      },
+    );
+  }
+
+  private async logToAll(record: AuditRecord): Promise<void> {
     const devices = [...this.running.values()];
     const results = await Promise.allSettled(devices.map((r) => this.writeTo(r, record)));
     let ok = false;

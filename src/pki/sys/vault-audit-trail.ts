@@ -16,6 +16,9 @@ export interface TrailTarget {
   isList: boolean;
 }
 
+/** The auth block of each caller (by the token check's cached answer), made once. */
+const authBlocks = new WeakMap<Authenticated, AuditAuth>();
+
 /**
  * One /v1 request as the audit devices see it: the request entry is written before the
  * request is performed (a refusal is recorded with its error), the response entry before
@@ -56,11 +59,11 @@ export class VaultAuditTrail {
     this.info = undefined;
   }
 
-  /** Writes the request entry; throws (500) when no device could. */
-  async beforePerform(): Promise<void> {
+  /** Writes the request entry; rejects (500) when no device could. */
+  beforePerform(): Promise<void> {
     this.requestWritten = true;
-    if (this.skipped) return;
-    await this.audit.log({
+    if (this.skipped) return Promise.resolve();
+    return this.audit.log({
       type: 'request',
       time: this.audit.now(),
       ...this.shared(),
@@ -70,11 +73,11 @@ export class VaultAuditTrail {
   }
 
   /** Writes the response entry of an answer about to be sent. */
-  async respond(result: SystemResult | { kind: 'status'; status: number; errors: string[] }): Promise<void> {
+  respond(result: SystemResult | { kind: 'status'; status: number; errors: string[] }): Promise<void> {
     this.responded = true;
-    if (this.skipped) return;
+    if (this.skipped) return Promise.resolve();
     const response = responseInfo(result);
-    await this.audit.log({
+    return this.audit.log({
       type: 'response',
       time: this.audit.now(),
       ...this.shared(),
@@ -115,8 +118,11 @@ export class VaultAuditTrail {
   private authBlock(): AuditAuth | null {
     const a = this.auth;
     if (!a) return null;
+    // The token check's cached answer is the same object for every request of the caller.
+    const cached = authBlocks.get(a);
+    if (cached?.clientToken === this.token) return cached;
     const e = a.entry;
-    return {
+    const block: AuditAuth = {
       clientToken: this.token,
       accessor: a.info.accessor,
       displayName: a.info.displayName,
@@ -128,6 +134,8 @@ export class VaultAuditTrail {
       ...(e ? { tokenIssueTime: e.createdAt.toISOString() } : {}),
       key: a,
     };
+    authBlocks.set(a, block);
+    return block;
   }
 
   private requestInfo(): AuditRequestInfo {
