@@ -179,7 +179,7 @@ export function buildTfeServices(core: CoreDeps): TfeServices {
 
   // The audit trail of state reads and writes, token and team changes (docs/audit.md).
   const auditEvents = new AuditEventService({
-    repo: new AuditEventRepo({ db: core.db.kysely }),
+    repo: new AuditEventRepo({ db: core.db.kysely, kind: core.db.kind }),
     units: core.db.units,
     audit: core.audit,
     clock: core.clock,

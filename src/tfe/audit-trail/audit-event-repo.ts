@@ -1,22 +1,38 @@
+import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
+import type { DatabaseKind } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import { write } from '../../db/unit-of-work.js';
 import type { TfeAuditEventsTable } from '../../db/schema-audit.js';
 import type { AuditEvent, AuditSubject, SubjectKind } from './audit-event.js';
 
+/**
+ * The rows of a JSON array of TfeAuditEventsTable objects, by column name; `select *` lists the
+ * table's columns in its own order, which is the order the INSERT without a column list takes.
+ */
+const PG_INSERT_EVENTS =
+  'insert into tfe_audit_events select * from json_populate_recordset(null::tfe_audit_events, $1::json)';
+
 /** The audit trail's rows, and the lookups that place a request's subject in its organization. */
 export class AuditEventRepo {
-  constructor(private readonly deps: { db: Kysely<Database> }) {}
+  constructor(private readonly deps: { db: Kysely<Database>; kind: DatabaseKind }) {}
 
   /**
    * Inserts events by one statement that commits on its own, durable on return. Measured
    * against a read-write unit (lazy fsync) and a write-only unit (writer thread), this costs
    * the least per state read on SQLite (state-current: 47-49 against 65-84 µs of server CPU),
    * and on PostgreSQL it is one round trip instead of three.
+   *
+   * On PostgreSQL the rows go as one JSON array into a statement of constant text
+   * (PG_INSERT_EVENTS): a multi-row VALUES of 16 parameters a row made the server parse and
+   * plan a statement of hundreds of parameters for every group, and the driver encode each.
    */
   async insertMany(events: readonly AuditEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await write(this.deps.db, this.deps.db.insertInto('tfe_audit_events').values(events.map(toRow)));
+    const rows = events.map(toRow);
+    if (this.deps.kind === 'postgres')
+      await this.deps.db.executeQuery(CompiledQuery.raw(PG_INSERT_EVENTS, [JSON.stringify(rows)]));
+    else await write(this.deps.db, this.deps.db.insertInto('tfe_audit_events').values(rows));
   }
 
   /** An organization's events after `since`, oldest first, one page. */
