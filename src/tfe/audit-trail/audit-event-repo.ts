@@ -31,7 +31,7 @@ export class AuditEventRepo {
     if (events.length === 0) return;
     const rows = events.map(toRow);
     if (this.deps.kind === 'postgres')
-      await this.deps.db.executeQuery(CompiledQuery.raw(PG_INSERT_EVENTS, [JSON.stringify(rows)]));
+      await this.deps.db.executeQuery(CompiledQuery.raw(PG_INSERT_EVENTS, [eventsJson(rows)]));
     else await write(this.deps.db, this.deps.db.insertInto('tfe_audit_events').values(rows));
   }
 
@@ -134,6 +134,19 @@ export class AuditEventRepo {
         return { organizationId: '', organization: '', workspaceId: null, resourceId: ref };
     }
   }
+}
+
+/**
+ * The rows as JSON text for PG_INSERT_EVENTS. PostgreSQL's json refuses a lone UTF-16
+ * surrogate (JSON.stringify writes it as an escape), which a text parameter turned into
+ * U+FFFD: the rare text holding such an escape is made again with the same replacement.
+ */
+function eventsJson(rows: TfeAuditEventsTable[]): string {
+  const text = JSON.stringify(rows);
+  if (!/\\u[dD][89a-fA-F]/.test(text)) return text;
+  return JSON.stringify(rows, (_key, v: unknown) =>
+    typeof v === 'string' ? v.replace(/\p{Surrogate}/gu, '\ufffd') : v,
+  );
 }
 
 function toRow(e: AuditEvent): TfeAuditEventsTable {
