@@ -148,18 +148,45 @@ export function treeRssBytes(pid: number): number {
 
 /** CPU time (user + system) of a process and all its descendants, in microseconds, from /proc. */
 export function treeCpuMicros(pid: number): number {
-  let ticks = 0;
+  let ms = 0;
   for (const p of treePids(pid)) {
     try {
-      // Fields after the command name (which may contain spaces): utime and stime are the 12th and 13th.
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
+      ms += statCpuMs(`/proc/${p}/stat`);
     } catch {
       // The process is gone.
     }
   }
-  return (ticks * 1_000_000) / CLOCK_TICKS;
+  return ms * 1000;
+}
+
+/** CPU milliseconds (user + system) of one process, all its threads. */
+export function processCpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/** CPU milliseconds of one thread of a process (the main thread by default); 0 once it has ended. */
+export function threadCpuMs(pid: number, tid: number | string = pid): number {
+  try {
+    return statCpuMs(`/proc/${pid}/task/${tid}/stat`);
+  } catch {
+    return 0;
+  }
+}
+
+/** System-mode CPU milliseconds of one process. */
+export function processSysMs(pid: number): number {
+  return statFields(`/proc/${pid}/stat`, (f) => (Number(f[12]) * 1000) / CLOCK_TICKS);
+}
+
+/** utime + stime of a /proc stat file, in milliseconds. */
+function statCpuMs(path: string): number {
+  return statFields(path, (f) => ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS);
+}
+
+function statFields<T>(path: string, read: (fields: string[]) => T): T {
+  // Fields after the command name (which may contain spaces): utime and stime are the 12th and 13th.
+  const stat = readFileSync(path, 'utf8');
+  return read(stat.slice(stat.lastIndexOf(')') + 2).split(' '));
 }
 
 /** USER_HZ on Linux, which is what /proc/<pid>/stat counts in. */

@@ -15,6 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { processCpuMs, threadCpuMs } from '../lib/processes.js';
 import { spawnServer } from '../../test/support/spawn-server.js';
 import type { SpawnedServer } from '../../test/support/spawn-server.js';
 import { generateCsrs } from '../generators/csr.js';
@@ -26,20 +27,8 @@ const useAutocannon = process.argv.includes('--autocannon');
 const seconds = Number(args[0] ?? 20);
 const connections = Number(args[1] ?? 32);
 const dir = mkdtempSync(join(tmpdir(), 'audit-ab-'));
-const TICKS = 100;
 /** Slices run before counting starts (JIT warm-up). */
 const WARMUP_ROUNDS = 2;
-
-/** CPU milliseconds of a process, or of one of its threads. */
-function cpuMs(pid: number, tid = pid): number {
-  const f = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS;
-}
-
-function processCpuMs(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS;
-}
 
 async function call(url: string, method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(`${url}/v1/${path}`, {
@@ -129,12 +118,12 @@ try {
       const t = targets[(round + k) % targets.length]!;
       const pid = t.server.child.pid as number;
       const cpu0 = processCpuMs(pid);
-      const loop0 = cpuMs(pid);
+      const loop0 = threadCpuMs(pid);
       const n = useAutocannon ? await sliceByAutocannon(t, bodies) : await sliceByFetch(t, csrs);
       if (round < WARMUP_ROUNDS) continue;
       t.n += n;
       t.cpu += processCpuMs(pid) - cpu0;
-      t.loop += cpuMs(pid) - loop0;
+      t.loop += threadCpuMs(pid) - loop0;
     }
   }
   for (const t of targets) {

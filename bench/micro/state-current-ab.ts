@@ -19,13 +19,12 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { authHeaders } from '../lib/api.js';
 import { runAutocannon } from '../lib/load.js';
-import { ProcessGroup } from '../lib/processes.js';
+import { ProcessGroup, processCpuMs, threadCpuMs } from '../lib/processes.js';
 import { BENCH_LINEAGE, StateTemplate } from '../lib/state-data.js';
 import { startStrongroom } from '../lib/strongroom.js';
 import type { Strongroom } from '../lib/strongroom.js';
 import { createStateVersion, lockedWorkspace } from '../lib/tfe.js';
 
-const TICKS = 100;
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const slices = Number(args[0] ?? 10);
@@ -33,21 +32,6 @@ const before = flag('before');
 const db = flag('db') === 'postgres' ? 'postgres' : 'sqlite';
 const connections = Number(flag('connections') ?? 64);
 const postgresUrl = flag('postgres-url') ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
-/** CPU milliseconds of a process, or of one of its threads. */
-function cpuMs(pid: number, tid = pid): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS;
-  } catch {
-    return 0; // a backend that ended meanwhile
-  }
-}
-
-function processCpuMs(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS;
-}
 
 interface Target {
   name: string;
@@ -109,9 +93,9 @@ try {
       const t = targets[(round + 1 + k) % targets.length]!;
       const pids = await backends(t.database);
       if (round === 0) t.commits = -(await commits(t.database));
-      const pg0 = pids.reduce((a, p) => a + cpuMs(p), 0);
+      const pg0 = pids.reduce((a, p) => a + threadCpuMs(p), 0);
       const cpu0 = processCpuMs(t.sr.pid);
-      const loop0 = cpuMs(t.sr.pid);
+      const loop0 = threadCpuMs(t.sr.pid);
       const m = await runAutocannon({
         url: `${t.sr.url}${t.path}`,
         headers: authHeaders(t.sr, 'tfe'),
@@ -119,8 +103,8 @@ try {
         seconds: 1,
       });
       const cpu = processCpuMs(t.sr.pid) - cpu0;
-      const loop = cpuMs(t.sr.pid) - loop0;
-      const pgCpu = pids.reduce((a, p) => a + cpuMs(p), 0) - pg0;
+      const loop = threadCpuMs(t.sr.pid) - loop0;
+      const pgCpu = pids.reduce((a, p) => a + threadCpuMs(p), 0) - pg0;
       if (round < 0) continue;
       t.n += m.requests;
       t.seconds += m.seconds;

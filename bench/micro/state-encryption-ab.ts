@@ -19,7 +19,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { authHeaders } from '../lib/api.js';
 import { httpRequest } from '../lib/load.js';
-import { ProcessGroup } from '../lib/processes.js';
+import { ProcessGroup, processCpuMs, processSysMs, threadCpuMs } from '../lib/processes.js';
 import { BENCH_LINEAGE, StateTemplate, StateVariants, stateFile } from '../lib/state-data.js';
 import { startStrongroom } from '../lib/strongroom.js';
 import type { Strongroom } from '../lib/strongroom.js';
@@ -27,7 +27,6 @@ import { createBody, createStateVersion, lockedWorkspace, onServer } from '../li
 import type { BenchWorkspace } from '../lib/tfe.js';
 
 const MB = 1024 * 1024;
-const TICKS = 100;
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const scenario = args[0] ?? 'inline';
@@ -37,24 +36,13 @@ const db = flag('db') === 'postgres' ? 'postgres' : 'sqlite';
 const cpuProfileDir = flag('cpu-prof') ?? null;
 const postgresUrl = flag('postgres-url') ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-function processCpuMs(pid: number): number {
-  const f = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] as string).split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS;
-}
-
 /** CPU milliseconds of a process's event-loop thread and of its other threads. */
-function threadCpuMs(pid: number): Map<string, number> {
+function cpuByThread(pid: number): Map<string, number> {
   const out = new Map<string, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      // Threads are all called "node": the event loop is told apart by its id.
-      const name = tid === String(pid) ? 'event loop' : 'other threads';
-      const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-      out.set(name, (out.get(name) ?? 0) + ((Number(f[11]) + Number(f[12])) * 1000) / TICKS);
-    } catch {
-      // The thread ended meanwhile.
-    }
+    // Threads are all called "node": the event loop is told apart by its id.
+    const name = tid === String(pid) ? 'event loop' : 'other threads';
+    out.set(name, (out.get(name) ?? 0) + threadCpuMs(pid, tid));
   }
   return out;
 }
@@ -62,11 +50,6 @@ function threadCpuMs(pid: number): Map<string, number> {
 /** Bytes the process has written through write calls (files and sockets alike). */
 function writtenBytes(pid: number): number {
   return Number(/^wchar: (\d+)/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
-}
-
-function processSysMs(pid: number): number {
-  const f = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] as string).split(' ');
-  return (Number(f[12]) * 1000) / TICKS;
 }
 
 /** Seconds the server's garbage collector has run so far (prom-client's default metrics). */
@@ -258,12 +241,12 @@ try {
       const gc0 = await gcSeconds(t.sr);
       const cpu0 = processCpuMs(t.sr.pid);
       const sys0 = processSysMs(t.sr.pid);
-      const th0 = threadCpuMs(t.sr.pid);
+      const th0 = cpuByThread(t.sr.pid);
       const w0 = writtenBytes(t.sr.pid);
       const work = await run();
       const cpu = processCpuMs(t.sr.pid) - cpu0;
       const sys = processSysMs(t.sr.pid) - sys0;
-      const th1 = threadCpuMs(t.sr.pid);
+      const th1 = cpuByThread(t.sr.pid);
       const w1 = writtenBytes(t.sr.pid);
       const gc1 = await gcSeconds(t.sr);
       if (round < 0) continue; // warm-up

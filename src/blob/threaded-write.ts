@@ -1,4 +1,4 @@
-import { CONTENT_TAG, FramePlan, cipherOf } from '../secrets/content-cipher.js';
+import { CONTENT_TAG, FramePlan, SPARE_FRAMES, cipherOf } from '../secrets/content-cipher.js';
 import { nativeAddon } from '../shared/native-addon.js';
 import { countBytes, toBuffer } from './blob-store.js';
 import type { BlobInfo, BlobSealing } from './blob-store.js';
@@ -19,15 +19,13 @@ const NATIVE: NativeBlobWriter | null = addon && typeof addon.digest === 'functi
 
 /** Plaintext gathered before a batch is handed over when nothing is sealed (sealed: one frame). */
 const BATCH_SIZE = 1024 * 1024;
-/** Frame buffers kept for reuse: one being written, one filling, one spare. */
-const SPARE_FRAMES = 3;
 
 /**
  * Whether writes with this sealing go through the native writer: when the addon is built,
  * unless the server was told to use node:crypto (`native_crypto` off, sealing.native null).
  */
 export function writesOffTheEventLoop(sealing: BlobSealing | undefined): boolean {
-  return NATIVE !== null && (sealing === undefined || !sealing.encrypt || cipherOf(sealing) !== null);
+  return NATIVE !== null && cipherOf(sealing) !== null;
 }
 
 /** Stores the parts of a batch (the PostgreSQL blob store's rows); they may be reused once it resolves. */

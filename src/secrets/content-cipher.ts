@@ -269,9 +269,6 @@ export class FramePlan {
 
 export class ContentSealer {
   readonly #plan: FramePlan;
-  readonly #header: Buffer;
-  readonly #key: Buffer;
-  readonly #frame: number;
   #pending: Buffer[] = [];
   #pendingLen = 0;
   #headerSent = false;
@@ -286,22 +283,19 @@ export class ContentSealer {
   constructor(dataKey: DataKey, shift = FRAME_SHIFT, gcm: NativeGcm | null = NATIVE_GCM) {
     this.#gcm = gcm;
     this.#plan = new FramePlan(dataKey, shift, gcm);
-    this.#header = this.#plan.header;
-    this.#key = this.#plan.key;
-    this.#frame = this.#plan.frame;
   }
 
   update(chunk: Buffer): Buffer[] {
     const out: Buffer[] = [];
     if (!this.#headerSent) {
-      out.push(this.#header);
+      out.push(this.#plan.header);
       this.#headerSent = true;
     }
     if (this.#gcm) {
       this.#stageNative(chunk, out);
       return out;
     }
-    const frame = this.#frame;
+    const frame = this.#plan.frame;
     let rest = chunk;
     // A frame is sealed only once more bytes follow it, so the last one is known to be last.
     while (this.#pendingLen + rest.length > frame) {
@@ -320,7 +314,7 @@ export class ContentSealer {
   final(): Buffer[] {
     const out: Buffer[] = [];
     if (!this.#headerSent) {
-      out.push(this.#header);
+      out.push(this.#plan.header);
       this.#headerSent = true;
     }
     if (this.#gcm) this.#sealStage(true, out);
@@ -332,15 +326,15 @@ export class ContentSealer {
   release(parts: Buffer[]): void {
     for (const p of parts) {
       if (this.#spare.length >= SPARE_FRAMES) return;
-      if (p.byteOffset === 0 && p.buffer.byteLength === this.#frame + TAG && this.#issued?.has(p.buffer)) {
-        this.#spare.push(Buffer.from(p.buffer, 0, this.#frame + TAG));
+      if (p.byteOffset === 0 && p.buffer.byteLength === this.#plan.frame + TAG && this.#issued?.has(p.buffer)) {
+        this.#spare.push(Buffer.from(p.buffer, 0, this.#plan.frame + TAG));
       }
     }
   }
 
   /** Copies a chunk into frame buffers, sealing each full one once a byte after it arrives. */
   #stageNative(chunk: Buffer, out: Buffer[]): void {
-    const frame = this.#frame;
+    const frame = this.#plan.frame;
     let at = 0;
     while (at < chunk.length) {
       if (this.#stage && this.#staged === frame) this.#sealStage(false, out);
@@ -360,7 +354,7 @@ export class ContentSealer {
     const n = this.#staged;
     const stage = this.#stage ?? Buffer.allocUnsafe(TAG);
     const { nonce: iv, aad: data } = this.#plan.next(final);
-    (this.#gcm as NativeGcm).seal(this.#key, iv, data, [stage.subarray(0, n)], stage.subarray(n, n + TAG));
+    (this.#gcm as NativeGcm).seal(this.#plan.key, iv, data, [stage.subarray(0, n)], stage.subarray(n, n + TAG));
     out.push(stage.subarray(0, n + TAG));
     this.#stage = undefined;
     this.#staged = 0;
@@ -369,7 +363,7 @@ export class ContentSealer {
   /** Seals the pending pieces as the next frame, piece by piece (no plaintext is copied). */
   #seal(final: boolean, out: Buffer[]): void {
     const { nonce: iv, aad: data } = this.#plan.next(final);
-    const c = createCipheriv('aes-256-gcm', this.#key, iv);
+    const c = createCipheriv('aes-256-gcm', this.#plan.key, iv);
     c.setAAD(data);
     for (const p of this.#pending) out.push(c.update(p));
     c.final();
@@ -380,7 +374,7 @@ export class ContentSealer {
 }
 
 /** Frame buffers a sealer keeps for reuse: one being written, one sealed, one filling. */
-const SPARE_FRAMES = 3;
+export const SPARE_FRAMES = 3;
 
 /**
  * Seals a whole buffer (inline states, output values) as one record (format 2) in one new
