@@ -5,13 +5,14 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
-import { configureSqlite } from './sqlite-pragmas.js';
-import type { WriterReply, WriterRequest } from './sqlite-writer.js';
+import { BUSY_TIMEOUT_MS, configureSqlite } from './sqlite-pragmas.js';
+import type { WriterData, WriterReply, WriterRequest } from './sqlite-writer.js';
 
 const port = parentPort;
 if (!port) throw new Error('sqlite-writer-thread runs as a worker thread');
 
-const db = new SqliteDatabase((workerData as { path: string }).path);
+const data = workerData as WriterData;
+const db = new SqliteDatabase(data.path);
 configureSqlite(db);
 const statements = new Map<string, SqliteDatabase.Statement>();
 const prepare = (sql: string): SqliteDatabase.Statement => {
@@ -28,9 +29,28 @@ const prepare = (sql: string): SqliteDatabase.Statement => {
 // connections wrote meanwhile. PASSIVE never waits for readers or writers.
 db.pragma('wal_autocheckpoint = 10000');
 const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)');
+// PASSIVE copies frames back but never starts the WAL over: that happens only when a write
+// begins while no reader still uses the WAL, which under steady load (and with several worker
+// processes) never comes, so the file grew by every commit, each one appending to a new
+// block of it. Once the WAL holds more than RESTART_PAGES, RESTART waits for the readers of
+// older snapshots to finish (new readers go on, writers wait) so that the next commit writes
+// from its start again, and journal_size_limit cuts the file back. The wait is bounded by a
+// short busy timeout, so a long reader delays the restart to the next second, never the
+// writes by more than that.
+const RESTART_PAGES = data.walRestartPages ?? 16_384;
+const RESTART_WAIT_MS = 50;
+const restart = db.prepare('pragma wal_checkpoint(RESTART)');
 const checkpoints = setInterval(() => {
   try {
-    checkpoint.get();
+    const pass = checkpoint.get() as { log: number } | undefined;
+    if (pass && pass.log >= RESTART_PAGES) {
+      db.pragma(`busy_timeout = ${RESTART_WAIT_MS}`);
+      try {
+        restart.get();
+      } finally {
+        db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      }
+    }
   } catch {
     // Busy or not: the next round copies what this one could not.
   }

@@ -30,6 +30,12 @@ export interface StatementRun {
   parameters: (readonly unknown[])[];
 }
 
+/** What the thread is started with. */
+export interface WriterData {
+  path: string;
+  walRestartPages?: number;
+}
+
 export type WriterRequest = { type: 'run'; id: number; statements: StatementRun[] } | { type: 'close' };
 export type WriterReply =
   { id: number; ok: true } | { id: number; ok: false; code: string | undefined; message: string };
@@ -42,7 +48,14 @@ export class SqliteWriter {
   readonly #pending = new Map<number, { resolve(): void; reject(err: unknown): void }>();
   #closed = false;
 
-  constructor(private readonly path: string) {}
+  /**
+   * `walRestartPages`: the WAL size (pages) beyond which the thread starts it over
+   * (sqlite-writer-thread.ts); smaller only in tests.
+   */
+  constructor(
+    private readonly path: string,
+    private readonly opts: { walRestartPages?: number } = {},
+  ) {}
 
   run(statements: Statement[]): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('the SQLite writer is closed'));
@@ -69,7 +82,9 @@ export class SqliteWriter {
   /** Starts the thread (also its WAL checkpoints) unless it runs already; `run` starts it too. */
   start(): Worker {
     if (this.#worker) return this.#worker;
-    const worker = new Worker(WORKER_URL, { workerData: { path: this.path } });
+    const worker = new Worker(WORKER_URL, {
+      workerData: { path: this.path, walRestartPages: this.opts.walRestartPages },
+    });
     worker.on('message', (m: WriterReply) => {
       const p = this.#pending.get(m.id);
       if (!p) return;

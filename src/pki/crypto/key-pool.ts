@@ -6,6 +6,10 @@
  * refills in the background on the libuv threadpool: RSA one key per job, EC a batch per
  * job through the native addon (without it EC keys are made when asked for). Each key is
  * handed out once and never stored.
+ *
+ * A kind is kept ready only once a key of it has been asked for: a server that only signs
+ * CSRs, or issues only EC keys, never spends a core making RSA keys nobody takes, and each
+ * worker process fills only for the kinds it serves.
  */
 import { generateEcKeysBatch, generateKey, generateRsaKey } from './key-generation.js';
 import type { GeneratedKey, KeyType } from './key-generation.js';
@@ -69,6 +73,8 @@ export class KeyPool {
   readonly #pending = new Map<string, number>();
   /** Kinds that cannot be made in the background here (the generator said null). */
   readonly #unpoolable = new Set<string>();
+  /** Kinds a key has been asked for (only these are kept ready). */
+  readonly #wanted = new Set<string>();
   readonly #inFlight = new Set<Promise<void>>();
   #stopped = false;
   #hits = 0;
@@ -89,15 +95,21 @@ export class KeyPool {
     }
   }
 
-  /** Starts filling the pool. Calling `take` also (re)starts refilling. */
-  start(): void {
+  /**
+   * Starts filling the kinds given (e.g. `[{ type: 'rsa', bits: 2048 }]`), or none: a kind is
+   * otherwise filled from its first `take` on. Calling `take` also (re)starts refilling.
+   */
+  start(kinds: readonly { type: KeyType; bits: number }[] = []): void {
+    for (const k of kinds) this.#want(kindKey(k.type, k.bits));
     this.#refill();
   }
 
   /** A fresh key: from the pool if one is ready, otherwise generated now. */
   async take(type: KeyType, bits: number): Promise<GeneratedKey> {
-    const ready = this.#ready.get(kindKey(type, bits));
+    const kind = kindKey(type, bits);
+    const ready = this.#ready.get(kind);
     const key = ready?.shift();
+    if (ready) this.#want(kind);
     this.#refill();
     if (key) {
       this.#hits++;
@@ -125,6 +137,10 @@ export class KeyPool {
     while (this.#inFlight.size > 0) await Promise.race(this.#inFlight);
   }
 
+  #want(kind: string): void {
+    if (this.#ready.has(kind)) this.#wanted.add(kind);
+  }
+
   #refill(): void {
     if (this.#stopped) return;
     while (this.#inFlight.size < this.#maxPending) {
@@ -132,7 +148,7 @@ export class KeyPool {
       let best: (PooledKind & { key: string }) | undefined;
       let bestFill = Infinity;
       for (const k of this.#kinds) {
-        if (this.#unpoolable.has(k.key) || this.#pending.get(k.key)! > 0) continue;
+        if (!this.#wanted.has(k.key) || this.#unpoolable.has(k.key) || this.#pending.get(k.key)! > 0) continue;
         const fill = this.#ready.get(k.key)!.length / k.capacity;
         if (fill < 1 && fill < bestFill) {
           best = k;

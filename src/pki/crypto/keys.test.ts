@@ -181,7 +181,7 @@ test('KeyPool pre-generates, hands each key out once, refills and stops', async 
     return generateKey(type, bits).then((k) => [k]);
   };
   const pool = new KeyPool({ kinds: [{ type: 'rsa', bits: 2048, capacity: 2 }], maxPending: 1, generate: gen });
-  pool.start();
+  pool.start([{ type: 'rsa', bits: 2048 }]);
   assert.equal(pool.stats().pending, 1);
   await pool.whenFull();
   assert.deepEqual(pool.stats().ready, { 'rsa-2048': 2 });
@@ -211,6 +211,40 @@ test('KeyPool pre-generates, hands each key out once, refills and stops', async 
   assert.equal(pool.stats().pending, 0);
 });
 
+test('KeyPool keeps a kind ready only from the first key asked of it', async () => {
+  const made: string[] = [];
+  const gen = (type: KeyType, bits: number): Promise<GeneratedKey[]> => {
+    made.push(`${type}-${bits}`);
+    return generateKey(type, bits).then((k) => [k]);
+  };
+  const pool = new KeyPool({
+    kinds: [
+      { type: 'ec', bits: 256, capacity: 2 },
+      { type: 'rsa', bits: 2048, capacity: 2 },
+    ],
+    maxPending: 2,
+    generate: gen,
+  });
+  pool.start();
+  await pool.whenFull();
+  assert.equal(made.length, 0, 'nothing is made before a key is asked for');
+  assert.deepEqual(pool.stats().ready, { 'ec-256': 0, 'rsa-2048': 0 });
+
+  // The first EC key is made while the caller waits; from then on EC keys are kept ready, RSA still not.
+  assert.equal((await pool.take('ec', 256)).description.bits, 256);
+  assert.equal(pool.stats().misses, 1);
+  await pool.whenFull();
+  assert.deepEqual(pool.stats().ready, { 'ec-256': 2, 'rsa-2048': 0 });
+  assert.ok(!made.some((k) => k !== 'ec-256'), 'no RSA key was made');
+  assert.equal((await pool.take('ec', 256)).description.bits, 256);
+  assert.equal(pool.stats().hits, 1);
+  // A kind the pool does not keep never starts a background job.
+  await pool.take('ec', 521);
+  await pool.whenFull();
+  assert.ok(!made.includes('ec-521'));
+  await pool.stop();
+});
+
 test('KeyPool stops refilling after a generator failure until the next take, which still gets a key', async () => {
   let calls = 0;
   const pool = new KeyPool({
@@ -220,7 +254,7 @@ test('KeyPool stops refilling after a generator failure until the next take, whi
       throw new Error('boom');
     },
   });
-  pool.start();
+  pool.start([{ type: 'ec', bits: 256 }]);
   await pool.whenFull();
   assert.equal(calls, 1);
   assert.equal(pool.stats().failures, 1);
@@ -242,7 +276,10 @@ test(
       maxPending: 2,
       native: nativeEcdsa(),
     });
-    pool.start();
+    pool.start([
+      { type: 'ec', bits: 256 },
+      { type: 'ec', bits: 384 },
+    ]);
     await pool.whenFull();
     assert.deepEqual(pool.stats().ready, { 'ec-256': 40, 'ec-384': 3 });
     const seen = new Set<string>();
