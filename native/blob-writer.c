@@ -205,17 +205,20 @@ static int write_spans(int fd, Spans *w) {
   return 0;
 }
 
-static void execute(napi_env env, void *p) {
-  Job *job = p;
+/* Hashes and seals the batch; 1 on success. OpenSSL's error queue is per thread: a failure's is cleared here. */
+static int hash_and_seal(Job *job) {
   Writer *w = job->writer;
   for (size_t i = 0; i < job->hash.count; i++) {
     Span s = job->hash.spans[i];
-    if (EVP_DigestUpdate(w->md5, s.data, s.len) != 1 || EVP_DigestUpdate(w->sha256, s.data, s.len) != 1) {
-      job->failed_cipher = 1;
-      return;
-    }
+    if (EVP_DigestUpdate(w->md5, s.data, s.len) != 1 || EVP_DigestUpdate(w->sha256, s.data, s.len) != 1) return 0;
   }
-  if (job->key != NULL && !seal_frames(job)) {
+  return job->key == NULL || seal_frames(job);
+}
+
+static void execute(napi_env env, void *p) {
+  Job *job = p;
+  if (!hash_and_seal(job)) {
+    ERR_clear_error();
     job->failed_cipher = 1;
     return;
   }
@@ -225,7 +228,6 @@ static void execute(napi_env env, void *p) {
 static void complete(napi_env env, napi_status status, void *p) {
   Job *job = p;
   job->writer->busy = 0;
-  ERR_clear_error();
   if (status != napi_ok || job->failed_cipher) {
     napi_value msg, err;
     napi_create_string_utf8(env, "sealing or hashing the upload failed", NAPI_AUTO_LENGTH, &msg);

@@ -1,4 +1,4 @@
-import { CONTENT_TAG, FramePlan, SPARE_FRAMES, cipherOf } from '../secrets/content-cipher.js';
+import { CONTENT_TAG, FramePlan, SPARE_FRAMES, cipherOf, takeFront } from '../secrets/content-cipher.js';
 import { nativeAddon } from '../shared/native-addon.js';
 import { countBytes, toBuffer } from './blob-store.js';
 import type { BlobInfo, BlobSealing } from './blob-store.js';
@@ -135,22 +135,8 @@ class Batches {
 
   /** The first `n` bytes of the gathered plaintext, as pieces (no copy). */
   #take(n: number): Buffer[] {
-    const out: Buffer[] = [];
-    let left = n;
-    while (left > 0) {
-      const p = this.#plain[0] as Buffer;
-      if (p.length <= left) {
-        out.push(p);
-        this.#plain.shift();
-        left -= p.length;
-      } else {
-        out.push(p.subarray(0, left));
-        this.#plain[0] = p.subarray(left);
-        left = 0;
-      }
-    }
     this.#plainLen -= n;
-    return out;
+    return takeFront(this.#plain, n);
   }
 
   #start(batch: Parameters<NativeBlobWriter['run']>[2], outs: Buffer[]): void {

@@ -83,7 +83,7 @@ export class SqliteWriter {
   start(): Worker {
     if (this.#worker) return this.#worker;
     const worker = new Worker(WORKER_URL, {
-      workerData: { path: this.path, walRestartPages: this.opts.walRestartPages },
+      workerData: { path: this.path, walRestartPages: this.opts.walRestartPages } satisfies WriterData,
     });
     worker.on('message', (m: WriterReply) => {
       const p = this.#pending.get(m.id);

@@ -199,8 +199,8 @@ function recordKey(dataKey: Buffer, gcm: NativeGcm | null): Buffer {
   return k;
 }
 
-/** Takes `n` bytes off the front of `pieces` (which hold more than `n`), as references. */
-function takeFront(pieces: Buffer[], n: number): Buffer[] {
+/** Takes `n` bytes off the front of `pieces` (which hold at least `n`), as references. */
+export function takeFront(pieces: Buffer[], n: number): Buffer[] {
   const out: Buffer[] = [];
   let need = n;
   while (need > 0) {
@@ -218,15 +218,6 @@ function takeFront(pieces: Buffer[], n: number): Buffer[] {
   return out;
 }
 
-/**
- * Seals a stream: `update` takes plaintext chunks and returns the ciphertext that is
- * ready (the header first), `final` the rest. Holds at most one frame of plaintext. With
- * the native cipher the chunks are copied into a frame buffer (they may change or be
- * reused once `update` returns) and a caller that is done with the ciphertext it got (it
- * was written) may hand it back with `release`, so that a stream reuses a few frame
- * buffers instead of allocating one per frame. Without it the caller must not change a
- * chunk it handed over until the frame holding it is sealed.
- */
 /**
  * The frames of one sealed stream (format 1): its header with a fresh salt, the subkey
  * derived from it, and each frame's nonce and associated data in turn. ContentSealer seals
@@ -267,6 +258,15 @@ export class FramePlan {
   }
 }
 
+/**
+ * Seals a stream: `update` takes plaintext chunks and returns the ciphertext that is
+ * ready (the header first), `final` the rest. Holds at most one frame of plaintext. With
+ * the native cipher the chunks are copied into a frame buffer (they may change or be
+ * reused once `update` returns) and a caller that is done with the ciphertext it got (it
+ * was written) may hand it back with `release`, so that a stream reuses a few frame
+ * buffers instead of allocating one per frame. Without it the caller must not change a
+ * chunk it handed over until the frame holding it is sealed.
+ */
 export class ContentSealer {
   readonly #plan: FramePlan;
   #pending: Buffer[] = [];

@@ -109,7 +109,7 @@ export class KeyPool {
     const kind = kindKey(type, bits);
     const ready = this.#ready.get(kind);
     const key = ready?.shift();
-    if (ready) this.#want(kind);
+    this.#want(kind);
     this.#refill();
     if (key) {
       this.#hits++;
