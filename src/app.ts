@@ -54,10 +54,15 @@ export async function buildApp(
     closing = true;
   });
   // Hooks every request runs are in callback style: an async hook costs a promise each time.
+  const { peers } = deps.core;
   app.addHook('onSend', (request, reply, payload, done) => {
     void reply.header('x-request-id', request.id);
     if (closing) void reply.header('connection', 'close');
-    done(null, payload);
+    // A change this worker made is answered only once every other worker has taken it
+    // (decision 0056), so the client's next request finds it wherever it lands.
+    const settled = peers.settled();
+    if (settled) void settled.then(() => done(null, payload));
+    else done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
     metrics.observeRequest(

@@ -19,6 +19,7 @@ import {
 import { systemClock } from './shared/clock.js';
 import { createLogger } from './shared/log.js';
 import type { MetricsSnapshot } from './shared/metrics.js';
+import { PeerChanges } from './shared/peer-changes.js';
 
 /**
  * `--workers N` (decision 0047): N server processes on one machine, all serving one listen
@@ -34,12 +35,18 @@ type ToWorker =
   | { type: 'start'; config: Config; worker: number }
   | { type: 'shutdown' }
   | { type: 'metrics-snapshot-request'; id: number }
-  | { type: 'metrics'; id: number; text: string };
+  | { type: 'metrics'; id: number; text: string }
+  /** Another worker changed something cached (decision 0056): move the epoch, then answer `peer-changed-ack`. */
+  | { type: 'peer-changed'; id: number }
+  /** Every other worker took this worker's change `id`. */
+  | { type: 'changed-ack'; id: number };
 type FromWorker =
   | { type: 'ready' }
   | { type: 'serving'; url: string }
   | { type: 'metrics-request'; id: number }
-  | { type: 'metrics-snapshot'; id: number; metrics: MetricsSnapshot };
+  | { type: 'metrics-snapshot'; id: number; metrics: MetricsSnapshot }
+  | { type: 'changed'; id: number }
+  | { type: 'peer-changed-ack'; id: number };
 
 /** A worker that dies sooner than this after its start is started again only after RESTART_DELAY_MS. */
 const QUICK_DEATH_MS = 10_000;
@@ -50,6 +57,12 @@ const EXIT_GRACE_MS = 5000;
 const METRICS_TIMEOUT_MS = 5000;
 /** Signals closer together than this count as one. */
 const REPEAT_MS = 1000;
+/**
+ * How long a change waits for the other workers to take it. A worker that has not answered
+ * by then (its event loop blocked) is left behind; its caches' own time bounds (1-2 s)
+ * still apply to it.
+ */
+const CHANGE_ACK_TIMEOUT_MS = 1000;
 
 interface Slot {
   worker: Worker;
@@ -86,6 +99,9 @@ class Supervisor {
   #exitCode = 0;
   #snapshotId = 0;
   readonly #snapshots = new Map<number, (metrics: MetricsSnapshot) => void>();
+  #changeId = 0;
+  /** Changes being passed on: the workers yet to answer, and what to do when none is left. */
+  readonly #changes = new Map<number, { waiting: Set<Worker>; done: () => void }>();
 
   constructor(
     private readonly config: Config,
@@ -134,8 +150,38 @@ class Supervisor {
       } else if (m.type === 'metrics-request')
         void this.#clusterMetrics().then((text) => this.#send(worker, { type: 'metrics', id: m.id, text }));
       else if (m.type === 'metrics-snapshot') this.#snapshots.get(m.id)?.(m.metrics);
+      else if (m.type === 'changed') this.#passOnChange(worker, m.id);
+      else if (m.type === 'peer-changed-ack') this.#tookChange(m.id, worker);
     });
-    worker.on('exit', (code, signal) => this.#exited(n, slot, code, signal));
+    worker.on('exit', (code, signal) => {
+      for (const id of [...this.#changes.keys()]) this.#tookChange(id, worker);
+      this.#exited(n, slot, code, signal);
+    });
+  }
+
+  /**
+   * A worker changed something the others may have cached: every other worker is told and
+   * answers once its caches will read again; then the first worker is told it may answer
+   * its client (decision 0056).
+   */
+  #passOnChange(from: Worker, fromId: number): void {
+    const others = [...this.#slots.values()].map((s) => s.worker).filter((w) => w !== from && w.isConnected());
+    const id = this.#changeId++;
+    const timer = setTimeout(() => finish(), CHANGE_ACK_TIMEOUT_MS);
+    const finish = () => {
+      clearTimeout(timer);
+      if (!this.#changes.delete(id)) return;
+      this.#send(from, { type: 'changed-ack', id: fromId });
+    };
+    this.#changes.set(id, { waiting: new Set(others), done: finish });
+    if (others.length === 0) return finish();
+    for (const w of others) this.#send(w, { type: 'peer-changed', id });
+  }
+
+  #tookChange(id: number, worker: Worker): void {
+    const c = this.#changes.get(id);
+    if (!c || !c.waiting.delete(worker)) return;
+    if (c.waiting.size === 0) c.done();
   }
 
   /**
@@ -246,6 +292,7 @@ async function announceOnce(url: string, config: Config): Promise<void> {
 /** A worker of `strongroom server --workers N`: takes its settings from the primary, serves, drains when asked. */
 export async function runClusterWorker(): Promise<void> {
   const send = (m: FromWorker) => process.send?.(m);
+  const peers = workerPeers(send);
   const start = await new Promise<Extract<ToWorker, { type: 'start' }>>((resolve) => {
     const on = (m: ToWorker) => {
       if (m.type !== 'start') return;
@@ -256,7 +303,7 @@ export async function runClusterWorker(): Promise<void> {
     send({ type: 'ready' });
   });
   const config = Object.freeze(start.config);
-  const server = await startServer(config, { worker: start.worker });
+  const server = await startServer(config, { worker: start.worker, peers });
   if (config.batchBackgroundThreads) batchThreadsOf(server);
   const stop = serveUntilSignalled(server, config);
   const metrics = server.deps.core.metrics;
@@ -286,4 +333,37 @@ export async function runClusterWorker(): Promise<void> {
       );
   });
   send({ type: 'serving', url: server.url });
+}
+
+/**
+ * This worker's side of decision 0056, listening from before it starts: a change reported by
+ * another worker moves the epoch and is answered at once; a change made here is reported
+ * through the primary and resolves when the others took it (or when the primary is gone).
+ */
+function workerPeers(send: (m: FromWorker) => void): PeerChanges {
+  const peers = new PeerChanges();
+  const waiting = new Map<number, () => void>();
+  let nextId = 0;
+  process.on('message', (m: ToWorker) => {
+    if (m.type === 'peer-changed') {
+      peers.peerChanged();
+      send({ type: 'peer-changed-ack', id: m.id });
+    } else if (m.type === 'changed-ack') waiting.get(m.id)?.();
+  });
+  peers.connect(
+    () =>
+      new Promise<void>((resolve) => {
+        if (!process.connected) return resolve();
+        const id = nextId++;
+        const timer = setTimeout(done, CHANGE_ACK_TIMEOUT_MS * 2);
+        function done() {
+          clearTimeout(timer);
+          waiting.delete(id);
+          resolve();
+        }
+        waiting.set(id, done);
+        send({ type: 'changed', id });
+      }),
+  );
+  return peers;
 }

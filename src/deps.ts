@@ -30,6 +30,7 @@ import { systemClock } from './shared/clock.js';
 import { createLogger } from './shared/log.js';
 import { ensurePrivateDir } from './shared/private-files.js';
 import { Metrics } from './shared/metrics.js';
+import { PeerChanges } from './shared/peer-changes.js';
 import { buildPkiServices } from './pki/pki-services.js';
 import type { PkiServices } from './pki/pki-services.js';
 import { buildTfeServices } from './tfe/tfe-services.js';
@@ -60,6 +61,8 @@ export interface CoreDeps {
   takeBackup(): Promise<Backup>;
   /** This process's number among the workers of a cluster (`--workers`), undefined outside one. */
   worker: number | undefined;
+  /** The other workers of this machine, for the coherence of in-process caches (decision 0056). */
+  peers: PeerChanges;
 }
 
 export interface Deps {
@@ -79,6 +82,8 @@ export interface BuildDepsOptions {
   skipMigrations?: boolean;
   /** This process is worker number `worker` of a cluster: its log lines carry that number. */
   worker?: number;
+  /** How this worker reports changes to the others and hears of theirs (cluster.ts); none outside a cluster. */
+  peers?: PeerChanges;
 }
 
 /** The composition root: opens storage, migrates, and builds every service. */
@@ -87,6 +92,7 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
   const base = opts.logger ?? createLogger(config.logLevel);
   const logger = opts.worker === undefined ? base : base.child({ worker: opts.worker });
   const metrics = new Metrics();
+  const peers = opts.peers ?? new PeerChanges();
   // The data directory holds the database, blobs and keys: the server's user alone reads it.
   ensurePrivateDir(config.dataDir, { tightenExisting: true });
   const master = await loadMasterKey({ dataDir: config.dataDir, fromEnv: config.masterKey });
@@ -133,6 +139,7 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       secrets,
       clock,
       logger: logger.child({ component: 'audit' }),
+      peers,
     });
     if (!opts.skipMigrations) {
       await audit.reload();
@@ -161,6 +168,7 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       audit,
       takeBackup: () => takeBackup(config, { clock }),
       worker: opts.worker,
+      peers,
     };
 
     // The initial admin token is made by the server once it serves (main.ts), never here: a

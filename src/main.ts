@@ -11,6 +11,7 @@ import type { AdminTokenService } from './admin/admin-token-service.js';
 import { keepBackgroundThreadsBatched } from './shared/thread-scheduling.js';
 import { describeListenError } from './shared/listen-error.js';
 import { ServerLock, ServerLockHeldError } from './db/server-lock.js';
+import type { PeerChanges } from './shared/peer-changes.js';
 
 /** How often threads started since the last pass are put under SCHED_BATCH. */
 const BATCH_PASS_MS = 10_000;
@@ -39,6 +40,8 @@ export interface StartOptions {
    * token; the worker only serves.
    */
   worker?: number;
+  /** How the worker reports changes to the others and hears of theirs (decision 0056). */
+  peers?: PeerChanges;
 }
 
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
@@ -47,7 +50,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const releaseLocks = () => locks.forEach((l) => l.release());
   let deps: Deps;
   try {
-    deps = await buildDeps(config, { worker: opts.worker });
+    deps = await buildDeps(config, { worker: opts.worker, peers: opts.peers });
   } catch (err) {
     releaseLocks();
     throw err;

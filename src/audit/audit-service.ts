@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { Clock } from '../shared/clock.js';
+import { PeerChanges } from '../shared/peer-changes.js';
 import { invalid, notFound } from '../shared/errors.js';
 import {
   assertDeviceType,
@@ -61,10 +62,17 @@ export class AuditUnavailableError extends Error {
 export class AuditService {
   private running = new Map<string, RunningDevice>();
   private loadedAt = Number.NEGATIVE_INFINITY;
+  /** The other workers' change epoch when the table was last read (decision 0056). */
+  private loadedEpoch = 0;
+  readonly #peers: PeerChanges;
   private loading: Promise<void> | undefined;
   private closed = false;
 
-  constructor(private readonly deps: { repo: AuditRepo; secrets: SecretBox; clock: Clock; logger: Logger }) {}
+  constructor(
+    private readonly deps: { repo: AuditRepo; secrets: SecretBox; clock: Clock; logger: Logger; peers?: PeerChanges },
+  ) {
+    this.#peers = deps.peers ?? new PeerChanges();
+  }
 
   /** The time stamped on entries. */
   now(): Date {
@@ -77,7 +85,7 @@ export class AuditService {
    */
   enabledNow(): boolean | null {
     const now = this.deps.clock.now().getTime();
-    if (now - this.loadedAt >= CACHE_MS || now < this.loadedAt) return null;
+    if (now - this.loadedAt >= CACHE_MS || now < this.loadedAt || this.loadedEpoch !== this.#peers.epoch) return null;
     return this.running.size > 0;
   }
 
@@ -132,6 +140,7 @@ export class AuditService {
       openError: undefined,
       failing: false,
     });
+    this.#peers.changed();
     this.deps.logger.info({ auditDevice: `${path}/`, type }, 'enabled an audit device');
   }
 
@@ -149,6 +158,7 @@ export class AuditService {
   async disable(rawPath: string): Promise<void> {
     const path = normalizeDevicePath(rawPath);
     await this.deps.repo.delete(path);
+    this.#peers.changed();
     const r = this.running.get(path);
     this.running.delete(path);
     if (r) {
@@ -258,6 +268,7 @@ export class AuditService {
   }
 
   private async doReload(): Promise<void> {
+    const epoch = this.#peers.epoch;
     const stored = await this.deps.repo.list();
     if (this.closed) return;
     const seen = new Set<string>();
@@ -274,6 +285,7 @@ export class AuditService {
       await r.sink?.close().catch(() => {});
     }
     this.loadedAt = this.deps.clock.now().getTime();
+    this.loadedEpoch = epoch;
   }
 
   private async start(d: StoredAuditDevice): Promise<RunningDevice> {

@@ -157,7 +157,7 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
         await trail.respond({ kind: 'status', status: 404, errors });
       }
       void reply.status(404).type('application/json').send(vaultError(errors));
-      return;
+      return reply;
     }
     if (resolved.kind === 'patch' && !isMergePatch(request.headers['content-type'])) {
       throw httpError(415, 'PATCH requires Content-Type: application/merge-patch+json');
@@ -222,14 +222,15 @@ export function registerDispatcher(app: FastifyInstance, deps: DispatchDeps): vo
       if (isDomainError(err) && err.kind === 'not_found' && (operation === 'read' || operation === 'list')) {
         if (trail) await trail.respond({ kind: 'status', status: 404, errors: [] });
         void reply.status(404).type('application/json').send(vaultError([]));
-        return;
+        return reply;
       }
       throw err;
     }
     if (trail) await trail.respond(result);
     render(reply, result, { requestId: request.id, mountType, isList });
-    // A stream is still being sent when this returns: Fastify must not answer again for an undefined result.
-    if (result.kind === 'stream') return reply;
+    // The answer may still be on its way when this returns (a stream, or an onSend hook that waits for the other
+    // workers): Fastify must not answer again for an undefined result.
+    return reply;
   };
 
   /**

@@ -116,13 +116,20 @@ export interface PkiServices {
 
 export function buildPkiServices(core: CoreDeps): PkiServices {
   const db = core.db.kysely;
-  const { clock } = core;
+  const { clock, peers } = core;
   // This server's choice of crypto (native_crypto), handed to what signs, checks and makes keys.
   const native = nativeEcdsaIf(core.config.nativeCrypto);
 
   // Plumbing shared by every module: mounts, leases, tokens, ACL policies.
   const leases = new LeaseService({ db, repo: new LeaseRepo({ db, kind: core.db.kind }), clock, jobs: core.jobs });
-  const mounts = new MountService({ db, units: core.db.units, repo: new MountRepo({ db }), clock, jobs: core.jobs });
+  const mounts = new MountService({
+    db,
+    units: core.db.units,
+    repo: new MountRepo({ db }),
+    clock,
+    jobs: core.jobs,
+    peers,
+  });
   mounts.onDisable((m) => leases.forgetMount(m.id));
   const tokens = new TokenService({
     db,
@@ -132,8 +139,9 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     jobs: core.jobs,
     adminTokens: core.adminTokens,
     leases,
+    peers,
   });
-  const policies = new PolicyService({ repo: new PolicyRepo({ db }), clock });
+  const policies = new PolicyService({ repo: new PolicyRepo({ db }), clock, peers });
   const quotas = new QuotaService({
     repo: new QuotaRepo({ db, units: core.db.units }),
     mounts,
@@ -144,7 +152,14 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   });
 
   // Auth methods under auth/: logins end in a token of the token store.
-  const authMounts = new AuthMountService({ db, units: core.db.units, repo: new AuthMountRepo({ db }), clock, tokens });
+  const authMounts = new AuthMountService({
+    db,
+    units: core.db.units,
+    repo: new AuthMountRepo({ db }),
+    clock,
+    tokens,
+    peers,
+  });
   const authRoles = new AuthRoleRepo({ db });
   authMounts.onDisable((m) => authRoles.purgeMount(m.id));
   const authRoutes = {
@@ -169,7 +184,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
   // Keys, issuers and authority information (config/urls, config/cluster, CA fetches).
   const mountConfig = new MountConfigService({ repo: new MountConfigRepo({ db, units: core.db.units }), clock });
   const keys = new KeyService({ repo: new KeyRepo({ db }), config: mountConfig, secrets: core.secrets, clock });
-  const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config: mountConfig, clock, native });
+  const issuers = new IssuerService({ repo: new IssuerRepo({ db }), keys, config: mountConfig, clock, native, peers });
   const ca = new CaService({ issuers, clock });
   // Paginated LIST certs is registered before the authority routes so it is the one served.
   const certSearch = new CertSearchRepo({ db, kind: core.db.kind, units: core.db.units });
@@ -209,7 +224,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     native,
   });
   keyPool.start();
-  const roles = new RoleService({ repo: new RoleRepo({ db, units: core.db.units }), issuers, clock });
+  const roles = new RoleService({ repo: new RoleRepo({ db, units: core.db.units }), issuers, clock, peers });
   const issuance = new IssuanceService({ roles, issuers, certs, leases, clock, keyPool });
   mountRoutes.addAll([...roleRoutes(roles), ...issuanceRoutes(issuance)]);
   // sign-intermediate, sign-self-issued and sign-verbatim: no role policy, trusted operators only.
@@ -277,6 +292,7 @@ export function buildPkiServices(core: CoreDeps): PkiServices {
     // A SQLite file serves one server at a time (its lock), so nonces need no shared table.
     // Nonces in memory only where this process is the database's only server (one worker on SQLite).
     nonceScope: core.db.kind === 'sqlite' && core.config.workers <= 1 ? 'process' : 'shared',
+    peers,
   });
   mountRoutes.addAll([...acmeRoutes(acme), ...acmeProtocolRoutes(acme)]);
   mounts.onDisable((m) => acme.purgeMount(m.id));

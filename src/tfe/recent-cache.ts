@@ -1,4 +1,5 @@
 import type { Clock } from '../shared/clock.js';
+import type { PeerChanges } from '../shared/peer-changes.js';
 
 export interface RecentCacheOptions {
   clock: Clock;
@@ -19,6 +20,8 @@ export interface RecentCacheOptions {
    * from memory: what several workers on one SQLite file need (decision 0047).
    */
   externalCheckMs?: number;
+  /** The other workers of this machine: every entry is dropped when one reports a change (decision 0056). */
+  peers?: PeerChanges;
 }
 
 /** How soon a commit by another process empties a cache that watches `externalChanges`. */
@@ -43,9 +46,11 @@ export class RecentCache<V> {
   #epoch = 0;
   #seenExternal: number | undefined;
   #nextExternalCheck = 0;
+  #seenPeers: number | undefined;
 
   constructor(private readonly opts: RecentCacheOptions) {
     this.#seenExternal = opts.externalChanges?.();
+    this.#seenPeers = opts.peers?.epoch;
   }
 
   get(key: string): V | undefined {
@@ -91,6 +96,11 @@ export class RecentCache<V> {
   }
 
   #checkExternal(): void {
+    const peers = this.opts.peers;
+    if (peers && peers.epoch !== this.#seenPeers) {
+      this.#seenPeers = peers.epoch;
+      this.clear();
+    }
     const probe = this.opts.externalChanges;
     if (!probe) return;
     const t = this.opts.externalCheckMs === 0 ? 0 : this.opts.clock.now().getTime();

@@ -79,10 +79,12 @@ export interface TfeServices {
 /**
  * Identity, organizations, teams, tokens, projects, workspaces and team access: what the CLI needs without the rest.
  */
-export function buildTfeIdentityLayer(core: Pick<CoreDeps, 'db' | 'clock' | 'adminTokens'>) {
-  const { db, clock } = core;
+export function buildTfeIdentityLayer(
+  core: Pick<CoreDeps, 'db' | 'clock' | 'adminTokens'> & Partial<Pick<CoreDeps, 'peers'>>,
+) {
+  const { db, clock, peers } = core;
   const identityRepo = new IdentityRepo({ db: db.kysely });
-  const tokenCache = new TokenActorCache({ clock });
+  const tokenCache = new TokenActorCache({ clock, peers });
   const identity = new IdentityService({ repo: identityRepo, adminTokens: core.adminTokens, clock, tokenCache });
   const organizations = new OrganizationService({ db, repo: new OrganizationRepo({ db: db.kysely }), identity, clock });
   const teams = new TeamService({ repo: identityRepo, organizations, clock, tokenCache });
@@ -95,6 +97,7 @@ export function buildTfeIdentityLayer(core: Pick<CoreDeps, 'db' | 'clock' | 'adm
     identity,
     projects,
     clock,
+    peers,
   });
   const teamAccess = new TeamAccessService({ repo: new TeamAccessRepo({ db: db.kysely }), workspaces, teams, clock });
   return { identity, organizations, teams, tokens, projects, workspaces, teamAccess };

@@ -1,4 +1,5 @@
 import type { Clock } from '../../shared/clock.js';
+import { PeerChanges } from '../../shared/peer-changes.js';
 import {
   DEFAULT_POLICY,
   DEFAULT_POLICY_TEXT,
@@ -15,7 +16,8 @@ import type { PolicyRepo } from './policy-repo.js';
 
 /**
  * How long a node trusts parsed policies and compiled ACLs. Changes made on this node
- * apply at once; changes made on another node apply here within this window. Tokens
+ * apply at once, on every worker of this machine (decision 0056); changes made on another
+ * node apply here within this window. Tokens
  * themselves are never cached, so a revoked or expired token is refused immediately.
  */
 const CACHE_MS = 1000;
@@ -26,13 +28,31 @@ export class PolicyService {
   /** The same entries by the policy list object they were found for; `#generation` moves when policies change. */
   readonly #byList = new WeakMap<readonly string[], { at: number; acl: Acl; generation: number }>();
   #generation = 0;
+  readonly #peers: PeerChanges;
+  #peerEpoch: number;
 
+  /** A policy changed through this process: forget every ACL here, and on the other workers. */
   #forget(): void {
+    this.#drop();
+    this.#peers.changed();
+  }
+
+  #drop(): void {
     this.acls.clear();
     this.#generation++;
   }
 
-  constructor(private readonly deps: { repo: PolicyRepo; clock: Clock }) {}
+  /** Another worker changed a policy since the last look: every ACL compiled before is dropped. */
+  #syncPeers(): void {
+    if (this.#peers.epoch === this.#peerEpoch) return;
+    this.#peerEpoch = this.#peers.epoch;
+    this.#drop();
+  }
+
+  constructor(private readonly deps: { repo: PolicyRepo; clock: Clock; peers?: PeerChanges }) {
+    this.#peers = deps.peers ?? new PeerChanges();
+    this.#peerEpoch = this.#peers.epoch;
+  }
 
   /** All policy names, built-ins included, sorted. */
   async list(): Promise<string[]> {
@@ -79,6 +99,7 @@ export class PolicyService {
    * too, so a token remembered by TokenService (the same list every time) skips the sort.
    */
   aclForNow(policyNames: readonly string[]): Acl | undefined {
+    this.#syncPeers();
     const nowMs = this.deps.clock.now().getTime();
     const byList = this.#byList.get(policyNames);
     if (byList && byList.generation === this.#generation && nowMs - byList.at < CACHE_MS && nowMs >= byList.at)
@@ -95,7 +116,11 @@ export class PolicyService {
     if (cached) return cached;
     const key = [...policyNames].sort().join('\n');
     const nowMs = this.deps.clock.now().getTime();
+    const generation = this.#generation;
     const acl = await this.compile(policyNames);
+    // Compiled from what was read before a change (here or on another worker): used once, not kept.
+    this.#syncPeers();
+    if (generation !== this.#generation) return acl;
     if (this.acls.size > 1000) this.acls.clear();
     this.acls.set(key, { at: nowMs, acl });
     return acl;

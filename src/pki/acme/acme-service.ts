@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '../../secrets/secret-box.js';
 import type { Clock } from '../../shared/clock.js';
+import { PeerChanges } from '../../shared/peer-changes.js';
 import { addSeconds } from '../../shared/clock.js';
 import { DomainError, invalid, isDomainError, notFound } from '../../shared/errors.js';
 import { uuid } from '../../shared/ids.js';
@@ -109,14 +110,18 @@ export interface AccountDetails {
  * hands it verified keys and payloads.
  */
 export class AcmeService {
-  readonly #configs = new Map<string, { at: number; value: Promise<{ config: AcmeConfig; clusterPath: string }> }>();
+  readonly #configs = new Map<
+    string,
+    { at: number; epoch: number; value: Promise<{ config: AcmeConfig; clusterPath: string }> }
+  >();
   readonly #nonces: NonceStore;
   /** Chains of the orders this node finalized lately, by mount and order. */
   readonly #chains = new Map<string, { accountId: string; chain: string }>();
   /** Orders this node made lately as made (their identifiers, account and expiry never change). */
   readonly #createdHere = new Map<string, AcmeOrder>();
   /** Accounts as `kid` requests find them, reused for ACCOUNT_CACHE_MS. */
-  readonly #accounts = new Map<string, { at: number; account: AcmeAccount }>();
+  readonly #accounts = new Map<string, { at: number; epoch: number; account: AcmeAccount }>();
+  readonly #peers: PeerChanges;
   readonly validations: AcmeValidationService;
 
   constructor(
@@ -137,8 +142,10 @@ export class AcmeService {
        * kept in memory. Default `shared`: used nonces are rows every node sees.
        */
       nonceScope?: 'shared' | 'process';
+      peers?: PeerChanges;
     },
   ) {
+    this.#peers = deps.peers ?? new PeerChanges();
     this.#nonces =
       deps.nonceScope === 'process'
         ? new ProcessNonces()
@@ -172,17 +179,19 @@ export class AcmeService {
     validateAcmeConfig(next);
     await this.deps.mountConfig.putSetting(mountId, 'acme', next);
     this.#configs.delete(mountId);
+    this.#peers.changed();
     return next;
   }
 
   #settings(mountId: string): Promise<{ config: AcmeConfig; clusterPath: string }> {
     const now = this.deps.clock.now().getTime();
+    const epoch = this.#peers.epoch;
     const hit = this.#configs.get(mountId);
-    if (hit && now - hit.at < CONFIG_CACHE_MS && now >= hit.at) return hit.value;
+    if (hit && now - hit.at < CONFIG_CACHE_MS && now >= hit.at && hit.epoch === epoch) return hit.value;
     const value = Promise.all([this.getConfig(mountId), this.deps.mountConfig.getCluster(mountId)]).then(
       ([config, cluster]) => ({ config, clusterPath: cluster.path }),
     );
-    this.#configs.set(mountId, { at: now, value });
+    this.#configs.set(mountId, { at: now, epoch, value });
     value.catch(() => this.#configs.delete(mountId));
     return value;
   }
@@ -283,14 +292,15 @@ export class AcmeService {
   async accountFor(dir: AcmeDirectory, id: string): Promise<AcmeAccount> {
     const key = `${dir.mount.id}\n${id}`;
     const now = this.deps.clock.now().getTime();
+    const epoch = this.#peers.epoch;
     const hit = this.#accounts.get(key);
     let a: AcmeAccount | undefined;
-    if (hit && now - hit.at < ACCOUNT_CACHE_MS && now >= hit.at) a = hit.account;
+    if (hit && now - hit.at < ACCOUNT_CACHE_MS && now >= hit.at && hit.epoch === epoch) a = hit.account;
     else {
       a = await this.deps.repo.account(this.deps.repo.executor, dir.mount.id, id);
       if (a) {
         if (this.#accounts.size >= 10_000) this.#accounts.delete(this.#accounts.keys().next().value!);
-        this.#accounts.set(key, { at: now, account: a });
+        this.#accounts.set(key, { at: now, epoch, account: a });
       }
     }
     if (!a) throw acmeError('accountDoesNotExist', 'no such account');
@@ -828,8 +838,10 @@ export class AcmeService {
       for (const k of [...map.keys()]) if (k.startsWith(`${mountId}\n`)) map.delete(k);
   }
 
+  /** After a committed change of an account: here, and on the other workers (decision 0056). */
   #forgetAccount(mountId: string, id: string): void {
     this.#accounts.delete(`${mountId}\n${id}`);
+    this.#peers.changed();
   }
 
   async purgeMount(mountId: string): Promise<void> {
@@ -838,6 +850,7 @@ export class AcmeService {
     this.#nonces.forgetMount(mountId);
     for (const k of [...this.#accounts.keys()]) if (k.startsWith(`${mountId}\n`)) this.#accounts.delete(k);
     this.#forgetOrders(mountId);
+    this.#peers.changed();
   }
 
   /** Stops validations in flight (shutdown). */

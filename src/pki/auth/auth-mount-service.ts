@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { UnitsOfWork } from '../../db/unit-of-work.js';
 import type { Clock } from '../../shared/clock.js';
+import { CachedValue, PeerChanges } from '../../shared/peer-changes.js';
 import { cidrsAllow } from '../../shared/cidr.js';
 import { forbidden, notFound } from '../../shared/errors.js';
 import { Gate } from '../../shared/gate.js';
@@ -50,7 +51,7 @@ export const LOGIN_CONCURRENCY = 4;
  * store with the role's policies and TTLs.
  */
 export class AuthMountService {
-  private cache: { at: number; mounts: AuthMount[] } | undefined;
+  readonly #table: CachedValue<AuthMount[]>;
   private readonly purgers: Array<(mount: AuthMount) => Promise<void>> = [];
   readonly #logins = new Gate(LOGIN_CONCURRENCY);
 
@@ -61,8 +62,12 @@ export class AuthMountService {
       repo: AuthMountRepo;
       clock: Clock;
       tokens: TokenService;
+      peers?: PeerChanges;
     },
-  ) {}
+  ) {
+    const peers = deps.peers ?? new PeerChanges();
+    this.#table = new CachedValue({ nowMs: () => deps.clock.now().getTime(), ttlMs: CACHE_MS, peers });
+  }
 
   /** Registers what removes a method's data when its mount is disabled. */
   onDisable(purge: (mount: AuthMount) => Promise<void>): void {
@@ -87,14 +92,11 @@ export class AuthMountService {
   }
 
   private cachedMounts(): AuthMount[] | undefined {
-    const now = this.deps.clock.now().getTime();
-    return this.cache && now - this.cache.at < CACHE_MS && now >= this.cache.at ? this.cache.mounts : undefined;
+    return this.#table.now();
   }
 
   private async reload(): Promise<AuthMount[]> {
-    const mounts = await this.deps.repo.list();
-    this.cache = { at: this.deps.clock.now().getTime(), mounts };
-    return mounts;
+    return this.#table.load(() => this.deps.repo.list());
   }
 
   async get(rawPath: string): Promise<AuthMount> {
@@ -133,7 +135,7 @@ export class AuthMountService {
       );
       await this.deps.repo.insert(mount, trx);
     });
-    this.cache = undefined;
+    this.#table.forget();
     return mount;
   }
 
@@ -155,7 +157,7 @@ export class AuthMountService {
     };
     assertTtlsConsistent(next.defaultLeaseTtl, next.maxLeaseTtl);
     if (!(await this.deps.repo.update(next))) throw notFound(`no auth method at auth/${current.path}/`);
-    this.cache = undefined;
+    this.#table.forget();
     return next;
   }
 
@@ -172,7 +174,7 @@ export class AuthMountService {
   async setMethodConfig(mount: AuthMount, methodConfig: Record<string, unknown>): Promise<AuthMount> {
     const next = { ...mount, methodConfig, updatedAt: this.deps.clock.now() };
     if (!(await this.deps.repo.update(next))) throw notFound(`no auth method at auth/${mount.path}/`);
-    this.cache = undefined;
+    this.#table.forget();
     return next;
   }
 
@@ -185,7 +187,7 @@ export class AuthMountService {
     const mount = await this.deps.repo.findByPath(path);
     if (!mount) return;
     await this.deps.repo.delete(mount.id);
-    this.cache = undefined;
+    this.#table.forget();
     for (const purge of this.purgers) await purge(mount);
     await this.deps.tokens.revokeByPathPrefix(`auth/${mount.path}/`);
   }

@@ -38,10 +38,11 @@ import type { IssuanceOverrides, IssueInput, OutputFormat } from './issuance.js'
 
 /**
  * How long a signing context (issuer, cached private KeyObject, chain PEMs, AIA URLs) is
- * reused for one `(mount, issuer_ref)`. Issuer changes made on this node are seen after at
- * most this long, and so are changes made on another node: a default-issuer switch, new
- * config/urls or a revoked usage take effect within a second, while at thousands of
- * requests a second the issuer lookup leaves the hot path.
+ * reused for one `(mount, issuer_ref)`. Issuer changes made on this node, or on another
+ * worker of this machine (decision 0056), apply at once; changes made on another node are
+ * seen after at most this long: a default-issuer switch, new config/urls or a revoked usage
+ * take effect within a second, while at thousands of requests a second the issuer lookup
+ * leaves the hot path.
  */
 export const SIGNING_CONTEXT_CACHE_MS = 1000;
 
@@ -93,7 +94,7 @@ export interface IssueResult {
 
 /** issue/:role and sign/:role (and their issuer/:ref/ forms) under role policy. */
 export class IssuanceService {
-  readonly #contexts = new Map<string, { at: number; ctx: Promise<SigningContext> }>();
+  readonly #contexts = new Map<string, { at: number; epoch: number; ctx: Promise<SigningContext> }>();
   readonly #rootFlags = new WeakMap<SigningContext, { issuer: boolean; chain: boolean[] }>();
 
   constructor(
@@ -349,10 +350,11 @@ export class IssuanceService {
   #signingContext(mountId: string, ref: string): Promise<SigningContext> {
     const key = `${mountId}\n${ref}`;
     const now = this.deps.clock.now().getTime();
+    const epoch = this.deps.issuers.peers.epoch;
     const hit = this.#contexts.get(key);
-    if (hit && now - hit.at < SIGNING_CONTEXT_CACHE_MS && now >= hit.at) return hit.ctx;
+    if (hit && now - hit.at < SIGNING_CONTEXT_CACHE_MS && now >= hit.at && hit.epoch === epoch) return hit.ctx;
     const ctx = this.deps.issuers.getSigningContext(mountId, ref);
-    this.#contexts.set(key, { at: now, ctx });
+    this.#contexts.set(key, { at: now, epoch, ctx });
     // A failed lookup (no issuer yet) must not be remembered.
     ctx.catch(() => {
       if (this.#contexts.get(key)?.ctx === ctx) this.#contexts.delete(key);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
+import { PeerChanges } from '../../shared/peer-changes.js';
 import { invalid } from '../../shared/errors.js';
 import { uuid } from '../../shared/ids.js';
 import { aiaIsEmpty, expandAiaUrls, EMPTY_AIA } from '../config/mount-config.js';
@@ -66,7 +67,7 @@ export class IssuerService {
    * the issuer on every certificate. Local changes clear them at once; a change made on
    * another node is seen within this window, like mount lookups.
    */
-  readonly #signing = new BoundedCache<{ at: number; ctx: SigningContext }>(1024);
+  readonly #signing = new BoundedCache<{ at: number; epoch: number; ctx: SigningContext }>(1024);
   readonly #signingCacheMs: number;
 
   constructor(deps: {
@@ -77,16 +78,25 @@ export class IssuerService {
     signingCacheMs?: number;
     /** The native addon issuers sign with and CSRs are checked with (native_crypto); default none. */
     native?: NativeEcdsa | null;
+    peers?: PeerChanges;
   }) {
+    this.peers = deps.peers ?? new PeerChanges();
     this.#signingCacheMs = deps.signingCacheMs ?? 1000;
     this.native = deps.native ?? null;
     this.csrOptions = Object.freeze({ native: this.native });
-    deps.config.onChange((mountId) => this.#invalidate(mountId));
+    // New URLs or cluster paths change what every signing context carries.
+    deps.config.onChange((mountId) => this.#notify(mountId));
     this.#repo = deps.repo;
     this.#keys = deps.keys;
     this.#config = deps.config;
     this.#clock = deps.clock;
   }
+
+  /**
+   * The other workers of this machine: a change of a mount's issuers or settings is reported
+   * to them, and the caches of issuers here and in issuance and revocation key on its epoch.
+   */
+  readonly peers: PeerChanges;
 
   /** The native addon this engine uses (null: node:crypto only). */
   readonly native: NativeEcdsa | null;
@@ -243,6 +253,7 @@ export class IssuerService {
 
   #notify(mountId: string): void {
     this.#invalidate(mountId);
+    this.peers.changed();
     for (const l of this.#listeners) l(mountId);
   }
 
@@ -300,7 +311,8 @@ export class IssuerService {
         warnings,
       };
     }).then((r) => {
-      this.#invalidate(mountId);
+      // Issuance and revocation keep the default issuer too: they are told as of any issuer change.
+      this.#notify(mountId);
       return r;
     });
   }
@@ -318,10 +330,11 @@ export class IssuerService {
     const usage = opts.usage ?? 'issuing-certificates';
     const cacheKey = `${mountId}|${issuerRef}|${usage}`;
     const nowMs = this.#clock.now().getTime();
+    const epoch = this.peers.epoch;
     const hit = this.#signing.get(cacheKey);
-    if (hit && nowMs - hit.at < this.#signingCacheMs && nowMs >= hit.at) return hit.ctx;
+    if (hit && nowMs - hit.at < this.#signingCacheMs && nowMs >= hit.at && hit.epoch === epoch) return hit.ctx;
     const ctx = await this.#loadSigningContext(mountId, issuerRef, usage);
-    this.#signing.set(cacheKey, { at: nowMs, ctx });
+    this.#signing.set(cacheKey, { at: nowMs, epoch, ctx });
     return ctx;
   }
 

@@ -3,6 +3,7 @@ import type { Database } from '../../db/schema.js';
 import type { UnitsOfWork } from '../../db/unit-of-work.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
 import type { Clock } from '../../shared/clock.js';
+import { CachedValue, PeerChanges } from '../../shared/peer-changes.js';
 import { addSeconds } from '../../shared/clock.js';
 import { notFound } from '../../shared/errors.js';
 import { uuid } from '../../shared/ids.js';
@@ -54,11 +55,26 @@ const CACHE_MS = 1000;
 
 export class MountService {
   private readonly hooks: MountDisableHook[] = [];
-  private cache: { at: number; mounts: Mount[] } | undefined;
+  readonly #table: CachedValue<Mount[]>;
 
   constructor(
-    private readonly deps: { db: Kysely<Database>; units: UnitsOfWork; repo: MountRepo; clock: Clock; jobs: JobQueue },
-  ) {}
+    private readonly deps: {
+      db: Kysely<Database>;
+      units: UnitsOfWork;
+      repo: MountRepo;
+      clock: Clock;
+      jobs: JobQueue;
+      peers?: PeerChanges;
+    },
+  ) {
+    const peers = deps.peers ?? new PeerChanges();
+    this.#table = new CachedValue({ nowMs: () => deps.clock.now().getTime(), ttlMs: CACHE_MS, peers });
+  }
+
+  /** After a committed change: the table is read again here, and on the other workers (decision 0056). */
+  #forget(): void {
+    this.#table.forget();
+  }
 
   /** Registers a hook run when a mount is disabled (before its purge is considered done). */
   onDisable(hook: MountDisableHook): void {
@@ -91,8 +107,7 @@ export class MountService {
 
   /** The cached mount table while it may still be trusted. */
   private cachedMounts(): Mount[] | undefined {
-    const nowMs = this.deps.clock.now().getTime();
-    return this.cache && nowMs - this.cache.at < CACHE_MS && nowMs >= this.cache.at ? this.cache.mounts : undefined;
+    return this.#table.now();
   }
 
   private async current(): Promise<{ mounts: Mount[]; fresh: boolean }> {
@@ -101,9 +116,7 @@ export class MountService {
   }
 
   private async reload(): Promise<Mount[]> {
-    const mounts = await this.deps.repo.list();
-    this.cache = { at: this.deps.clock.now().getTime(), mounts };
-    return mounts;
+    return this.#table.load(() => this.deps.repo.list());
   }
 
   async get(rawPath: string): Promise<Mount> {
@@ -141,7 +154,7 @@ export class MountService {
       );
       await this.deps.repo.insert(mount, trx);
     });
-    this.cache = undefined;
+    this.#forget();
     return mount;
   }
 
@@ -158,7 +171,7 @@ export class MountService {
     };
     assertTtlsConsistent(next.defaultLeaseTtl, next.maxLeaseTtl);
     if (!(await this.deps.repo.update(next))) throw notFound(`no mount at ${current.path}/`);
-    this.cache = undefined;
+    this.#forget();
     return next;
   }
 
@@ -182,7 +195,7 @@ export class MountService {
         dedupeKey: `${MOUNT_PURGE_JOB}:${mount.id}`,
       });
     });
-    this.cache = undefined;
+    this.#forget();
     await this.purge(info);
   }
 

@@ -52,6 +52,8 @@ interface Candidate extends ResponderCandidate {
 
 interface MountResponders {
   at: number;
+  /** The other workers' change epoch when it was read (decision 0056). */
+  epoch: number;
   candidates: Candidate[];
   defaultIssuerId: string;
   settings: OcspSettings;
@@ -203,8 +205,9 @@ export class OcspService {
 
   async #mount(mountId: string): Promise<MountResponders> {
     const nowMs = this.deps.clock.now().getTime();
+    const epoch = this.deps.issuers.peers.epoch;
     const hit = this.#mounts.get(mountId);
-    if (hit && nowMs - hit.at < this.#refreshMs && nowMs >= hit.at) return hit;
+    if (hit && nowMs - hit.at < this.#refreshMs && nowMs >= hit.at && hit.epoch === epoch) return hit;
     const [{ issuers, defaultIssuerId }, settings] = await Promise.all([
       this.deps.issuers.list(mountId),
       this.deps.sources.settings(mountId),
@@ -216,7 +219,7 @@ export class OcspService {
       issuer,
       matcher: this.#matcher(issuer),
     }));
-    const next = { at: nowMs, candidates, defaultIssuerId, settings };
+    const next = { at: nowMs, epoch, candidates, defaultIssuerId, settings };
     // A changed issuer set or window invalidates what was signed under the old one.
     if (hit && (hit.settings.expirySeconds !== settings.expirySeconds || signature(hit) !== signature(next)))
       this.#answers.deletePrefix(`${mountId}|`);

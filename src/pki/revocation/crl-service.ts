@@ -86,6 +86,8 @@ export class CrlService {
       return r;
     });
     for (const l of this.#configListeners) l(mountId);
+    // OCSP on the other workers reads its window from this config (decision 0056).
+    this.deps.issuers.peers.changed();
     let warnings: string[] = [];
     if (rebuild) {
       warnings = (await this.request(mountId, { complete: true, delta: config.enableDelta, issuers: 'all' })).map(

@@ -57,7 +57,7 @@ const ISSUER_CACHE_MS = 1000;
  */
 export class RevocationService {
   readonly #listeners: RevokedListener[] = [];
-  readonly #issuerCache = new Map<string, { at: number; issuers: PkiIssuer[] }>();
+  readonly #issuerCache = new Map<string, { at: number; epoch: number; issuers: PkiIssuer[] }>();
   readonly #batches: BatchQueue<Pending>;
 
   constructor(
@@ -351,10 +351,11 @@ export class RevocationService {
   /** The mount's issuers, cached briefly (cleared at once by local issuer changes). */
   async #issuers(mountId: string): Promise<PkiIssuer[]> {
     const now = this.deps.clock.now().getTime();
+    const epoch = this.deps.issuers.peers.epoch;
     const hit = this.#issuerCache.get(mountId);
-    if (hit && now - hit.at < ISSUER_CACHE_MS) return hit.issuers;
+    if (hit && now - hit.at < ISSUER_CACHE_MS && hit.epoch === epoch) return hit.issuers;
     const { issuers } = await this.deps.issuers.list(mountId);
-    this.#issuerCache.set(mountId, { at: now, issuers });
+    this.#issuerCache.set(mountId, { at: now, epoch, issuers });
     return issuers;
   }
 }

@@ -1,4 +1,5 @@
 import type { Clock } from '../../shared/clock.js';
+import { PeerChanges } from '../../shared/peer-changes.js';
 import { invalid, notFound } from '../../shared/errors.js';
 import type { IssuerService } from '../issuers/issuer-service.js';
 import { normalizeRole, validateRoleName } from './role.js';
@@ -7,7 +8,8 @@ import type { Executor, RoleRepo } from './role-repo.js';
 
 /**
  * How long a role read for issuance is served from memory. Writes on this node drop the
- * entry at once; another node sees a change within this time. One second keeps the hot
+ * entry at once, and other workers of this machine before the write is answered (decision
+ * 0056); another node sees a change within this time. One second keeps the hot
  * path free of a role query per certificate while a changed role takes effect promptly
  * everywhere.
  */
@@ -17,9 +19,12 @@ type RoleInput = Record<(typeof ROLE_FIELD_NAMES)[number], unknown>;
 
 /** Role use cases: write (full replace), patch, read, list, delete, and cached lookup for issuance. */
 export class RoleService {
-  readonly #cache = new Map<string, { at: number; role: PkiRole }>();
+  readonly #cache = new Map<string, { at: number; epoch: number; role: PkiRole }>();
+  readonly #peers: PeerChanges;
 
-  constructor(private readonly deps: { repo: RoleRepo; issuers: IssuerService; clock: Clock }) {}
+  constructor(private readonly deps: { repo: RoleRepo; issuers: IssuerService; clock: Clock; peers?: PeerChanges }) {
+    this.#peers = deps.peers ?? new PeerChanges();
+  }
 
   /** POST roles/:name: every omitted field takes its default. */
   async write(mountId: string, name: string, input: RoleInput): Promise<{ role: PkiRole; warnings: string[] }> {
@@ -27,7 +32,7 @@ export class RoleService {
     const { role, warnings } = normalizeRole(input);
     await this.#checkIssuerRef(mountId, role, warnings);
     await this.deps.repo.upsert(this.deps.repo.executor, mountId, name, role, this.deps.clock.now());
-    this.#cache.delete(`${mountId}\n${name}`);
+    this.#forget(mountId, name);
     return { role, warnings };
   }
 
@@ -37,16 +42,17 @@ export class RoleService {
     name: string,
     changes: Partial<RoleInput>,
   ): Promise<{ role: PkiRole; warnings: string[] }> {
-    return this.deps.repo.transaction(async (tx) => {
+    const out = await this.deps.repo.transaction(async (tx) => {
       const current = await this.deps.repo.find(tx, mountId, name);
       if (!current) throw invalid('Unable to fetch role entry to patch');
       const merged = { ...current.role, ...changes } as unknown as RoleInput;
       const { role, warnings } = normalizeRole(merged);
       await this.#checkIssuerRef(mountId, role, warnings, tx);
       await this.deps.repo.upsert(tx, mountId, name, role, this.deps.clock.now());
-      this.#cache.delete(`${mountId}\n${name}`);
       return { role, warnings };
     });
+    this.#forget(mountId, name);
+    return out;
   }
 
   async read(mountId: string, name: string): Promise<PkiRole> {
@@ -61,27 +67,35 @@ export class RoleService {
 
   async delete(mountId: string, name: string): Promise<void> {
     await this.deps.repo.delete(this.deps.repo.executor, mountId, name);
+    this.#forget(mountId, name);
+  }
+
+  /** After a committed change: this process's entry now, the other workers' before the change is answered. */
+  #forget(mountId: string, name: string): void {
     this.#cache.delete(`${mountId}\n${name}`);
+    this.#peers.changed();
   }
 
   async purgeMount(mountId: string): Promise<void> {
     await this.deps.repo.deleteAll(this.deps.repo.executor, mountId);
     for (const k of this.#cache.keys()) if (k.startsWith(`${mountId}\n`)) this.#cache.delete(k);
+    this.#peers.changed();
   }
 
   /** The role for an issuance request; unknown roles are a 400 `unknown role: <name>`. */
   async forIssuance(mountId: string, name: string): Promise<PkiRole> {
     const key = `${mountId}\n${name}`;
     const now = this.deps.clock.now().getTime();
+    const epoch = this.#peers.epoch;
     const hit = this.#cache.get(key);
-    if (hit && now - hit.at < ROLE_CACHE_MS && now >= hit.at) return hit.role;
+    if (hit && now - hit.at < ROLE_CACHE_MS && now >= hit.at && hit.epoch === epoch) return hit.role;
     const r = await this.deps.repo.find(this.deps.repo.executor, mountId, name);
     if (!r) {
       this.#cache.delete(key);
       throw invalid(`unknown role: ${name}`, 'name');
     }
     if (this.#cache.size > 4096) this.#cache.clear();
-    this.#cache.set(key, { at: now, role: r.role });
+    this.#cache.set(key, { at: now, epoch, role: r.role });
     return r.role;
   }
 

@@ -3,6 +3,7 @@ import type { Database } from '../../db/schema.js';
 import type { UnitsOfWork } from '../../db/unit-of-work.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
 import type { Clock } from '../../shared/clock.js';
+import { PeerChanges } from '../../shared/peer-changes.js';
 import { invalid } from '../../shared/errors.js';
 import { hashToken, randomBase58 } from '../../shared/ids.js';
 import { ROOT_POLICY } from '../acl/policy.js';
@@ -70,7 +71,7 @@ export function tokenInfoOf(e: TokenEntry): TokenInfo {
  * its children with it without any background sweep.
  */
 export class TokenService {
-  readonly #cache = new Map<string, { until: number; at: number; auth: Authenticated }>();
+  readonly #cache = new Map<string, { until: number; at: number; epoch: number; auth: Authenticated }>();
 
   constructor(
     private readonly deps: {
@@ -81,8 +82,13 @@ export class TokenService {
       jobs: JobQueue;
       adminTokens: { isAdmin(token: string): Promise<boolean> };
       leases: LeaseService;
+      peers?: PeerChanges;
     },
-  ) {}
+  ) {
+    this.#peers = deps.peers ?? new PeerChanges();
+  }
+
+  readonly #peers: PeerChanges;
 
   /**
    * Resolves a presented token; undefined when it is not valid. A request spends one use
@@ -95,14 +101,15 @@ export class TokenService {
     const remembered = this.#remembered(hash, now);
     if (remembered) return remembered;
     this.#cache.delete(hash);
+    const epoch = this.#peers.epoch;
     const ours = token.startsWith(TOKEN_PREFIX);
     if (!ours && (await this.deps.adminTokens.isAdmin(token)))
-      return this.#remember(hash, now, { info: ADMIN_TOKEN_INFO, entry: undefined }, null);
+      return this.#remember(hash, now, epoch, { info: ADMIN_TOKEN_INFO, entry: undefined }, null);
     const chain = await this.#validChain(hash);
     const entry = chain?.[0];
     if (!chain || !entry) {
       if (ours && (await this.deps.adminTokens.isAdmin(token)))
-        return this.#remember(hash, now, { info: ADMIN_TOKEN_INFO, entry: undefined }, null);
+        return this.#remember(hash, now, epoch, { info: ADMIN_TOKEN_INFO, entry: undefined }, null);
       return undefined;
     }
     if (entry.numUses > 0 && opts.spendUse !== false) {
@@ -111,7 +118,7 @@ export class TokenService {
       if (!(await this.deps.repo.spendUse(entry.accessor, entry.numUses, next))) return undefined;
       if (next === USES_EXHAUSTED) {
         // Its descendants die with it.
-        this.#forgetAll();
+        this.#forgetEverywhere();
         await scheduleExpirySweep(this.deps.jobs, this.deps.db, this.deps.clock.now());
       }
     }
@@ -120,7 +127,7 @@ export class TokenService {
     let expiry: number | null = null;
     for (const t of chain)
       if (t.expiresAt && (expiry === null || t.expiresAt.getTime() < expiry)) expiry = t.expiresAt.getTime();
-    return this.#remember(hash, now, auth, expiry);
+    return this.#remember(hash, now, epoch, auth, expiry);
   }
 
   /** A remembered successful check of `token`, without waiting; undefined when authenticate must be awaited. */
@@ -130,19 +137,25 @@ export class TokenService {
 
   #remembered(hash: string, now: number): Authenticated | undefined {
     const hit = this.#cache.get(hash);
-    return hit && now < hit.until && now >= hit.at ? hit.auth : undefined;
+    return hit && now < hit.until && now >= hit.at && hit.epoch === this.#peers.epoch ? hit.auth : undefined;
   }
 
-  #remember(hash: string, now: number, auth: Authenticated, expiry: number | null): Authenticated {
+  #remember(hash: string, now: number, epoch: number, auth: Authenticated, expiry: number | null): Authenticated {
     const until = expiry === null ? now + TOKEN_CACHE_MS : Math.min(now + TOKEN_CACHE_MS, expiry);
     if (this.#cache.size >= TOKEN_CACHE_MAX) this.#cache.delete(this.#cache.keys().next().value!);
-    this.#cache.set(hash, { until, at: now, auth });
+    this.#cache.set(hash, { until, at: now, epoch, auth });
     return auth;
   }
 
   /** Any revocation, renewal or exhaustion may affect a whole subtree: forget every remembered check. */
   #forgetAll(): void {
     this.#cache.clear();
+  }
+
+  /** After a committed revocation, renewal or exhaustion: here, and on the other workers (decision 0056). */
+  #forgetEverywhere(): void {
+    this.#cache.clear();
+    this.#peers.changed();
   }
 
   /** The entry of a valid token (no use spent), or undefined. */
@@ -249,6 +262,7 @@ export class TokenService {
         throw invalid('invalid token');
       if (plan.expiresAt) await scheduleExpirySweep(this.deps.jobs, trx, plan.expiresAt);
     });
+    this.#forgetEverywhere();
     return {
       entry: { ...entry, expiresAt: plan.expiresAt, lastRenewalAt: now },
       ttl: plan.ttl,
@@ -263,7 +277,7 @@ export class TokenService {
     await this.deps.leases.revokeForTokens(accessors);
     await this.deps.repo.deleteByAccessors(accessors);
     // A check that started before the delete may have remembered the token meanwhile.
-    this.#forgetAll();
+    this.#forgetEverywhere();
   }
 
   /** Revokes one token and its leases; its children become orphans. */
@@ -272,7 +286,7 @@ export class TokenService {
     await this.deps.leases.revokeForTokens([accessor]);
     await this.deps.repo.orphanChildren(accessor);
     await this.deps.repo.deleteByAccessors([accessor]);
-    this.#forgetAll();
+    this.#forgetEverywhere();
   }
 
   /**

@@ -46,6 +46,7 @@ export class IdentityService {
     const tokenHash = hashToken(token);
     const cached = this.deps.tokenCache.get(tokenHash);
     if (cached) return cached;
+    const since = this.deps.tokenCache.epoch();
     if (looksLikeApiToken(token)) {
       const t = await this.deps.repo.tokenByHash(tokenHash);
       if (!t) return null;
@@ -56,13 +57,13 @@ export class IdentityService {
       // on SQLite even an UPDATE that matches nothing takes the write lock.
       if (actor && (t.lastUsedAt === null || now.getTime() - t.lastUsedAt.getTime() >= 60_000))
         await this.deps.repo.touchToken(t.id, now);
-      if (actor) this.deps.tokenCache.set(tokenHash, actor, t.expiredAt);
+      if (actor) this.deps.tokenCache.set(tokenHash, actor, since, t.expiredAt);
       return actor;
     }
     if (await this.deps.adminTokens.isAdmin(token)) {
       const admin = await this.siteAdminUser();
       const actor: Actor = { kind: 'user', userId: admin.id, username: admin.username, siteAdmin: true, tokenId: null };
-      this.deps.tokenCache.set(tokenHash, actor);
+      this.deps.tokenCache.set(tokenHash, actor, since);
       return actor;
     }
     return null;

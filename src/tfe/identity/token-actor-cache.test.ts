@@ -4,6 +4,7 @@ import { dbKinds } from '../../../test/support/test-db.js';
 import { createTfeFixture } from '../../../test/support/tfe-fixture.js';
 import type { TfeFixture } from '../../../test/support/tfe-fixture.js';
 import { ManualClock } from '../../shared/clock.js';
+import { PeerChanges } from '../../shared/peer-changes.js';
 import type { Actor } from './actor.js';
 import { TOKEN_ACTOR_TTL_MS, TokenActorCache } from './token-actor-cache.js';
 
@@ -13,7 +14,7 @@ describe('token actor cache', () => {
   it('answers within the TTL and forgets at its end', () => {
     const clock = new ManualClock('2026-03-01T10:00:00.000Z');
     const cache = new TokenActorCache({ clock });
-    cache.set('h1', alice);
+    cache.set('h1', alice, cache.epoch());
     assert.deepEqual(cache.get('h1'), alice);
     clock.advance((TOKEN_ACTOR_TTL_MS - 1) / 1000);
     assert.deepEqual(cache.get('h1'), alice);
@@ -24,7 +25,7 @@ describe('token actor cache', () => {
   it('never keeps an entry past the token expiry', () => {
     const clock = new ManualClock('2026-03-01T10:00:00.000Z');
     const cache = new TokenActorCache({ clock });
-    cache.set('h1', alice, new Date(clock.now().getTime() + 500));
+    cache.set('h1', alice, cache.epoch(), new Date(clock.now().getTime() + 500));
     clock.advance(0.5);
     assert.equal(cache.get('h1'), undefined);
   });
@@ -32,14 +33,43 @@ describe('token actor cache', () => {
   it('is bounded and clears on demand', () => {
     const clock = new ManualClock('2026-03-01T10:00:00.000Z');
     const cache = new TokenActorCache({ clock, max: 2 });
-    cache.set('h1', alice);
-    cache.set('h2', alice);
-    cache.set('h3', alice);
+    cache.set('h1', alice, cache.epoch());
+    cache.set('h2', alice, cache.epoch());
+    cache.set('h3', alice, cache.epoch());
     assert.equal(cache.get('h1'), undefined);
     assert.deepEqual(cache.get('h3'), alice);
     cache.clear();
     assert.equal(cache.get('h2'), undefined);
     assert.equal(cache.get('h3'), undefined);
+  });
+
+  it('drops everything, and refuses what was read before, once another worker reports a change', () => {
+    const clock = new ManualClock('2026-03-01T10:00:00.000Z');
+    const peers = new PeerChanges();
+    const cache = new TokenActorCache({ clock, peers });
+    let cleared = 0;
+    cache.onClear(() => cleared++);
+    cache.set('h1', alice, cache.epoch());
+    const since = cache.epoch();
+    peers.peerChanged();
+    assert.equal(cache.get('h1'), undefined);
+    assert.equal(cleared, 1, 'permission caches are told');
+    cache.set('h2', alice, since);
+    assert.equal(cache.get('h2'), undefined, 'read before the change: not kept');
+    cache.set('h2', alice, cache.epoch());
+    assert.deepEqual(cache.get('h2'), alice);
+  });
+
+  it('reports its own clear to the other workers', async () => {
+    const peers = new PeerChanges();
+    let reported = 0;
+    peers.connect(async () => {
+      reported++;
+    });
+    const cache = new TokenActorCache({ clock: new ManualClock('2026-03-01T10:00:00.000Z'), peers });
+    cache.clear();
+    await peers.settled();
+    assert.equal(reported, 1);
   });
 });
 

@@ -1,11 +1,13 @@
 import type { Clock } from '../../shared/clock.js';
+import { PeerChanges } from '../../shared/peer-changes.js';
 import type { Actor } from './actor.js';
 
 /**
  * How long a verified bearer token is trusted without asking the database again. This is
  * the staleness bound for changes made on another node (or directly in the database): a
  * token revoked there keeps working here for at most this long. Changes made through
- * this node clear the cache at once. See docs/decisions/0003-token-actor-cache.md.
+ * this node clear the cache at once, here and on the other workers of this machine
+ * (decision 0056). See docs/decisions/0003-token-actor-cache.md.
  */
 export const TOKEN_ACTOR_TTL_MS = 2_000;
 
@@ -25,13 +27,24 @@ export class TokenActorCache {
   private readonly clearListeners: Array<() => void> = [];
   private readonly ttlMs: number;
   private readonly max: number;
+  readonly #peers: PeerChanges;
+  #peerEpoch: number;
 
-  constructor(private readonly deps: { clock: Clock; ttlMs?: number; max?: number }) {
+  constructor(private readonly deps: { clock: Clock; ttlMs?: number; max?: number; peers?: PeerChanges }) {
     this.ttlMs = deps.ttlMs ?? TOKEN_ACTOR_TTL_MS;
     this.max = deps.max ?? 10_000;
+    this.#peers = deps.peers ?? new PeerChanges();
+    this.#peerEpoch = this.#peers.epoch;
+  }
+
+  /** Taken before reading what `set` will keep: a change reported by another worker meanwhile voids it. */
+  epoch(): number {
+    this.#syncPeers();
+    return this.#peerEpoch;
   }
 
   get(tokenHash: string): Actor | undefined {
+    this.#syncPeers();
     const e = this.entries.get(tokenHash);
     if (!e) return undefined;
     if (this.deps.clock.now().getTime() >= e.until) {
@@ -41,8 +54,13 @@ export class TokenActorCache {
     return e.actor;
   }
 
-  /** Keeps `actor` for the TTL, or until `expiresAt` when that comes first. */
-  set(tokenHash: string, actor: Actor, expiresAt: Date | null = null): void {
+  /**
+   * Keeps `actor` for the TTL, or until `expiresAt` when that comes first, unless another
+   * worker reported a change since `since` (taken with `epoch()` before the read).
+   */
+  set(tokenHash: string, actor: Actor, since: number, expiresAt: Date | null = null): void {
+    this.#syncPeers();
+    if (since !== this.#peerEpoch) return;
     let until = this.deps.clock.now().getTime() + this.ttlMs;
     if (expiresAt) until = Math.min(until, expiresAt.getTime());
     // Oldest first out: a flood of distinct tokens cannot grow the map without bound.
@@ -56,8 +74,20 @@ export class TokenActorCache {
    * stands for or what its teams may do. Listeners (other permission caches) are told too.
    */
   clear(): void {
+    this.#dropAll();
+    this.#peers.changed();
+  }
+
+  #dropAll(): void {
     this.entries.clear();
     for (const l of this.clearListeners) l();
+  }
+
+  /** Another worker reported a change: everything here is dropped, and the listeners are told. */
+  #syncPeers(): void {
+    if (this.#peers.epoch === this.#peerEpoch) return;
+    this.#peerEpoch = this.#peers.epoch;
+    this.#dropAll();
   }
 
   /** Calls `listener` on every clear(). */

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../shared/clock.js';
+import type { PeerChanges } from '../../shared/peer-changes.js';
 import { DomainError, conflict, forbidden, invalid, notFound } from '../../shared/errors.js';
 import { tfeId } from '../../shared/ids.js';
 import type { Actor } from '../identity/actor.js';
@@ -98,6 +99,7 @@ export class WorkspaceService {
       identity: IdentityService;
       projects: ProjectService;
       clock: Clock;
+      peers?: PeerChanges;
     },
   ) {
     deps.organizations.onDelete(async (ex, organizationId) => {
@@ -109,13 +111,15 @@ export class WorkspaceService {
       ttlMs: ACCESS_TTL_MS,
       max: 10_000,
       externalChanges: deps.db.externalChanges,
+      peers: deps.peers,
     });
     deps.identity.onIdentityChange(() => this.accessCache.clear());
   }
 
-  /** Forgets every cached permission answer; call after a change of team access. */
+  /** Forgets every cached permission answer, here and on the other workers; call after a change of team access. */
   forgetAccess(): void {
     this.accessCache.clear();
+    this.deps.peers?.changed();
   }
 
   setStateVersionHooks(hooks: Partial<StateVersionHooks>): void {
@@ -325,7 +329,7 @@ export class WorkspaceService {
       if (this.hooks.onWorkspacesDeleted) await this.hooks.onWorkspacesDeleted(trx, [ws.id]);
       await this.deps.repo.delete(ws.id, trx);
     });
-    this.accessCache.clear();
+    this.forgetAccess();
   }
 
   /** Adds flat tags (`POST /workspaces/:id/relationships/tags`); existing ones are kept. */

@@ -1,0 +1,81 @@
+/**
+ * Coherence of in-process caches between the workers of one machine (decision 0056).
+ *
+ * Every cache of shared settings (tokens, policies, mounts, roles, issuers, ACME, audit
+ * devices, TFE token actors and permissions) keeps each entry with the `epoch` read before
+ * the entry was loaded, and trusts it only while the epoch has not moved. The epoch moves
+ * when another worker reports a change. A service that changes such a setting calls
+ * `changed()` beside its own local invalidation; the report reaches every other worker
+ * through the primary, and each answers once its epoch has moved. The HTTP layer holds a
+ * response until `settled()`, so a client that gets an answer to a change finds it in
+ * force on every worker with its next request, whichever worker takes it.
+ *
+ * Outside a cluster nothing is connected: the epoch never moves and `changed()` does
+ * nothing. Between nodes on PostgreSQL the caches' own time bounds still apply.
+ */
+export class PeerChanges {
+  #epoch = 0;
+  #report: (() => Promise<void>) | undefined;
+  readonly #pending = new Set<Promise<void>>();
+
+  /** Moves each time another worker reports a change; compare with the value taken before a load. */
+  get epoch(): number {
+    return this.#epoch;
+  }
+
+  /** Connects this process to its peers: `report` resolves once every other worker has taken the change. */
+  connect(report: () => Promise<void>): void {
+    this.#report = report;
+  }
+
+  /** Something other workers may have cached was changed (and committed) through this process. */
+  changed(): void {
+    if (!this.#report) return;
+    const p: Promise<void> = this.#report()
+      .catch(() => undefined)
+      .finally(() => this.#pending.delete(p));
+    this.#pending.add(p);
+  }
+
+  /** Another worker changed something: every entry loaded before now is stale. */
+  peerChanged(): void {
+    this.#epoch++;
+  }
+
+  /** Undefined when no report is waiting; otherwise resolves when every report made so far was taken. */
+  settled(): Promise<unknown> | undefined {
+    return this.#pending.size === 0 ? undefined : Promise.all(this.#pending);
+  }
+}
+
+/**
+ * One value read from the database (a mount table, say), trusted for `ttlMs` and only while
+ * no other worker has reported a change since it was read.
+ */
+export class CachedValue<V> {
+  #entry: { at: number; epoch: number; value: V } | undefined;
+
+  constructor(private readonly opts: { nowMs: () => number; ttlMs: number; peers: PeerChanges }) {}
+
+  /** The value while it may still be trusted, else undefined. */
+  now(): V | undefined {
+    const e = this.#entry;
+    if (!e) return undefined;
+    const t = this.opts.nowMs();
+    return t - e.at < this.opts.ttlMs && t >= e.at && e.epoch === this.opts.peers.epoch ? e.value : undefined;
+  }
+
+  /** Reads the value again and keeps it. */
+  async load(read: () => Promise<V>): Promise<V> {
+    const epoch = this.opts.peers.epoch;
+    const value = await read();
+    this.#entry = { at: this.opts.nowMs(), epoch, value };
+    return value;
+  }
+
+  /** After a committed change through this process: read again here, and on every other worker. */
+  forget(): void {
+    this.#entry = undefined;
+    this.opts.peers.changed();
+  }
+}
