@@ -142,7 +142,7 @@ class Supervisor {
     const slot: Slot = { worker, startedAt: Date.now(), serving: false };
     this.#slots.set(n, slot);
     worker.on('message', (m: FromWorker) => {
-      if (m.type === 'ready') this.#send(worker, { type: 'start', config: this.config, worker: n });
+      if (m.type === 'ready') this.#send(worker, { type: 'start', config: workerShare(this.config), worker: n });
       else if (m.type === 'serving') {
         slot.serving = true;
         this.log.info({ worker: n, workerPid: worker.process.pid }, 'worker serving');
@@ -276,6 +276,23 @@ class Supervisor {
       if (err) this.log.warn({ err: err.message }, 'could not reach a worker');
     });
   }
+}
+
+/**
+ * What one worker gets of the settings that bound the whole server: the in-flight requests,
+ * the concurrent uploads and the PostgreSQL pool are shared out among the workers (rounded
+ * up, so the sum may pass the setting by less than one per worker; at least 2 connections
+ * each, so one slow query does not stall a worker). 0 (no bound) stays 0.
+ */
+export function workerShare(config: Config): Config {
+  const n = config.workers;
+  const share = (total: number, least: number) => (total === 0 ? 0 : Math.max(least, Math.ceil(total / n)));
+  return {
+    ...config,
+    maxInFlightRequests: share(config.maxInFlightRequests, 1),
+    maxConcurrentUploads: share(config.maxConcurrentUploads, 1),
+    pgPoolSize: share(config.pgPoolSize, 2),
+  };
 }
 
 /** The primary prints the banner and makes the initial admin token once every worker serves, as one server does. */

@@ -100,10 +100,11 @@ export const SETTINGS: readonly SettingDef[] = [
     description:
       'Server processes on this machine, all serving the listen address: a primary process prepares the storage ' +
       '(migrations, the initial admin token), then starts this many workers, restarts one that dies and drains them ' +
-      'all on SIGTERM. `auto` is the number of cores the process may use; more than that is refused. 1 serves from ' +
-      'one process, without a primary. See docs/operations.md for what is per worker (metrics, in-flight and upload ' +
-      'bounds) and how soon a change made through one worker is seen by the others.',
-    default: '1',
+      'all on SIGTERM. `auto` (the default) is the number of cores the process may use (its CPU affinity); more ' +
+      'than that is refused. 1 serves from one process, without a primary. max_inflight_requests, ' +
+      'max_concurrent_uploads and pg_pool_size are for the whole server and shared out among the workers. A ' +
+      'change made through one worker is in force on every worker before it is answered. See docs/operations.md.',
+    default: 'auto',
   },
   {
     key: 'data_dir',
@@ -161,8 +162,8 @@ export const SETTINGS: readonly SettingDef[] = [
     flag: 'max-concurrent-uploads',
     env: 'STRONGROOM_MAX_CONCURRENT_UPLOADS',
     description:
-      'State uploads this server receives at once; one more gets 429 with Retry-After (Terraform retries ' +
-      'it). 0 means no limit.',
+      'State uploads this server receives at once (shared out among its workers); one more gets 429 with ' +
+      'Retry-After (Terraform retries it). 0 means no limit.',
     default: '32',
   },
   {
@@ -219,7 +220,9 @@ export const SETTINGS: readonly SettingDef[] = [
     key: 'pg_pool_size',
     flag: 'pg-pool-size',
     env: 'STRONGROOM_PG_POOL_SIZE',
-    description: 'PostgreSQL connections per node.',
+    description:
+      'PostgreSQL connections per node, shared out among its workers (at least 2 each), plus one per worker that ' +
+      'listens for changes made by other nodes.',
     default: '10',
   },
   {
@@ -348,7 +351,8 @@ export const SETTINGS: readonly SettingDef[] = [
     flag: 'max-inflight-requests',
     env: 'STRONGROOM_MAX_INFLIGHT_REQUESTS',
     description:
-      'Requests this process works on at once (received and not yet answered). Beyond it a request is refused at ' +
+      'Requests this server works on at once (received and not yet answered; shared out among its workers). Beyond ' +
+      'it a request is refused at ' +
       'once with 503 and Retry-After: 1, in the envelope of its API, instead of waiting behind the others without ' +
       'bound; /healthz, /readyz and /metrics are never refused. /metrics shows strongroom_http_requests_in_flight ' +
       'and strongroom_http_requests_refused_total. 0 removes the bound.',

@@ -65,6 +65,8 @@ export async function startStrongroom(
     databaseUrl = url;
     args.push('--database-url', url);
   }
+  // One worker unless asked: every figure on the benchmarks page is per process unless it says otherwise.
+  if (!(opts.extraArgs ?? []).includes('--workers')) args.push('--workers', '1');
   args.push(...(opts.extraArgs ?? []));
   let m: Managed;
   try {

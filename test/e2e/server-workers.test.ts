@@ -587,6 +587,21 @@ describe('the workers setting', () => {
     }
   });
 
+  it('starts one worker per core the process may use when the setting is left out', async () => {
+    const s = await spawnServer(['--dev'], { STRONGROOM_WORKERS: undefined });
+    try {
+      const cores = availableParallelism();
+      const health = (await (await fetch(`${s.url}/healthz`)).json()) as { worker?: number };
+      if (cores === 1) assert.equal(health.worker, undefined, 'one core: one process, no primary');
+      else {
+        assert.ok(health.worker !== undefined && health.worker >= 1 && health.worker <= cores, JSON.stringify(health));
+        assert.equal(workerPids(s.output()).size, cores, s.output());
+      }
+    } finally {
+      await s.stop();
+    }
+  });
+
   it('serves from one process without a primary with --workers 1', async () => {
     const s = await spawnServer(['--dev', '--workers', '1']);
     try {

@@ -14,10 +14,21 @@ export interface SpawnedServer {
   stop(signal?: NodeJS.Signals): Promise<number | string>;
 }
 
+/**
+ * The environment of a spawned CLI: one worker process unless the test asks for more (with
+ * `--workers`, or `STRONGROOM_WORKERS` in `env`; `STRONGROOM_WORKERS: undefined` leaves the
+ * default), so the suite's many servers do not each start a process per core.
+ */
+function childEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const merged: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, STRONGROOM_WORKERS: '1', ...env };
+  for (const [k, v] of Object.entries(merged)) if (v === undefined) delete merged[k];
+  return merged;
+}
+
 /** Starts `strongroom server` (the built CLI) as a child process and waits until it serves. */
 export async function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}): Promise<SpawnedServer> {
   const child = spawn(process.execPath, [CLI, 'server', '--listen', '127.0.0.1:0', ...args], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -59,7 +70,7 @@ export async function runCli(
   env: NodeJS.ProcessEnv = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
