@@ -132,7 +132,10 @@ export async function buildDeps(config: Config, opts: BuildDepsOptions = {}): Pr
       logger: logger.child({ component: 'master-key' }),
       keyFile: master.path,
       batch: config.masterKeyRotationBatch,
+      peers,
     });
+    // Another worker may have rotated the key file: every report of a change reads it again.
+    if (master.path) peers.onPeerChange(() => masterKeyRotation.adoptKeyFile());
     const adminTokens = new AdminTokenService({ repo: new AdminTokenRepo({ db: db.kysely, units: db.units }), clock });
     const audit = new AuditService({
       repo: new AuditRepo({ db: db.kysely }),

@@ -6,8 +6,10 @@ import type { Database } from '../db/schema.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { Clock } from '../shared/clock.js';
 import { DomainError } from '../shared/errors.js';
-import { writeMasterKeyFile } from './master-key.js';
+import type { PeerChanges } from '../shared/peer-changes.js';
+import { readMasterKeyFileSync, writeMasterKeyFile } from './master-key.js';
 import type { MasterKeyRotationRepo, RotationProgress } from './master-key-rotation-repo.js';
+import { masterKeyId } from './secret-box.js';
 import type { SecretBox } from './secret-box.js';
 
 export const ROTATE_MASTER_KEY_JOB = 'core.rotate-master-key';
@@ -32,6 +34,8 @@ export interface MasterKeyRotationDeps {
   logger: Logger;
   /** The key file (`<data_dir>/master.key`) when the key is not from STRONGROOM_MASTER_KEY. */
   keyFile: string | undefined;
+  /** The other workers of this machine: a rotation here is reported, and one reported there is taken from the file. */
+  peers?: PeerChanges;
   /** Values per query and the length of one run (tests make them small). */
   batch?: number;
   runMs?: number;
@@ -78,12 +82,31 @@ export class MasterKeyRotation {
       // a crash in between leaves a file that the next start reads and finishes from.
       await writeMasterKeyFile(this.deps.keyFile, [key, ...s.exportKeys()]);
       s.rotateTo(key);
+      // The other workers read the file again before the rotation is answered (decision 0056).
+      this.deps.peers?.changed();
       this.deps.logger.info({ keyId: s.keyId }, 'master key rotation: a new master key is current; re-sealing');
     } else {
       this.deps.logger.info({ keyId: s.keyId }, 'master key rotation: re-sealing every value under the current key');
     }
     await this.#begin();
     return this.status();
+  }
+
+  /**
+   * With the key in the data directory, takes the file's current key when another worker of
+   * this machine rotated it (called when a worker reports a change, and before a job run).
+   */
+  adoptKeyFile(): void {
+    if (!this.deps.keyFile) return;
+    try {
+      const keys = readMasterKeyFileSync(this.deps.keyFile);
+      if (keys[0] && masterKeyId(keys[0]) !== this.deps.secrets.keyId) {
+        this.deps.secrets.adopt(keys);
+        this.deps.logger.info({ keyId: this.deps.secrets.keyId }, 'took the master key another worker made current');
+      }
+    } catch (err) {
+      this.deps.logger.warn({ err: (err as Error).message }, 'could not read the master key file again');
+    }
   }
 
   /** At every start: goes on with a rotation a crash interrupted. */
@@ -102,6 +125,7 @@ export class MasterKeyRotation {
   async run(signal?: AbortSignal): Promise<void> {
     let p = await this.deps.repo.get();
     if (!p || p.state !== 'running') return;
+    if (p.keyId !== this.deps.secrets.keyId) this.adoptKeyFile();
     if (p.keyId !== this.deps.secrets.keyId) {
       // Another node asked for the rotation and seals with that key; this one does not yet.
       throw new DomainError(

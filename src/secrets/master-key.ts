@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { chmod, mkdir, open, readFile, rename, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
@@ -22,14 +23,7 @@ export async function loadMasterKey(opts: {
     throw err;
   });
   if (existing !== undefined) {
-    const keys = existing
-      .split('\n')
-      .map((l) => l.trim())
-      .filter((l) => l !== '')
-      .map((l) => Buffer.from(l, 'base64'));
-    if (keys.length === 0 || keys.some((k) => k.length !== 32)) {
-      throw new Error(`${path} does not hold base64 32-byte keys, one a line`);
-    }
+    const keys = parseKeyFile(path, existing);
     const mode = (await stat(path)).mode & 0o777;
     if (mode & 0o077) await chmod(path, 0o600);
     return { key: keys[0] as Buffer, others: keys.slice(1), created: false, path };
@@ -46,6 +40,24 @@ export async function loadMasterKey(opts: {
     throw err;
   }
   return { key, others: [], created: true, path };
+}
+
+/** The keys of a key file, the current one first. */
+function parseKeyFile(path: string, text: string): Buffer[] {
+  const keys = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .map((l) => Buffer.from(l, 'base64'));
+  if (keys.length === 0 || keys.some((k) => k.length !== 32)) {
+    throw new Error(`${path} does not hold base64 32-byte keys, one a line`);
+  }
+  return keys;
+}
+
+/** The key file as it is now (another worker may have rotated it), the current key first. */
+export function readMasterKeyFileSync(path: string): Buffer[] {
+  return parseKeyFile(path, readFileSync(path, 'utf8'));
 }
 
 /** Replaces the key file atomically (temporary file, fsync, rename, directory fsync): the current key first. */

@@ -67,6 +67,21 @@ export class SecretBox {
     this.#current = { id, key: this.#keys.get(id) as Buffer };
   }
 
+  /**
+   * Takes the keys of a key file another worker rotated: the first becomes current, the
+   * others open values as before (keys already held are kept).
+   */
+  adopt(keys: Buffer[]): void {
+    const [first, ...others] = keys;
+    if (!first) return;
+    for (const k of others) {
+      if (k.length !== KEY) throw new Error('master key must be 32 bytes');
+      const id = masterKeyId(k);
+      if (!this.#keys.has(id)) this.#keys.set(id, Buffer.from(k));
+    }
+    this.rotateTo(first);
+  }
+
   /** Drops every key but the current one (the end of a rotation). */
   forgetOthers(): void {
     for (const [id, k] of this.#keys) {

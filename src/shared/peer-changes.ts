@@ -17,6 +17,7 @@ export class PeerChanges {
   #epoch = 0;
   #report: (() => Promise<void>) | undefined;
   readonly #pending = new Set<Promise<void>>();
+  readonly #listeners: Array<() => void> = [];
 
   /** Moves each time another worker reports a change; compare with the value taken before a load. */
   get epoch(): number {
@@ -40,6 +41,12 @@ export class PeerChanges {
   /** Another worker changed something: every entry loaded before now is stale. */
   peerChanged(): void {
     this.#epoch++;
+    for (const l of this.#listeners) l();
+  }
+
+  /** Calls `listener` (synchronously, before the report is acknowledged) whenever another worker reports a change. */
+  onPeerChange(listener: () => void): void {
+    this.#listeners.push(listener);
   }
 
   /** Undefined when no report is waiting; otherwise resolves when every report made so far was taken. */

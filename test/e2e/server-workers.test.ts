@@ -178,6 +178,14 @@ for (const kind of dbKinds()) {
       }
     });
 
+    it("shares the server's upload bound out among the workers", async () => {
+      for (const c of [a, b]) {
+        const r = await c.send('GET', '/readyz');
+        assert.equal(r.status, 200, r.text);
+        assert.equal(r.json.storage.max_concurrent_uploads, 16, 'the default 32, half each');
+      }
+    });
+
     it('takes an ACME nonce handed out by one worker on the other', async () => {
       const mount = 'acme-workers';
       const v = { token: root };
@@ -325,6 +333,36 @@ for (const kind of dbKinds()) {
       assert.equal(r.status, 204, r.text);
       r = await b.send('GET', '/api/v2/account/details', userToken);
       assert.equal(r.status, 401, r.text);
+    });
+
+    it('seals with the new master key on every worker once a rotation through one is answered', async () => {
+      const v = (c: Pinned, method: string, path: string, body?: unknown) =>
+        c.send(method, `/v1/${path}`, { token: root, body });
+      const before = (await v(b, 'GET', 'sys/key-status')).json.data.key_id as string;
+      let r = await v(a, 'PUT', 'sys/rotate');
+      assert.equal(r.status, 204, r.text);
+      const onA = (await v(a, 'GET', 'sys/key-status')).json.data;
+      const onB = (await v(b, 'GET', 'sys/key-status')).json.data;
+      assert.notEqual(onA.key_id, before);
+      assert.equal(onB.key_id, onA.key_id, 'the other worker took the new key at once');
+      assert.ok((onB.key_ids as string[]).includes(before), 'and still opens what the old one sealed');
+      // A key sealed through A under the new master key is opened through B.
+      assert.equal((await v(a, 'POST', 'sys/mounts/pki-rotated', { type: 'pki' })).status, 204);
+      r = await v(a, 'POST', 'pki-rotated/root/generate/internal', { common_name: 'Rotated Root', key_type: 'ec' });
+      assert.equal(r.status, 200, r.text);
+      r = await v(b, 'POST', 'pki-rotated/roles/any', {
+        allow_any_name: true,
+        ttl: '1h',
+        key_type: 'ec',
+        key_bits: 256,
+      });
+      assert.equal(r.status, 200, r.text);
+      r = await v(b, 'POST', 'pki-rotated/issue/any', { common_name: 'after.example.com' });
+      assert.equal(r.status, 200, r.text);
+      await until('the rotation to finish', async () => {
+        const s = (await v(b, 'GET', 'sys/key-status')).json.data;
+        return s.rotation?.state === 'done';
+      });
     });
 
     it('loses no acknowledged write when a worker is killed mid-load, serves on, and restarts it', async () => {
