@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { parseByteSize, parseDurationSeconds } from './shared/durations.js';
+import { usableCores } from './shared/usable-cores.js';
 
 /**
  * Every setting of the server. Read once by loadConfig, validated, frozen and passed
@@ -100,7 +100,8 @@ export const SETTINGS: readonly SettingDef[] = [
     description:
       'Server processes on this machine, all serving the listen address: a primary process prepares the storage ' +
       '(migrations, the initial admin token), then starts this many workers, restarts one that dies and drains them ' +
-      'all on SIGTERM. `auto` (the default) is the number of cores the process may use (its CPU affinity); more ' +
+      'all on SIGTERM. `auto` (the default) is the number of cores the process may use (its CPU affinity, lowered ' +
+      "to a cgroup CPU quota such as a container's --cpus); more " +
       'than that is refused. 1 serves from one process, without a primary. max_inflight_requests, ' +
       'max_concurrent_uploads and pg_pool_size are for the whole server and shared out among the workers. A ' +
       'change made through one worker is in force on every worker before it is answered. See docs/operations.md.',
@@ -585,12 +586,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
 }
 
 /**
- * The workers setting: `auto` is every core this process may use (os.availableParallelism,
- * which follows the CPU affinity mask); a count above that is refused, since workers beyond
- * the cores only add processes that compete for the same cores.
+ * The workers setting: `auto` is every core this process may use (usableCores: the CPU
+ * affinity mask, lowered to a cgroup CPU quota); a count above that is refused, since
+ * workers beyond the cores only add processes that compete for the same cores.
  */
 function workerCount(raw: string, problems: string[]): number {
-  const cores = availableParallelism();
+  const cores = usableCores();
   if (raw.trim().toLowerCase() === 'auto') return cores;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > cores) {

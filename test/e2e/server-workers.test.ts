@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
-import { availableParallelism } from 'node:os';
+import { usableCores } from '../../src/shared/usable-cores.js';
 import { createDatabaseUrl } from '../support/test-db.js';
 import { dbKinds } from '../support/test-db.js';
 import { runCli, spawnServer } from '../support/spawn-server.js';
@@ -587,7 +587,7 @@ for (const kind of dbKinds()) {
 
 describe('the workers setting', () => {
   it('refuses 0 and more workers than cores, naming the cores', async () => {
-    const cores = availableParallelism();
+    const cores = usableCores();
     for (const n of ['0', String(cores + 1), 'two']) {
       const r = await runCli(['server', '--dev', '--workers', n]);
       assert.equal(r.code, 1, r.stderr);
@@ -628,7 +628,7 @@ describe('the workers setting', () => {
   it('starts one worker per core the process may use when the setting is left out', async () => {
     const s = await spawnServer(['--dev'], { STRONGROOM_WORKERS: undefined });
     try {
-      const cores = availableParallelism();
+      const cores = usableCores();
       const health = (await (await fetch(`${s.url}/healthz`)).json()) as { worker?: number };
       if (cores === 1) assert.equal(health.worker, undefined, 'one core: one process, no primary');
       else {
