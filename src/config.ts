@@ -605,6 +605,7 @@ function workerCount(raw: string, problems: string[]): number {
 
 /** A config for tests and embedded use: defaults plus the given overrides, no environment. */
 export function testConfig(overrides: Partial<Config> & { dataDir: string }): Config {
-  const base = loadConfig({}, {}, { data_dir: overrides.dataDir, log_level: 'silent' });
+  // One process: a test or embedding server is never a cluster worker.
+  const base = loadConfig({}, {}, { data_dir: overrides.dataDir, log_level: 'silent', workers: '1' });
   return Object.freeze({ ...base, ...overrides });
 }

@@ -44,8 +44,10 @@ export interface StartOptions {
   peers?: PeerChanges;
 }
 
-export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
+export async function startServer(given: Config, opts: StartOptions = {}): Promise<RunningServer> {
   const inCluster = opts.worker !== undefined;
+  // Outside a cluster this is the only process serving, whatever `workers` says (cli.ts forks for more).
+  const config = inCluster || given.workers === 1 ? given : Object.freeze({ ...given, workers: 1 });
   const locks = inCluster ? [] : lockSqliteStorage(config);
   const releaseLocks = () => locks.forEach((l) => l.release());
   let deps: Deps;
