@@ -54,7 +54,7 @@ const checkpoints = setInterval(() => {
   } catch {
     // Busy or not: the next round copies what this one could not.
   }
-}, 1000);
+}, data.checkpointIntervalMs ?? 1000);
 const begin = db.prepare('begin immediate');
 const commit = db.prepare('commit');
 const rollback = db.prepare('rollback');

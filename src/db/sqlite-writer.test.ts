@@ -37,7 +37,8 @@ test('the writer thread starts the WAL over under steady reads and writes, so it
   configureSqlite(reader);
   reader.pragma('wal_autocheckpoint = 0');
   const count = reader.prepare('select count(*) from t').pluck();
-  const writer = new SqliteWriter(path, { walRestartPages: 64 });
+  // Looking every 100 ms rather than every second gives a loaded machine (slow readers) many chances to restart.
+  const writer = new SqliteWriter(path, { walRestartPages: 64, checkpointIntervalMs: 100 });
   let reading = true;
   // One read transaction after another, each open for 15 ms: there is always a snapshot in use.
   const readers = (async () => {

@@ -34,6 +34,7 @@ export interface StatementRun {
 export interface WriterData {
   path: string;
   walRestartPages?: number;
+  checkpointIntervalMs?: number;
 }
 
 export type WriterRequest = { type: 'run'; id: number; statements: StatementRun[] } | { type: 'close' };
@@ -50,11 +51,12 @@ export class SqliteWriter {
 
   /**
    * `walRestartPages`: the WAL size (pages) beyond which the thread starts it over
-   * (sqlite-writer-thread.ts); smaller only in tests.
+   * (sqlite-writer-thread.ts), and `checkpointIntervalMs` how often it looks (1 s); both
+   * smaller only in tests.
    */
   constructor(
     private readonly path: string,
-    private readonly opts: { walRestartPages?: number } = {},
+    private readonly opts: { walRestartPages?: number; checkpointIntervalMs?: number } = {},
   ) {}
 
   run(statements: Statement[]): Promise<void> {
@@ -83,7 +85,11 @@ export class SqliteWriter {
   start(): Worker {
     if (this.#worker) return this.#worker;
     const worker = new Worker(WORKER_URL, {
-      workerData: { path: this.path, walRestartPages: this.opts.walRestartPages } satisfies WriterData,
+      workerData: {
+        path: this.path,
+        walRestartPages: this.opts.walRestartPages,
+        checkpointIntervalMs: this.opts.checkpointIntervalMs,
+      } satisfies WriterData,
     });
     worker.on('message', (m: WriterReply) => {
       const p = this.#pending.get(m.id);
