@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { docsMarkdown, keptSections, printResult, summaryLines } from './lib/report.js';
 import { useLoadGenerator } from './lib/load.js';
+import { pkiRoleSettings } from './lib/pki.js';
 import { ProcessGroup } from './lib/processes.js';
 import { startStrongroom } from './lib/strongroom.js';
 import type { Strongroom } from './lib/strongroom.js';
@@ -29,6 +30,7 @@ Options:
   --cpu-prof DIR      write a V8 CPU profile of each Strongroom server into DIR (open in Chrome DevTools)
   --workers N         worker processes of every Strongroom server started (its --workers; default 1); the
                       server CPU column sums the whole process tree, primary and workers
+  --pki-no-store      the PKI scenarios' roles get no_store=true (no certificate stored, as cfssl serve here)
   --server-cpus LIST  run every server and peer on these cores only (taskset -c LIST, e.g. 0 or 0-1), so that
                       the load generator keeps the others: start the harness itself with taskset on the rest,
                       e.g. taskset -c 1 node dist/bench/bench.js pki-sign-p256 --server-cpus 0
@@ -63,12 +65,17 @@ function parse(argv: string[]): { names: string[]; opts: RunOptions; json?: stri
       'server-cpus': { type: 'string' },
       'load-generator': { type: 'string' },
       'write-docs': { type: 'boolean' },
+      'pki-no-store': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help || positionals.length === 0) {
     process.stdout.write(USAGE);
     process.exit(values.help ? 0 : 2);
+  }
+  if (values['pki-no-store']) {
+    pkiRoleSettings.noStore = true;
+    process.stdout.write('the bench roles have no_store=true: issued certificates are not stored\n');
   }
   const num = (v: string | undefined, name: string, def: number, min: number): number => {
     if (v === undefined) return def;

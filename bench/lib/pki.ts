@@ -7,6 +7,9 @@ export const ROLE_RSA = 'bench-rsa';
 /** Same lifetime and usages as the cfssl profile the peers use. */
 export const LEAF_TTL = '72h';
 
+/** Set from `--pki-no-store`: the bench roles keep no certificate (`no_store=true`), as cfssl serve keeps none. */
+export const pkiRoleSettings = { noStore: false };
+
 export interface PkiFixture {
   caPem: string;
 }
@@ -46,6 +49,7 @@ async function setUpPki(sr: Strongroom): Promise<PkiFixture> {
     max_ttl: LEAF_TTL,
     server_flag: true,
     client_flag: true,
+    no_store: pkiRoleSettings.noStore,
   };
   await api(sr, 'vault', 'POST', `/v1/${m}/roles/${ROLE_EC}`, { body: { ...common, key_type: 'ec', key_bits: 256 } });
   await api(sr, 'vault', 'POST', `/v1/${m}/roles/${ROLE_RSA}`, {

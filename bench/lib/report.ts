@@ -183,7 +183,7 @@ export function docsMarkdown(opts: {
     '```',
     'npm run bench -- <scenario>|all [--connections N] [--duration S] [--rounds N] [--db sqlite|postgres]',
     '                 [--postgres-url URL] [--no-install] [--smoke] [--json FILE] [--write-docs]',
-    '                 [--workers N] [--server-cpus LIST] [--server-arg ARG]',
+    '                 [--workers N] [--server-cpus LIST] [--server-arg ARG] [--pki-no-store]',
     'npm run bench -- list',
     '```',
     '',
@@ -193,11 +193,12 @@ export function docsMarkdown(opts: {
       '(default `postgres://postgres@127.0.0.1:5432/postgres`), dropped afterwards.',
     '',
     '`--workers N` starts every Strongroom server with N worker processes (the CPU column sums the primary and the ' +
-      'workers). `--server-cpus LIST` runs every server and peer under `taskset -c LIST`; start the harness, which ' +
+      "workers; without it, one process, whatever the server's own default). `--server-cpus LIST` runs every " +
+      'server and peer under `taskset -c LIST`; start the harness, which ' +
       'generates the load, on the other cores, for example ' +
       '`taskset -c 1 npm run bench -- pki-sign-p256 --server-cpus 0` ' +
       'for one server core, or `--server-cpus 0-1 --workers 2` for two. A server pinned to K cores accepts at most ' +
-      '`--workers K`.',
+      "`--workers K`. `--pki-no-store` gives the PKI scenarios' roles `no_store=true`.",
     '',
   );
   return lines.join('\n');
