@@ -67,6 +67,8 @@ const CHANGE_ACK_TIMEOUT_MS = 1000;
 interface Slot {
   worker: Worker;
   startedAt: number;
+  /** It said `ready`: it listens for reports of changes (a worker still loading would never answer one). */
+  ready: boolean;
   serving: boolean;
 }
 
@@ -139,11 +141,13 @@ class Supervisor {
 
   #fork(n: number): void {
     const worker = cluster.fork();
-    const slot: Slot = { worker, startedAt: Date.now(), serving: false };
+    const slot: Slot = { worker, startedAt: Date.now(), ready: false, serving: false };
     this.#slots.set(n, slot);
     worker.on('message', (m: FromWorker) => {
-      if (m.type === 'ready') this.#send(worker, { type: 'start', config: workerShare(this.config), worker: n });
-      else if (m.type === 'serving') {
+      if (m.type === 'ready') {
+        slot.ready = true;
+        this.#send(worker, { type: 'start', config: workerShare(this.config), worker: n });
+      } else if (m.type === 'serving') {
         slot.serving = true;
         this.log.info({ worker: n, workerPid: worker.process.pid }, 'worker serving');
         if (this.#starting && [...this.#slots.values()].every((s) => s.serving)) void this.#allServing(m.url);
@@ -165,7 +169,10 @@ class Supervisor {
    * its client (decision 0056).
    */
   #passOnChange(from: Worker, fromId: number): void {
-    const others = [...this.#slots.values()].map((s) => s.worker).filter((w) => w !== from && w.isConnected());
+    // A worker not yet ready has cached nothing, and would not answer.
+    const others = [...this.#slots.values()]
+      .filter((s) => s.ready && s.worker !== from && s.worker.isConnected())
+      .map((s) => s.worker);
     const id = this.#changeId++;
     const timer = setTimeout(() => finish(), CHANGE_ACK_TIMEOUT_MS);
     const finish = () => {
