@@ -101,8 +101,8 @@ export const SETTINGS: readonly SettingDef[] = [
       'Server processes on this machine, all serving the listen address: a primary process prepares the storage ' +
       '(migrations, the initial admin token), then starts this many workers, restarts one that dies and drains them ' +
       'all on SIGTERM. `auto` (the default) is the number of cores the process may use (its CPU affinity, lowered ' +
-      "to a cgroup CPU quota such as a container's --cpus); more " +
-      'than that is refused. 1 serves from one process, without a primary. max_inflight_requests, ' +
+      "to a cgroup CPU quota such as a container's --cpus); more than that is refused. 1 serves from one process, " +
+      'without a primary. max_inflight_requests, ' +
       'max_concurrent_uploads and pg_pool_size are for the whole server and shared out among the workers. A ' +
       'change made through one worker is in force on every worker before it is answered. See docs/operations.md.',
     default: 'auto',
@@ -353,10 +353,9 @@ export const SETTINGS: readonly SettingDef[] = [
     env: 'STRONGROOM_MAX_INFLIGHT_REQUESTS',
     description:
       'Requests this server works on at once (received and not yet answered; shared out among its workers). Beyond ' +
-      'it a request is refused at ' +
-      'once with 503 and Retry-After: 1, in the envelope of its API, instead of waiting behind the others without ' +
-      'bound; /healthz, /readyz and /metrics are never refused. /metrics shows strongroom_http_requests_in_flight ' +
-      'and strongroom_http_requests_refused_total. 0 removes the bound.',
+      'it a request is refused at once with 503 and Retry-After: 1, in the envelope of its API, instead of waiting ' +
+      'behind the others without bound; /healthz, /readyz and /metrics are never refused. /metrics shows ' +
+      'strongroom_http_requests_in_flight and strongroom_http_requests_refused_total. 0 removes the bound.',
     default: '2048',
   },
   {

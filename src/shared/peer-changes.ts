@@ -44,6 +44,19 @@ export class PeerChanges {
     for (const l of this.#listeners) l();
   }
 
+  /**
+   * For a cache that drops everything at once: a function that answers true once each time
+   * another worker has reported a change since it last answered.
+   */
+  watch(): () => boolean {
+    let seen = this.#epoch;
+    return () => {
+      if (this.#epoch === seen) return false;
+      seen = this.#epoch;
+      return true;
+    };
+  }
+
   /** Calls `listener` (synchronously, before the report is acknowledged) whenever another worker reports a change. */
   onPeerChange(listener: () => void): void {
     this.#listeners.push(listener);

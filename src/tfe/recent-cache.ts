@@ -46,11 +46,11 @@ export class RecentCache<V> {
   #epoch = 0;
   #seenExternal: number | undefined;
   #nextExternalCheck = 0;
-  #seenPeers: number | undefined;
+  readonly #peersMoved: (() => boolean) | undefined;
 
   constructor(private readonly opts: RecentCacheOptions) {
     this.#seenExternal = opts.externalChanges?.();
-    this.#seenPeers = opts.peers?.epoch;
+    this.#peersMoved = opts.peers?.watch();
   }
 
   get(key: string): V | undefined {
@@ -96,11 +96,7 @@ export class RecentCache<V> {
   }
 
   #checkExternal(): void {
-    const peers = this.opts.peers;
-    if (peers && peers.epoch !== this.#seenPeers) {
-      this.#seenPeers = peers.epoch;
-      this.clear();
-    }
+    if (this.#peersMoved?.()) this.clear();
     const probe = this.opts.externalChanges;
     if (!probe) return;
     const t = this.opts.externalCheckMs === 0 ? 0 : this.opts.clock.now().getTime();

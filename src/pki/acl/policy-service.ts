@@ -29,7 +29,8 @@ export class PolicyService {
   readonly #byList = new WeakMap<readonly string[], { at: number; acl: Acl; generation: number }>();
   #generation = 0;
   readonly #peers: PeerChanges;
-  #peerEpoch: number;
+  /** True once another worker reported a change since the last look. */
+  readonly #peersMoved: () => boolean;
 
   /** A policy changed through this process: forget every ACL here, and on the other workers. */
   #forget(): void {
@@ -44,14 +45,12 @@ export class PolicyService {
 
   /** Another worker changed a policy since the last look: every ACL compiled before is dropped. */
   #syncPeers(): void {
-    if (this.#peers.epoch === this.#peerEpoch) return;
-    this.#peerEpoch = this.#peers.epoch;
-    this.#drop();
+    if (this.#peersMoved()) this.#drop();
   }
 
   constructor(private readonly deps: { repo: PolicyRepo; clock: Clock; peers?: PeerChanges }) {
     this.#peers = deps.peers ?? new PeerChanges();
-    this.#peerEpoch = this.#peers.epoch;
+    this.#peersMoved = this.#peers.watch();
   }
 
   /** All policy names, built-ins included, sorted. */

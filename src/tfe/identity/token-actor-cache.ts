@@ -28,19 +28,19 @@ export class TokenActorCache {
   private readonly ttlMs: number;
   private readonly max: number;
   readonly #peers: PeerChanges;
-  #peerEpoch: number;
+  readonly #peersMoved: () => boolean;
 
   constructor(private readonly deps: { clock: Clock; ttlMs?: number; max?: number; peers?: PeerChanges }) {
     this.ttlMs = deps.ttlMs ?? TOKEN_ACTOR_TTL_MS;
     this.max = deps.max ?? 10_000;
     this.#peers = deps.peers ?? new PeerChanges();
-    this.#peerEpoch = this.#peers.epoch;
+    this.#peersMoved = this.#peers.watch();
   }
 
   /** Taken before reading what `set` will keep: a change reported by another worker meanwhile voids it. */
   epoch(): number {
     this.#syncPeers();
-    return this.#peerEpoch;
+    return this.#peers.epoch;
   }
 
   get(tokenHash: string): Actor | undefined {
@@ -60,7 +60,7 @@ export class TokenActorCache {
    */
   set(tokenHash: string, actor: Actor, since: number, expiresAt: Date | null = null): void {
     this.#syncPeers();
-    if (since !== this.#peerEpoch) return;
+    if (since !== this.#peers.epoch) return;
     let until = this.deps.clock.now().getTime() + this.ttlMs;
     if (expiresAt) until = Math.min(until, expiresAt.getTime());
     // Oldest first out: a flood of distinct tokens cannot grow the map without bound.
@@ -85,9 +85,7 @@ export class TokenActorCache {
 
   /** Another worker reported a change: everything here is dropped, and the listeners are told. */
   #syncPeers(): void {
-    if (this.#peers.epoch === this.#peerEpoch) return;
-    this.#peerEpoch = this.#peers.epoch;
-    this.#dropAll();
+    if (this.#peersMoved()) this.#dropAll();
   }
 
   /** Calls `listener` on every clear(). */
