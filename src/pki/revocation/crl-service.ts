@@ -99,8 +99,10 @@ export class CrlService {
 
   /** The stored CRL of an issuer reference ('default' included); undefined when none is built. */
   async fetch(mountId: string, ref: string, kind: CrlKind): Promise<StoredCrl | undefined> {
-    // A build this node started (e.g. for a new issuer) is awaited, never started here.
-    await this.#runs.get(mountId)?.current?.catch(() => undefined);
+    // Builds this node started or queued (a new issuer, then its URLs, say) are awaited, never
+    // started here: a read right after the change that asked for them sees their result.
+    const runs = this.#runs.get(mountId);
+    if (runs) await (runs.next?.promise ?? runs.current)?.catch(() => undefined);
     let issuer: PkiIssuer | undefined;
     if (ref === 'default') issuer = await this.deps.issuers.defaultIssuer(mountId);
     else issuer = await this.deps.issuers.resolve(mountId, ref);

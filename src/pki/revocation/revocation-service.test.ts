@@ -75,6 +75,18 @@ describeWithServer('revocation service', (server) => {
     assert.deepEqual(parsed.entries.map((e) => e.serialHex).sort(), serials.map((s) => normalizeSerial(s)).sort());
   });
 
+  it('a CRL read waits for every build this node queued, not only the one running', async () => {
+    const m = await setup();
+    await crls.drain();
+    const first = (await crls.fetch(m.mountId, 'default', 'complete'))!.crlNumber;
+    // One build runs and a second waits behind it (an issuer change, then its URLs).
+    crls.rebuildInBackground(m.mountId);
+    await new Promise((r) => setImmediate(r));
+    crls.rebuildInBackground(m.mountId);
+    const read = await crls.fetch(m.mountId, 'default', 'complete');
+    assert.equal(read!.crlNumber, first + 2);
+  });
+
   it('an expired certificate is not revoked: a warning, and its status stays good', async () => {
     const m = await setup('2m');
     const serial = await m.issue();
