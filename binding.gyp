@@ -8,7 +8,8 @@
         "native/threads.c",
         "native/aes-gcm.c",
         "native/audit-hmac.c",
-        "native/blob-writer.c"
+        "native/blob-writer.c",
+        "native/accept.c"
       ],
       "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]
     }

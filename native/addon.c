@@ -16,5 +16,6 @@ NAPI_MODULE_INIT() {
   aes_gcm_export(env, exports);
   audit_hmac_export(env, exports);
   blob_writer_export(env, exports);
+  accept_export(env, exports);
   return exports;
 }

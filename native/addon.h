@@ -32,4 +32,7 @@ void audit_hmac_export(napi_env env, napi_value exports);
 /* threads.c: scheduling policy of this process's threads. */
 void threads_export(napi_env env, napi_value exports);
 
+/* accept.c: the connections waiting on a listening socket, taken at once (exports.acceptPending). */
+void accept_export(napi_env env, napi_value exports);
+
 #endif

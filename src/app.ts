@@ -11,6 +11,7 @@ import { listAwareClientErrorHandler } from './http/list-method.js';
 import { classifyError } from './http/error-kind.js';
 import { envelopeOf } from './http/api-envelope.js';
 import { registerOverloadGuard } from './http/overload-guard.js';
+import { acceptEagerly } from './http/eager-accept.js';
 import { pkiPlugin, sendPkiError } from './pki/pki-plugin.js';
 import type { PkiServices } from './pki/pki-services.js';
 import { JSONAPI_CONTENT_TYPE, jsonApiError } from './tfe/jsonapi.js';
@@ -71,6 +72,13 @@ export async function buildApp(
       reply.statusCode,
       reply.elapsedTime / 1000,
     );
+    done();
+  });
+
+  // Waiting connections are taken with each one the event loop takes (decision 0057).
+  let eager = false;
+  app.addHook('onListen', (done) => {
+    if (config.eagerAccept && !eager) eager = acceptEagerly(app.server);
     done();
   });
 

@@ -65,6 +65,8 @@ export interface Config {
    * `strongroom server` runs its threads other than the event loop under SCHED_BATCH (Linux, with the native addon).
    */
   readonly batchBackgroundThreads: boolean;
+  /** Accept every waiting connection with each one the event loop accepts (native addon; decision 0057). */
+  readonly eagerAccept: boolean;
   /** When set, GET /metrics needs `Authorization: Bearer <this>`. */
   readonly metricsToken: string | undefined;
   /** When set, a file audit device at `file/` writes to this path (enabled at start if missing). */
@@ -330,6 +332,18 @@ export const SETTINGS: readonly SettingDef[] = [
     boolean: true,
   },
   {
+    key: 'eager_accept',
+    flag: 'eager-accept',
+    env: 'STRONGROOM_EAGER_ACCEPT',
+    description:
+      'With the native addon: each time the event loop accepts a connection, also accept the ones waiting behind ' +
+      'it (up to 64), so that clients connecting to a busy server are read from its next pass on instead of one ' +
+      'per pass (Node.js 20 accepts one connection per pass of its event loop, which under load let new clients ' +
+      'wait seconds). False leaves accepting to the event loop alone.',
+    default: 'true',
+    boolean: true,
+  },
+  {
     key: 'metrics_token',
     flag: 'metrics-token',
     env: 'STRONGROOM_METRICS_TOKEN',
@@ -569,6 +583,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: Raw = {}
     stateEncryption: bool('state_encryption'),
     nativeCrypto: bool('native_crypto'),
     batchBackgroundThreads: bool('batch_background_threads'),
+    eagerAccept: bool('eager_accept'),
     stateUploadUrlTtlSeconds: seconds('state_upload_url_ttl'),
     stateInlineMaxSize: bytes('state_inline_max_size', 0),
     stateSoftDeletePurgeDays: int('state_soft_delete_purge_days', 0, 36_500),
