@@ -76,9 +76,8 @@ export async function buildApp(
   });
 
   // Waiting connections are taken with each one the event loop takes (decision 0057).
-  let eager = false;
   app.addHook('onListen', (done) => {
-    if (config.eagerAccept && !eager) eager = acceptEagerly(app.server);
+    if (config.eagerAccept) acceptEagerly(app.server);
     done();
   });
 

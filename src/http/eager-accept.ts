@@ -19,7 +19,7 @@ import { nativeAddon } from '../shared/native-addon.js';
  * At most this many more connections per connection the event loop takes. Workers that share
  * the listening socket each take their turn: one busy worker does not empty the queue for all.
  */
-export const EAGER_ACCEPT_MAX = 64;
+const EAGER_ACCEPT_MAX = 64;
 
 type AcceptPending = (fd: number, max: number) => number[];
 
@@ -41,26 +41,31 @@ interface ServerFields {
  * event loop takes. False where that cannot be done: without the addon, or a server whose
  * listening socket is not its own (node:cluster's round-robin).
  */
-export function acceptEagerly(server: Server, opts: { max?: number } = {}): boolean {
+export function acceptEagerly(server: Server): boolean {
   const accept = nativeAddon()?.acceptPending as AcceptPending | undefined;
   const fields = server as unknown as ServerFields;
-  if (typeof accept !== 'function' || typeof fields._handle?.fd !== 'number' || fields._handle.fd < 0) return false;
-  const max = opts.max ?? EAGER_ACCEPT_MAX;
+  if (typeof accept !== 'function' || listeningFd(fields) === undefined) return false;
   let taking = false;
   server.prependListener('connection', () => {
     // The connections this listener hands on come back through it.
     if (taking) return;
     // Read each time: after close the number may belong to another file.
-    const fd = fields._handle?.fd;
-    if (typeof fd !== 'number' || fd < 0) return;
+    const fd = listeningFd(fields);
+    if (fd === undefined) return;
     taking = true;
     try {
-      for (const c of accept(fd, max)) adopt(server, fields, c);
+      for (const c of accept(fd, EAGER_ACCEPT_MAX)) adopt(server, fields, c);
     } finally {
       taking = false;
     }
   });
   return true;
+}
+
+/** The listening socket's descriptor while the server has its own open one. */
+function listeningFd(fields: ServerFields): number | undefined {
+  const fd = fields._handle?.fd;
+  return typeof fd === 'number' && fd >= 0 ? fd : undefined;
 }
 
 /** A connection accepted here, set up and counted as node:net sets up and counts its own. */
