@@ -24,6 +24,7 @@ import { tfeLoginCodesMigration } from './migrations/0026-tfe-login-codes.js';
 import { pkiQuotasMigration } from './migrations/0030-pki-quotas.js';
 import { pkiCertSearchDeferredMigration } from './migrations/0031-pki-cert-search-deferred.js';
 import { pgChangeNotifyMigration } from './migrations/0036-pg-change-notify.js';
+import { tfeStateVersionsPartialIndexesMigration } from './migrations/0037-tfe-state-versions-partial-indexes.js';
 
 export interface MigrationContext {
   kind: DatabaseKind;
@@ -55,6 +56,7 @@ function allMigrations(ctx: MigrationContext): Record<string, Migration> {
     '0030-pki-quotas': pkiQuotasMigration(),
     '0031-pki-cert-search-deferred': pkiCertSearchDeferredMigration(ctx),
     '0036-pg-change-notify': pgChangeNotifyMigration(ctx),
+    '0037-tfe-state-versions-partial-indexes': tfeStateVersionsPartialIndexesMigration(),
   };
 }
 

@@ -124,6 +124,33 @@ for (const kind of dbKinds()) {
       assert.deepEqual(await queue.depth(), { queued: 1, running: 0, done: 1, dead: 0 });
     });
 
+    it('enqueues many in one statement: payloads kept, a key already queued left out', async () => {
+      await fresh();
+      await queue.enqueue(tdb.db.kysely, { kind: 'k', dedupeKey: 'taken' });
+      await tdb.db.kysely.transaction().execute(async (trx) => {
+        await queue.enqueueMany(trx, [
+          { kind: 'many', payload: { n: 1, text: 'caf\u00e9 \ud800' } },
+          { kind: 'many', payload: { n: 2 }, dedupeKey: 'taken' },
+          { kind: 'many', payload: { n: 3 }, maxAttempts: 2, runAt: new Date('2026-03-01T00:00:00.000Z') },
+        ]);
+      });
+      const rows = await tdb.db.kysely
+        .selectFrom('jobs')
+        .selectAll()
+        .where('kind', '=', 'many')
+        .orderBy('payload')
+        .execute();
+      assert.deepEqual(
+        rows.map((r) => [JSON.parse(r.payload), r.status, r.attempts, r.max_attempts, r.dedupe_key]),
+        [
+          // The payload is JSON text, so even a lone surrogate comes back as it went in.
+          [{ n: 1, text: 'caf\u00e9 \ud800' }, 'queued', 0, 8, null],
+          [{ n: 3 }, 'queued', 0, 2, null],
+        ],
+      );
+      assert.equal((await queue.depth()).queued, 3);
+    });
+
     it('runs each job once when several workers on separate connections race', async () => {
       await fresh();
       const n = 60;

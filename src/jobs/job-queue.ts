@@ -3,6 +3,7 @@ import type { Db } from '../db/database.js';
 import { skipLockedClause } from '../db/dialect.js';
 import { isUniqueViolation } from '../db/constraint-errors.js';
 import { RowInsert } from '../db/one-param-query.js';
+import { PgJsonInsert } from '../db/pg-json-rows.js';
 import type { Database, JobsTable } from '../db/schema.js';
 import type { Clock } from '../shared/clock.js';
 import { addSeconds } from '../shared/clock.js';
@@ -38,6 +39,9 @@ export type Executor = Kysely<Database> | Transaction<Database>;
  * nodes never run one job twice), retried with exponential backoff, and reclaimed after
  * a crash once their lease runs out.
  */
+/** PostgreSQL: jobs enqueued together (enqueueMany), a deduplicated one left out. */
+const PG_INSERT_JOBS = new PgJsonInsert('jobs', 'on conflict (dedupe_key) do nothing');
+
 export class JobQueue {
   constructor(private readonly deps: { db: Db; clock: Clock }) {}
 
@@ -108,6 +112,12 @@ export class JobQueue {
    */
   async enqueueMany(executor: Executor, jobs: readonly EnqueueOptions[]): Promise<void> {
     if (jobs.length === 0) return;
+    // PostgreSQL: one statement of constant text for any number of jobs (PgJsonInsert).
+    if (this.deps.db.kind === 'postgres')
+      return PG_INSERT_JOBS.run(
+        executor,
+        jobs.map((j) => this.#row(j)),
+      );
     await executor
       .insertInto('jobs')
       .values(jobs.map((j) => this.#row(j)))

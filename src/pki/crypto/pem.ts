@@ -1,4 +1,5 @@
 /** PEM (RFC 7468) encoding and decoding, including bundles of several blocks. */
+import { decodeBase64Canonical } from '../../shared/base64.js';
 import { DomainError } from '../../shared/errors.js';
 
 export interface PemBlock {
@@ -15,14 +16,13 @@ export function pemEncode(label: string, der: Buffer): string {
 }
 
 const BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END ([A-Z0-9 ]+)-----/g;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** Strict base64 (whitespace ignored); throws `invalid` on anything else. */
 export function decodeBase64Strict(text: string, what = 'data'): Buffer {
   const clean = text.replace(/\s+/g, '');
-  if (clean.length === 0 || clean.length % 4 !== 0 || !BASE64.test(clean))
-    throw new DomainError('invalid', `${what} is not valid base64`);
-  return Buffer.from(clean, 'base64');
+  const bytes = clean.length === 0 ? null : decodeBase64Canonical(clean);
+  if (!bytes) throw new DomainError('invalid', `${what} is not valid base64`);
+  return bytes;
 }
 
 /** Every PEM block in `text`, in order; text between blocks is ignored. */

@@ -1,17 +1,13 @@
-import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { DatabaseKind } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
+import { PgJsonInsert } from '../../db/pg-json-rows.js';
 import { write } from '../../db/unit-of-work.js';
 import type { TfeAuditEventsTable } from '../../db/schema-audit.js';
 import type { AuditEvent, AuditSubject, SubjectKind } from './audit-event.js';
 
-/**
- * The rows of a JSON array of TfeAuditEventsTable objects, by column name; `select *` lists the
- * table's columns in its own order, which is the order the INSERT without a column list takes.
- */
-const PG_INSERT_EVENTS =
-  'insert into tfe_audit_events select * from json_populate_recordset(null::tfe_audit_events, $1::json)';
+/** The rows of a JSON array of TfeAuditEventsTable objects, by column name (PgJsonInsert). */
+const PG_INSERT_EVENTS = new PgJsonInsert('tfe_audit_events');
 
 /** The audit trail's rows, and the lookups that place a request's subject in its organization. */
 export class AuditEventRepo {
@@ -30,8 +26,7 @@ export class AuditEventRepo {
   async insertMany(events: readonly AuditEvent[]): Promise<void> {
     if (events.length === 0) return;
     const rows = events.map(toRow);
-    if (this.deps.kind === 'postgres')
-      await this.deps.db.executeQuery(CompiledQuery.raw(PG_INSERT_EVENTS, [eventsJson(rows)]));
+    if (this.deps.kind === 'postgres') await PG_INSERT_EVENTS.run(this.deps.db, rows);
     else await write(this.deps.db, this.deps.db.insertInto('tfe_audit_events').values(rows));
   }
 
@@ -134,19 +129,6 @@ export class AuditEventRepo {
         return { organizationId: '', organization: '', workspaceId: null, resourceId: ref };
     }
   }
-}
-
-/**
- * The rows as JSON text for PG_INSERT_EVENTS. PostgreSQL's json refuses a lone UTF-16
- * surrogate (JSON.stringify writes it as an escape), which a text parameter turned into
- * U+FFFD: the rare text holding such an escape is made again with the same replacement.
- */
-function eventsJson(rows: TfeAuditEventsTable[]): string {
-  const text = JSON.stringify(rows);
-  if (!/\\u[dD][89a-fA-F]/.test(text)) return text;
-  return JSON.stringify(rows, (_key, v: unknown) =>
-    typeof v === 'string' ? v.replace(/\p{Surrogate}/gu, '\ufffd') : v,
-  );
 }
 
 function toRow(e: AuditEvent): TfeAuditEventsTable {

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import { createTestDb, dbKinds } from '../../../test/support/test-db.js';
 import type { TestDatabase } from '../../../test/support/test-db.js';
 import type { UnitGroup } from '../../db/unit-of-work.js';
@@ -271,6 +272,24 @@ for (const kind of dbKinds()) {
           assert.deepEqual(seen, [ws, ws]);
           assert.deepEqual(when, ['before commit', 'after']);
         }
+      });
+
+      it('indexes upload tokens, JSON state hashes and purge times only for the versions that have them', async () => {
+        const r =
+          kind === 'sqlite'
+            ? await sql<{ name: string; def: string | null }>`select name, sql as def from sqlite_master
+                where type = 'index' and tbl_name = 'tfe_state_versions'`.execute(t.db.kysely)
+            : await sql<{ name: string; def: string }>`select indexname as name, indexdef as def from pg_indexes
+                where tablename = 'tfe_state_versions'`.execute(t.db.kysely);
+        const defs = new Map(r.rows.map((x) => [x.name, x.def ?? '']));
+        const partial: Record<string, RegExp> = {
+          tfe_state_versions_upload_token_hash_key: /WHERE \(?upload_token_hash IS NOT NULL/i,
+          tfe_state_versions_json_upload_token_hash_key: /WHERE \(?json_upload_token_hash IS NOT NULL/i,
+          tfe_state_versions_json_sha256_idx: /WHERE \(?json_sha256 IS NOT NULL/i,
+          tfe_state_versions_soft_deleted_idx: /WHERE \(?status = 'backing_data_soft_deleted'/i,
+        };
+        for (const [name, where] of Object.entries(partial)) assert.match(defs.get(name) ?? '', where, name);
+        assert.equal(defs.has('tfe_state_versions_status_purge_after_idx'), false);
       });
     });
   }

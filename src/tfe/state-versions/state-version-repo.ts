@@ -3,6 +3,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { RawJson } from '../../shared/raw-json.js';
 import type { Database } from '../../db/schema.js';
 import { OneParamQuery, ParamQuery, RowInsert } from '../../db/one-param-query.js';
+import { PgJsonInsert } from '../../db/pg-json-rows.js';
 import type { TfeStateVersionsTable } from '../../db/schema-tfe-state.js';
 import type { StateChanges } from './state-changes.js';
 import type { StateOutputRepo } from './state-output-repo.js';
@@ -13,6 +14,9 @@ import type { StateClaims, StateVersion, StateVersionStatus } from './state-vers
 export type Executor = Kysely<Database>;
 
 export type StateVersionRow = Selectable<TfeStateVersionsTable>;
+
+/** PostgreSQL: a group's finalized versions (insertCurrent), every column given. */
+const PG_INSERT_VERSIONS = new PgJsonInsert('tfe_state_versions');
 
 const raw = (s: string | null): RawJson | null => (s === null ? null : new RawJson(s));
 
@@ -303,7 +307,8 @@ export class StateVersionRepo {
   /**
    * PostgreSQL, after lockHeads: inserts finalized versions (their `seq` taken from the
    * locked heads), discards the pending versions of their workspaces, and moves each head
-   * to its workspace's last version here, which becomes current. Three statements.
+   * to its workspace's last version here, which becomes current. Three statements, each of
+   * the same text for any number of rows, so the server parses and plans nothing new.
    */
   async insertCurrent(trx: Executor, rows: readonly TfeStateVersionsTable[]): Promise<void> {
     if (rows.length === 0) return;
@@ -314,16 +319,10 @@ export class StateVersionRepo {
     }
     const ws = [...heads.keys()];
     this.#changed(ws);
-    await trx
-      .updateTable('tfe_state_versions')
-      .set({ status: sql.lit('discarded') })
-      .where('workspace_id', 'in', ws)
-      .where('status', '=', sql.lit('pending'))
-      .execute();
-    await trx
-      .insertInto('tfe_state_versions')
-      .values([...rows])
-      .execute();
+    // Statements of constant text whatever the number of rows (PgJsonInsert).
+    await sql`update tfe_state_versions set status = 'discarded'
+      where workspace_id = any(${ws}::text[]) and status = 'pending'`.execute(trx);
+    await PG_INSERT_VERSIONS.run(trx, rows);
     const hs = [...heads.values()];
     await sql`update tfe_state_heads as h
       set head_seq = u.seq, version_count = h.version_count + u.added, current_id = u.current_id
@@ -559,7 +558,8 @@ export class StateVersionRepo {
     const rows = await ex
       .selectFrom('tfe_state_versions')
       .selectAll()
-      .where('status', '=', 'backing_data_soft_deleted')
+      // A literal, so that SQLite's planner can take the partial index of soft-deleted versions.
+      .where('status', '=', sql.lit('backing_data_soft_deleted'))
       .where((eb) =>
         eb.or([
           eb('purge_after', '<=', now.toISOString()),

@@ -1,3 +1,4 @@
+import { decodeBase64Canonical } from '../../shared/base64.js';
 import { DomainError, conflict, invalid, notFound } from '../../shared/errors.js';
 import type { RawJson } from '../../shared/raw-json.js';
 import type { StateInspection } from './state-file.js';
@@ -94,14 +95,11 @@ export function isMd5Hex(s: string): boolean {
 }
 
 /**
- * Strict base64 (standard alphabet, padded, as Go's encoder writes it). Node's decoder
- * silently skips bad characters, so the text is checked first. Returns null when the
- * text is not base64.
+ * Strict base64 (standard alphabet, padded, as Go's encoder writes it); null when the text
+ * is not base64 (Node's decoder alone would skip bad characters: decodeBase64Canonical).
  */
 export function decodeBase64Strict(text: string): Buffer | null {
-  if (text.length % 4 !== 0) return null;
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text)) return null;
-  return Buffer.from(text, 'base64');
+  return decodeBase64Canonical(text);
 }
 
 /**
