@@ -11,7 +11,7 @@ import type { QueryRunner } from './one-param-query.js';
  * such a code unit; those become U+FFFD, which is what the driver's UTF-8 encoding of a text
  * parameter would have stored.
  */
-export function pgJsonRows(rows: readonly object[]): string {
+function pgJsonRows(rows: readonly object[]): string {
   const text = JSON.stringify(rows);
   if (!/\\u[dD][89a-fA-F]/.test(text)) return text;
   return JSON.stringify(rows, (_key, v: unknown) =>

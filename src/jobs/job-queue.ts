@@ -33,15 +33,15 @@ export interface EnqueueOptions {
 
 export type Executor = Kysely<Database> | Transaction<Database>;
 
+/** PostgreSQL: jobs enqueued together (enqueueMany), a deduplicated one left out. */
+const PG_INSERT_JOBS = new PgJsonInsert('jobs', 'on conflict (dedupe_key) do nothing');
+
 /**
  * A durable job queue in the database. Jobs are enqueued inside the caller's
  * transaction, claimed with a lease (`FOR UPDATE SKIP LOCKED` on PostgreSQL, so several
  * nodes never run one job twice), retried with exponential backoff, and reclaimed after
  * a crash once their lease runs out.
  */
-/** PostgreSQL: jobs enqueued together (enqueueMany), a deduplicated one left out. */
-const PG_INSERT_JOBS = new PgJsonInsert('jobs', 'on conflict (dedupe_key) do nothing');
-
 export class JobQueue {
   constructor(private readonly deps: { db: Db; clock: Clock }) {}
 
@@ -112,15 +112,12 @@ export class JobQueue {
    */
   async enqueueMany(executor: Executor, jobs: readonly EnqueueOptions[]): Promise<void> {
     if (jobs.length === 0) return;
+    const rows = jobs.map((j) => this.#row(j));
     // PostgreSQL: one statement of constant text for any number of jobs (PgJsonInsert).
-    if (this.deps.db.kind === 'postgres')
-      return PG_INSERT_JOBS.run(
-        executor,
-        jobs.map((j) => this.#row(j)),
-      );
+    if (this.deps.db.kind === 'postgres') return PG_INSERT_JOBS.run(executor, rows);
     await executor
       .insertInto('jobs')
-      .values(jobs.map((j) => this.#row(j)))
+      .values(rows)
       .onConflict((oc) => oc.column('dedupe_key').doNothing())
       .execute();
   }

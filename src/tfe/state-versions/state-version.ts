@@ -98,9 +98,7 @@ export function isMd5Hex(s: string): boolean {
  * Strict base64 (standard alphabet, padded, as Go's encoder writes it); null when the text
  * is not base64 (Node's decoder alone would skip bad characters: decodeBase64Canonical).
  */
-export function decodeBase64Strict(text: string): Buffer | null {
-  return decodeBase64Canonical(text);
-}
+export const decodeBase64Strict: (text: string) => Buffer | null = decodeBase64Canonical;
 
 /**
  * Compares a new version with the workspace's current one (reference 4.3, step 5):
