@@ -10,7 +10,9 @@ import {
   createBody,
   createInline,
   inlineAttrs,
+  lock,
   stateFile,
+  unlock,
   workspace,
 } from './tfe-state-versions-fixture.js';
 import type { Res, WorkspaceFixture } from './tfe-state-versions-fixture.js';
@@ -219,5 +221,51 @@ describeWithServer('state versions: creates that share a commit', (srv, kind) =>
       const on = kind === 'postgres' ? ' on tfe_state_versions' : '';
       await sql`drop trigger if exists test_refuse${sql.raw(on)}`.execute(db);
     }
+  });
+  it('a create checks its lock in its own transaction, whatever the server remembers of earlier requests', async () => {
+    const db = srv.deps.core.db.kysely;
+    const f = await workspace(srv);
+    // After this create the actor's permission on the workspace is answered from memory.
+    await createInline(srv, f, 1);
+    const bytes = stateFile(2, f.lineage);
+    const refused = async (detail: RegExp) => {
+      const before = await snapshot(srv, f);
+      const r = await post(srv, f, bytes, 2);
+      assert.equal(r.status, 409, r.text);
+      assert.match(r.json.errors[0].detail, detail);
+      await assertUntouched(srv, f, before, bytes);
+    };
+
+    assert.equal((await unlock(srv, f.wsId)).status, 200);
+    await refused(/is not locked/);
+    // Taken by someone else behind this server's back, as by another node.
+    await db
+      .updateTable('workspaces')
+      .set({ locked_by_kind: 'user', locked_by_id: 'user-elsewhere', locked_at: new Date().toISOString() })
+      .where('id', '=', f.wsId)
+      .execute();
+    await refused(/locked by someone else/);
+    await db
+      .updateTable('workspaces')
+      .set({ locked_by_kind: null, locked_by_id: null, locked_at: null })
+      .where('id', '=', f.wsId)
+      .execute();
+    await lock(srv, f.wsId);
+    await assertCreated(srv, f, await post(srv, f, bytes, 2), bytes);
+
+    // A workspace deleted behind this server's back after its permission was answered.
+    const gone = await workspace(srv);
+    assert.equal((await call(srv, 'GET', `/api/v2/workspaces/${gone.wsId}`)).status, 200);
+    await db.deleteFrom('workspaces').where('id', '=', gone.wsId).execute();
+    const r = await post(srv, gone, stateFile(1, gone.lineage), 1);
+    assert.equal(r.status, 404, r.text);
+    assert.equal(
+      await db
+        .selectFrom('tfe_state_heads')
+        .select('workspace_id')
+        .where('workspace_id', '=', gone.wsId)
+        .executeTakeFirst(),
+      undefined,
+    );
   });
 });

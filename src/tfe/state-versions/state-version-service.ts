@@ -11,7 +11,8 @@ import type { Actor } from '../identity/actor.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { pageOffset } from '../pagination.js';
 import type { WorkspaceService } from '../workspaces/workspace-service.js';
-import type { Workspace } from '../workspaces/workspace.js';
+import type { LockHolder, Workspace } from '../workspaces/workspace.js';
+import { lockRefusal } from '../workspaces/workspace-lock.js';
 import { inspectStateFile, parseJsonStateOutputs } from './state-file.js';
 import type { StateOutput } from './state-file.js';
 import { toStateVersion } from './state-version-repo.js';
@@ -115,6 +116,8 @@ interface PreparedCreate {
   force: boolean;
   infos: Array<VersionContent | undefined>;
   outputs: NewOutput[] | undefined;
+  /** Who must hold the workspace's lock, checked in the create's transaction (else checked before it). */
+  lockedBy: Actor | null;
 }
 
 interface CreatedVersion {
@@ -126,6 +129,18 @@ interface QueuedCreate {
   create: PreparedCreate;
   resolve(v: CreatedVersion): void;
   reject(err: unknown): void;
+}
+
+/**
+ * Why a create is refused by the lock holders read in its transaction: its workspace is
+ * gone (deleted since its permission was answered), or, when the create's lock is checked
+ * there, the actor does not hold it.
+ */
+function lockError(holders: ReadonlyMap<string, LockHolder | null>, c: PreparedCreate): DomainError | null {
+  const id = c.row.workspace_id;
+  const lockedBy = holders.get(id);
+  if (lockedBy === undefined) return notFound(`workspace ${id} not found`);
+  return c.lockedBy ? lockRefusal({ lockedBy }, c.lockedBy) : null;
 }
 
 /** Thrown inside a write transaction when a blob it needs was collected meanwhile. */
@@ -201,7 +216,12 @@ export class StateVersionService {
     workspaceId: string,
     input: CreateStateVersionInput,
   ): Promise<{ version: StateVersion; outputIds: string[] }> {
-    const ws = await this.writableWorkspace(actor, workspaceId);
+    // A finalized create may join a group transaction (PostgreSQL), which checks the lock
+    // itself: the workspace is then read here only without a recent permission answer.
+    const lockInTransaction = this.createQueue !== null && input.state !== undefined;
+    const wsId = lockInTransaction
+      ? await this.deps.workspaces.stateWriteId(actor, workspaceId)
+      : (await this.writableWorkspace(actor, workspaceId)).id;
     const claims: StateClaims = { serial: input.serial, md5: input.md5.toLowerCase(), lineage: input.lineage };
 
     let state: { bytes: Buffer; formatVersion: number | null; terraformVersion: string | null } | undefined;
@@ -249,7 +269,7 @@ export class StateVersionService {
     const [stateInfo, jsonInfo] = infos;
     const row: TfeStateVersionsTable = {
       id,
-      workspace_id: ws.id,
+      workspace_id: wsId,
       seq: 0,
       serial: claims.serial,
       lineage: claims.lineage,
@@ -280,7 +300,8 @@ export class StateVersionService {
       purge_after: null,
       created_at: now.toISOString(),
     };
-    const create: PreparedCreate = { row, claims, force: input.force, infos, outputs };
+    const lockedBy = lockInTransaction ? actor : null;
+    const create: PreparedCreate = { row, claims, force: input.force, infos, outputs, lockedBy };
     // Finalized versions whose content is all inline share a transaction with concurrent ones (PostgreSQL).
     if (this.createQueue && !pending && infos.every((i) => i === undefined || i.inline !== undefined)) {
       return new Promise((resolve, reject) => this.createQueue?.push({ create, resolve, reject }));
@@ -298,6 +319,10 @@ export class StateVersionService {
   /** One create in a transaction of its own (or a savepoint of a group commit on SQLite). */
   private async createIn(trx: ReadWriteTx, c: PreparedCreate, revive: boolean): Promise<CreatedVersion> {
     const workspaceId = c.row.workspace_id;
+    if (c.lockedBy) {
+      const err = lockError(await this.deps.workspaces.lockHoldersIn(trx, [workspaceId]), c);
+      if (err) throw err;
+    }
     const { seq, currentId } = await this.deps.repos.versions.advanceHead(trx, workspaceId);
     const current = currentId && !c.force ? await this.deps.repos.versions.claimsOf(trx, currentId) : undefined;
     checkAgainstCurrent(current ?? null, c.claims, c.force);
@@ -347,9 +372,20 @@ export class StateVersionService {
     outcomes: Array<{ ok: true; value: CreatedVersion } | { ok: false; err: unknown }>,
   ): Promise<void> {
     const { versions, blobs, outputs } = this.deps.repos;
-    const heads = await versions.lockHeads(trx, [...new Set(batch.map((q) => q.create.row.workspace_id))]);
+    // Each lock is checked here, under a share lock of its workspace row taken before the heads.
+    const workspaceIds = [...new Set(batch.map((q) => q.create.row.workspace_id))];
+    const holders = await this.deps.workspaces.lockHoldersIn(trx, workspaceIds);
+    const heads = await versions.lockHeads(
+      trx,
+      workspaceIds.filter((id) => holders.has(id)),
+    );
     const accepted: PreparedCreate[] = [];
     for (const { create: c } of batch) {
+      const refused = lockError(holders, c);
+      if (refused) {
+        outcomes.push({ ok: false, err: refused });
+        continue;
+      }
       const head = heads.get(c.row.workspace_id)!;
       try {
         checkAgainstCurrent(c.force ? null : head.current, c.claims, c.force);

@@ -3,6 +3,8 @@
  * tokens never hold locks. Only the holder may unlock normally; admins force-unlock.
  */
 import type { Actor } from '../identity/actor.js';
+import { conflict } from '../../shared/errors.js';
+import type { DomainError } from '../../shared/errors.js';
 import type { LockHolder, Workspace } from './workspace.js';
 
 /** The holder an actor locks as, or null when its kind cannot hold locks. */
@@ -20,6 +22,21 @@ export function lockHolderOf(actor: Actor): LockHolder | null {
 export function isHeldBy(ws: Pick<Workspace, 'lockedBy'>, actor: Actor): boolean {
   const h = lockHolderOf(actor);
   return h !== null && ws.lockedBy !== null && ws.lockedBy.kind === h.kind && ws.lockedBy.id === h.id;
+}
+
+/** Why a state write by the actor is refused (a conflict), or null when the actor holds the lock. */
+export function lockRefusal(ws: Pick<Workspace, 'lockedBy'>, actor: Actor): DomainError | null {
+  if (ws.lockedBy === null)
+    return conflict('This workspace is not locked and will only accept state uploads when locked');
+  if (!isHeldBy(ws, actor))
+    return conflict('This workspace is locked by someone else and will only accept state uploads from the lock holder');
+  return null;
+}
+
+/** Throws conflict unless the workspace is locked by the actor (state writes need the lock). */
+export function assertHeldBy(ws: Pick<Workspace, 'lockedBy'>, actor: Actor): void {
+  const refused = lockRefusal(ws, actor);
+  if (refused) throw refused;
 }
 
 export type UnlockCheck = 'ok' | 'not-locked' | 'held-by-other';

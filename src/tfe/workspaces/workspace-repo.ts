@@ -17,11 +17,14 @@ function strings(json: string): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }
 
+function holderOf(r: Pick<Row, 'locked_by_kind' | 'locked_by_id'>): LockHolder | null {
+  return r.locked_by_kind && r.locked_by_id
+    ? { kind: r.locked_by_kind === 'team' ? 'team' : 'user', id: r.locked_by_id }
+    : null;
+}
+
 function toWorkspace(r: Row): Workspace {
-  const lockedBy: LockHolder | null =
-    r.locked_by_kind && r.locked_by_id
-      ? { kind: r.locked_by_kind === 'team' ? 'team' : 'user', id: r.locked_by_id }
-      : null;
+  const lockedBy = holderOf(r);
   return {
     id: r.id,
     organization: r.organization_name,
@@ -230,6 +233,26 @@ export class WorkspaceRepo {
   async delete(id: string, ex: Kysely<Database>): Promise<boolean> {
     const res = await ex.deleteFrom('workspaces').where('id', '=', id).executeTakeFirst();
     return Number(res.numDeletedRows) > 0;
+  }
+
+  /**
+   * The lock holder of each workspace of `ids` that exists, read in `ex`. With `share`
+   * (PostgreSQL) each row stays share-locked until `ex` ends, so that no lock or unlock of
+   * these workspaces commits in between; rows are taken in id order, as by every reader.
+   */
+  async lockHolders(
+    ex: Kysely<Database>,
+    ids: readonly string[],
+    share: boolean,
+  ): Promise<Map<string, LockHolder | null>> {
+    if (ids.length === 0) return new Map();
+    let q = ex
+      .selectFrom('workspaces')
+      .select(['id', 'locked_by_kind', 'locked_by_id'])
+      .where('id', 'in', [...ids].sort())
+      .orderBy('id');
+    if (share) q = q.forShare();
+    return new Map((await q.execute()).map((r) => [r.id, holderOf(r)]));
   }
 
   /** Takes the lock only if nobody holds it; false when someone does. */

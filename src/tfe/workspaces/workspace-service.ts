@@ -17,14 +17,14 @@ import type { Page, PageRequest } from '../pagination.js';
 import type { ProjectService } from '../projects/project-service.js';
 import {
   PENDING_STATE_VERSION_MESSAGE,
+  assertHeldBy,
   heldByOtherMessage,
-  isHeldBy,
   lockHolderOf,
   unlockCheck,
 } from './workspace-lock.js';
 import type { WorkspaceFilter, WorkspaceRepo } from './workspace-repo.js';
 import { checkWorkspaceInput, permissionsFor } from './workspace.js';
-import type { Workspace, WorkspaceInput, WorkspaceNeed, WorkspaceView } from './workspace.js';
+import type { LockHolder, Workspace, WorkspaceInput, WorkspaceNeed, WorkspaceView } from './workspace.js';
 
 /**
  * Answers whether the latest state version of a workspace is still pending (created
@@ -194,11 +194,32 @@ export class WorkspaceService {
 
   /** Throws conflict unless the workspace is locked by the actor (state writes need the lock). */
   assertWritable(actor: Actor, ws: Workspace): void {
-    if (!ws.locked) throw conflict('This workspace is not locked and will only accept state uploads when locked');
-    if (!isHeldBy(ws, actor))
-      throw conflict(
-        'This workspace is locked by someone else and will only accept state uploads from the lock holder',
-      );
+    assertHeldBy(ws, actor);
+  }
+
+  /**
+   * The id of a workspace the actor may write state versions to, for a write that checks
+   * the lock in its own transaction (`assertHeldIn`). The workspace is read only when no
+   * recent permission answer exists (as for `authorizedId`), and its lock is then checked
+   * at once too, so that a write to an unlocked workspace is refused before its content is
+   * looked at.
+   */
+  async stateWriteId(actor: Actor, workspaceId: string): Promise<string> {
+    const need = 'read-and-write-state-versions';
+    const cached = this.accessCache.get(`${actorAccessKey(actor)}\u0000${workspaceId}`);
+    if (cached && allows(cached, need)) return workspaceId;
+    const ws = await this.authorize(actor, workspaceId, need);
+    this.assertWritable(actor, ws);
+    return ws.id;
+  }
+
+  /**
+   * Inside a write transaction: the lock holders of these workspaces, share-locked on
+   * PostgreSQL until the transaction ends (no lock or unlock commits in between). A
+   * workspace that no longer exists is absent from the map.
+   */
+  lockHoldersIn(trx: Kysely<Database>, workspaceIds: readonly string[]): Promise<Map<string, LockHolder | null>> {
+    return this.deps.repo.lockHolders(trx, workspaceIds, this.deps.db.kind === 'postgres');
   }
 
   async getById(actor: Actor, id: string): Promise<WorkspaceView> {
