@@ -19,6 +19,11 @@ function pgJsonRows(rows: readonly object[]): string {
   );
 }
 
+/** A bytea value as PgJsonInsert's rows carry it: PostgreSQL's hex input form. */
+export function pgBytea(b: Buffer): string {
+  return `\\x${b.toString('hex')}`;
+}
+
 /**
  * Inserts rows into `table` (PostgreSQL) by one statement of constant text. Each row's keys
  * are column names; a column a row leaves out is NULL (not its default), so rows carry every

@@ -4,6 +4,7 @@ import { fixedChunks } from '../../db/fixed-chunks.js';
 import type { UnitsOfWork, WriteOnlyTx } from '../../db/unit-of-work.js';
 import type { Database } from '../../db/schema.js';
 import { RowsInsert } from '../../db/one-param-query.js';
+import { PgJsonInsert, pgBytea } from '../../db/pg-json-rows.js';
 import { certificateSearchNames } from '../crypto/cert-parser.js';
 import type { PkiCertMetadataTable, PkiCertsTable } from '../../db/schema-pki-issuance.js';
 import { conflict } from '../../shared/errors.js';
@@ -12,6 +13,9 @@ import type { IssuedCertificate, CertMetadata } from './cert.js';
 export type Executor = Kysely<Database> | Transaction<Database>;
 
 export { fixedChunks };
+
+/** PostgreSQL: the certificates of a group commit as one JSON parameter (the DER as bytea's hex text). */
+const PG_INSERT_CERTS = new PgJsonInsert('pki_certs');
 
 /** SQL of stored certificates (pki_certs) and their metadata (pki_cert_metadata). */
 export class CertRepo {
@@ -95,25 +99,28 @@ export class CertRepo {
     metadata: readonly CertMetadata[],
   ): Promise<void> {
     if (certs.length > 0) {
-      await this.#insertCerts.run(
-        ex,
-        certs.map((c) => {
-          const found = certificateSearchNames(c.der);
-          return {
-            mount_id: c.mountId,
-            serial: c.serial,
-            issuer_id: c.issuerId,
-            certificate_der: c.der,
-            not_after: c.notAfter.toISOString(),
-            revoked_at: null,
-            revocation_issuer_id: null,
-            created_at: c.createdAt.toISOString(),
-            common_name: found.commonName,
-            names: found.names,
-            role: c.role ?? null,
-          };
-        }),
-      );
+      const rows = certs.map((c) => {
+        const found = certificateSearchNames(c.der);
+        return {
+          mount_id: c.mountId,
+          serial: c.serial,
+          issuer_id: c.issuerId,
+          certificate_der: c.der,
+          not_after: c.notAfter.toISOString(),
+          revoked_at: null,
+          revocation_issuer_id: null,
+          created_at: c.createdAt.toISOString(),
+          common_name: found.commonName,
+          names: found.names,
+          role: c.role ?? null,
+        };
+      });
+      if (this.deps.units.kind === 'postgres')
+        await PG_INSERT_CERTS.run(
+          ex,
+          rows.map((r) => ({ ...r, certificate_der: pgBytea(r.certificate_der) })),
+        );
+      else await this.#insertCerts.run(ex, rows);
     }
     if (metadata.length > 0) {
       await this.#insertMetadata.run(

@@ -1,12 +1,16 @@
 import { sql } from 'kysely';
 import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import { RowsInsert } from '../../db/one-param-query.js';
+import { PgJsonInsert } from '../../db/pg-json-rows.js';
 import type { DatabaseKind } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { PkiLeasesTable } from '../../db/schema-pki.js';
 import type { Lease } from './lease.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
+
+/** PostgreSQL: the rows of a group commit as one JSON parameter of a statement of constant text. */
+const PG_INSERT_LEASES = new PgJsonInsert('pki_leases');
 
 export class LeaseRepo {
   readonly #insert = new RowsInsert<Insertable<PkiLeasesTable>>(
@@ -23,7 +27,7 @@ export class LeaseRepo {
 
   /** Several leases in a few multi-row INSERTs (one transaction's worth, e.g. a group commit). */
   async insertMany(ex: Executor, leases: readonly Lease[]): Promise<void> {
-    await this.#insert.run(
+    await (this.deps.kind === 'postgres' ? PG_INSERT_LEASES : this.#insert).run(
       ex,
       leases.map((l) => ({
         id: l.id,
