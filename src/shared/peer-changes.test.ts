@@ -86,4 +86,57 @@ describe('a cached value', () => {
     await peers.settled();
     assert.equal(reports, 1);
   });
+  it('shares one read among the callers that arrive while it runs, but not across a change', async () => {
+    const now = { t: 10_000 };
+    const { peers, v } = make(now);
+    let reads = 0;
+    const gate: Array<() => void> = [];
+    const read = () =>
+      new Promise<string>((resolve) => {
+        const n = ++reads;
+        gate.push(() => resolve(`v${n}`));
+      });
+    const first = [v.load(read), v.load(read), v.load(read)];
+    assert.equal(reads, 1, 'callers during one read share it');
+    // A change through this process: a caller after it must not get the read begun before it.
+    v.forget();
+    const afterForget = v.load(read);
+    assert.equal(reads, 2);
+    peers.peerChanged();
+    const afterReport = v.load(read);
+    assert.equal(reads, 3);
+    for (const open of gate) open();
+    assert.deepEqual(await Promise.all(first), ['v1', 'v1', 'v1']);
+    assert.equal(await afterForget, 'v2');
+    assert.equal(await afterReport, 'v3');
+    // Only the read begun after the last change is kept.
+    assert.equal(v.now(), 'v3');
+    // Once it has settled, the next load reads again.
+    const next = v.load(read);
+    assert.equal(reads, 4);
+    gate[3]!();
+    assert.equal(await next, 'v4');
+  });
+
+  it('keeps nothing from a read that began before a local change', async () => {
+    const now = { t: 10_000 };
+    const { v } = make(now);
+    let open: (s: string) => void = () => undefined;
+    const stale = v.load(() => new Promise<string>((resolve) => (open = resolve)));
+    v.forget();
+    open('before the change');
+    assert.equal(await stale, 'before the change');
+    assert.equal(v.now(), undefined);
+  });
+
+  it('passes a failed read to every caller that shared it, and reads again after', async () => {
+    const now = { t: 10_000 };
+    const { v } = make(now);
+    let fail: (e: Error) => void = () => undefined;
+    const shared = [0, 1].map(() => v.load(() => new Promise<string>((_, reject) => (fail = reject))));
+    fail(new Error('down'));
+    for (const p of shared) await assert.rejects(p, /down/);
+    assert.equal(await v.load(async () => 'up'), 'up');
+    assert.equal(v.now(), 'up');
+  });
 });

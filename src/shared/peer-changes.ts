@@ -74,6 +74,10 @@ export class PeerChanges {
  */
 export class CachedValue<V> {
   #entry: { at: number; epoch: number; value: V } | undefined;
+  /** Moves with every forget(): a read begun before a local change is neither kept nor shared after it. */
+  #generation = 0;
+  /** The read in flight, shared by the callers that arrive while it runs (one read when the bound expires). */
+  #loading: { generation: number; epoch: number; value: Promise<V> } | undefined;
 
   constructor(private readonly opts: { nowMs: () => number; ttlMs: number; peers: PeerChanges }) {}
 
@@ -85,17 +89,33 @@ export class CachedValue<V> {
     return t - e.at < this.opts.ttlMs && t >= e.at && e.epoch === this.opts.peers.epoch ? e.value : undefined;
   }
 
-  /** Reads the value again and keeps it. */
-  async load(read: () => Promise<V>): Promise<V> {
+  /**
+   * Reads the value again and keeps it. Callers that arrive while a read is running share
+   * it, unless a change was made through this process or reported by another worker since
+   * that read began: they then start one of their own.
+   */
+  load(read: () => Promise<V>): Promise<V> {
     const epoch = this.opts.peers.epoch;
-    const value = await read();
-    this.#entry = { at: this.opts.nowMs(), epoch, value };
+    const generation = this.#generation;
+    const running = this.#loading;
+    if (running && running.generation === generation && running.epoch === epoch) return running.value;
+    const value = read().then((v) => {
+      if (this.#generation === generation) this.#entry = { at: this.opts.nowMs(), epoch, value: v };
+      return v;
+    });
+    const loading = { generation, epoch, value };
+    this.#loading = loading;
+    const done = () => {
+      if (this.#loading === loading) this.#loading = undefined;
+    };
+    value.then(done, done);
     return value;
   }
 
   /** After a committed change through this process: read again here, and on every other worker. */
   forget(): void {
     this.#entry = undefined;
+    this.#generation++;
     this.opts.peers.changed();
   }
 }
