@@ -86,6 +86,7 @@ describe('a cached value', () => {
     await peers.settled();
     assert.equal(reports, 1);
   });
+
   it('shares one read among the callers that arrive while it runs, but not across a change', async () => {
     const now = { t: 10_000 };
     const { peers, v } = make(now);

@@ -222,6 +222,7 @@ describeWithServer('state versions: creates that share a commit', (srv, kind) =>
       await sql`drop trigger if exists test_refuse${sql.raw(on)}`.execute(db);
     }
   });
+
   it('a create checks its lock in its own transaction, whatever the server remembers of earlier requests', async () => {
     const db = srv.deps.core.db.kysely;
     const f = await workspace(srv);

@@ -33,12 +33,6 @@ export function lockRefusal(ws: Pick<Workspace, 'lockedBy'>, actor: Actor): Doma
   return null;
 }
 
-/** Throws conflict unless the workspace is locked by the actor (state writes need the lock). */
-export function assertHeldBy(ws: Pick<Workspace, 'lockedBy'>, actor: Actor): void {
-  const refused = lockRefusal(ws, actor);
-  if (refused) throw refused;
-}
-
 export type UnlockCheck = 'ok' | 'not-locked' | 'held-by-other';
 
 export function unlockCheck(ws: Pick<Workspace, 'lockedBy'>, actor: Actor): UnlockCheck {

@@ -249,7 +249,7 @@ export class WorkspaceRepo {
     let q = ex
       .selectFrom('workspaces')
       .select(['id', 'locked_by_kind', 'locked_by_id'])
-      .where('id', 'in', [...ids].sort())
+      .where('id', 'in', ids)
       .orderBy('id');
     if (share) q = q.forShare();
     return new Map((await q.execute()).map((r) => [r.id, holderOf(r)]));

@@ -17,9 +17,9 @@ import type { Page, PageRequest } from '../pagination.js';
 import type { ProjectService } from '../projects/project-service.js';
 import {
   PENDING_STATE_VERSION_MESSAGE,
-  assertHeldBy,
   heldByOtherMessage,
   lockHolderOf,
+  lockRefusal,
   unlockCheck,
 } from './workspace-lock.js';
 import type { WorkspaceFilter, WorkspaceRepo } from './workspace-repo.js';
@@ -187,27 +187,32 @@ export class WorkspaceService {
    * they need next by this id and find nothing.
    */
   async authorizedId(actor: Actor, workspaceId: string, need: WorkspaceNeed): Promise<string> {
-    const cached = this.accessCache.get(`${actorAccessKey(actor)}\u0000${workspaceId}`);
-    if (cached && allows(cached, need)) return workspaceId;
+    if (this.#recentlyAllowed(actor, workspaceId, need)) return workspaceId;
     return (await this.authorize(actor, workspaceId, need)).id;
+  }
+
+  /** Whether a recent permission answer (accessCache) lets the actor do `need` on the workspace. */
+  #recentlyAllowed(actor: Actor, workspaceId: string, need: WorkspaceNeed): boolean {
+    const cached = this.accessCache.get(`${actorAccessKey(actor)}\u0000${workspaceId}`);
+    return cached !== undefined && allows(cached, need);
   }
 
   /** Throws conflict unless the workspace is locked by the actor (state writes need the lock). */
   assertWritable(actor: Actor, ws: Workspace): void {
-    assertHeldBy(ws, actor);
+    const refused = lockRefusal(ws, actor);
+    if (refused) throw refused;
   }
 
   /**
    * The id of a workspace the actor may write state versions to, for a write that checks
-   * the lock in its own transaction (`assertHeldIn`). The workspace is read only when no
+   * the lock in its own transaction (`lockHoldersIn`). The workspace is read only when no
    * recent permission answer exists (as for `authorizedId`), and its lock is then checked
    * at once too, so that a write to an unlocked workspace is refused before its content is
    * looked at.
    */
   async stateWriteId(actor: Actor, workspaceId: string): Promise<string> {
     const need = 'read-and-write-state-versions';
-    const cached = this.accessCache.get(`${actorAccessKey(actor)}\u0000${workspaceId}`);
-    if (cached && allows(cached, need)) return workspaceId;
+    if (this.#recentlyAllowed(actor, workspaceId, need)) return workspaceId;
     const ws = await this.authorize(actor, workspaceId, need);
     this.assertWritable(actor, ws);
     return ws.id;
