@@ -158,7 +158,7 @@ export function selfSignedIssuerContext(opts: {
 }
 
 export interface CertificateTemplate {
-  /** Serial bytes (unsigned); a random 20-byte serial when omitted. */
+  /** Serial bytes (unsigned); a new 20-byte serial (`randomSerial`) when omitted. */
   serial?: Buffer;
   /** Subject as raw Name DER (copied verbatim) or attributes. */
   subject: Buffer | readonly NameInput[];

@@ -275,14 +275,28 @@ test('PEM: encode with 64-column lines, decode bundles, strict base64', () => {
   assert.deepEqual(decodeBase64Strict(' AQID\n'), Buffer.from([1, 2, 3]));
 });
 
-test('serials: 20 random positive non-zero bytes; colon and hyphen forms', () => {
-  for (let i = 0; i < 200; i++) {
-    const s = randomSerial();
-    assert.equal(s.length, 20);
-    assert.ok((s[0]! & 0x80) === 0 && s[0]! !== 0, 'in [2^152, 2^159): positive, never shorter than 20 bytes');
-    assert.equal(integer(s).length, 22, 'exactly 20 content octets');
-    assert.equal(formatSerial(s).length, 59);
+test('serials: the time, then 112 random bits; 20 positive bytes; colon and hyphen forms', () => {
+  const seen = new Set<string>();
+  const at = Date.UTC(2026, 11, 2, 12, 0, 0, 123);
+  for (const now of [at, 2 ** 40, 2 ** 47 - 1, 0, 2 ** 48, Number.NaN]) {
+    for (let i = 0; i < 200; i++) {
+      const s = randomSerial(now);
+      assert.equal(s.length, 20);
+      assert.ok((s[0]! & 0x80) === 0 && s[0]! !== 0, 'in [2^152, 2^159): positive, never shorter than 20 bytes');
+      assert.equal(integer(s).length, 22, 'exactly 20 content octets');
+      assert.equal(formatSerial(s).length, 59);
+      seen.add(s.toString('hex'));
+    }
   }
+  assert.equal(seen.size, 1200, 'no two alike, even within one millisecond');
+  const s = randomSerial(at);
+  assert.equal(s.readUIntBE(0, 6), at, 'the issue time leads');
+  const rest = new Set(Array.from({ length: 64 }, () => randomSerial(at).subarray(6).toString('hex')));
+  assert.equal(rest.size, 64, 'the last 14 bytes are random');
+  const later = randomSerial(at + 1);
+  assert.ok(Buffer.compare(s, later) < 0, 'a later serial sorts after');
+  assert.ok(serialToHex(s) < serialToHex(later), 'so does its stored form');
+  assert.ok(Math.abs(randomSerial().readUIntBE(0, 6) - Date.now()) < 60_000, 'the default is the clock');
   assert.equal(formatSerial(Buffer.from('0039dd2e', 'hex')), '39:dd:2e');
   assert.equal(serialToHex(Buffer.from('000102', 'hex')), '0102');
   assert.equal(normalizeSerial('39:DD:2E:90'), '39dd2e90');

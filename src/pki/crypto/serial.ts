@@ -1,5 +1,5 @@
 /**
- * Certificate serial numbers (reference 16.11): random, positive, non-zero, 20 bytes in
+ * Certificate serial numbers (reference 16.11): unpredictable, positive, non-zero, 20 bytes in
  * DER (new ones always exactly 20; imported or parsed ones may be shorter); stored as
  * lowercase hex of the minimal big-endian bytes, shown with `:` separators, accepted with
  * `:` or `-`.
@@ -8,16 +8,24 @@ import { DomainError } from '../../shared/errors.js';
 import { pooledRandomBytes } from '../../shared/ids.js';
 
 /**
- * Exactly 20 random bytes: the top bit is cleared, so the DER INTEGER stays positive and
- * within 20 octets, and a zero first byte is drawn again, so the serial never shrinks
- * (always 40 hex digits; it lies in [2^152, 2^159), a subset of Vault's range).
+ * 20 bytes: the issue time in milliseconds as 6 big-endian bytes, then 14 random bytes
+ * (decision 0060). The time leads so that a mount's new serials land at the end of the
+ * certificate table's key instead of on a random page of it; the 112 random bits keep a
+ * serial unpredictable and unique. The first byte is 0x01 from 2004 to 2039 and stays
+ * below 0x80 until the year 6429, so the DER INTEGER is positive and exactly 20 octets
+ * (always 40 hex digits, in [2^152, 2^159), a subset of Vault's range); a clock outside
+ * that span falls back to 20 random bytes with the top bit cleared.
  */
-export function randomSerial(): Buffer {
-  for (;;) {
-    const b = pooledRandomBytes(20);
-    b[0]! &= 0x7f;
-    if (b[0] !== 0) return b;
+export function randomSerial(now: number = Date.now()): Buffer {
+  const b = pooledRandomBytes(20);
+  const ms = Math.floor(now);
+  if (ms >= 2 ** 40 && ms < 2 ** 47) {
+    b.writeUIntBE(ms, 0, 6);
+    return b;
   }
+  b[0]! &= 0x7f;
+  while (b[0] === 0) b[0] = pooledRandomBytes(1)[0]! & 0x7f;
+  return b;
 }
 
 /** Drops leading zero bytes (keeping at least one byte). */
