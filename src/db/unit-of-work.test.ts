@@ -11,7 +11,7 @@ import type { Db } from './database.js';
 import { migrateToLatest } from './migrate.js';
 import type { Database } from './schema.js';
 import { ParamQuery, RowInsert, RowsInsert } from './one-param-query.js';
-import { WriteOnlyReadError, write } from './unit-of-work.js';
+import { WriteOnlyReadError, asOneStatement, write } from './unit-of-work.js';
 
 /** The databases the units run on: a SQLite file, SQLite in memory, and PostgreSQL when the run has it. */
 const targets: Array<{ name: string; open(): Promise<{ db: Db; url?: string; cleanup(): Promise<void> }> }> = [
@@ -42,6 +42,12 @@ for (const target of targets) {
 
     const value = async (key: string) =>
       (await db.kysely.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst())?.value;
+    /** The error a unit failed with (undefined when it succeeded). */
+    const failure = (unit: Promise<unknown>) =>
+      unit.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     const put = (tx: Kysely<Database>, key: string, v = '1') =>
       write(tx, tx.insertInto('settings').values({ key, value: v }));
 
@@ -134,17 +140,50 @@ for (const target of targets) {
 
     it('a failing statement fails the whole write-only unit with the driver error', async () => {
       await db.units.writeOnly((tx) => put(tx, 'wo-dup'));
-      const err = await db.units
-        .writeOnly(async (tx) => {
+      const err = await failure(
+        db.units.writeOnly(async (tx) => {
           await put(tx, 'wo-dup-other');
           await put(tx, 'wo-dup');
-        })
-        .then(
-          () => undefined,
-          (e: unknown) => e,
-        );
+        }),
+      );
       assert.ok(isUniqueViolation(err), String(err));
       assert.equal(await value('wo-dup-other'), undefined);
+    });
+
+    it('a write-only unit of inserts into two tables: all or nothing, and one statement on PostgreSQL', async () => {
+      const copy = (tx: Kysely<Database>, key: string) =>
+        sql`insert into pki_settings (mount_id, name, value, updated_at)
+            select ${'m-wo'}, ${key}, value, ${'2026-01-01T00:00:00Z'} from settings where key = ${key}`.execute(tx);
+      const copied = async (key: string) =>
+        (
+          await db.kysely
+            .selectFrom('pki_settings')
+            .select('value')
+            .where('mount_id', '=', 'm-wo')
+            .where('name', '=', key)
+            .executeTakeFirst()
+        )?.value;
+      await db.units.writeOnly(async (tx) => {
+        await put(tx, 'wo-two', 'x');
+        await copy(tx, 'wo-two');
+      });
+      assert.equal(await value('wo-two'), 'x');
+      // In a transaction the copy sees the row inserted before it; as one statement on
+      // PostgreSQL both run in one snapshot, so it does not.
+      assert.equal(await copied('wo-two'), db.kind === 'postgres' ? undefined : 'x');
+      if (db.kind === 'postgres')
+        await db.units.writeOnly(async (tx) => {
+          await copy(tx, 'wo-two');
+        });
+      assert.equal(await copied('wo-two'), 'x');
+      const err = await failure(
+        db.units.writeOnly(async (tx) => {
+          await put(tx, 'wo-two-other');
+          await copy(tx, 'wo-two');
+        }),
+      );
+      assert.ok(isUniqueViolation(err), String(err));
+      assert.equal(await value('wo-two-other'), undefined, 'the first insert was undone with the second');
     });
 
     it('a read-write unit is committed when it resolves', async () => {
@@ -218,3 +257,36 @@ for (const target of targets) {
     });
   });
 }
+
+describe('asOneStatement: a write-only unit as one PostgreSQL statement', () => {
+  const st = (sqlText: string, n: number) => ({ sql: sqlText, parameters: Array.from({ length: n }, (_, i) => i) });
+
+  it('joins inserts into different tables as WITH clauses, numbering the parameters on', () => {
+    const one = st('insert into "a" ("x") values ($1)', 1);
+    assert.equal(asOneStatement([one]), one, 'one statement alone');
+    const ten = st(
+      `insert into "a" (${'x,'.repeat(9)}x) values (${[...Array(10).keys()].map((i) => `$${i + 1}`)})`,
+      10,
+    );
+    const joined = asOneStatement([ten, st('insert into b select * from f($1::json) on conflict (k) do nothing', 1)]);
+    assert.ok(joined);
+    assert.match(joined.sql, /^with w0 as \(insert into "a" .*\$10\)\) insert into b select \* from f\(\$11::json\)/);
+    assert.doesNotMatch(joined.sql, /\$1::json/);
+    assert.equal(joined.parameters.length, 11);
+  });
+
+  it('leaves to a transaction what one snapshot could change, or what it cannot read safely', () => {
+    const ins = st('insert into "a" ("x") values ($1)', 1);
+    const cases: Array<[string, string]> = [
+      ['the same table twice', 'insert into a ("x") values ($1)'],
+      ['an update', 'update "b" set "x" = $1'],
+      ['a delete', 'delete from "b" where "x" = $1'],
+      ['a string literal', `insert into "b" ("x") values ('y')`],
+      ['dollar quoting', 'insert into "b" ("x") values ($$y$$)'],
+      ['several commands', 'insert into "b" ("x") values ($1); delete from "a"'],
+      ['a schema-qualified table', 'insert into "public"."b" ("x") values ($1)'],
+    ];
+    for (const [what, text] of cases) assert.equal(asOneStatement([ins, st(text, 1)]), undefined, what);
+    assert.equal(asOneStatement([st('insert into "b" ("x") values ($1)', 65_535), ins]), undefined, 'too many');
+  });
+});

@@ -7,8 +7,9 @@
  *   COMMIT is written without waiting for the disk and the WAL is fsynced on the threadpool
  *   (decisions 0016 and 0027); the promise resolves once the commit is on disk.
  * - `writeOnly(fn)`: `fn` only records statements, which run together in one transaction
- *   after it returns: on a SQLite file on the writer thread (sqlite-writer.ts), elsewhere on
- *   a connection of the pool. Nothing in it can be read: a SELECT or RETURNING throws at
+ *   after it returns: on a SQLite file on the writer thread (sqlite-writer.ts), on
+ *   PostgreSQL as one statement where they allow it (`asOneStatement`), elsewhere on a
+ *   connection of the pool. Nothing in it can be read: a SELECT or RETURNING throws at
  *   once, and so does reading a statement's rows or affected row count, which are not known
  *   until the commit. Statements go in with `write(tx, query)`, the compiled statements of
  *   one-param-query.ts (ParamQuery.run, RowInsert, RowsInsert) and `sql\`…\`.execute(tx)`.
@@ -136,6 +137,11 @@ export class UnitsOfWork {
     await fn(recorder(statements, this.#dialect(), copy));
     if (statements.length === 0) return;
     if (this.deps.writer) return this.deps.writer.run(statements);
+    const one = this.deps.kind === 'postgres' ? asOneStatement(statements) : undefined;
+    if (one) {
+      await this.deps.kysely.executeQuery(CompiledQuery.raw(one.sql, [...one.parameters]));
+      return;
+    }
     await this.deps.kysely.transaction().execute(async (trx) => {
       for (const s of statements) await trx.executeQuery(CompiledQuery.raw(s.sql, [...s.parameters]));
     });
@@ -201,6 +207,38 @@ export class UnitsOfWork {
   async close(): Promise<void> {
     await this.#lazy?.close();
   }
+}
+
+/** PostgreSQL's limit on the parameters of one statement. */
+const PG_MAX_PARAMETERS = 65_535;
+
+/**
+ * The statements of a write-only unit as one statement for PostgreSQL, one round trip
+ * instead of a BEGIN, each statement and a COMMIT, or undefined where that could change
+ * their meaning. One statement is atomic on its own. INSERTs into different tables become
+ * the data-modifying WITH clauses of one statement, which PostgreSQL runs atomically too, in
+ * one snapshot, checking foreign keys at its end. One snapshot would change what a
+ * statement sees of another's rows (an ON CONFLICT against a row inserted just before it
+ * fails instead of doing nothing), so two statements on one table, or any statement but an
+ * INSERT, stay in a transaction; so do statements with a string literal or several
+ * commands, and more parameters in all than one statement may carry.
+ */
+export function asOneStatement(statements: readonly Statement[]): Statement | undefined {
+  if (statements.length === 1) return statements[0];
+  const parts: string[] = [];
+  const parameters: unknown[] = [];
+  const tables = new Set<string>();
+  for (const st of statements) {
+    const table = /^\s*insert\s+into\s+"?([a-z_][a-z0-9_]*)"?[\s(]/i.exec(st.sql)?.[1];
+    if (!table || tables.has(table) || /['$;]/.test(st.sql.replace(/\$\d+/g, ''))) return undefined;
+    tables.add(table);
+    const offset = parameters.length;
+    if (offset + st.parameters.length > PG_MAX_PARAMETERS) return undefined;
+    parts.push(offset === 0 ? st.sql : st.sql.replace(/\$(\d+)/g, (_m, n: string) => `$${Number(n) + offset}`));
+    parameters.push(...st.parameters);
+  }
+  const last = parts.pop()!;
+  return { sql: `with ${parts.map((p, i) => `w${i} as (${p})`).join(', ')} ${last}`, parameters };
 }
 
 // ---- write-only recording ----------------------------------------------------

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CachedValue, PeerChanges } from './peer-changes.js';
+import { CachedEntries, CachedValue, PeerChanges } from './peer-changes.js';
 
 describe('peer changes', () => {
   it('does nothing outside a cluster: the epoch stands and nothing waits', () => {
@@ -139,5 +139,111 @@ describe('a cached value', () => {
     for (const p of shared) await assert.rejects(p, /down/);
     assert.equal(await v.load(async () => 'up'), 'up');
     assert.equal(v.now(), 'up');
+  });
+});
+
+describe('cached entries by key', () => {
+  const make = (now: { t: number }) => {
+    const peers = new PeerChanges();
+    return { peers, c: new CachedEntries<string>({ nowMs: () => now.t, ttlMs: 1000, peers, max: 3 }) };
+  };
+  const gated = () => {
+    let reads = 0;
+    const gate: Array<(v: string) => void> = [];
+    const read = () =>
+      new Promise<string>((resolve) => {
+        reads++;
+        gate.push(resolve);
+      });
+    return { read, gate, reads: () => reads };
+  };
+
+  it('keeps each value until its own time, never beyond the bound', async () => {
+    const now = { t: 10_000 };
+    const { c } = make(now);
+    await c.load(
+      'a',
+      async () => 'A',
+      () => 10_300,
+    );
+    await c.load(
+      'b',
+      async () => 'B',
+      () => 99_999,
+    );
+    await c.load(
+      'n',
+      async () => 'N',
+      () => undefined,
+    );
+    assert.equal(c.get('n'), undefined, 'a value its read chose not to keep');
+    now.t = 10_299;
+    assert.deepEqual([c.get('a'), c.get('b')], ['A', 'B']);
+    now.t = 10_300;
+    assert.equal(c.get('a'), undefined);
+    now.t = 11_000;
+    assert.equal(c.get('b'), undefined, 'capped at ttlMs');
+  });
+
+  it('shares a read per key, but not a value its read did not keep', async () => {
+    const now = { t: 10_000 };
+    const { c } = make(now);
+    const g = gated();
+    const a = [c.load('a', g.read), c.load('a', g.read)];
+    const b = c.load('b', g.read);
+    assert.equal(g.reads(), 2, 'one read for a, one for b');
+    g.gate[0]!('A1');
+    g.gate[1]!('B1');
+    assert.deepEqual(await Promise.all([...a, b]), ['A1', 'A1', 'B1']);
+
+    const u = gated();
+    const drop = () => undefined;
+    const first = c.load('u', u.read, drop);
+    const second = c.load('u', u.read, drop);
+    assert.equal(u.reads(), 1, 'the second waits for the first');
+    u.gate[0]!('U1');
+    assert.equal(await first, 'U1');
+    await new Promise((r) => setImmediate(r));
+    assert.equal(u.reads(), 2, 'then, the value not kept, reads for itself');
+    u.gate[1]!('U2');
+    assert.equal(await second, 'U2');
+  });
+
+  it('forgets the keys chosen, here or everywhere, and keeps no read begun before', async () => {
+    const now = { t: 10_000 };
+    const { peers, c } = make(now);
+    let reports = 0;
+    peers.connect(async () => {
+      reports++;
+    });
+    await c.load('m1\nx', async () => 'X');
+    await c.load('m2\ny', async () => 'Y');
+    const g = gated();
+    const stale = c.load('m1\nz', g.read);
+    c.forgetHere((k) => k.startsWith('m1\n'));
+    assert.equal(c.get('m1\nx'), undefined);
+    assert.equal(c.get('m2\ny'), 'Y');
+    const fresh = c.load('m1\nz', g.read);
+    assert.equal(g.reads(), 2, 'a read begun before the change is not shared after it');
+    g.gate[1]!('new');
+    assert.equal(await fresh, 'new');
+    g.gate[0]!('old');
+    assert.equal(await stale, 'old');
+    assert.equal(c.get('m1\nz'), 'new', 'the read begun before the change, finishing last, is not kept');
+    assert.equal(reports, 0, 'forgetHere tells no other worker');
+    c.forget();
+    assert.equal(c.get('m2\ny'), undefined);
+    await peers.settled();
+    assert.equal(reports, 1);
+  });
+
+  it('holds at most max entries, dropping the oldest', async () => {
+    const now = { t: 10_000 };
+    const { c } = make(now);
+    for (const k of ['a', 'b', 'c', 'd']) await c.load(k, async () => k.toUpperCase());
+    assert.deepEqual(
+      ['a', 'b', 'c', 'd'].map((k) => c.get(k)),
+      [undefined, 'B', 'C', 'D'],
+    );
   });
 });

@@ -69,53 +69,119 @@ export class PeerChanges {
 }
 
 /**
- * One value read from the database (a mount table, say), trusted for `ttlMs` and only while
- * no other worker has reported a change since it was read.
+ * Values read from the database by key (roles, token checks), each trusted until its own
+ * time (at most `ttlMs` after its read began) and only while no other worker has reported
+ * a change since that read began.
+ *
+ * The callers of one key that arrive while its read runs share it (one read when an entry
+ * lapses under load, not one per waiting request), unless a change was made through this
+ * process (`forget`) or reported by another worker since that read began: they then start
+ * a read of their own, and a read begun before a local change is never kept. A value that
+ * its read decides not to keep is not shared either: each caller reads for itself.
  */
-export class CachedValue<V> {
-  #entry: { at: number; epoch: number; value: V } | undefined;
+export class CachedEntries<V> {
+  readonly #entries = new Map<string, { at: number; until: number; epoch: number; value: V }>();
   /** Moves with every forget(): a read begun before a local change is neither kept nor shared after it. */
   #generation = 0;
-  /** The read in flight, shared by the callers that arrive while it runs (one read when the bound expires). */
-  #loading: { generation: number; epoch: number; value: Promise<V> } | undefined;
+  readonly #loading = new Map<string, { generation: number; epoch: number; value: Promise<V | typeof UNSHARED> }>();
 
-  constructor(private readonly opts: { nowMs: () => number; ttlMs: number; peers: PeerChanges }) {}
+  constructor(private readonly opts: { nowMs: () => number; ttlMs: number; peers: PeerChanges; max?: number }) {}
 
-  /** The value while it may still be trusted, else undefined. */
-  now(): V | undefined {
-    const e = this.#entry;
+  /** The value of `key` while it may still be trusted, else undefined. */
+  get(key: string): V | undefined {
+    const e = this.#entries.get(key);
     if (!e) return undefined;
     const t = this.opts.nowMs();
-    return t - e.at < this.opts.ttlMs && t >= e.at && e.epoch === this.opts.peers.epoch ? e.value : undefined;
+    if (t < e.until && t >= e.at && e.epoch === this.opts.peers.epoch) return e.value;
+    this.#entries.delete(key);
+    return undefined;
   }
 
   /**
-   * Reads the value again and keeps it. Callers that arrive while a read is running share
-   * it, unless a change was made through this process or reported by another worker since
-   * that read began: they then start one of their own.
+   * Reads `key` again, or joins the read of it that is running. `keepUntil` says until when
+   * (milliseconds since the epoch; capped at `ttlMs` after the read began) the value may be
+   * kept, or undefined for not at all; by default for `ttlMs`. A failed read fails every
+   * caller that shared it.
    */
-  load(read: () => Promise<V>): Promise<V> {
+  load(key: string, read: () => Promise<V>, keepUntil?: (value: V) => number | undefined): Promise<V> {
+    const running = this.#loading.get(key);
+    if (running && running.generation === this.#generation && running.epoch === this.opts.peers.epoch)
+      return running.value.then((shared) => (shared !== UNSHARED ? shared : this.#read(key, read, keepUntil)));
+    return this.#read(key, read, keepUntil);
+  }
+
+  #read(key: string, read: () => Promise<V>, keepUntil?: (value: V) => number | undefined): Promise<V> {
     const epoch = this.opts.peers.epoch;
     const generation = this.#generation;
-    const running = this.#loading;
-    if (running && running.generation === generation && running.epoch === epoch) return running.value;
+    const at = this.opts.nowMs();
+    let kept = false;
     const value = read().then((v) => {
-      if (this.#generation === generation) this.#entry = { at: this.opts.nowMs(), epoch, value: v };
+      const bound = at + this.opts.ttlMs;
+      const until = keepUntil ? Math.min(bound, keepUntil(v) ?? at) : bound;
+      kept = until > at;
+      if (kept && this.#generation === generation) this.#keep(key, { at, until, epoch, value: v });
       return v;
     });
-    const loading = { generation, epoch, value };
-    this.#loading = loading;
+    const loading = { generation, epoch, value: value.then((v) => (kept ? v : UNSHARED)) };
+    this.#loading.set(key, loading);
     const done = () => {
-      if (this.#loading === loading) this.#loading = undefined;
+      if (this.#loading.get(key) === loading) this.#loading.delete(key);
     };
-    value.then(done, done);
+    loading.value.then(done, done);
     return value;
+  }
+
+  #keep(key: string, entry: { at: number; until: number; epoch: number; value: V }): void {
+    this.#entries.delete(key);
+    if (this.#entries.size >= (this.opts.max ?? 10_000)) this.#entries.delete(this.#entries.keys().next().value!);
+    this.#entries.set(key, entry);
+  }
+
+  /**
+   * After a committed change through this process: drops the entries that `which` selects
+   * (every entry by default), and reads begun before now are neither kept nor shared. Other
+   * workers are told only through `reportChange` (or `forget`).
+   */
+  forgetHere(which?: (key: string) => boolean): void {
+    if (which) {
+      for (const k of this.#entries.keys()) if (which(k)) this.#entries.delete(k);
+    } else this.#entries.clear();
+    this.#generation++;
+  }
+
+  /** After a committed change through this process: forgets here, and on every other worker. */
+  forget(which?: (key: string) => boolean): void {
+    this.forgetHere(which);
+    this.opts.peers.changed();
+  }
+}
+
+const UNSHARED: unique symbol = Symbol('unshared');
+
+/**
+ * One value read from the database (a mount table, say), trusted for `ttlMs` and only while
+ * no other worker has reported a change since it was read; callers during a read share it
+ * (CachedEntries with one key).
+ */
+export class CachedValue<V> {
+  readonly #entries: CachedEntries<V>;
+
+  constructor(opts: { nowMs: () => number; ttlMs: number; peers: PeerChanges }) {
+    this.#entries = new CachedEntries<V>({ ...opts, max: 1 });
+  }
+
+  /** The value while it may still be trusted, else undefined. */
+  now(): V | undefined {
+    return this.#entries.get('');
+  }
+
+  /** Reads the value again and keeps it, or joins the read that is running (see CachedEntries). */
+  load(read: () => Promise<V>): Promise<V> {
+    return this.#entries.load('', read);
   }
 
   /** After a committed change through this process: read again here, and on every other worker. */
   forget(): void {
-    this.#entry = undefined;
-    this.#generation++;
-    this.opts.peers.changed();
+    this.#entries.forget();
   }
 }

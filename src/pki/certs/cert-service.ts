@@ -28,7 +28,8 @@ export interface IssuedRecord {
 
 /** Writes leases inside a transaction of ours (LeaseService.insertMany). */
 export interface LeaseWriter {
-  insertMany(ex: Executor, leases: readonly Lease[]): Promise<void>;
+  /** Resolves to what to call once the transaction `ex` has committed. */
+  insertMany(ex: Executor, leases: readonly Lease[]): Promise<() => void>;
 }
 
 interface Pending extends IssuedRecord {
@@ -142,9 +143,10 @@ export class CertService {
     }
     try {
       if (leases.length > 0 && !this.deps.leases) throw new Error('CertService was built without a lease writer');
+      let committed: (() => void) | undefined;
       const work = async (tx: Executor) => {
         await this.deps.repo.insertMany(tx, certs, meta);
-        if (leases.length > 0) await this.deps.leases!.insertMany(tx, leases);
+        committed = leases.length > 0 ? await this.deps.leases!.insertMany(tx, leases) : undefined;
         for (const p of batch) if (p.writes) await p.writes(tx);
         for (const p of batch) if (p.also) await p.also(tx);
       };
@@ -152,6 +154,7 @@ export class CertService {
       // callback may read, so a batch with one is a read-write unit.
       if (also) await this.deps.repo.readWrite(work);
       else await this.deps.repo.writeOnly(work as (tx: WriteOnlyTx) => Promise<void>);
+      committed?.();
       for (const p of batch) p.resolve();
       this.deps.searchIndex?.stored(certs.length);
     } catch (err) {

@@ -1,5 +1,5 @@
 import type { Clock } from '../../shared/clock.js';
-import { PeerChanges } from '../../shared/peer-changes.js';
+import { CachedEntries, PeerChanges } from '../../shared/peer-changes.js';
 import { invalid, notFound } from '../../shared/errors.js';
 import type { IssuerService } from '../issuers/issuer-service.js';
 import { normalizeRole, validateRoleName } from './role.js';
@@ -19,11 +19,16 @@ type RoleInput = Record<(typeof ROLE_FIELD_NAMES)[number], unknown>;
 
 /** Role use cases: write (full replace), patch, read, list, delete, and cached lookup for issuance. */
 export class RoleService {
-  readonly #cache = new Map<string, { at: number; epoch: number; role: PkiRole }>();
-  readonly #peers: PeerChanges;
+  /** Roles for issuance by `<mount id>\n<name>`; an unknown role is not kept. */
+  readonly #cache: CachedEntries<PkiRole | undefined>;
 
   constructor(private readonly deps: { repo: RoleRepo; issuers: IssuerService; clock: Clock; peers?: PeerChanges }) {
-    this.#peers = deps.peers ?? new PeerChanges();
+    this.#cache = new CachedEntries({
+      nowMs: () => deps.clock.now().getTime(),
+      ttlMs: ROLE_CACHE_MS,
+      peers: deps.peers ?? new PeerChanges(),
+      max: 4096,
+    });
   }
 
   /** POST roles/:name: every omitted field takes its default. */
@@ -72,31 +77,27 @@ export class RoleService {
 
   /** After a committed change: this process's entry now, the other workers' before the change is answered. */
   #forget(mountId: string, name: string): void {
-    this.#cache.delete(`${mountId}\n${name}`);
-    this.#peers.changed();
+    const key = `${mountId}\n${name}`;
+    this.#cache.forget((k) => k === key);
   }
 
   async purgeMount(mountId: string): Promise<void> {
     await this.deps.repo.deleteAll(this.deps.repo.executor, mountId);
-    for (const k of this.#cache.keys()) if (k.startsWith(`${mountId}\n`)) this.#cache.delete(k);
-    this.#peers.changed();
+    this.#cache.forget((k) => k.startsWith(`${mountId}\n`));
   }
 
   /** The role for an issuance request; unknown roles are a 400 `unknown role: <name>`. */
   async forIssuance(mountId: string, name: string): Promise<PkiRole> {
     const key = `${mountId}\n${name}`;
-    const now = this.deps.clock.now().getTime();
-    const epoch = this.#peers.epoch;
-    const hit = this.#cache.get(key);
-    if (hit && now - hit.at < ROLE_CACHE_MS && now >= hit.at && hit.epoch === epoch) return hit.role;
-    const r = await this.deps.repo.find(this.deps.repo.executor, mountId, name);
-    if (!r) {
-      this.#cache.delete(key);
-      throw invalid(`unknown role: ${name}`, 'name');
-    }
-    if (this.#cache.size > 4096) this.#cache.clear();
-    this.#cache.set(key, { at: now, epoch, role: r.role });
-    return r.role;
+    const role =
+      this.#cache.get(key) ??
+      (await this.#cache.load(
+        key,
+        async () => (await this.deps.repo.find(this.deps.repo.executor, mountId, name))?.role,
+        (r) => (r ? Infinity : undefined),
+      ));
+    if (!role) throw invalid(`unknown role: ${name}`, 'name');
+    return role;
   }
 
   /** Pass the open transaction, if any: SQLite has one connection, so a query outside it would wait forever. */

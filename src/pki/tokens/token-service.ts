@@ -3,7 +3,7 @@ import type { Database } from '../../db/schema.js';
 import type { UnitsOfWork } from '../../db/unit-of-work.js';
 import type { JobQueue } from '../../jobs/job-queue.js';
 import type { Clock } from '../../shared/clock.js';
-import { PeerChanges } from '../../shared/peer-changes.js';
+import { CachedEntries, PeerChanges } from '../../shared/peer-changes.js';
 import { invalid } from '../../shared/errors.js';
 import { hashToken, randomBase58 } from '../../shared/ids.js';
 import { ROOT_POLICY } from '../acl/policy.js';
@@ -65,13 +65,27 @@ export function tokenInfoOf(e: TokenEntry): TokenInfo {
   };
 }
 
+/** A token check: the answer, and until when it may be kept (undefined: not at all). */
+interface TokenCheck {
+  auth: Authenticated | undefined;
+  until: number | undefined;
+}
+
+const ADMIN_CHECK: TokenCheck = { auth: { info: ADMIN_TOKEN_INFO, entry: undefined }, until: Infinity };
+const NO_TOKEN: TokenCheck = { auth: undefined, until: undefined };
+const keptUntil = (c: TokenCheck): number | undefined => c.until;
+
 /**
  * The token store. Tokens are kept only as SHA-256 hashes. A token is valid while it and
  * every ancestor exist, have not expired and have uses left, so a parent that lapses takes
  * its children with it without any background sweep.
  */
 export class TokenService {
-  readonly #cache = new Map<string, { until: number; at: number; epoch: number; auth: Authenticated }>();
+  /**
+   * Successful checks by token hash, each until the earliest expiry in its chain (at most
+   * TOKEN_CACHE_MS); a use-limited token is checked every time, since each use is spent.
+   */
+  readonly #cache: CachedEntries<TokenCheck>;
 
   constructor(
     private readonly deps: {
@@ -85,10 +99,13 @@ export class TokenService {
       peers?: PeerChanges;
     },
   ) {
-    this.#peers = deps.peers ?? new PeerChanges();
+    this.#cache = new CachedEntries({
+      nowMs: () => deps.clock.now().getTime(),
+      ttlMs: TOKEN_CACHE_MS,
+      peers: deps.peers ?? new PeerChanges(),
+      max: TOKEN_CACHE_MAX,
+    });
   }
-
-  readonly #peers: PeerChanges;
 
   /**
    * Resolves a presented token; undefined when it is not valid. A request spends one use
@@ -97,25 +114,25 @@ export class TokenService {
   async authenticate(token: string, opts: { spendUse?: boolean } = {}): Promise<Authenticated | undefined> {
     if (!token) return undefined;
     const hash = hashToken(token);
-    const now = this.deps.clock.now().getTime();
-    const remembered = this.#remembered(hash, now);
-    if (remembered) return remembered;
-    this.#cache.delete(hash);
-    const epoch = this.#peers.epoch;
+    const check =
+      this.#cache.get(hash) ?? (await this.#cache.load(hash, () => this.#check(token, hash, opts), keptUntil));
+    return check.auth;
+  }
+
+  /** Checks a token against the store; `until` says how long the answer may be kept, if at all. */
+  async #check(token: string, hash: string, opts: { spendUse?: boolean }): Promise<TokenCheck> {
     const ours = token.startsWith(TOKEN_PREFIX);
-    if (!ours && (await this.deps.adminTokens.isAdmin(token)))
-      return this.#remember(hash, now, epoch, { info: ADMIN_TOKEN_INFO, entry: undefined }, null);
+    if (!ours && (await this.deps.adminTokens.isAdmin(token))) return ADMIN_CHECK;
     const chain = await this.#validChain(hash);
     const entry = chain?.[0];
     if (!chain || !entry) {
-      if (ours && (await this.deps.adminTokens.isAdmin(token)))
-        return this.#remember(hash, now, epoch, { info: ADMIN_TOKEN_INFO, entry: undefined }, null);
-      return undefined;
+      if (ours && (await this.deps.adminTokens.isAdmin(token))) return ADMIN_CHECK;
+      return NO_TOKEN;
     }
     if (entry.numUses > 0 && opts.spendUse !== false) {
       // The last use marks the token exhausted rather than 0, which would mean unlimited.
       const next = entry.numUses === 1 ? USES_EXHAUSTED : entry.numUses - 1;
-      if (!(await this.deps.repo.spendUse(entry.accessor, entry.numUses, next))) return undefined;
+      if (!(await this.deps.repo.spendUse(entry.accessor, entry.numUses, next))) return NO_TOKEN;
       if (next === USES_EXHAUSTED) {
         // Its descendants die with it.
         this.#forgetEverywhere();
@@ -123,39 +140,25 @@ export class TokenService {
       }
     }
     const auth = { info: tokenInfoOf(entry), entry };
-    if (chain.some((t) => t.numUses !== 0)) return auth;
-    let expiry: number | null = null;
-    for (const t of chain)
-      if (t.expiresAt && (expiry === null || t.expiresAt.getTime() < expiry)) expiry = t.expiresAt.getTime();
-    return this.#remember(hash, now, epoch, auth, expiry);
+    if (chain.some((t) => t.numUses !== 0)) return { auth, until: undefined };
+    let expiry = Infinity;
+    for (const t of chain) if (t.expiresAt && t.expiresAt.getTime() < expiry) expiry = t.expiresAt.getTime();
+    return { auth, until: expiry };
   }
 
   /** A remembered successful check of `token`, without waiting; undefined when authenticate must be awaited. */
   authenticateNow(token: string): Authenticated | undefined {
-    return token ? this.#remembered(hashToken(token), this.deps.clock.now().getTime()) : undefined;
-  }
-
-  #remembered(hash: string, now: number): Authenticated | undefined {
-    const hit = this.#cache.get(hash);
-    return hit && now < hit.until && now >= hit.at && hit.epoch === this.#peers.epoch ? hit.auth : undefined;
-  }
-
-  #remember(hash: string, now: number, epoch: number, auth: Authenticated, expiry: number | null): Authenticated {
-    const until = expiry === null ? now + TOKEN_CACHE_MS : Math.min(now + TOKEN_CACHE_MS, expiry);
-    if (this.#cache.size >= TOKEN_CACHE_MAX) this.#cache.delete(this.#cache.keys().next().value!);
-    this.#cache.set(hash, { until, at: now, epoch, auth });
-    return auth;
+    return token ? this.#cache.get(hashToken(token))?.auth : undefined;
   }
 
   /** Any revocation, renewal or exhaustion may affect a whole subtree: forget every remembered check. */
   #forgetAll(): void {
-    this.#cache.clear();
+    this.#cache.forgetHere();
   }
 
   /** After a committed revocation, renewal or exhaustion: here, and on the other workers (decision 0056). */
   #forgetEverywhere(): void {
-    this.#cache.clear();
-    this.#peers.changed();
+    this.#cache.forget();
   }
 
   /** The entry of a valid token (no use spent), or undefined. */
