@@ -6,6 +6,10 @@ import type { TfeFixture } from '../../../test/support/tfe-fixture.js';
 import { ManualClock } from '../../shared/clock.js';
 import { PeerChanges } from '../../shared/peer-changes.js';
 import type { Actor } from './actor.js';
+import { AdminTokenRepo } from '../../admin/admin-token-repo.js';
+import { AdminTokenService } from '../../admin/admin-token-service.js';
+import { IdentityRepo } from './identity-repo.js';
+import { IdentityService } from './identity-service.js';
 import { TOKEN_ACTOR_TTL_MS, TokenActorCache } from './token-actor-cache.js';
 
 const alice: Actor = { kind: 'user', userId: 'user-a', username: 'alice', siteAdmin: false, tokenId: 'at-a' };
@@ -60,6 +64,16 @@ describe('token actor cache', () => {
     assert.deepEqual(cache.get('h2'), alice);
   });
 
+  it('refuses what was read before a clear made through this process', () => {
+    const cache = new TokenActorCache({ clock: new ManualClock('2026-03-01T10:00:00.000Z') });
+    const since = cache.epoch();
+    cache.clear();
+    cache.set('h1', alice, since);
+    assert.equal(cache.get('h1'), undefined, 'a lookup that began before a revocation here is not kept');
+    cache.set('h1', alice, cache.epoch());
+    assert.deepEqual(cache.get('h1'), alice);
+  });
+
   it('reports its own clear to the other workers', async () => {
     const peers = new PeerChanges();
     let reported = 0;
@@ -95,6 +109,34 @@ for (const kind of dbKinds()) {
       assert.ok(await f.identity.authenticate(first.secret));
       await f.tokens.createOrganizationToken(f.admin, 'cache-org', {});
       assert.equal(await f.identity.authenticate(first.secret), null);
+    });
+
+    it('requests that arrive during a lookup of their token share it; refusals are not shared', async () => {
+      const u = await f.identity.createUser(f.admin, { username: 'shared-lookup' });
+      const t = await f.tokens.createUserToken(f.admin, u.id, {});
+      const repo = new IdentityRepo({ db: f.tdb.db.kysely });
+      let lookups = 0;
+      const tokenByHash = repo.tokenByHash.bind(repo);
+      repo.tokenByHash = (hash) => {
+        lookups++;
+        return tokenByHash(hash);
+      };
+      const identity = new IdentityService({
+        repo,
+        adminTokens: new AdminTokenService({
+          repo: new AdminTokenRepo({ db: f.tdb.db.kysely, units: f.tdb.db.units }),
+          clock: f.clock,
+        }),
+        clock: f.clock,
+        tokenCache: new TokenActorCache({ clock: f.clock }),
+      });
+      const actors = await Promise.all(Array.from({ length: 20 }, () => identity.authenticate(t.secret)));
+      assert.ok(actors.every((a) => a?.kind === 'user' && a.userId === u.id));
+      assert.equal(lookups, 1, 'one lookup for twenty requests');
+      const unknown = `${t.secret.slice(0, -4)}zzzz`;
+      const refused = await Promise.all(Array.from({ length: 5 }, () => identity.authenticate(unknown)));
+      assert.deepEqual(refused, [null, null, null, null, null]);
+      assert.equal(lookups, 1 + 5, 'each refused request looked for itself');
     });
 
     it('a token deleted elsewhere stops working once the TTL has passed', async () => {

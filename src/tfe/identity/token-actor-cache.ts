@@ -29,6 +29,8 @@ export class TokenActorCache {
   private readonly max: number;
   readonly #peers: PeerChanges;
   readonly #peersMoved: () => boolean;
+  /** Moves with every clear, here or reported by another worker: what was read before it is not kept. */
+  #generation = 0;
 
   constructor(private readonly deps: { clock: Clock; ttlMs?: number; max?: number; peers?: PeerChanges }) {
     this.ttlMs = deps.ttlMs ?? TOKEN_ACTOR_TTL_MS;
@@ -37,10 +39,13 @@ export class TokenActorCache {
     this.#peersMoved = this.#peers.watch();
   }
 
-  /** Taken before reading what `set` will keep: a change reported by another worker meanwhile voids it. */
+  /**
+   * Taken before reading what `set` will keep: a clear meanwhile (a change through this
+   * process, or one reported by another worker) voids it.
+   */
   epoch(): number {
     this.#syncPeers();
-    return this.#peers.epoch;
+    return this.#generation;
   }
 
   get(tokenHash: string): Actor | undefined {
@@ -60,7 +65,7 @@ export class TokenActorCache {
    */
   set(tokenHash: string, actor: Actor, since: number, expiresAt: Date | null = null): void {
     this.#syncPeers();
-    if (since !== this.#peers.epoch) return;
+    if (since !== this.#generation) return;
     let until = this.deps.clock.now().getTime() + this.ttlMs;
     if (expiresAt) until = Math.min(until, expiresAt.getTime());
     // Oldest first out: a flood of distinct tokens cannot grow the map without bound.
@@ -79,6 +84,7 @@ export class TokenActorCache {
   }
 
   #dropAll(): void {
+    this.#generation++;
     this.entries.clear();
     for (const l of this.clearListeners) l();
   }
