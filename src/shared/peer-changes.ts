@@ -140,7 +140,7 @@ export class CachedEntries<V> {
   /**
    * After a committed change through this process: drops the entries that `which` selects
    * (every entry by default), and reads begun before now are neither kept nor shared. Other
-   * workers are told only through `reportChange` (or `forget`).
+   * workers are told only by `forget`.
    */
   forgetHere(which?: (key: string) => boolean): void {
     if (which) {

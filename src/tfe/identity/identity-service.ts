@@ -46,26 +46,8 @@ export class IdentityService {
     const tokenHash = hashToken(token);
     const cached = this.deps.tokenCache.get(tokenHash);
     if (cached) return cached;
-    // Requests that arrive while this token is being looked up share that lookup (one
-    // lookup when its entry lapses under load), unless the cache was cleared since it
-    // began; only an actor is shared, so a refusal is looked up by each request.
-    const running = this.#lookups.get(tokenHash);
-    if (running && running.since === this.deps.tokenCache.epoch()) {
-      const actor = await running.actor.catch(() => null);
-      if (actor) return actor;
-    }
-    const since = this.deps.tokenCache.epoch();
-    const lookup = { since, actor: this.#lookUp(token, tokenHash, since) };
-    this.#lookups.set(tokenHash, lookup);
-    const done = () => {
-      if (this.#lookups.get(tokenHash) === lookup) this.#lookups.delete(tokenHash);
-    };
-    lookup.actor.then(done, done);
-    return lookup.actor;
+    return this.deps.tokenCache.lookUp(tokenHash, (since) => this.#lookUp(token, tokenHash, since));
   }
-
-  /** Token lookups in flight, by token hash (see authenticate). */
-  readonly #lookups = new Map<string, { since: number; actor: Promise<Actor | null> }>();
 
   async #lookUp(token: string, tokenHash: string, since: number): Promise<Actor | null> {
     if (looksLikeApiToken(token)) {

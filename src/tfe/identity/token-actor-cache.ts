@@ -60,6 +60,31 @@ export class TokenActorCache {
   }
 
   /**
+   * Runs `read` (given the epoch to pass to `set`), or joins the read of this token that is
+   * running: requests that arrive during a lookup share it (one lookup when an entry lapses
+   * under load), unless the cache was cleared since it began. Only an actor is shared; a
+   * refusal is looked up again by each request that waited for it.
+   */
+  async lookUp(tokenHash: string, read: (since: number) => Promise<Actor | null>): Promise<Actor | null> {
+    const running = this.#lookups.get(tokenHash);
+    if (running && running.since === this.epoch()) {
+      const actor = await running.actor.catch(() => null);
+      if (actor) return actor;
+    }
+    const since = this.epoch();
+    const lookup = { since, actor: read(since) };
+    this.#lookups.set(tokenHash, lookup);
+    const done = () => {
+      if (this.#lookups.get(tokenHash) === lookup) this.#lookups.delete(tokenHash);
+    };
+    lookup.actor.then(done, done);
+    return lookup.actor;
+  }
+
+  /** Token lookups in flight, by token hash (see lookUp). */
+  readonly #lookups = new Map<string, { since: number; actor: Promise<Actor | null> }>();
+
+  /**
    * Keeps `actor` for the TTL, or until `expiresAt` when that comes first, unless another
    * worker reported a change since `since` (taken with `epoch()` before the read).
    */
