@@ -1,3 +1,5 @@
+import { SharedReads } from './shared-reads.js';
+
 /**
  * Coherence of in-process caches between the workers of one machine (decision 0056).
  *
@@ -83,7 +85,7 @@ export class CachedEntries<V> {
   readonly #entries = new Map<string, { at: number; until: number; epoch: number; value: V }>();
   /** Moves with every forget(): a read begun before a local change is neither kept nor shared after it. */
   #generation = 0;
-  readonly #loading = new Map<string, { generation: number; epoch: number; value: Promise<V | typeof UNSHARED> }>();
+  readonly #reads = new SharedReads<{ value: V; kept: boolean }>();
 
   constructor(private readonly opts: { nowMs: () => number; ttlMs: number; peers: PeerChanges; max?: number }) {}
 
@@ -103,32 +105,31 @@ export class CachedEntries<V> {
    * kept, or undefined for not at all; by default for `ttlMs`. A failed read fails every
    * caller that shared it.
    */
-  load(key: string, read: () => Promise<V>, keepUntil?: (value: V) => number | undefined): Promise<V> {
-    const running = this.#loading.get(key);
-    if (running && running.generation === this.#generation && running.epoch === this.opts.peers.epoch)
-      return running.value.then((shared) => (shared !== UNSHARED ? shared : this.#read(key, read, keepUntil)));
-    return this.#read(key, read, keepUntil);
+  async load(key: string, read: () => Promise<V>, keepUntil?: (value: V) => number | undefined): Promise<V> {
+    const stamp = `${this.#generation}:${this.opts.peers.epoch}`;
+    const r = await this.#reads.run(
+      key,
+      stamp,
+      () => this.#read(key, read, keepUntil),
+      (r) => r.kept,
+    );
+    return r.value;
   }
 
-  #read(key: string, read: () => Promise<V>, keepUntil?: (value: V) => number | undefined): Promise<V> {
+  async #read(
+    key: string,
+    read: () => Promise<V>,
+    keepUntil?: (value: V) => number | undefined,
+  ): Promise<{ value: V; kept: boolean }> {
     const epoch = this.opts.peers.epoch;
     const generation = this.#generation;
     const at = this.opts.nowMs();
-    let kept = false;
-    const value = read().then((v) => {
-      const bound = at + this.opts.ttlMs;
-      const until = keepUntil ? Math.min(bound, keepUntil(v) ?? at) : bound;
-      kept = until > at;
-      if (kept && this.#generation === generation) this.#keep(key, { at, until, epoch, value: v });
-      return v;
-    });
-    const loading = { generation, epoch, value: value.then((v) => (kept ? v : UNSHARED)) };
-    this.#loading.set(key, loading);
-    const done = () => {
-      if (this.#loading.get(key) === loading) this.#loading.delete(key);
-    };
-    loading.value.then(done, done);
-    return value;
+    const value = await read();
+    const bound = at + this.opts.ttlMs;
+    const until = keepUntil ? Math.min(bound, keepUntil(value) ?? at) : bound;
+    const kept = until > at;
+    if (kept && this.#generation === generation) this.#keep(key, { at, until, epoch, value });
+    return { value, kept };
   }
 
   #keep(key: string, entry: { at: number; until: number; epoch: number; value: V }): void {
@@ -155,8 +156,6 @@ export class CachedEntries<V> {
     this.opts.peers.changed();
   }
 }
-
-const UNSHARED: unique symbol = Symbol('unshared');
 
 /**
  * One value read from the database (a mount table, say), trusted for `ttlMs` and only while

@@ -1,5 +1,6 @@
 import type { Clock } from '../../shared/clock.js';
 import { PeerChanges } from '../../shared/peer-changes.js';
+import { SharedReads } from '../../shared/shared-reads.js';
 import type { Actor } from './actor.js';
 
 /**
@@ -65,24 +66,18 @@ export class TokenActorCache {
    * under load), unless the cache was cleared since it began. Only an actor is shared; a
    * refusal is looked up again by each request that waited for it.
    */
-  async lookUp(tokenHash: string, read: (since: number) => Promise<Actor | null>): Promise<Actor | null> {
-    const running = this.#lookups.get(tokenHash);
-    if (running && running.since === this.epoch()) {
-      const actor = await running.actor.catch(() => null);
-      if (actor) return actor;
-    }
+  lookUp(tokenHash: string, read: (since: number) => Promise<Actor | null>): Promise<Actor | null> {
     const since = this.epoch();
-    const lookup = { since, actor: read(since) };
-    this.#lookups.set(tokenHash, lookup);
-    const done = () => {
-      if (this.#lookups.get(tokenHash) === lookup) this.#lookups.delete(tokenHash);
-    };
-    lookup.actor.then(done, done);
-    return lookup.actor;
+    return this.#lookups.run(
+      tokenHash,
+      since,
+      () => read(since),
+      (actor) => actor !== null,
+    );
   }
 
   /** Token lookups in flight, by token hash (see lookUp). */
-  readonly #lookups = new Map<string, { since: number; actor: Promise<Actor | null> }>();
+  readonly #lookups = new SharedReads<Actor | null>();
 
   /**
    * Keeps `actor` for the TTL, or until `expiresAt` when that comes first, unless another

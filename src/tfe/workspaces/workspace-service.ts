@@ -9,6 +9,7 @@ import type { Actor } from '../identity/actor.js';
 import { actorAccessKey } from '../identity/actor.js';
 import { TOKEN_ACTOR_TTL_MS } from '../identity/token-actor-cache.js';
 import { RecentCache } from '../recent-cache.js';
+import { SharedReads } from '../../shared/shared-reads.js';
 import type { IdentityService } from '../identity/identity-service.js';
 import { allows, organizationAccess, workspaceAccess } from '../identity/permissions.js';
 import type { WorkspaceAccess } from '../identity/permissions.js';
@@ -164,13 +165,23 @@ export class WorkspaceService {
     ref: WorkspaceRef,
     need: WorkspaceNeed,
   ): Promise<{ ws: Workspace; access: WorkspaceAccess }> {
+    return this.#checked(await this.#findWithAccess(actor, ref), ref, need);
+  }
+
+  async #findWithAccess(
+    actor: Actor,
+    ref: WorkspaceRef,
+  ): Promise<{ ws: Workspace; access: WorkspaceAccess } | undefined> {
     const ws = await this.find(ref);
+    return ws && { ws, access: await this.access(actor, ws) };
+  }
+
+  /** Throws not_found (missing, or not readable) or forbidden (readable, but not `need`). */
+  #checked<T extends { access: WorkspaceAccess }>(found: T | undefined, ref: WorkspaceRef, need: WorkspaceNeed): T {
     const label = 'id' in ref ? ref.id : `${ref.organization}/${ref.name}`;
-    if (!ws) throw notFound(`workspace ${label} not found`);
-    const access = await this.access(actor, ws);
-    if (!access.read) throw notFound(`workspace ${label} not found`);
-    if (!allows(access, need)) throw forbidden(`not allowed: ${need} on workspace ${label}`);
-    return { ws, access };
+    if (!found || !found.access.read) throw notFound(`workspace ${label} not found`);
+    if (!allows(found.access, need)) throw forbidden(`not allowed: ${need} on workspace ${label}`);
+    return found;
   }
 
   /** The workspace if the actor may do `need` on it; throws not_found otherwise. */
@@ -188,8 +199,21 @@ export class WorkspaceService {
    */
   async authorizedId(actor: Actor, workspaceId: string, need: WorkspaceNeed): Promise<string> {
     if (this.#recentlyAllowed(actor, workspaceId, need)) return workspaceId;
-    return (await this.authorize(actor, workspaceId, need)).id;
+    // Requests that arrive while this permission is read share the read (the entry lapses
+    // under load). Only the permission is used here, never the workspace's lock, which a
+    // read begun before a lock change would have stale.
+    const ref = { id: workspaceId };
+    const found = await this.#permissionReads.run(
+      `${actorAccessKey(actor)}\u0000${workspaceId}`,
+      this.accessCache.epoch(),
+      () => this.#findWithAccess(actor, ref),
+      (f) => f?.access.read === true,
+    );
+    return this.#checked(found, ref, need).ws.id;
   }
+
+  /** Permission reads in flight for authorizedId, by actor and workspace. */
+  readonly #permissionReads = new SharedReads<{ ws: Workspace; access: WorkspaceAccess } | undefined>();
 
   /** Whether a recent permission answer (accessCache) lets the actor do `need` on the workspace. */
   #recentlyAllowed(actor: Actor, workspaceId: string, need: WorkspaceNeed): boolean {

@@ -4,7 +4,8 @@ import { dbKinds } from '../../../test/support/test-db.js';
 import { createTfeFixture } from '../../../test/support/tfe-fixture.js';
 import type { TfeFixture } from '../../../test/support/tfe-fixture.js';
 import { DomainError } from '../../shared/errors.js';
-import { isPendingUnlockError } from './workspace-service.js';
+import { ACCESS_TTL_MS, WorkspaceService, isPendingUnlockError } from './workspace-service.js';
+import { WorkspaceRepo } from './workspace-repo.js';
 import { AdminTokenRepo } from '../../admin/admin-token-repo.js';
 import { AdminTokenService } from '../../admin/admin-token-service.js';
 import { openDatabase } from '../../db/database.js';
@@ -307,6 +308,51 @@ for (const kind of dbKinds()) {
       await f.workspaces.lock(f.admin, id, null);
       assert.equal((await f.workspaces.forceUnlock(f.admin, id)).workspace.locked, false);
       f.workspaces.setStateVersionHooks({ latestIsPending: async () => false });
+    });
+
+    it('permission reads in flight are shared; refusals and reads begun before a change are not', async () => {
+      await f.org('herd');
+      const ws = await f.workspace('herd', 'w');
+      const reader = await f.user('herd-reader');
+      const outsider = await f.user('herd-outsider');
+      await f.teamAccess.create(f.admin, await f.team('herd', 'readers', ['herd-reader']), ws, { access: 'read' });
+      const repo = new WorkspaceRepo({ db: f.tdb.db.kysely });
+      let reads = 0;
+      const byId = repo.byId.bind(repo);
+      repo.byId = (id) => {
+        reads++;
+        return byId(id);
+      };
+      const { db } = f.tdb;
+      const deps = { db, repo, organizations: f.organizations, identity: f.identity, projects: f.projects };
+      const workspaces = new WorkspaceService({ ...deps, clock: f.clock });
+      const need = 'read-state-versions';
+
+      const ids = await Promise.all(Array.from({ length: 20 }, () => workspaces.authorizedId(reader, ws, need)));
+      assert.deepEqual(new Set(ids), new Set([ws]));
+      assert.equal(reads, 1, 'one workspace read for twenty requests');
+      assert.equal(await workspaces.authorizedId(reader, ws, need), ws);
+      assert.equal(reads, 1, 'then answered from the permission cache');
+
+      f.clock.advance(ACCESS_TTL_MS / 1000);
+      const many = Array.from({ length: 5 }, () =>
+        workspaces.authorizedId(reader, ws, 'read-and-write-state-versions'),
+      );
+      for (const r of await Promise.allSettled(many))
+        assert.ok(r.status === 'rejected' && kindOf('forbidden')(r.reason));
+      assert.equal(reads, 2, 'a shared read still checks what each caller needs');
+
+      const refused = Array.from({ length: 5 }, () => workspaces.authorizedId(outsider, ws, need));
+      for (const r of await Promise.allSettled(refused))
+        assert.ok(r.status === 'rejected' && kindOf('not_found')(r.reason));
+      assert.equal(reads, 2 + 5, 'each refused request read for itself');
+
+      f.clock.advance(ACCESS_TTL_MS / 1000);
+      const before = workspaces.authorizedId(reader, ws, need);
+      workspaces.forgetAccess();
+      const after = workspaces.authorizedId(reader, ws, need);
+      assert.deepEqual(await Promise.all([before, after]), [ws, ws]);
+      assert.equal(reads, 2 + 5 + 2, 'a request after a change of access does not join a read begun before it');
     });
 
     it('the current state version comes from the state versions hook', async () => {
