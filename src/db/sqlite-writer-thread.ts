@@ -1,8 +1,9 @@
 /**
  * The SQLite writer thread (see sqlite-writer.ts): its own connection to the database
  * file, running each batch of statements it is sent in one transaction and answering
- * once the commit is durable.
+ * once the commit is durable (the WAL fsynced after the commit, outside the write lock).
  */
+import { closeSync, fsyncSync, openSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
 import { BUSY_TIMEOUT_MS, configureSqlite } from './sqlite-pragmas.js';
@@ -55,6 +56,20 @@ const checkpoints = setInterval(() => {
     // Busy or not: the next round copies what this one could not.
   }
 }, data.checkpointIntervalMs ?? 1000);
+// The commit only appends its frames to the WAL (synchronous=NORMAL); the WAL is fsynced
+// right after it, once the write lock is released, and the batch is answered only then
+// (decision 0062). fsync is per file: one begun after the commit covers its frames, as
+// synchronous=FULL would have inside COMMIT, but the other writers of the file (the
+// event-loop connection, other worker processes) no longer wait for it. Checkpoints still
+// sync the WAL first and the database file after.
+db.pragma('synchronous = NORMAL');
+// The WAL is never replaced while this connection is open (a restart rewrites it in place,
+// and SQLite deletes it only when the last connection closes), so one descriptor serves.
+let walFd: number | undefined;
+const syncWal = (): void => {
+  walFd ??= openSync(`${data.path}-wal`, 'r');
+  fsyncSync(walFd);
+};
 const begin = db.prepare('begin immediate');
 const commit = db.prepare('commit');
 const rollback = db.prepare('rollback');
@@ -67,6 +82,7 @@ function bindable(v: unknown): unknown {
 port.on('message', (msg: WriterRequest) => {
   if (msg.type === 'close') {
     clearInterval(checkpoints);
+    if (walFd !== undefined) closeSync(walFd);
     db.close();
     port.close();
     return;
@@ -84,6 +100,7 @@ port.on('message', (msg: WriterRequest) => {
       if (db.inTransaction) rollback.run();
       throw err;
     }
+    syncWal();
     reply = { id: msg.id, ok: true };
   } catch (err) {
     const e = err as { code?: unknown; message?: unknown };

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, openSync, readSync, closeSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, openSync, readFileSync, readSync, closeSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -72,3 +73,75 @@ test('the writer thread starts the WAL over under steady reads and writes, so it
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+const hasStrace = spawnSync('strace', ['-V']).status === 0;
+
+/**
+ * Decision 0062: a write-only unit commits without an fsync inside SQLite's write lock (the
+ * WAL-index lock byte 120 of the `-shm` file) and fsyncs the WAL once the lock is released,
+ * before it is answered. Traced with strace in a process of its own, since the order of the
+ * system calls is what is asserted: each unit's frames are written under the lock, the lock
+ * is released, and an fsync of the WAL follows before the next unit (sent only once the one
+ * before was answered) takes the lock.
+ */
+test(
+  'a write-only unit fsyncs the WAL after the write lock is released, before it is answered',
+  { skip: hasStrace ? false : 'strace is not installed' },
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sqlite-writer-sync-'));
+    const path = join(dir, 'db.sqlite');
+    const setup = new SqliteDatabase(path);
+    configureSqlite(setup);
+    setup.exec('create table t (id integer primary key, v integer not null)');
+    setup.close();
+    const units = 6;
+    const script = join(dir, 'child.mjs');
+    writeFileSync(
+      script,
+      [
+        `import { SqliteWriter } from ${JSON.stringify(new URL('./sqlite-writer.js', import.meta.url).href)};`,
+        `const w = new SqliteWriter(${JSON.stringify(path)}, { checkpointIntervalMs: 3_600_000 });`,
+        `for (let i = 0; i < ${units}; i++) await w.run([{ sql: 'insert into t (v) values (?)', parameters: [i] }]);`,
+        `process.stdout.write('units-answered\\n');`,
+        'await w.close();',
+      ].join('\n'),
+    );
+    const trace = join(dir, 'trace');
+    try {
+      const run = spawnSync(
+        'strace',
+        ['-f', '-y', '-e', 'trace=fsync,fdatasync,pwrite64,fcntl,write', '-o', trace, process.execPath, script],
+        { encoding: 'utf8' },
+      );
+      assert.equal(run.status, 0, run.stderr);
+      let locked = false;
+      let framesWritten = false;
+      let unsynced = false;
+      const seen = { commits: 0, syncedAfterUnlock: 0, answeredUnsynced: 0 };
+      for (const line of readFileSync(trace, 'utf8').split('\n')) {
+        if (line.includes('units-answered')) break;
+        const writeLockByte =
+          /-shm>, F_SETLK, \{l_type=F_(WRLCK|UNLCK), l_whence=SEEK_SET, l_start=120, l_len=1\}\) = 0/.exec(line);
+        if (writeLockByte?.[1] === 'WRLCK') {
+          if (unsynced) seen.answeredUnsynced++;
+          locked = true;
+          framesWritten = false;
+        } else if (writeLockByte?.[1] === 'UNLCK') {
+          if (framesWritten) {
+            seen.commits++;
+            unsynced = true;
+          }
+          locked = false;
+        } else if (/pwrite64\(\d+<[^>]*-wal>/.test(line) && locked) framesWritten = true;
+        else if (/f(data)?sync\(\d+<[^>]*-wal>\)\s+= 0/.test(line) && !locked && unsynced) {
+          seen.syncedAfterUnlock++;
+          unsynced = false;
+        }
+      }
+      assert.deepEqual(seen, { commits: units, syncedAfterUnlock: units, answeredUnsynced: 0 });
+      assert.equal(unsynced, false, 'the last unit was answered before its fsync');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
