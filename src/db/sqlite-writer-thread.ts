@@ -66,9 +66,16 @@ db.pragma('synchronous = NORMAL');
 // The WAL is never replaced while this connection is open (a restart rewrites it in place,
 // and SQLite deletes it only when the last connection closes), so one descriptor serves.
 let walFd: number | undefined;
+// After a failed fsync the descriptor is dropped, and the next batch syncs through a new one.
 const syncWal = (): void => {
   walFd ??= openSync(`${data.path}-wal`, 'r');
-  fsyncSync(walFd);
+  try {
+    fsyncSync(walFd);
+  } catch (err) {
+    closeSync(walFd);
+    walFd = undefined;
+    throw err;
+  }
 };
 const begin = db.prepare('begin immediate');
 const commit = db.prepare('commit');
