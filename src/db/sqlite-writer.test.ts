@@ -21,18 +21,24 @@ function walSequence(walPath: string): number {
   }
 }
 
+/** A new database file in a directory of its own, set up as the server sets up its connections, with `schema` run. */
+function databaseWith(schema: string): { dir: string; path: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'sqlite-writer-'));
+  const path = join(dir, 'db.sqlite');
+  const setup = new SqliteDatabase(path);
+  configureSqlite(setup);
+  setup.exec(schema);
+  setup.close();
+  return { dir, path };
+}
+
 /**
  * Under steady load some reader always holds a snapshot, so SQLite never starts the WAL over
  * by itself and the file grew by every commit. The writer thread restarts it once it passes
  * its page bound, waiting briefly for the readers of older snapshots.
  */
 test('the writer thread starts the WAL over under steady reads and writes, so it stops growing', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'sqlite-writer-'));
-  const path = join(dir, 'db.sqlite');
-  const setup = new SqliteDatabase(path);
-  configureSqlite(setup);
-  setup.exec('create table t (id integer primary key, v blob not null)');
-  setup.close();
+  const { dir, path } = databaseWith('create table t (id integer primary key, v blob not null)');
 
   const reader = new SqliteDatabase(path);
   configureSqlite(reader);
@@ -88,12 +94,7 @@ test(
   'a write-only unit fsyncs the WAL after the write lock is released, before it is answered',
   { skip: hasStrace ? false : 'strace is not installed' },
   () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sqlite-writer-sync-'));
-    const path = join(dir, 'db.sqlite');
-    const setup = new SqliteDatabase(path);
-    configureSqlite(setup);
-    setup.exec('create table t (id integer primary key, v integer not null)');
-    setup.close();
+    const { dir, path } = databaseWith('create table t (id integer primary key, v integer not null)');
     const units = 6;
     const script = join(dir, 'child.mjs');
     writeFileSync(

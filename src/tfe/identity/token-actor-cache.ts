@@ -32,6 +32,8 @@ export class TokenActorCache {
   readonly #peersMoved: () => boolean;
   /** Moves with every clear, here or reported by another worker: what was read before it is not kept. */
   #generation = 0;
+  /** Token lookups in flight, by token hash (see lookUp). */
+  readonly #lookups = new SharedReads<Actor | null>();
 
   constructor(private readonly deps: { clock: Clock; ttlMs?: number; max?: number; peers?: PeerChanges }) {
     this.ttlMs = deps.ttlMs ?? TOKEN_ACTOR_TTL_MS;
@@ -75,9 +77,6 @@ export class TokenActorCache {
       (actor) => actor !== null,
     );
   }
-
-  /** Token lookups in flight, by token hash (see lookUp). */
-  readonly #lookups = new SharedReads<Actor | null>();
 
   /**
    * Keeps `actor` for the TTL, or until `expiresAt` when that comes first, unless another

@@ -81,6 +81,11 @@ export function isPendingUnlockError(err: unknown): boolean {
  *   - `setStateVersionHooks(hooks)` plugs in the pending-upload rule for unlock, the
  *     current state version lookup and cascade on delete (StateVersionHooks above).
  */
+/** The key of an actor's permissions on a workspace, in the permission cache and its reads in flight. */
+function accessKey(actor: Actor, workspaceId: string): string {
+  return `${actorAccessKey(actor)}\u0000${workspaceId}`;
+}
+
 export class WorkspaceService {
   private hooks: Partial<StateVersionHooks> = {};
   /**
@@ -128,7 +133,7 @@ export class WorkspaceService {
   }
 
   private async access(actor: Actor, ws: Workspace): Promise<WorkspaceAccess> {
-    const key = `${actorAccessKey(actor)}\u0000${ws.id}`;
+    const key = accessKey(actor, ws.id);
     const cached = this.accessCache.get(key);
     if (cached) return cached;
     const since = this.accessCache.epoch();
@@ -204,7 +209,7 @@ export class WorkspaceService {
     // read begun before a lock change would have stale.
     const ref = { id: workspaceId };
     const found = await this.#permissionReads.run(
-      `${actorAccessKey(actor)}\u0000${workspaceId}`,
+      accessKey(actor, workspaceId),
       this.accessCache.epoch(),
       () => this.#findWithAccess(actor, ref),
       (f) => f?.access.read === true,
@@ -217,7 +222,7 @@ export class WorkspaceService {
 
   /** Whether a recent permission answer (accessCache) lets the actor do `need` on the workspace. */
   #recentlyAllowed(actor: Actor, workspaceId: string, need: WorkspaceNeed): boolean {
-    const cached = this.accessCache.get(`${actorAccessKey(actor)}\u0000${workspaceId}`);
+    const cached = this.accessCache.get(accessKey(actor, workspaceId));
     return cached !== undefined && allows(cached, need);
   }
 
